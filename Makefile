@@ -1,0 +1,142 @@
+# causeway: one binary, BPF objects with skeletons, tests and benchmarks.
+#
+#   make            build build/causeway (warnings are errors)
+#   make deps       install every Debian package the build, tests and demo need
+#   make test       build and run the whole test suite (needs root)
+#   make bench      run the benchmarks and rewrite bench/RESULTS.md
+#   make demo       the main job: a multi-tier example watched by causeway
+#   make fuzz       build the libFuzzer targets
+#   make format     clang-format every C source in place
+#   V=1             show the commands
+
+BUILD      ?= build
+CC         ?= cc
+CLANG      ?= clang
+BPFTOOL    ?= bpftool
+ARCH       := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
+
+ifeq ($(V),1)
+Q :=
+msg :=
+else
+Q := @
+msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
+endif
+
+# Debian packages: build, run, test, bench.  `make deps` installs them.
+DEPS_BUILD := clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev libcap-dev \
+	libjson-c-dev libfftw3-dev libpcap-dev librdkafka-dev libigraph-dev \
+	libgraphviz-dev graphviz libprotobuf-c-dev protobuf-c-compiler \
+	libnetfilter-conntrack-dev libglpk-dev libclang-rt-14-dev pkg-config make gcc
+DEPS_TEST  := iproute2 iptables conntrack procps curl iperf3 nginx-light \
+	redis-server redis-tools postgresql postgresql-client memcached \
+	python3 tcpdump kmod
+DEPS       := $(DEPS_BUILD) $(DEPS_TEST)
+
+PKGS       := libbpf libelf zlib json-c fftw3 libpcap
+CFLAGS     ?= -O2 -g
+CFLAGS     += -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter \
+	-Wmissing-prototypes -Wstrict-prototypes -fno-strict-aliasing \
+	-D_GNU_SOURCE -I$(BUILD) -I. $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+LDLIBS     += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lcap -lm -lpthread
+
+BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I$(BUILD) -Ibpf \
+	-Wall -Werror -Wno-unused-function
+
+# Every component folder is part of libcauseway.a; cli/ holds the binary.
+LIB_DIRS   := common agent correlator graph viz
+LIB_SRCS   := $(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c))
+CLI_SRCS   := $(wildcard cli/*.c)
+BPF_SRCS   := $(wildcard bpf/*.bpf.c)
+SKELS      := $(patsubst bpf/%.bpf.c,$(BUILD)/%.skel.h,$(BPF_SRCS))
+LIB_OBJS   := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRCS))
+CLI_OBJS   := $(patsubst %.c,$(BUILD)/obj/%.o,$(CLI_SRCS))
+UNIT_SRCS  := $(wildcard tests/unit/*.c)
+UNIT_BINS  := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
+BIN        := $(BUILD)/causeway
+
+.PHONY: all deps test unit bench demo fuzz format clean
+.DELETE_ON_ERROR:
+.SECONDARY:
+
+all: $(BIN)
+
+deps:
+	apt-get update -q
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $(DEPS)
+
+# Rebuild everything when the flags change.
+$(BUILD)/.flags: FORCE
+	$(Q)mkdir -p $(BUILD)
+	$(Q)echo '$(CC) $(CFLAGS) $(LDLIBS) $(BPF_CFLAGS)' | cmp -s - $@ || \
+		echo '$(CC) $(CFLAGS) $(LDLIBS) $(BPF_CFLAGS)' > $@
+FORCE:
+
+$(BUILD)/vmlinux.h: | $(BUILD)/.flags
+	$(call msg,GEN,$@)
+	$(Q)test -r /sys/kernel/btf/vmlinux || \
+		{ echo "causeway: the running kernel has no BTF (/sys/kernel/btf/vmlinux)" >&2; exit 1; }
+	$(Q)$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) $(BUILD)/vmlinux.h $(BUILD)/.flags
+	$(call msg,BPF,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@.tmp.o
+	$(Q)$(BPFTOOL) gen object $@ $@.tmp.o && rm -f $@.tmp.o
+
+$(BUILD)/%.skel.h: $(BUILD)/bpf/%.bpf.o
+	$(call msg,SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/obj/%.o: %.c $(BUILD)/.flags | $(SKELS)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/libcauseway.a: $(LIB_OBJS)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(BIN): $(CLI_OBJS) $(BUILD)/libcauseway.a
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) -o $@ $(CLI_OBJS) $(BUILD)/libcauseway.a $(LDLIBS)
+
+$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libcauseway.a
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -MMD -MP -o $@ $< $(BUILD)/libcauseway.a $(LDLIBS)
+
+unit: $(UNIT_BINS)
+
+test: $(BIN) $(UNIT_BINS) fuzz
+	$(Q)BUILD=$(BUILD) tests/run.sh $(TESTS)
+
+bench: $(BIN)
+	$(Q)BUILD=$(BUILD) bench/run.sh
+
+demo: $(BIN)
+	$(Q)BUILD=$(BUILD) examples/demo.sh
+
+# libFuzzer targets: tests/fuzz/fuzz_<name>.c, each linked with the library
+# sources it names in a "// fuzz-sources:" line.
+FUZZ_SRCS  := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BINS  := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRCS))
+FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -std=gnu11 \
+	-D_GNU_SOURCE -I$(BUILD) -I. $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+
+fuzz: $(FUZZ_BINS)
+
+$(BUILD)/fuzz/%: tests/fuzz/%.c $(LIB_SRCS) $(BUILD)/.flags | $(SKELS)
+	$(call msg,FUZZ,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(FUZZ_FLAGS) -o $@ $< \
+		$$(sed -n 's|^// fuzz-sources: *||p' $<) $(LDLIBS)
+
+format:
+	clang-format -i $(LIB_SRCS) $(CLI_SRCS) $(BPF_SRCS) $(wildcard */*.h) \
+		$(UNIT_SRCS) $(FUZZ_SRCS)
+
+clean:
+	rm -rf $(BUILD)
+
+-include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(UNIT_BINS:=.d)

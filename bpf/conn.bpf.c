@@ -1,0 +1,749 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * Per-connection traffic, aggregated in the kernel.
+ *
+ * Three attach variants of the same logic live here; the loader (agent/)
+ * keeps one and turns the others off with bpf_program__set_autoload():
+ *
+ *   tracepoint  tp_btf/inet_sock_set_state, sock_send_length,
+ *               sock_recv_length (kernel >= 6.5), tcp_retransmit_skb
+ *   fentry      tcp_connect, inet_csk_accept, tcp_set_state,
+ *               sock_sendmsg, sock_recvmsg (fentry/fexit)
+ *   kprobe      the same functions as kprobe/kretprobe, with an
+ *               entry -> return handoff keyed by thread
+ *
+ * TCP aggregates live in socket-local storage (tracepoint, fentry) or, where
+ * tracing programs cannot use it, in a hash keyed by socket (kprobe).  The
+ * agent copies them out every interval with the iter/bpf_sk_storage_map
+ * iterator, and each connection's last totals arrive once, at close, on a
+ * ring buffer.  No per-message event crosses to user space, except in the
+ * benchmark's per-event mode, which exists only to measure what that costs.
+ *
+ * UDP is counted per (socket, peer) by cgroup_skb programs on the root
+ * cgroup v2, since the peer of an unconnected socket is only in the packet.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_endian.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#include "conn.h"
+
+#define AF_INET	      2
+#define AF_INET6      10
+#define MSG_PEEK      2
+#define ETH_P_IP      0x0800
+#define ETH_P_IPV6    0x86DD
+#define IPV6_HDR_LEN  40
+#define UDP_HDR_LEN   8
+
+char LICENSE[] SEC("license") = "Dual MIT/GPL";
+
+/* Set by the loader before load. */
+const volatile __u32 target_netns = 0; /* 0: every network namespace */
+const volatile __u64 msg_gap_ns = 0;   /* 0: only a direction flip splits */
+const volatile bool per_event = false; /* benchmark: one event per call */
+const volatile bool use_sk_hash = false; /* kprobe variant */
+
+/* Set by the agent before each collection: skip what did not change. */
+__u64 collect_since_ns = 0;
+
+static const struct cw_conn zero_conn;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct cw_conn);
+} conns SEC(".maps");
+
+/* kprobe variant: programs of that type cannot use socket storage. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u64);
+	__type(value, struct cw_conn);
+} conn_hash SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 20);
+} closed SEC(".maps");
+
+/* Per-event mode only; the loader shrinks it otherwise. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 24);
+} events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct cw_udp_key);
+	__type(value, struct cw_udp_flow);
+} udp_flows SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, CW_STAT_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} stats SEC(".maps");
+
+/* kprobe variant: sock_{send,recv}msg entry hands the socket to return. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, __u64);
+} inflight SEC(".maps");
+
+struct cw_listen_key {
+	__u32 netns;
+	__u16 port;
+	__u16 pad;
+};
+
+/* Listening ports seen by the start-up scan: tells pre-existing roles. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct cw_listen_key);
+	__type(value, __u8);
+} listeners SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct cw_conn);
+} scratch SEC(".maps");
+
+/*
+ * task_struct::start_boottime was real_start_time before v5.5
+ * (commit cf25e24db61c "time: Rename tsk->real_start_time to
+ * ->start_boottime").
+ */
+struct task_struct___old {
+	u64 real_start_time;
+} __attribute__((preserve_access_index));
+
+static __always_inline void stat_inc(__u32 idx)
+{
+	__u64 *v = bpf_map_lookup_elem(&stats, &idx);
+
+	if (v)
+		(*v)++;
+}
+
+static __always_inline __u32 sk_netns(struct sock *sk)
+{
+	return BPF_CORE_READ(sk, __sk_common.skc_net.net, ns.inum);
+}
+
+/* TCP or UDP over IPv4/IPv6, in the namespace we watch: its protocol. */
+static __always_inline __u8 sk_protocol_wanted(struct sock *sk)
+{
+	__u16 family = BPF_CORE_READ(sk, __sk_common.skc_family);
+	__u8 proto;
+
+	if (family != AF_INET && family != AF_INET6)
+		return 0;
+	/* sk_protocol was a bitfield before v5.6; the probed read fits both. */
+	proto = BPF_CORE_READ_BITFIELD_PROBED(sk, sk_protocol);
+	if (proto != IPPROTO_TCP && proto != IPPROTO_UDP)
+		return 0;
+	if (target_netns && sk_netns(sk) != target_netns)
+		return 0;
+	return proto;
+}
+
+static __always_inline __u64 task_start_ns(struct task_struct *leader)
+{
+	if (bpf_core_field_exists(leader->start_boottime))
+		return BPF_CORE_READ(leader, start_boottime);
+	return BPF_CORE_READ((struct task_struct___old *)leader,
+			     real_start_time);
+}
+
+static __always_inline void fill_owner_task(struct cw_owner *o,
+					    struct task_struct *task)
+{
+	struct task_struct *leader = BPF_CORE_READ(task, group_leader);
+
+	o->tgid = BPF_CORE_READ(task, tgid);
+	o->pid = BPF_CORE_READ(task, pid);
+	o->start_ns = task_start_ns(leader);
+	bpf_probe_read_kernel_str(o->comm, sizeof(o->comm), &leader->comm);
+}
+
+/* Only from process context: the current task owns the socket. */
+static __always_inline void fill_owner(struct cw_conn *c)
+{
+	struct task_struct *task = (void *)bpf_get_current_task();
+
+	fill_owner_task(&c->owner, task);
+	c->owner.cgroup_id = bpf_get_current_cgroup_id();
+	c->flags |= CW_F_OWNER;
+}
+
+static __always_inline void fill_addrs(struct cw_conn *c, struct sock *sk)
+{
+	c->lport = BPF_CORE_READ(sk, __sk_common.skc_num);
+	c->rport = bpf_ntohs(BPF_CORE_READ(sk, __sk_common.skc_dport));
+	if (c->family == AF_INET) {
+		BPF_CORE_READ_INTO(c->laddr, sk, __sk_common.skc_rcv_saddr);
+		BPF_CORE_READ_INTO(c->raddr, sk, __sk_common.skc_daddr);
+	} else {
+		BPF_CORE_READ_INTO(c->laddr, sk,
+				   __sk_common.skc_v6_rcv_saddr.in6_u.u6_addr8);
+		BPF_CORE_READ_INTO(c->raddr, sk,
+				   __sk_common.skc_v6_daddr.in6_u.u6_addr8);
+	}
+}
+
+static __always_inline void refresh_tcp(struct cw_conn *c, struct sock *sk)
+{
+	struct tcp_sock *tp = (void *)sk;
+
+	c->srtt_us = BPF_CORE_READ(tp, srtt_us) >> 3;
+	c->tcp_bytes_acked = BPF_CORE_READ(tp, bytes_acked);
+	c->tcp_bytes_received = BPF_CORE_READ(tp, bytes_received);
+	if (!c->lport || !c->rport)
+		fill_addrs(c, sk);
+}
+
+static __always_inline struct cw_conn *conn_get(struct sock *sk, bool create)
+{
+	struct cw_conn *c;
+	__u64 key;
+
+	if (!use_sk_hash)
+		return bpf_sk_storage_get(&conns, sk, 0,
+					  create ? BPF_SK_STORAGE_GET_F_CREATE :
+						   0);
+	key = (__u64)sk;
+	c = bpf_map_lookup_elem(&conn_hash, &key);
+	if (c || !create)
+		return c;
+	if (bpf_map_update_elem(&conn_hash, &key, &zero_conn, BPF_NOEXIST))
+		return NULL;
+	return bpf_map_lookup_elem(&conn_hash, &key);
+}
+
+static __always_inline void conn_forget(struct sock *sk)
+{
+	__u64 key = (__u64)sk;
+
+	if (use_sk_hash)
+		bpf_map_delete_elem(&conn_hash, &key);
+}
+
+/* First touch: identity of the socket.  Returns c, or NULL if none. */
+static __always_inline struct cw_conn *conn_touch(struct sock *sk, __u8 proto,
+						  bool create)
+{
+	struct cw_conn *c = conn_get(sk, create);
+
+	if (!c) {
+		if (create)
+			stat_inc(CW_STAT_STORAGE_FAIL);
+		return NULL;
+	}
+	if (c->first_ns)
+		return c;
+	c->first_ns = bpf_ktime_get_ns();
+	c->cookie = use_sk_hash ? (__u64)sk : bpf_get_socket_cookie(sk);
+	c->family = BPF_CORE_READ(sk, __sk_common.skc_family);
+	c->protocol = proto;
+	c->netns = sk_netns(sk);
+	fill_addrs(c, sk);
+	return c;
+}
+
+static __always_inline void emit_event(struct sock *sk, int bytes, __u8 dir)
+{
+	struct cw_io_event *e;
+
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		stat_inc(CW_STAT_EVENT_LOST);
+		return;
+	}
+	e->cookie = use_sk_hash ? (__u64)sk : bpf_get_socket_cookie(sk);
+	e->ts_ns = bpf_ktime_get_ns();
+	e->bytes = bytes;
+	e->dir = dir;
+	bpf_ringbuf_submit(e, 0);
+}
+
+/* A successful send or recv of `bytes`, in the owner's process context. */
+static __always_inline void on_io(struct sock *sk, int bytes, __u8 dir)
+{
+	struct cw_conn *c;
+	__u8 proto;
+	__u64 now;
+
+	if (bytes <= 0 || !sk)
+		return;
+	proto = sk_protocol_wanted(sk);
+	if (!proto)
+		return;
+	if (per_event) {
+		emit_event(sk, bytes, dir);
+		return;
+	}
+	c = conn_touch(sk, proto, true);
+	if (!c)
+		return;
+	if (!(c->flags & CW_F_OWNER))
+		fill_owner(c);
+	if (proto != IPPROTO_TCP)
+		return; /* UDP bytes are counted per peer by cgroup_skb */
+	now = bpf_ktime_get_ns();
+	if (dir == CW_DIR_OUT) {
+		__sync_fetch_and_add(&c->bytes_out, bytes);
+		__sync_fetch_and_add(&c->calls_out, 1);
+		if (c->last_dir != CW_DIR_OUT ||
+		    (msg_gap_ns && now - c->last_ns > msg_gap_ns))
+			__sync_fetch_and_add(&c->msgs_out, 1);
+	} else {
+		__sync_fetch_and_add(&c->bytes_in, bytes);
+		__sync_fetch_and_add(&c->calls_in, 1);
+		if (c->last_dir != CW_DIR_IN ||
+		    (msg_gap_ns && now - c->last_ns > msg_gap_ns))
+			__sync_fetch_and_add(&c->msgs_in, 1);
+	}
+	c->last_dir = dir;
+	c->last_ns = now;
+}
+
+static __always_inline void on_close(struct sock *sk, struct cw_conn *c)
+{
+	struct cw_conn *rec;
+
+	if (c->flags & CW_F_CLOSED)
+		return;
+	c->flags |= CW_F_CLOSED;
+	if (!(c->flags & CW_F_ESTABLISHED)) {
+		if (c->role == CW_ROLE_CLIENT)
+			stat_inc(CW_STAT_CONNECT_FAILED);
+		conn_forget(sk);
+		return;
+	}
+	if (!(c->flags & CW_F_OWNER))
+		stat_inc(CW_STAT_NO_OWNER);
+	rec = bpf_ringbuf_reserve(&closed, sizeof(*rec), 0);
+	if (!rec) {
+		stat_inc(CW_STAT_CLOSE_LOST);
+		conn_forget(sk);
+		return;
+	}
+	__builtin_memcpy(rec, c, sizeof(*rec));
+	refresh_tcp(rec, sk);
+	bpf_ringbuf_submit(rec, 0);
+	conn_forget(sk);
+}
+
+/*
+ * TCP state changes.  Some run in softirq context (the passive open, the
+ * handshake completing), where the current task is not the owner: only the
+ * connect() transition, which runs in the caller's context, sets the owner.
+ */
+static __always_inline void on_state(struct sock *sk, int old, int new)
+{
+	struct cw_conn *c;
+
+	if (per_event || sk_protocol_wanted(sk) != IPPROTO_TCP)
+		return;
+	switch (new) {
+	case TCP_SYN_SENT:
+		c = conn_touch(sk, IPPROTO_TCP, true);
+		if (!c)
+			return;
+		c->role = CW_ROLE_CLIENT;
+		if (!(c->flags & CW_F_OWNER))
+			fill_owner(c);
+		break;
+	case TCP_SYN_RECV:
+		c = conn_touch(sk, IPPROTO_TCP, true);
+		if (c)
+			c->role = CW_ROLE_SERVER;
+		break;
+	case TCP_ESTABLISHED:
+		c = conn_touch(sk, IPPROTO_TCP, true);
+		if (!c)
+			return;
+		if (!c->role)
+			c->role = old == TCP_SYN_SENT ? CW_ROLE_CLIENT :
+			old == TCP_SYN_RECV	      ? CW_ROLE_SERVER :
+							CW_ROLE_UNKNOWN;
+		c->flags |= CW_F_ESTABLISHED;
+		fill_addrs(c, sk);
+		break;
+	case TCP_CLOSE:
+		c = conn_get(sk, false);
+		if (c)
+			on_close(sk, c);
+		break;
+	}
+}
+
+/* accept() returned newsk to the current task: it is the owner. */
+static __always_inline void on_accept(struct sock *sk)
+{
+	struct cw_conn *c;
+
+	if (!sk || per_event || sk_protocol_wanted(sk) != IPPROTO_TCP)
+		return;
+	c = conn_touch(sk, IPPROTO_TCP, true);
+	if (!c)
+		return;
+	c->role = CW_ROLE_SERVER;
+	if (!(c->flags & CW_F_OWNER))
+		fill_owner(c);
+}
+
+static __always_inline void on_retransmit(struct sock *sk)
+{
+	struct cw_conn *c;
+
+	if (per_event || sk_protocol_wanted(sk) != IPPROTO_TCP)
+		return;
+	c = conn_get(sk, false);
+	if (c)
+		__sync_fetch_and_add(&c->retrans, 1);
+}
+
+/* ---- tracepoint variant ---------------------------------------------- */
+
+SEC("tp_btf/inet_sock_set_state")
+int BPF_PROG(cw_tp_set_state, struct sock *sk, int old, int new)
+{
+	on_state(sk, old, new);
+	return 0;
+}
+
+SEC("tp_btf/sock_send_length")
+int BPF_PROG(cw_tp_send, struct sock *sk, int ret, int flags)
+{
+	on_io(sk, ret, CW_DIR_OUT);
+	return 0;
+}
+
+SEC("tp_btf/sock_recv_length")
+int BPF_PROG(cw_tp_recv, struct sock *sk, int ret, int flags)
+{
+	if (!(flags & MSG_PEEK))
+		on_io(sk, ret, CW_DIR_IN);
+	return 0;
+}
+
+/* Also used by the fentry variant: any kernel with fentry has tp_btf. */
+SEC("tp_btf/tcp_retransmit_skb")
+int BPF_PROG(cw_tp_retransmit, struct sock *sk, struct sk_buff *skb)
+{
+	on_retransmit(sk);
+	return 0;
+}
+
+/* ---- fentry variant --------------------------------------------------- */
+
+SEC("fentry/tcp_connect")
+int BPF_PROG(cw_fentry_connect, struct sock *sk)
+{
+	on_state(sk, TCP_CLOSE, TCP_SYN_SENT);
+	return 0;
+}
+
+/* inet_csk_accept(sk, arg) since v6.10, commit 92ef0fd55ac8 ("net: change
+ * proto and proto_ops accept type"); before: (sk, flags, err, kern). */
+SEC("fexit/inet_csk_accept")
+int BPF_PROG(cw_fexit_accept, struct sock *sk, struct proto_accept_arg *arg,
+	     struct sock *newsk)
+{
+	on_accept(newsk);
+	return 0;
+}
+
+SEC("fexit/inet_csk_accept")
+int BPF_PROG(cw_fexit_accept_old, struct sock *sk, int flags, int *err,
+	     bool kern, struct sock *newsk)
+{
+	on_accept(newsk);
+	return 0;
+}
+
+SEC("fentry/tcp_set_state")
+int BPF_PROG(cw_fentry_set_state, struct sock *sk, int state)
+{
+	on_state(sk, BPF_CORE_READ(sk, __sk_common.skc_state), state);
+	return 0;
+}
+
+SEC("fexit/sock_sendmsg")
+int BPF_PROG(cw_fexit_sendmsg, struct socket *sock, struct msghdr *msg,
+	     int ret)
+{
+	on_io(BPF_CORE_READ(sock, sk), ret, CW_DIR_OUT);
+	return 0;
+}
+
+SEC("fexit/sock_recvmsg")
+int BPF_PROG(cw_fexit_recvmsg, struct socket *sock, struct msghdr *msg,
+	     int flags, int ret)
+{
+	if (!(flags & MSG_PEEK))
+		on_io(BPF_CORE_READ(sock, sk), ret, CW_DIR_IN);
+	return 0;
+}
+
+/* ---- kprobe variant --------------------------------------------------- */
+
+SEC("kprobe/tcp_connect")
+int BPF_KPROBE(cw_kp_connect, struct sock *sk)
+{
+	on_state(sk, TCP_CLOSE, TCP_SYN_SENT);
+	return 0;
+}
+
+SEC("kretprobe/inet_csk_accept")
+int BPF_KRETPROBE(cw_krp_accept, struct sock *newsk)
+{
+	on_accept(newsk);
+	return 0;
+}
+
+SEC("kprobe/tcp_set_state")
+int BPF_KPROBE(cw_kp_set_state, struct sock *sk, int state)
+{
+	on_state(sk, BPF_CORE_READ(sk, __sk_common.skc_state), state);
+	return 0;
+}
+
+SEC("kprobe/tcp_retransmit_skb")
+int BPF_KPROBE(cw_kp_retransmit, struct sock *sk)
+{
+	on_retransmit(sk);
+	return 0;
+}
+
+static __always_inline void io_enter(struct socket *sock, int flags)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	__u64 sk = (__u64)BPF_CORE_READ(sock, sk);
+
+	if (!(flags & MSG_PEEK))
+		bpf_map_update_elem(&inflight, &tid, &sk, BPF_ANY);
+}
+
+static __always_inline void io_return(int ret, __u8 dir)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	__u64 *sk = bpf_map_lookup_elem(&inflight, &tid);
+
+	if (!sk)
+		return;
+	on_io((struct sock *)*sk, ret, dir);
+	bpf_map_delete_elem(&inflight, &tid);
+}
+
+SEC("kprobe/sock_sendmsg")
+int BPF_KPROBE(cw_kp_sendmsg, struct socket *sock)
+{
+	io_enter(sock, 0);
+	return 0;
+}
+
+SEC("kretprobe/sock_sendmsg")
+int BPF_KRETPROBE(cw_krp_sendmsg, int ret)
+{
+	io_return(ret, CW_DIR_OUT);
+	return 0;
+}
+
+SEC("kprobe/sock_recvmsg")
+int BPF_KPROBE(cw_kp_recvmsg, struct socket *sock, struct msghdr *msg,
+	       int flags)
+{
+	io_enter(sock, flags);
+	return 0;
+}
+
+SEC("kretprobe/sock_recvmsg")
+int BPF_KRETPROBE(cw_krp_recvmsg, int ret)
+{
+	io_return(ret, CW_DIR_IN);
+	return 0;
+}
+
+/* ---- UDP: per (socket, peer), from the packets ------------------------ */
+
+static __always_inline int udp_count(struct __sk_buff *skb, __u8 dir)
+{
+	struct cw_udp_key key = {};
+	struct cw_udp_flow *f, nf = {};
+	struct bpf_sock *sk = skb->sk;
+	struct cw_conn *c;
+	__u8 laddr[16] = {};
+	__u16 ports[2], udp_len;
+	__u32 off;
+
+	if (per_event || !sk)
+		return 1;
+	sk = bpf_sk_fullsock(sk);
+	if (!sk || sk->protocol != IPPROTO_UDP)
+		return 1;
+	if (skb->protocol == bpf_htons(ETH_P_IP)) {
+		__u8 ihl;
+
+		if (bpf_skb_load_bytes(skb, 0, &ihl, 1))
+			return 1;
+		off = (ihl & 0xf) * 4;
+		key.family = AF_INET;
+		if (bpf_skb_load_bytes(skb, dir == CW_DIR_OUT ? 16 : 12,
+				       key.raddr, 4) ||
+		    bpf_skb_load_bytes(skb, dir == CW_DIR_OUT ? 12 : 16, laddr,
+				       4))
+			return 1;
+	} else if (skb->protocol == bpf_htons(ETH_P_IPV6)) {
+		off = IPV6_HDR_LEN; /* extension headers: not counted */
+		key.family = AF_INET6;
+		if (bpf_skb_load_bytes(skb, dir == CW_DIR_OUT ? 24 : 8,
+				       key.raddr, 16) ||
+		    bpf_skb_load_bytes(skb, dir == CW_DIR_OUT ? 8 : 24, laddr,
+				       16))
+			return 1;
+	} else {
+		return 1;
+	}
+	if (bpf_skb_load_bytes(skb, off, ports, 4) ||
+	    bpf_skb_load_bytes(skb, off + 4, &udp_len, 2))
+		return 1;
+	key.rport = bpf_ntohs(dir == CW_DIR_OUT ? ports[1] : ports[0]);
+	key.cookie = bpf_get_socket_cookie(skb);
+	udp_len = bpf_ntohs(udp_len);
+	udp_len = udp_len > UDP_HDR_LEN ? udp_len - UDP_HDR_LEN : 0;
+
+	c = bpf_sk_storage_get(&conns, sk, 0, 0);
+	if (c && target_netns && c->netns && c->netns != target_netns)
+		return 1;
+	f = bpf_map_lookup_elem(&udp_flows, &key);
+	if (!f) {
+		nf.first_ns = bpf_ktime_get_ns();
+		nf.lport = bpf_ntohs(dir == CW_DIR_OUT ? ports[0] : ports[1]);
+		__builtin_memcpy(nf.laddr, laddr, sizeof(laddr));
+		if (bpf_map_update_elem(&udp_flows, &key, &nf, BPF_NOEXIST) &&
+		    !bpf_map_lookup_elem(&udp_flows, &key)) {
+			stat_inc(CW_STAT_UDP_MAP_FULL);
+			return 1;
+		}
+		f = bpf_map_lookup_elem(&udp_flows, &key);
+		if (!f)
+			return 1;
+	}
+	if (dir == CW_DIR_OUT) {
+		__sync_fetch_and_add(&f->bytes_out, udp_len);
+		__sync_fetch_and_add(&f->dgrams_out, 1);
+	} else {
+		__sync_fetch_and_add(&f->bytes_in, udp_len);
+		__sync_fetch_and_add(&f->dgrams_in, 1);
+	}
+	f->last_ns = bpf_ktime_get_ns();
+	if (c && !f->owner.tgid && (c->flags & CW_F_OWNER)) {
+		f->owner = c->owner;
+		f->netns = c->netns;
+	}
+	return 1;
+}
+
+SEC("cgroup_skb/egress")
+int cw_udp_egress(struct __sk_buff *skb)
+{
+	return udp_count(skb, CW_DIR_OUT);
+}
+
+SEC("cgroup_skb/ingress")
+int cw_udp_ingress(struct __sk_buff *skb)
+{
+	return udp_count(skb, CW_DIR_IN);
+}
+
+/* ---- iterators -------------------------------------------------------- */
+
+/*
+ * Start-up scan over every task's open files: sockets that were open before
+ * the agent get storage and their owner (the task that holds them), and
+ * listening ports are noted so user space can tell those sockets' roles.
+ */
+SEC("iter/task_file")
+int cw_scan_files(struct bpf_iter__task_file *ctx)
+{
+	struct task_struct *task = ctx->task;
+	struct file *file = ctx->file;
+	struct cw_listen_key lk = {};
+	struct socket *sock;
+	struct cw_conn *c;
+	struct sock *sk;
+	__u8 proto, one = 1;
+	int state;
+
+	if (!task || !file)
+		return 0;
+	sock = bpf_sock_from_file(file);
+	if (!sock)
+		return 0;
+	sk = sock->sk;
+	if (!sk)
+		return 0;
+	proto = sk_protocol_wanted(sk);
+	if (!proto)
+		return 0;
+	state = BPF_CORE_READ(sk, __sk_common.skc_state);
+	if (proto == IPPROTO_TCP && state == TCP_LISTEN) {
+		lk.netns = sk_netns(sk);
+		lk.port = BPF_CORE_READ(sk, __sk_common.skc_num);
+		bpf_map_update_elem(&listeners, &lk, &one, BPF_ANY);
+		return 0;
+	}
+	if (proto == IPPROTO_TCP && state != TCP_ESTABLISHED &&
+	    state != TCP_CLOSE_WAIT)
+		return 0;
+	c = conn_touch(sk, proto, true);
+	if (!c)
+		return 0;
+	if (!(c->flags & (CW_F_ESTABLISHED | CW_F_CLOSED)) &&
+	    proto == IPPROTO_TCP)
+		c->flags |= CW_F_PREEXISTING | CW_F_ESTABLISHED;
+	if (!(c->flags & CW_F_OWNER)) {
+		fill_owner_task(&c->owner, task);
+		c->flags |= CW_F_OWNER;
+	}
+	return 0;
+}
+
+/* Every interval: TCP aggregates that changed since the last collection. */
+SEC("iter/bpf_sk_storage_map")
+int cw_collect(struct bpf_iter__bpf_sk_storage_map *ctx)
+{
+	struct cw_conn *c = ctx->value, *out;
+	struct sock *sk = ctx->sk;
+	__u32 zero = 0;
+
+	if (!sk || !c)
+		return 0;
+	if (c->protocol != IPPROTO_TCP || (c->flags & CW_F_CLOSED) ||
+	    !(c->flags & CW_F_ESTABLISHED))
+		return 0;
+	if (c->last_ns < collect_since_ns &&
+	    !(c->flags & CW_F_PREEXISTING && c->first_ns >= collect_since_ns))
+		return 0;
+	out = bpf_map_lookup_elem(&scratch, &zero);
+	if (!out)
+		return 0;
+	bpf_probe_read_kernel(out, sizeof(*out), c);
+	refresh_tcp(out, sk);
+	bpf_seq_write(ctx->meta->seq, out, sizeof(*out));
+	return 0;
+}

@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Records shared by bpf/conn.bpf.c and its loader (agent/).  Fixed-width
+ * __u types only and no includes, so both sides compile it as is.
+ */
+#ifndef CW_BPF_CONN_H
+#define CW_BPF_CONN_H
+
+#define CW_COMM_LEN 16
+
+enum cw_role {
+	CW_ROLE_UNKNOWN = 0,
+	CW_ROLE_CLIENT = 1, /* active open: connect() */
+	CW_ROLE_SERVER = 2, /* passive open: accept() */
+};
+
+enum cw_dir {
+	CW_DIR_NONE = 0,
+	CW_DIR_OUT = 1,
+	CW_DIR_IN = 2,
+};
+
+enum cw_conn_flag {
+	CW_F_PREEXISTING = 1 << 0, /* open before the agent started */
+	CW_F_ESTABLISHED = 1 << 1,
+	CW_F_CLOSED = 1 << 2,	  /* close record already sent */
+	CW_F_OWNER = 1 << 3,	  /* owner filled in process context */
+};
+
+/* The process that owns a socket, taken in process context. */
+struct cw_owner {
+	__u32 tgid;
+	__u32 pid;	     /* the thread that was seen */
+	__u64 start_ns;	     /* group leader's start, CLOCK_BOOTTIME */
+	__u64 cgroup_id;     /* cgroup v2 id */
+	char comm[CW_COMM_LEN];
+};
+
+/*
+ * Per-socket aggregates.  Kept in socket-local storage for TCP; copied out
+ * by the collection iterator every interval and by the close hook once.
+ * Times are CLOCK_MONOTONIC ns.  Addresses: IPv4 in the first 4 bytes.
+ */
+struct cw_conn {
+	__u64 cookie;	       /* socket cookie: unique while the host is up */
+	__u64 bytes_out;       /* bytes the owner sent */
+	__u64 bytes_in;	       /* bytes the owner received */
+	__u64 calls_out;       /* successful send calls */
+	__u64 calls_in;	       /* successful recv calls (MSG_PEEK excluded) */
+	__u64 msgs_out;	       /* runs of bytes sent: direction flip or gap */
+	__u64 msgs_in;
+	__u64 first_ns;
+	__u64 last_ns;
+	__u64 tcp_bytes_acked;	  /* tcp_sock's own counters, at copy-out */
+	__u64 tcp_bytes_received;
+	__u32 retrans;	       /* retransmitted segments */
+	__u32 srtt_us;	       /* smoothed RTT at copy-out */
+	__u32 netns;	       /* network namespace inode */
+	__u16 family;	       /* AF_INET or AF_INET6 */
+	__u8 protocol;	       /* IPPROTO_TCP or IPPROTO_UDP */
+	__u8 role;	       /* enum cw_role */
+	__u8 last_dir;	       /* enum cw_dir */
+	__u8 flags;	       /* enum cw_conn_flag */
+	__u16 lport;	       /* host byte order */
+	__u16 rport;
+	__u16 pad;
+	__u8 laddr[16];
+	__u8 raddr[16];
+	struct cw_owner owner;
+};
+
+/* UDP is counted per (socket, peer): unconnected sockets talk to many. */
+struct cw_udp_key {
+	__u64 cookie;
+	__u8 raddr[16];
+	__u16 rport;
+	__u16 family;
+	__u32 pad;
+};
+
+struct cw_udp_flow {
+	__u64 bytes_out; /* UDP payload bytes */
+	__u64 bytes_in;
+	__u64 dgrams_out;
+	__u64 dgrams_in;
+	__u64 first_ns;
+	__u64 last_ns;
+	__u32 netns;
+	__u16 lport;
+	__u16 pad;
+	__u8 laddr[16];
+	struct cw_owner owner;
+};
+
+/* One send or recv, only in the benchmark's per-event mode. */
+struct cw_io_event {
+	__u64 cookie;
+	__u64 ts_ns;
+	__u32 bytes;
+	__u32 dir;
+};
+
+/* Counters the agent reports so that nothing is lost silently. */
+enum cw_stat {
+	CW_STAT_CLOSE_LOST,	/* close record dropped: ring buffer full */
+	CW_STAT_EVENT_LOST,	/* per-event mode: event dropped */
+	CW_STAT_STORAGE_FAIL,	/* socket storage could not be created */
+	CW_STAT_UDP_MAP_FULL,	/* UDP flow map full: datagram not counted */
+	CW_STAT_CONNECT_FAILED, /* active open that never got established */
+	CW_STAT_NO_OWNER,	/* closed before any process-context hook */
+	CW_STAT_MAX,
+};
+
+#endif

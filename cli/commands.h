@@ -1,0 +1,17 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Subcommands of the causeway binary.  Each takes argc/argv with argv[0] the
+ * subcommand's name and returns the process exit status: 0 success, 1 a
+ * runtime failure, 2 bad usage.
+ */
+#ifndef CW_CLI_COMMANDS_H
+#define CW_CLI_COMMANDS_H
+
+int cmd_probe(int argc, char **argv);
+int cmd_run(int argc, char **argv);
+int cmd_agent(int argc, char **argv);
+int cmd_paths(int argc, char **argv);
+int cmd_samples(int argc, char **argv);
+int cmd_dump(int argc, char **argv);
+
+#endif

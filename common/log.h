@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * One logging and error convention for all of causeway.
+ *
+ * Messages go to stderr as "causeway: <message>", lowercase, no full stop,
+ * the subject in quotes: "unable to open 'x.csv': No such file or directory".
+ * cw_error() returns -1 so a caller can write `return cw_error(...)`.
+ */
+#ifndef CW_LOG_H
+#define CW_LOG_H
+
+#include <stdarg.h>
+
+enum cw_log_level { CW_LOG_ERROR, CW_LOG_WARN, CW_LOG_INFO, CW_LOG_DEBUG };
+
+/* Messages above this level are dropped; default CW_LOG_INFO. */
+extern enum cw_log_level cw_log_level;
+
+void cw_log(enum cw_log_level level, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+int cw_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void cw_die(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2), noreturn));
+
+#define cw_warn(...)  cw_log(CW_LOG_WARN, __VA_ARGS__)
+#define cw_info(...)  cw_log(CW_LOG_INFO, __VA_ARGS__)
+#define cw_debug(...) cw_log(CW_LOG_DEBUG, __VA_ARGS__)
+
+#endif

@@ -1,0 +1,116 @@
+// SPDX-License-Identifier: MIT
+#include <arpa/inet.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "common/record.h"
+
+const char *cw_addr_str(const struct cw_addr *a, char *buf, size_t len)
+{
+	if (!inet_ntop(a->family == 6 ? AF_INET6 : AF_INET, a->bytes, buf,
+		       (socklen_t)len))
+		snprintf(buf, len, "?");
+	return buf;
+}
+
+int cw_addr_parse(struct cw_addr *a, const char *s)
+{
+	memset(a, 0, sizeof(*a));
+	if (inet_pton(AF_INET, s, a->bytes) == 1) {
+		a->family = 4;
+		return 0;
+	}
+	if (inet_pton(AF_INET6, s, a->bytes) == 1) {
+		cw_addr_from_raw(a, AF_INET6, a->bytes);
+		return 0;
+	}
+	return -1;
+}
+
+void cw_addr_from_raw(struct cw_addr *a, int af, const uint8_t raw[16])
+{
+	static const uint8_t v4mapped[12] = { 0, 0, 0, 0, 0, 0,
+					      0, 0, 0, 0, 0xff, 0xff };
+	uint8_t tmp[16];
+
+	memcpy(tmp, raw, 16);
+	memset(a, 0, sizeof(*a));
+	if (af == AF_INET6 && !memcmp(tmp, v4mapped, 12)) {
+		a->family = 4;
+		memcpy(a->bytes, tmp + 12, 4);
+	} else if (af == AF_INET6) {
+		a->family = 6;
+		memcpy(a->bytes, tmp, 16);
+	} else {
+		a->family = 4;
+		memcpy(a->bytes, tmp, 4);
+	}
+}
+
+int cw_addr_cmp(const struct cw_addr *a, const struct cw_addr *b)
+{
+	if (a->family != b->family)
+		return a->family < b->family ? -1 : 1;
+	return memcmp(a->bytes, b->bytes, a->family == 6 ? 16 : 4);
+}
+
+const char *cw_role_name(int role)
+{
+	switch (role) {
+	case CW_REC_ROLE_CLIENT:
+		return "client";
+	case CW_REC_ROLE_SERVER:
+		return "server";
+	default:
+		return "unknown";
+	}
+}
+
+const char *cw_proto_name(int protocol)
+{
+	return protocol == 6 ? "tcp" : protocol == 17 ? "udp" : "other";
+}
+
+void cw_conn_record_json(struct cw_jsonw *w, const struct cw_conn_record *r)
+{
+	char buf[64];
+
+	cw_jsonw_obj_open(w, NULL);
+	cw_jsonw_str(w, "host", r->host);
+	cw_jsonw_u64(w, "netns", r->netns);
+	cw_jsonw_u64(w, "cookie", r->cookie);
+	cw_jsonw_u64(w, "seq", r->seq);
+	cw_jsonw_str(w, "proto", cw_proto_name(r->protocol));
+	cw_jsonw_str(w, "role", cw_role_name(r->role));
+	cw_jsonw_str(w, "laddr", cw_addr_str(&r->laddr, buf, sizeof(buf)));
+	cw_jsonw_u64(w, "lport", r->lport);
+	cw_jsonw_str(w, "raddr", cw_addr_str(&r->raddr, buf, sizeof(buf)));
+	cw_jsonw_u64(w, "rport", r->rport);
+	cw_jsonw_u64(w, "bytes_out", r->bytes_out);
+	cw_jsonw_u64(w, "bytes_in", r->bytes_in);
+	cw_jsonw_u64(w, "calls_out", r->calls_out);
+	cw_jsonw_u64(w, "calls_in", r->calls_in);
+	cw_jsonw_u64(w, "msgs_out", r->msgs_out);
+	cw_jsonw_u64(w, "msgs_in", r->msgs_in);
+	cw_jsonw_u64(w, "first_ns", r->first_ns);
+	cw_jsonw_u64(w, "last_ns", r->last_ns);
+	cw_jsonw_u64(w, "retrans", r->retrans);
+	cw_jsonw_u64(w, "srtt_us", r->srtt_us);
+	cw_jsonw_bool(w, "closed", !!(r->flags & CW_REC_CLOSED));
+	cw_jsonw_bool(w, "preexisting", !!(r->flags & CW_REC_PREEXISTING));
+	cw_jsonw_bool(w, "nat", !!(r->flags & CW_REC_NAT));
+	cw_jsonw_obj_open(w, "process");
+	if (r->flags & CW_REC_NO_OWNER) {
+		cw_jsonw_null(w, "pid");
+	} else {
+		cw_jsonw_u64(w, "pid", r->proc.tgid);
+		cw_jsonw_u64(w, "start_ns", r->proc.start_ns);
+		cw_jsonw_str(w, "comm", r->proc.comm);
+		cw_jsonw_str(w, "cmdline", r->proc.cmdline);
+		cw_jsonw_u64(w, "cgroup_id", r->proc.cgroup_id);
+		cw_jsonw_str(w, "container", r->proc.container);
+		cw_jsonw_str(w, "pod", r->proc.pod);
+	}
+	cw_jsonw_obj_close(w);
+	cw_jsonw_obj_close(w);
+}

@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The connection record: what an agent knows about one end of a connection
+ * (or one UDP socket's traffic with one peer), enriched with its process.
+ * The agent produces these, the wire codec carries them, the correlator
+ * pairs them.  Counters are cumulative since the end was first seen, so a
+ * replayed or repeated record never counts bytes twice.
+ */
+#ifndef CW_RECORD_H
+#define CW_RECORD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "common/jsonw.h"
+
+#define CW_HOST_LEN	 64
+#define CW_COMM_MAX	 16
+#define CW_CMDLINE_MAX	 256
+#define CW_CONTAINER_MAX 80
+#define CW_POD_MAX	 128
+
+/* An address in one network-namespace endpoint space. */
+struct cw_addr {
+	uint8_t family; /* 4 or 6; IPv4-mapped IPv6 is stored as 4 */
+	uint8_t bytes[16];
+};
+
+struct cw_process {
+	uint32_t tgid;
+	uint64_t start_ns; /* CLOCK_BOOTTIME of the process start */
+	uint64_t cgroup_id;
+	char comm[CW_COMM_MAX];
+	char cmdline[CW_CMDLINE_MAX];	/* argv joined by spaces, truncated */
+	char container[CW_CONTAINER_MAX]; /* container id, "" if none */
+	char pod[CW_POD_MAX];		/* pod uid from kubepods, "" if none */
+};
+
+enum cw_rec_role {
+	CW_REC_ROLE_UNKNOWN = 0,
+	CW_REC_ROLE_CLIENT = 1,
+	CW_REC_ROLE_SERVER = 2,
+};
+
+enum cw_rec_flag {
+	CW_REC_CLOSED = 1 << 0,	     /* final totals */
+	CW_REC_PREEXISTING = 1 << 1, /* open before the agent started */
+	CW_REC_NO_OWNER = 1 << 2,    /* owning process unknown */
+	CW_REC_NAT = 1 << 3,	     /* remote address undone from DNAT */
+};
+
+struct cw_conn_record {
+	char host[CW_HOST_LEN]; /* host id: machine-id or hostname */
+	uint32_t netns;		/* network namespace inode on that host */
+	uint64_t cookie;	/* socket cookie, unique on that host */
+	uint8_t protocol;	/* 6 TCP, 17 UDP */
+	uint8_t role;		/* enum cw_rec_role */
+	uint32_t flags;		/* enum cw_rec_flag */
+	struct cw_addr laddr, raddr;
+	uint16_t lport, rport;
+	uint64_t bytes_out, bytes_in;
+	uint64_t calls_out, calls_in; /* send/recv calls; UDP: datagrams */
+	uint64_t msgs_out, msgs_in;
+	uint64_t first_ns, last_ns; /* CLOCK_REALTIME */
+	uint32_t retrans;
+	uint32_t srtt_us;
+	uint64_t seq; /* per-agent record sequence number */
+	struct cw_process proc;
+};
+
+/* "10.0.0.1" or "fd00::1"; buf of at least 46 bytes. */
+const char *cw_addr_str(const struct cw_addr *a, char *buf, size_t len);
+/* Parse an IPv4 or IPv6 literal; 0 or -1. */
+int cw_addr_parse(struct cw_addr *a, const char *s);
+/* Fill from 16 raw bytes of the given AF_ family; maps v4-in-v6 to v4. */
+void cw_addr_from_raw(struct cw_addr *a, int af, const uint8_t raw[16]);
+int cw_addr_cmp(const struct cw_addr *a, const struct cw_addr *b);
+
+const char *cw_role_name(int role);
+const char *cw_proto_name(int protocol);
+
+/* Write a record as one JSON object (no newline). */
+void cw_conn_record_json(struct cw_jsonw *w, const struct cw_conn_record *r);
+
+#endif

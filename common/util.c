@@ -1,0 +1,265 @@
+// SPDX-License-Identifier: MIT
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "common/util.h"
+
+volatile int cw_stop;
+
+static uint64_t clock_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t cw_now_mono_ns(void)
+{
+	return clock_ns(CLOCK_MONOTONIC);
+}
+
+uint64_t cw_now_real_ns(void)
+{
+	return clock_ns(CLOCK_REALTIME);
+}
+
+uint64_t cw_now_boot_ns(void)
+{
+	return clock_ns(CLOCK_BOOTTIME);
+}
+
+int64_t cw_mono_to_real_offset(void)
+{
+	/* Bracket the realtime read to keep the error near one syscall. */
+	uint64_t a = cw_now_mono_ns();
+	uint64_t r = cw_now_real_ns();
+	uint64_t b = cw_now_mono_ns();
+
+	return (int64_t)(r - (a + (b - a) / 2));
+}
+
+static const struct {
+	const char *suffix;
+	uint64_t ns;
+} duration_units[] = {
+	{ "ns", 1 },	       { "us", NSEC_PER_USEC },
+	{ "ms", NSEC_PER_MSEC }, { "s", NSEC_PER_SEC },
+	{ "m", 60 * NSEC_PER_SEC }, { "h", 3600 * NSEC_PER_SEC },
+	{ "d", 86400 * NSEC_PER_SEC },
+};
+
+int cw_parse_duration(const char *s, uint64_t bare_unit_ns, uint64_t *out_ns)
+{
+	unsigned long long v;
+	uint64_t unit = bare_unit_ns;
+	char *end;
+	size_t i;
+
+	if (!s || !isdigit((unsigned char)*s))
+		return -1;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno)
+		return -1;
+	if (*end) {
+		for (i = 0; i < CW_ARRAY_SIZE(duration_units); i++)
+			if (!strcmp(end, duration_units[i].suffix))
+				break;
+		if (i == CW_ARRAY_SIZE(duration_units))
+			return -1;
+		unit = duration_units[i].ns;
+	}
+	if (v > UINT64_MAX / unit)
+		return -1;
+	*out_ns = v * unit;
+	return 0;
+}
+
+int cw_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
+{
+	unsigned long long v;
+	uint64_t mult = 1;
+	char *end;
+
+	if (!s || !isdigit((unsigned char)*s))
+		return -1;
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (errno)
+		return -1;
+	if (*end == 'k' || *end == 'K')
+		mult = 1000, end++;
+	else if (*end == 'M')
+		mult = 1000000, end++;
+	else if (*end == 'G')
+		mult = 1000000000, end++;
+	if (*end || v > UINT64_MAX / mult)
+		return -1;
+	v *= mult;
+	if (v < min || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+const char *cw_fmt_duration(uint64_t ns, char *buf, size_t len)
+{
+	size_t i = CW_ARRAY_SIZE(duration_units);
+
+	while (i-- > 1)
+		if (ns && ns % duration_units[i].ns == 0)
+			break;
+	snprintf(buf, len, "%" PRIu64 "%s", ns / duration_units[i].ns,
+		 duration_units[i].suffix);
+	return buf;
+}
+
+const char *cw_fmt_bytes(uint64_t bytes, char *buf, size_t len)
+{
+	static const char *units[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+	double v = (double)bytes;
+	size_t i = 0;
+
+	while (v >= 1024 && i + 1 < CW_ARRAY_SIZE(units))
+		v /= 1024, i++;
+	if (i == 0)
+		snprintf(buf, len, "%" PRIu64 " B", bytes);
+	else
+		snprintf(buf, len, "%.1f %s", v, units[i]);
+	return buf;
+}
+
+int cw_outfile_open(struct cw_outfile *of, const char *path)
+{
+	memset(of, 0, sizeof(*of));
+	if (asprintf(&of->tmp, "%s.tmp.%d", path, (int)getpid()) < 0)
+		return cw_error("out of memory");
+	of->path = strdup(path);
+	of->fp = of->path ? fopen(of->tmp, "w") : NULL;
+	if (!of->fp) {
+		int err = errno;
+
+		free(of->tmp);
+		free(of->path);
+		memset(of, 0, sizeof(*of));
+		return cw_error("unable to create '%s': %s", path, strerror(err));
+	}
+	return 0;
+}
+
+int cw_outfile_commit(struct cw_outfile *of)
+{
+	int err = 0;
+
+	if (fflush(of->fp) || ferror(of->fp) || fsync(fileno(of->fp)))
+		err = errno ? errno : EIO;
+	if (fclose(of->fp) && !err)
+		err = errno;
+	of->fp = NULL;
+	if (!err && rename(of->tmp, of->path))
+		err = errno;
+	if (err) {
+		unlink(of->tmp);
+		cw_error("unable to write '%s': %s", of->path, strerror(err));
+	}
+	free(of->tmp);
+	free(of->path);
+	memset(of, 0, sizeof(*of));
+	return err ? -1 : 0;
+}
+
+void cw_outfile_abort(struct cw_outfile *of)
+{
+	if (of->fp)
+		fclose(of->fp);
+	if (of->tmp)
+		unlink(of->tmp);
+	free(of->tmp);
+	free(of->path);
+	memset(of, 0, sizeof(*of));
+}
+
+int cw_mkdir_p(const char *path)
+{
+	char buf[PATH_MAX];
+	size_t n = strlen(path);
+	char *p;
+
+	if (n == 0 || n >= sizeof(buf))
+		return cw_error("bad directory name '%s'", path);
+	memcpy(buf, path, n + 1);
+	for (p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = 0;
+		if (mkdir(buf, 0755) && errno != EEXIST)
+			return cw_error("unable to create '%s': %s", buf,
+					strerror(errno));
+		*p = '/';
+	}
+	if (mkdir(buf, 0755) && errno != EEXIST)
+		return cw_error("unable to create '%s': %s", buf,
+				strerror(errno));
+	return 0;
+}
+
+int cw_check_writable_dir(const char *dir)
+{
+	struct stat st;
+
+	if (stat(dir, &st))
+		return cw_error("output folder '%s': %s", dir, strerror(errno));
+	if (!S_ISDIR(st.st_mode))
+		return cw_error("output folder '%s' is not a directory", dir);
+	if (access(dir, W_OK | X_OK))
+		return cw_error("output folder '%s' is not writable: %s", dir,
+				strerror(errno));
+	return 0;
+}
+
+ssize_t cw_read_file(const char *path, char *buf, size_t len)
+{
+	ssize_t n, total = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	while ((size_t)total + 1 < len) {
+		n = read(fd, buf + total, len - 1 - total);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		total += n;
+	}
+	close(fd);
+	buf[total] = 0;
+	return total;
+}
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	cw_stop = 1;
+}
+
+void cw_catch_signals(void)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+}

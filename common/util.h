@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Small helpers every component shares: clocks, number and duration parsing
+ * with range checks, and output files that appear whole or not at all.
+ */
+#ifndef CW_UTIL_H
+#define CW_UTIL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define CW_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define NSEC_PER_SEC	 1000000000ULL
+#define NSEC_PER_MSEC	 1000000ULL
+#define NSEC_PER_USEC	 1000ULL
+
+/* CLOCK_MONOTONIC in ns: the clock bpf_ktime_get_ns() reads. */
+uint64_t cw_now_mono_ns(void);
+/* CLOCK_REALTIME in ns. */
+uint64_t cw_now_real_ns(void);
+/* CLOCK_BOOTTIME in ns: the clock of task->start_boottime. */
+uint64_t cw_now_boot_ns(void);
+/* Realtime minus monotonic, to stamp kernel times with wall-clock time. */
+int64_t cw_mono_to_real_offset(void);
+
+/*
+ * Parse a duration such as "10s", "250ms", "100us", "1m", "2h", "1500ns";
+ * a bare number is taken in `bare_unit_ns`.  Refuses negatives, overflow and
+ * trailing junk.  Returns 0 or -1 (with no message: the caller names the
+ * option).
+ */
+int cw_parse_duration(const char *s, uint64_t bare_unit_ns, uint64_t *out_ns);
+/* Parse an unsigned integer in [min, max]; optional k/M/G (x1000) suffix. */
+int cw_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out);
+/* Format ns as the shortest exact unit: "1s", "250ms", "100us". */
+const char *cw_fmt_duration(uint64_t ns, char *buf, size_t len);
+/* Format a byte count for people: "1.5 MiB". */
+const char *cw_fmt_bytes(uint64_t bytes, char *buf, size_t len);
+
+/*
+ * An output file written to "<path>.tmp.<pid>" and renamed over `path` on
+ * commit, so readers never see half a file and a failure leaves nothing.
+ */
+struct cw_outfile {
+	FILE *fp;
+	char *path;
+	char *tmp;
+};
+
+int cw_outfile_open(struct cw_outfile *of, const char *path);
+/* Flush, fsync and rename; closes the file either way.  0 or -1. */
+int cw_outfile_commit(struct cw_outfile *of);
+/* Close and remove the temporary file. */
+void cw_outfile_abort(struct cw_outfile *of);
+
+/* Create a directory and its parents (mode 0755); 0 or -1 with a message. */
+int cw_mkdir_p(const char *path);
+/* Check that `dir` is a directory we can write into; 0 or -1 with message. */
+int cw_check_writable_dir(const char *dir);
+
+/* Read a whole small file (procfs, sysfs) into buf, NUL-terminated. */
+ssize_t cw_read_file(const char *path, char *buf, size_t len);
+
+/* Set by the signal handlers installed with cw_catch_signals(). */
+extern volatile int cw_stop;
+/* SIGINT and SIGTERM set cw_stop; SIGPIPE is ignored. */
+void cw_catch_signals(void);
+
+#endif

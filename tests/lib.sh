@@ -1,0 +1,125 @@
+# Shared helpers for the shell tests: sourced, never run.
+#
+# Test hosts are network namespaces named cwt<pid>-<name>, joined by veth,
+# with addresses from 10.77.0.0/16 and fd77::/64 that exist only inside them.
+# Everything a test makes is registered and removed by an EXIT trap, also
+# when the test fails or is interrupted.
+set -u
+CW=${CW:-build/causeway}
+CW_ROOT=${CW_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
+T_PREFIX="cwt$$"
+T_TMP=$(mktemp -d /tmp/causeway-test.XXXXXX)
+T_NETNS=() T_PIDS=() T_CLEANUP=()
+
+skip() { echo "SKIP: $*"; exit 77; }
+fail() { echo "FAIL: $*" >&2; exit 1; }
+note() { echo "-- $*"; }
+
+t_cleanup() {
+	local i pid ns
+	for ((i = ${#T_CLEANUP[@]} - 1; i >= 0; i--)); do
+		eval "${T_CLEANUP[$i]}" >/dev/null 2>&1 || true
+	done
+	for pid in "${T_PIDS[@]}"; do
+		kill "$pid" 2>/dev/null || true
+	done
+	sleep 0.2
+	for pid in "${T_PIDS[@]}"; do
+		kill -9 "$pid" 2>/dev/null || true
+	done
+	for ns in "${T_NETNS[@]}"; do
+		# Anything still running inside goes with the namespace.
+		ip netns pids "$ns" 2>/dev/null | xargs -r kill -9 2>/dev/null
+		ip netns del "$ns" 2>/dev/null || true
+	done
+	rm -rf "$T_TMP"
+}
+trap t_cleanup EXIT
+trap 'exit 130' INT TERM
+
+# on_exit CMD: run CMD at cleanup (last registered runs first).
+on_exit() { T_CLEANUP+=("$*"); }
+# bg_pid PID: kill PID at cleanup.
+bg_pid() { T_PIDS+=("$1"); }
+
+need_root() {
+	[ "$(id -u)" -eq 0 ] || skip "needs root (BPF, namespaces)"
+}
+need_cmd() {
+	local c
+	for c in "$@"; do
+		command -v "$c" >/dev/null 2>&1 || skip "'$c' is not installed (make deps)"
+	done
+}
+
+# ns_create NAME: a namespace with loopback up; prints its full name.
+ns_create() {
+	local ns="$T_PREFIX-$1"
+	ip netns add "$ns" || fail "unable to create namespace $ns"
+	T_NETNS+=("$ns")
+	ip -n "$ns" link set lo up
+	echo "$ns"
+}
+
+# ns_link NS_A NS_B ADDR_A ADDR_B [ADDR6_A ADDR6_B]: a veth pair between
+# two namespaces, with /24 (and /64) addresses.
+ns_link() {
+	local a=$1 b=$2 ia="v$RANDOM$RANDOM" ib="v$RANDOM$RANDOM"
+	ip link add "$ia" netns "$a" type veth peer name "$ib" netns "$b" ||
+		fail "unable to create veth $a <-> $b"
+	ip -n "$a" addr add "$3/24" dev "$ia"
+	ip -n "$b" addr add "$4/24" dev "$ib"
+	if [ $# -ge 6 ]; then
+		ip -n "$a" addr add "$5/64" dev "$ia" nodad
+		ip -n "$b" addr add "$6/64" dev "$ib" nodad
+	fi
+	ip -n "$a" link set "$ia" up
+	ip -n "$b" link set "$ib" up
+	LINK_A=$ia LINK_B=$ib
+}
+
+# ns_inode NS: the namespace's inode number, as the agent reports it.
+ns_inode() { stat -L -c %i "/run/netns/$1"; }
+
+# wait_port NS PORT [PROTO]: wait until something listens on PORT.
+wait_port() {
+	local i flag=-tln
+	[ "${3:-tcp}" = udp ] && flag=-uln
+	for i in $(seq 1 100); do
+		ip netns exec "$1" ss -H $flag "sport = :$2" | grep -q . && return 0
+		sleep 0.05
+	done
+	fail "nothing listens on port $2 in $1"
+}
+
+# wait_file FILE [SECONDS]: wait until FILE exists and is not empty.
+wait_file() {
+	local i
+	for i in $(seq 1 $((${2:-10} * 20))); do
+		[ -s "$1" ] && return 0
+		sleep 0.05
+	done
+	fail "timed out waiting for $1"
+}
+
+# within_pct GOT WANT PCT: GOT is within PCT percent of WANT.
+within_pct() {
+	awk -v g="$1" -v w="$2" -v p="$3" 'BEGIN {
+		d = g - w; if (d < 0) d = -d;
+		exit !(w == 0 ? g == 0 : d * 100 <= p * w) }'
+}
+
+# check_within WHAT GOT WANT PCT: fail with both numbers if not within.
+check_within() {
+	within_pct "$2" "$3" "$4" ||
+		fail "$1: got $2, want $3 (within $4%)"
+	note "$1: $2 (want $3, within $4%)"
+}
+
+check_eq() {
+	[ "$2" = "$3" ] || fail "$1: got '$2', want '$3'"
+	note "$1: $2"
+}
+
+# jq-free JSON: python3 is part of make deps and reads our JSON outputs.
+pyjson() { python3 -c "$@"; }
