@@ -1,12 +1,95 @@
 // SPDX-License-Identifier: MIT
-/* Placeholder until the 'probe' command lands; replaced by its owner. */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "agent/agent.h"
 #include "cli/commands.h"
+#include "common/jsonw.h"
 #include "common/log.h"
+
+static void usage(FILE *fp)
+{
+	fprintf(fp,
+		"usage: causeway probe [--json]\n\n"
+		"Load one tiny program of each attach variant and print what\n"
+		"this kernel allows, and which variant '--attach auto' picks.\n\n"
+		"  -j, --json   print a JSON object\n\n"
+		"Examples:\n"
+		"  causeway probe\n"
+		"  causeway probe --json\n");
+}
+
+static const char *yes_no(bool b)
+{
+	return b ? "yes" : "no";
+}
 
 int cmd_probe(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	cw_error("'probe' is not built yet");
-	return 2;
+	static const struct option opts[] = { { "json", 0, 0, 'j' },
+					       { "help", 0, 0, 'h' },
+					       { 0 } };
+	struct cw_kernel_caps c;
+	struct cw_jsonw w;
+	bool json = false;
+	int opt;
+
+	while ((opt = getopt_long(argc, argv, "jh", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'j':
+			json = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		cw_error("unexpected argument '%s'", argv[optind]);
+		return 2;
+	}
+	if (cw_probe_kernel(&c))
+		return 1;
+	if (json) {
+		cw_jsonw_init(&w, stdout);
+		cw_jsonw_obj_open(&w, NULL);
+		cw_jsonw_bool(&w, "btf", c.btf);
+		cw_jsonw_bool(&w, "fentry", c.fentry_loads);
+		cw_jsonw_str(&w, "fentry_error", c.fentry_err);
+		cw_jsonw_bool(&w, "kprobe_attach", c.kprobe_pmu);
+		cw_jsonw_bool(&w, "kprobe_load", c.kprobe_loads);
+		cw_jsonw_str(&w, "kprobe_error", c.kprobe_err);
+		cw_jsonw_bool(&w, "tracepoints", c.tracepoints);
+		cw_jsonw_bool(&w, "tp_btf", c.tp_btf_loads);
+		cw_jsonw_bool(&w, "task_file_iter", c.task_file_iter);
+		cw_jsonw_str(&w, "cgroup2", c.cgroup2 ? c.cgroup2_path : NULL);
+		cw_jsonw_str(&w, "auto", cw_attach_name(c.auto_pick));
+		cw_jsonw_obj_close(&w);
+		cw_jsonw_end_line(&w);
+		return 0;
+	}
+	printf("BTF (/sys/kernel/btf/vmlinux)      %s\n", yes_no(c.btf));
+	printf("fentry/fexit programs load         %s%s%s%s\n",
+	       yes_no(c.fentry_loads), c.fentry_err[0] ? " (" : "", c.fentry_err,
+	       c.fentry_err[0] ? ")" : "");
+	printf("kprobe programs load               %s\n", yes_no(c.kprobe_loads));
+	printf("kprobes can attach                 %s%s%s%s\n",
+	       yes_no(c.kprobe_pmu), c.kprobe_err[0] ? " (" : "", c.kprobe_err,
+	       c.kprobe_err[0] ? ")" : "");
+	printf("sock_send/recv_length tracepoints  %s\n", yes_no(c.tracepoints));
+	printf("tp_btf programs load               %s\n", yes_no(c.tp_btf_loads));
+	printf("iter/task_file (open connections)  %s\n",
+	       yes_no(c.task_file_iter));
+	printf("cgroup v2 (UDP per peer)           %s%s%s\n", yes_no(c.cgroup2),
+	       c.cgroup2 ? " at " : "", c.cgroup2 ? c.cgroup2_path : "");
+	if (c.auto_pick == CW_ATTACH_AUTO)
+		printf("--attach auto picks                nothing: no variant works here\n");
+	else
+		printf("--attach auto picks                %s\n",
+		       cw_attach_name(c.auto_pick));
+	return c.auto_pick == CW_ATTACH_AUTO ? 1 : 0;
 }

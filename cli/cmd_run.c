@@ -1,12 +1,340 @@
 // SPDX-License-Identifier: MIT
-/* Placeholder until the 'run' command lands; replaced by its owner. */
+/*
+ * causeway run: agent and correlator in one process, no broker.  Watches
+ * this host, pairs the two ends of local connections (across network
+ * namespaces too) and prints process-to-process edges.
+ */
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent/agent.h"
+#include "cli/cli.h"
 #include "cli/commands.h"
 #include "common/log.h"
+#include "common/util.h"
+#include "correlator/correlator.h"
+#include "graph/graph.h"
+#include "viz/viz.h"
+
+struct run_ctx {
+	struct cw_pairing pairing;
+	FILE *records; /* conns.jsonl: every record as collected */
+	struct cw_jsonw w;
+	int err;
+};
+
+static void usage(FILE *fp)
+{
+	fprintf(fp,
+		"usage: causeway run [--duration D] [--interval I] [-o DIR] [--json]\n"
+		"                    [--attach auto|fentry|kprobe|tracepoint]\n"
+		"                    [--netns NS] [--msg-gap D] [--no-udp]\n\n"
+		"Watch TCP and UDP traffic on this host from the kernel, with no\n"
+		"change to the programs watched; pair the two ends of every local\n"
+		"connection and print who talks to whom.\n\n"
+		"  -d, --duration D   stop after D (default: at Ctrl-C)\n"
+		"  -i, --interval I   collect aggregates every I (default 1s)\n"
+		"  -o, --out DIR      write edges.json, graph.dot and conns.jsonl\n"
+		"  -j, --json         print the graph as JSON instead of a table\n"
+		"  -a, --attach V     hook variant (default auto: the cheapest\n"
+		"                     this kernel allows; see 'causeway probe')\n"
+		"  -n, --netns NS     watch one network namespace only (inode,\n"
+		"                     name in /run/netns, or /proc/PID/ns/net)\n"
+		"      --msg-gap D    an idle gap of D also starts a new message\n"
+		"      --no-udp       do not count UDP\n"
+		"      --min-share F  graph.dot: drop edges under F of all bytes\n"
+		"                     (default 0.0)\n"
+		"      --mode M       aggregate (default), conn-only or per-event\n"
+		"                     (the last two exist for the benchmark)\n\n"
+		"Needs root, or CAP_BPF, CAP_PERFMON and CAP_NET_ADMIN.\n\n"
+		"Examples:\n"
+		"  causeway run --duration 30s\n"
+		"  causeway run -d 10s -o /tmp/cw && dot -Tsvg /tmp/cw/graph.dot > g.svg\n"
+		"  causeway run --netns web1 --json\n");
+}
+
+static int on_record(const struct cw_conn_record *r, void *arg)
+{
+	struct run_ctx *rc = arg;
+
+	if (cw_pairing_add(&rc->pairing, r))
+		rc->err = cw_error("out of memory");
+	if (rc->records) {
+		cw_conn_record_json(&rc->w, r);
+		cw_jsonw_end_line(&rc->w);
+	}
+	return rc->err;
+}
+
+static void print_table(const struct cw_graph *g)
+{
+	char c[64], s[64], b1[32], b2[32];
+	size_t i;
+
+	printf("%-28s %-28s %-5s %6s %12s %12s %9s %9s\n", "CLIENT", "SERVER",
+	       "PROTO", "CONNS", "BYTES C->S", "BYTES S->C", "MSGS C->S",
+	       "MSGS S->C");
+	for (i = 0; i < g->nedges; i++) {
+		const struct cw_edge *e = &g->edges[i];
+
+		printf("%-28s %-28s %-5s %6llu %12s %12s %9llu %9llu\n",
+		       cw_node_label(&g->nodes[e->client], c, sizeof(c)),
+		       cw_node_label(&g->nodes[e->server], s, sizeof(s)),
+		       cw_proto_name(e->protocol), (unsigned long long)e->conns,
+		       cw_fmt_bytes(e->bytes_c2s, b1, sizeof(b1)),
+		       cw_fmt_bytes(e->bytes_s2c, b2, sizeof(b2)),
+		       (unsigned long long)e->msgs_c2s,
+		       (unsigned long long)e->msgs_s2c);
+	}
+}
+
+static void stats_json(struct cw_jsonw *w, const struct cw_agent_stats *st,
+		       const struct cw_pairing_stats *ps)
+{
+	cw_jsonw_obj_open(w, "stats");
+	cw_jsonw_u64(w, "records", st->records);
+	cw_jsonw_u64(w, "collections", st->collections);
+	cw_jsonw_u64(w, "close_lost", st->close_lost);
+	cw_jsonw_u64(w, "storage_fail", st->storage_fail);
+	cw_jsonw_u64(w, "udp_map_full", st->udp_map_full);
+	cw_jsonw_u64(w, "connect_failed", st->connect_failed);
+	cw_jsonw_u64(w, "no_owner", st->no_owner);
+	cw_jsonw_u64(w, "event_lost", st->event_lost);
+	cw_jsonw_u64(w, "events", st->events);
+	cw_jsonw_u64(w, "ends", ps->ends);
+	cw_jsonw_u64(w, "paired", ps->paired);
+	cw_jsonw_u64(w, "unpaired", ps->unpaired);
+	cw_jsonw_u64(w, "ambiguous", ps->ambiguous);
+	cw_jsonw_obj_close(w);
+}
+
+static int write_graph_json(const char *path, const struct cw_graph *g,
+			    const struct cw_agent *a,
+			    const struct cw_agent_stats *st,
+			    const struct cw_pairing_stats *ps)
+{
+	struct cw_outfile of;
+	struct cw_jsonw w;
+
+	if (cw_outfile_open(&of, path))
+		return -1;
+	cw_jsonw_init(&w, of.fp);
+	cw_jsonw_obj_open(&w, NULL);
+	cw_jsonw_str(&w, "host", cw_agent_host(a));
+	cw_jsonw_str(&w, "attach", cw_attach_name(cw_agent_attach(a)));
+	cw_graph_json(g, &w);
+	stats_json(&w, st, ps);
+	cw_jsonw_obj_close(&w);
+	cw_jsonw_end_line(&w);
+	return cw_outfile_commit(&of);
+}
+
+static int write_dot(const char *path, const struct cw_graph *g,
+		     double min_share)
+{
+	struct cw_viz_opts vo = { .sz = sizeof(vo), .min_share = min_share };
+	struct cw_outfile of;
+
+	if (cw_outfile_open(&of, path))
+		return -1;
+	if (cw_viz_write_dot(g, of.fp, &vo)) {
+		cw_outfile_abort(&of);
+		return cw_error("unable to write '%s'", path);
+	}
+	return cw_outfile_commit(&of);
+}
+
+static int write_outputs(const char *dir, const struct cw_graph *g,
+			 const struct cw_agent *a,
+			 const struct cw_agent_stats *st,
+			 const struct cw_pairing_stats *ps, double min_share)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/edges.json", dir);
+	if (write_graph_json(path, g, a, st, ps))
+		return -1;
+	snprintf(path, sizeof(path), "%s/graph.dot", dir);
+	return write_dot(path, g, min_share);
+}
+
+/* Collect every interval until the duration ends or a signal arrives. */
+static int watch(struct cw_agent *a, struct run_ctx *rc, uint64_t duration,
+		 uint64_t interval)
+{
+	uint64_t start = cw_now_mono_ns(), next = start + interval, now;
+
+	while (!cw_stop) {
+		now = cw_now_mono_ns();
+		if (duration && now >= start + duration)
+			break;
+		if (now >= next) {
+			if (cw_agent_collect(a, on_record, rc) || rc->err)
+				return -1;
+			next += interval;
+			if (next < now)
+				next = now + interval;
+		}
+		if (cw_agent_poll(a, 50))
+			return -1;
+	}
+	return cw_agent_collect(a, on_record, rc) || rc->err ? -1 : 0;
+}
 
 int cmd_run(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	cw_error("'run' is not built yet");
-	return 2;
+	static const struct option opts[] = {
+		{ "duration", 1, 0, 'd' }, { "interval", 1, 0, 'i' },
+		{ "out", 1, 0, 'o' },	   { "json", 0, 0, 'j' },
+		{ "attach", 1, 0, 'a' },   { "netns", 1, 0, 'n' },
+		{ "msg-gap", 1, 0, 'g' },  { "no-udp", 0, 0, 'U' },
+		{ "mode", 1, 0, 'm' },	   { "min-share", 1, 0, 's' },
+		{ "help", 0, 0, 'h' },	   { 0 }
+	};
+	struct cw_agent_opts ao = { .sz = sizeof(ao) };
+	uint64_t duration = 0, interval = NSEC_PER_SEC;
+	struct cw_agent_stats st;
+	struct run_ctx rc = { 0 };
+	struct cw_agent *a = NULL;
+	const char *out = NULL;
+	double min_share = 0;
+	struct cw_graph g;
+	bool json = false;
+	char path[PATH_MAX], *end;
+	int opt, err = 1;
+
+	while ((opt = getopt_long(argc, argv, "d:i:o:ja:n:h", opts, NULL)) !=
+	       -1) {
+		switch (opt) {
+		case 'd':
+			if (cli_duration("--duration", optarg, NSEC_PER_MSEC,
+					 365 * 86400 * NSEC_PER_SEC, &duration))
+				return 2;
+			break;
+		case 'i':
+			if (cli_duration("--interval", optarg,
+					 10 * NSEC_PER_MSEC,
+					 3600 * NSEC_PER_SEC, &interval))
+				return 2;
+			break;
+		case 'o':
+			out = optarg;
+			break;
+		case 'j':
+			json = true;
+			break;
+		case 'a':
+			if (cli_attach(optarg, &ao.attach))
+				return 2;
+			break;
+		case 'n':
+			if (cli_netns(optarg, &ao.netns))
+				return 2;
+			break;
+		case 'g':
+			if (cli_duration("--msg-gap", optarg, NSEC_PER_USEC,
+					 3600 * NSEC_PER_SEC, &ao.msg_gap_ns))
+				return 2;
+			break;
+		case 'U':
+			ao.no_udp = true;
+			break;
+		case 'm':
+			if (cli_mode(optarg, &ao.mode))
+				return 2;
+			break;
+		case 's':
+			min_share = strtod(optarg, &end);
+			if (*end || end == optarg || min_share < 0 ||
+			    min_share > 1) {
+				cw_error("--min-share '%s': want a number "
+					 "from 0 to 1", optarg);
+				return 2;
+			}
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		cw_error("unexpected argument '%s' (see 'causeway run --help')",
+			 argv[optind]);
+		return 2;
+	}
+	/* Refuse a bad output folder before spending a whole run. */
+	if (out && (cw_mkdir_p(out) || cw_check_writable_dir(out)))
+		return 1;
+
+	cw_pairing_init(&rc.pairing);
+	cw_graph_init(&g);
+	if (out) {
+		snprintf(path, sizeof(path), "%s/conns.jsonl", out);
+		rc.records = fopen(path, "w");
+		if (!rc.records) {
+			cw_error("unable to create '%s': %m", path);
+			goto out;
+		}
+		cw_jsonw_init(&rc.w, rc.records);
+	}
+	cw_catch_signals();
+	if (cw_agent_open(&a, &ao))
+		goto out;
+	cw_info("watching with the %s hooks%s; Ctrl-C to stop",
+		cw_attach_name(cw_agent_attach(a)),
+		ao.netns ? " in one namespace" : "");
+	if (watch(a, &rc, duration, interval))
+		goto out;
+	cw_agent_stats(a, &st);
+	if (cw_pairing_build(&rc.pairing, &g)) {
+		cw_error("out of memory while pairing");
+		goto out;
+	}
+	cw_graph_sort_edges(&g);
+	if (json) {
+		struct cw_jsonw w;
+
+		cw_jsonw_init(&w, stdout);
+		cw_jsonw_obj_open(&w, NULL);
+		cw_jsonw_str(&w, "host", cw_agent_host(a));
+		cw_jsonw_str(&w, "attach", cw_attach_name(cw_agent_attach(a)));
+		cw_graph_json(&g, &w);
+		stats_json(&w, &st, &rc.pairing.st);
+		cw_jsonw_obj_close(&w);
+		cw_jsonw_end_line(&w);
+	} else {
+		print_table(&g);
+		if (ao.mode == CW_MODE_PER_EVENT)
+			printf("per-event mode: %llu events, %llu bytes summed "
+			       "in user space, %llu lost\n",
+			       (unsigned long long)st.events,
+			       (unsigned long long)cw_agent_event_bytes(a),
+			       (unsigned long long)st.event_lost);
+	}
+	cw_info("%llu records, %llu connection ends (%llu paired, %llu "
+		"unpaired); lost: %llu close records, %llu storage failures, "
+		"%llu UDP map full",
+		(unsigned long long)st.records,
+		(unsigned long long)rc.pairing.st.ends,
+		(unsigned long long)rc.pairing.st.paired,
+		(unsigned long long)rc.pairing.st.unpaired,
+		(unsigned long long)st.close_lost,
+		(unsigned long long)st.storage_fail,
+		(unsigned long long)st.udp_map_full);
+	if (out && write_outputs(out, &g, a, &st, &rc.pairing.st, min_share))
+		goto out;
+	err = 0;
+out:
+	if (rc.records && fclose(rc.records) && !err)
+		err = cw_error("unable to write conns.jsonl: %m");
+	cw_agent_close(a);
+	cw_graph_release(&g);
+	cw_pairing_release(&rc.pairing);
+	return err;
 }

@@ -1,0 +1,603 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Loader and collector for bpf/conn.bpf.c: open -> set rodata -> choose
+ * programs -> load -> attach; then, every interval, copy out what changed.
+ */
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/capability.h>
+#include <stdlib.h>
+#include <string.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "agent/variant.h"
+#include "common/htab.h"
+#include "common/log.h"
+#include "common/util.h"
+
+#define MAX_LINKS 32
+/* A UDP flow idle this long is read-and-deleted from the kernel map. */
+#define UDP_IDLE_NS (60 * NSEC_PER_SEC)
+
+struct cw_agent {
+	struct conn_bpf *skel;
+	enum cw_attach attach;
+	enum cw_agent_mode mode;
+	struct bpf_link *links[MAX_LINKS];
+	int nlinks;
+	struct bpf_link *collect_link, *scan_link;
+	int cgroup_fd;
+	struct ring_buffer *rb;
+	struct cw_htab pending;	   /* cookie -> struct cw_conn: closed */
+	struct cw_htab event_sums; /* per-event mode: cookie -> u64 bytes */
+	uint64_t event_bytes;
+	uint64_t since_mono;	   /* start of the previous collection */
+	int64_t mono_to_real;
+	uint64_t seq;
+	bool need_scan;
+	struct cw_agent_stats st;
+	char host[CW_HOST_LEN];
+};
+
+static int attach_prog(struct cw_agent *a, struct bpf_program *prog)
+{
+	struct bpf_link *link;
+
+	if (a->nlinks == MAX_LINKS)
+		return cw_error("too many links");
+	link = bpf_program__attach(prog);
+	if (!link)
+		return cw_error("unable to attach '%s': %s",
+				bpf_program__name(prog), strerror(errno));
+	a->links[a->nlinks++] = link;
+	return 0;
+}
+
+static int attach_udp(struct cw_agent *a, const char *cgroup2)
+{
+	struct bpf_program *progs[] = { a->skel->progs.cw_udp_egress,
+					a->skel->progs.cw_udp_ingress };
+	struct bpf_link *link;
+	size_t i;
+
+	a->cgroup_fd = open(cgroup2, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (a->cgroup_fd < 0)
+		return cw_error("unable to open cgroup '%s': %s", cgroup2,
+				strerror(errno));
+	for (i = 0; i < CW_ARRAY_SIZE(progs); i++) {
+		link = bpf_program__attach_cgroup(progs[i], a->cgroup_fd);
+		if (!link)
+			return cw_error("unable to attach UDP counter to '%s': %s",
+					cgroup2, strerror(errno));
+		a->links[a->nlinks++] = link;
+	}
+	return 0;
+}
+
+static int on_closed(void *ctx, void *data, size_t len)
+{
+	struct cw_agent *a = ctx;
+	const struct cw_conn *c = data;
+	struct cw_conn *slot;
+
+	if (len < sizeof(*c))
+		return 0;
+	slot = cw_htab_upsert(&a->pending, &c->cookie, NULL);
+	if (slot)
+		*slot = *c;
+	return 0;
+}
+
+static int on_event(void *ctx, void *data, size_t len)
+{
+	struct cw_agent *a = ctx;
+	const struct cw_io_event *e = data;
+	uint64_t *sum;
+
+	if (len < sizeof(*e))
+		return 0;
+	sum = cw_htab_upsert(&a->event_sums, &e->cookie, NULL);
+	if (sum)
+		*sum += e->bytes;
+	a->event_bytes += e->bytes;
+	a->st.events++;
+	return 0;
+}
+
+static int attach_all(struct cw_agent *a, const struct cw_kernel_caps *caps,
+		      bool udp)
+{
+	struct bpf_program *prog;
+	int err;
+
+	bpf_object__for_each_program(prog, a->skel->obj) {
+		if (!bpf_program__autoload(prog) ||
+		    prog == a->skel->progs.cw_udp_egress ||
+		    prog == a->skel->progs.cw_udp_ingress ||
+		    prog == a->skel->progs.cw_scan_files ||
+		    prog == a->skel->progs.cw_collect)
+			continue;
+		err = attach_prog(a, prog);
+		if (err)
+			return err;
+	}
+	if (udp) {
+		err = attach_udp(a, caps->cgroup2_path);
+		if (err)
+			return err;
+	}
+	if (bpf_program__autoload(a->skel->progs.cw_collect)) {
+		DECLARE_LIBBPF_OPTS(bpf_iter_attach_opts, opts);
+		union bpf_iter_link_info info = {};
+
+		info.map.map_fd = bpf_map__fd(a->skel->maps.conns);
+		opts.link_info = &info;
+		opts.link_info_len = sizeof(info);
+		a->collect_link = bpf_program__attach_iter(
+			a->skel->progs.cw_collect, &opts);
+		if (!a->collect_link)
+			return cw_error("unable to attach collection iterator: %s",
+					strerror(errno));
+	}
+	if (bpf_program__autoload(a->skel->progs.cw_scan_files)) {
+		a->scan_link = bpf_program__attach_iter(
+			a->skel->progs.cw_scan_files, NULL);
+		if (!a->scan_link)
+			return cw_error("unable to attach file scan: %s",
+					strerror(errno));
+	}
+	if (a->mode == CW_MODE_PER_EVENT)
+		a->rb = ring_buffer__new(bpf_map__fd(a->skel->maps.events),
+					 on_event, a, NULL);
+	else
+		a->rb = ring_buffer__new(bpf_map__fd(a->skel->maps.closed),
+					 on_closed, a, NULL);
+	if (!a->rb)
+		return cw_error("unable to open ring buffer: %s",
+				strerror(errno));
+	return 0;
+}
+
+static void detach_all(struct cw_agent *a)
+{
+	int i;
+
+	ring_buffer__free(a->rb);
+	a->rb = NULL;
+	bpf_link__destroy(a->collect_link);
+	bpf_link__destroy(a->scan_link);
+	a->collect_link = a->scan_link = NULL;
+	for (i = a->nlinks - 1; i >= 0; i--)
+		bpf_link__destroy(a->links[i]);
+	a->nlinks = 0;
+	if (a->cgroup_fd >= 0)
+		close(a->cgroup_fd);
+	a->cgroup_fd = -1;
+	conn_bpf__destroy(a->skel);
+	a->skel = NULL;
+}
+
+/* Run an iterator to the end; each record of `size` goes to fn. */
+static int run_iter(struct bpf_link *link, size_t size,
+		    void (*fn)(struct cw_agent *, const void *),
+		    struct cw_agent *a)
+{
+	char buf[64 * 1024];
+	size_t have = 0, off;
+	ssize_t n;
+	int fd = bpf_iter_create(bpf_link__fd(link));
+
+	if (fd < 0)
+		return cw_error("unable to start iterator: %s",
+				strerror(errno));
+	for (;;) {
+		n = read(fd, buf + have, sizeof(buf) - have);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			int err = errno;
+
+			close(fd);
+			return cw_error("iterator read failed: %s",
+					strerror(err));
+		}
+		if (n == 0)
+			break;
+		have += (size_t)n;
+		for (off = 0; fn && off + size <= have; off += size)
+			fn(a, buf + off);
+		memmove(buf, buf + off, have - off);
+		have -= off;
+	}
+	close(fd);
+	return 0;
+}
+
+static int scan_files(struct cw_agent *a)
+{
+	if (!a->scan_link)
+		return 0;
+	a->need_scan = false;
+	return run_iter(a->scan_link, 1, NULL, a);
+}
+
+int cw_agent_open(struct cw_agent **out, const struct cw_agent_opts *opts)
+{
+	static const int keep[] = { CAP_BPF, CAP_PERFMON, CAP_NET_ADMIN };
+	enum cw_attach order[3], want = opts->attach;
+	struct cw_kernel_caps caps;
+	struct cw_agent *a;
+	int i, n = 0, err = -1;
+	bool udp;
+
+	if (cw_probe_kernel(&caps))
+		return -1;
+	if (want == CW_ATTACH_KPROBE && !caps.kprobe_pmu)
+		return cw_error("--attach kprobe: %s", caps.kprobe_err);
+	if (want == CW_ATTACH_FENTRY && !caps.fentry_loads)
+		return cw_error("--attach fentry: the kernel refuses fentry "
+				"programs (%s)", caps.fentry_err);
+	if (want == CW_ATTACH_TRACEPOINT && !caps.tp_btf_loads)
+		return cw_error("--attach tracepoint: the kernel lacks "
+				"sock:sock_send_length (needs >= 6.5)");
+	if (want == CW_ATTACH_AUTO) {
+		if (caps.fentry_loads)
+			order[n++] = CW_ATTACH_FENTRY;
+		if (caps.kprobe_pmu && caps.kprobe_loads)
+			order[n++] = CW_ATTACH_KPROBE;
+		if (caps.tp_btf_loads)
+			order[n++] = CW_ATTACH_TRACEPOINT;
+		if (!n)
+			return cw_error("this kernel allows none of fentry, "
+					"kprobe or tp_btf programs");
+	} else {
+		order[n++] = want;
+	}
+
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return cw_error("out of memory");
+	a->cgroup_fd = -1;
+	a->mode = opts->mode;
+	cw_htab_init(&a->pending, sizeof(uint64_t), sizeof(struct cw_conn));
+	cw_htab_init(&a->event_sums, sizeof(uint64_t), sizeof(uint64_t));
+	snprintf(a->host, sizeof(a->host), "%s",
+		 opts->host ? opts->host : cw_host_id());
+	udp = !opts->no_udp && caps.cgroup2 && opts->mode == CW_MODE_AGGREGATE;
+	if (!opts->no_udp && !caps.cgroup2)
+		cw_warn("no cgroup v2 mount: UDP traffic is not counted");
+
+	for (i = 0; i < n; i++) {
+		a->skel = conn_bpf__open();
+		if (!a->skel) {
+			cw_error("unable to open BPF object: %s",
+				 strerror(errno));
+			goto fail;
+		}
+		a->skel->rodata->target_netns = opts->netns;
+		a->skel->rodata->msg_gap_ns = opts->msg_gap_ns;
+		err = cw_variant_prepare(a->skel, order[i], opts->mode, udp,
+					 opts->mode == CW_MODE_AGGREGATE &&
+						 caps.task_file_iter);
+		if (!err)
+			err = conn_bpf__load(a->skel);
+		if (!err)
+			err = attach_all(a, &caps, udp);
+		if (!err) {
+			a->attach = order[i];
+			break;
+		}
+		cw_debug("variant '%s' failed: %s", cw_attach_name(order[i]),
+			 strerror(-err));
+		detach_all(a);
+		if (i + 1 == n) {
+			cw_error("unable to load and attach the '%s' programs: %s",
+				 cw_attach_name(order[i]),
+				 err < 0 && err != -1 ? strerror(-err) :
+							"see messages above");
+			goto fail;
+		}
+	}
+	a->mono_to_real = cw_mono_to_real_offset();
+	a->since_mono = 0;
+	if (scan_files(a))
+		cw_warn("connections open before the agent are not counted");
+	if (!opts->keep_caps &&
+	    cw_drop_caps(keep, (int)CW_ARRAY_SIZE(keep)))
+		cw_warn("unable to drop capabilities");
+	*out = a;
+	return 0;
+fail:
+	cw_htab_release(&a->pending);
+	cw_htab_release(&a->event_sums);
+	free(a);
+	return -1;
+}
+
+enum cw_attach cw_agent_attach(const struct cw_agent *a)
+{
+	return a->attach;
+}
+
+const char *cw_agent_host(const struct cw_agent *a)
+{
+	return a->host;
+}
+
+uint64_t cw_agent_event_bytes(const struct cw_agent *a)
+{
+	return a->event_bytes;
+}
+
+int cw_agent_poll(struct cw_agent *a, int timeout_ms)
+{
+	int n = ring_buffer__poll(a->rb, timeout_ms);
+
+	if (n < 0 && n != -EINTR)
+		return cw_error("ring buffer poll failed: %s", strerror(-n));
+	return 0;
+}
+
+/* ---- conversion to records ------------------------------------------- */
+
+struct emit_ctx {
+	struct cw_agent *a;
+	cw_record_fn fn;
+	void *ctx;
+	int stop;
+};
+
+static struct emit_ctx *cur_emit;
+
+static uint64_t to_real(const struct cw_agent *a, uint64_t mono)
+{
+	return mono ? (uint64_t)((int64_t)mono + a->mono_to_real) : 0;
+}
+
+static void owner_to_process(const struct cw_owner *o, struct cw_process *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->tgid = o->tgid;
+	p->start_ns = o->start_ns;
+	p->cgroup_id = o->cgroup_id;
+	memcpy(p->comm, o->comm, sizeof(o->comm));
+	p->comm[CW_COMM_MAX - 1] = 0;
+	cw_enrich_process(p);
+}
+
+static int pre_role(struct cw_agent *a, const struct cw_conn *c)
+{
+	struct {
+		__u32 netns;
+		__u16 port;
+		__u16 pad;
+	} key = { c->netns, c->lport, 0 };
+	__u8 v;
+
+	return bpf_map_lookup_elem(bpf_map__fd(a->skel->maps.listeners), &key,
+				   &v) ?
+		       CW_REC_ROLE_CLIENT :
+		       CW_REC_ROLE_SERVER;
+}
+
+static void conn_to_record(struct cw_agent *a, const struct cw_conn *c,
+			   struct cw_conn_record *r)
+{
+	int af = c->family == 10 ? AF_INET6 : AF_INET;
+
+	memset(r, 0, sizeof(*r));
+	snprintf(r->host, sizeof(r->host), "%s", a->host);
+	r->netns = c->netns;
+	r->cookie = c->cookie;
+	r->protocol = c->protocol;
+	r->role = c->role;
+	if (c->flags & CW_F_PREEXISTING && !r->role)
+		r->role = pre_role(a, c);
+	if (c->flags & CW_F_CLOSED)
+		r->flags |= CW_REC_CLOSED;
+	if (c->flags & CW_F_PREEXISTING)
+		r->flags |= CW_REC_PREEXISTING;
+	cw_addr_from_raw(&r->laddr, af, c->laddr);
+	cw_addr_from_raw(&r->raddr, af, c->raddr);
+	r->lport = c->lport;
+	r->rport = c->rport;
+	r->bytes_out = c->bytes_out;
+	r->bytes_in = c->bytes_in;
+	r->calls_out = c->calls_out;
+	r->calls_in = c->calls_in;
+	r->msgs_out = c->msgs_out;
+	r->msgs_in = c->msgs_in;
+	r->first_ns = to_real(a, c->first_ns);
+	r->last_ns = to_real(a, c->last_ns ? c->last_ns : c->first_ns);
+	r->retrans = c->retrans;
+	r->srtt_us = c->srtt_us;
+	if (c->flags & CW_F_OWNER) {
+		owner_to_process(&c->owner, &r->proc);
+	} else {
+		r->flags |= CW_REC_NO_OWNER;
+		a->need_scan = true;
+	}
+}
+
+static void emit(struct cw_agent *a, struct cw_conn_record *r)
+{
+	r->seq = ++a->seq;
+	a->st.records++;
+	if (!cur_emit->stop)
+		cur_emit->stop = cur_emit->fn(r, cur_emit->ctx);
+}
+
+static void emit_conn(struct cw_agent *a, const void *data)
+{
+	struct cw_conn_record r;
+
+	conn_to_record(a, data, &r);
+	emit(a, &r);
+}
+
+static void udp_to_record(struct cw_agent *a, const struct cw_udp_key *k,
+			  const struct cw_udp_flow *f, bool closed)
+{
+	int af = k->family == 10 ? AF_INET6 : AF_INET;
+	struct cw_conn_record r = { 0 };
+
+	snprintf(r.host, sizeof(r.host), "%s", a->host);
+	r.netns = f->netns;
+	r.cookie = k->cookie;
+	r.protocol = IPPROTO_UDP;
+	r.flags = closed ? CW_REC_CLOSED : 0;
+	cw_addr_from_raw(&r.laddr, af, f->laddr);
+	cw_addr_from_raw(&r.raddr, af, k->raddr);
+	r.lport = f->lport;
+	r.rport = k->rport;
+	r.bytes_out = f->bytes_out;
+	r.bytes_in = f->bytes_in;
+	r.calls_out = r.msgs_out = f->dgrams_out;
+	r.calls_in = r.msgs_in = f->dgrams_in;
+	r.first_ns = to_real(a, f->first_ns);
+	r.last_ns = to_real(a, f->last_ns);
+	if (f->owner.tgid)
+		owner_to_process(&f->owner, &r.proc);
+	else
+		r.flags |= CW_REC_NO_OWNER;
+	emit(a, &r);
+}
+
+/*
+ * UDP flows that changed are emitted with their running totals; idle ones
+ * are read-and-deleted (atomically: nothing counted in between is lost) and
+ * emitted once more as closed.
+ */
+static int collect_udp(struct cw_agent *a, uint64_t now)
+{
+	int fd = bpf_map__fd(a->skel->maps.udp_flows);
+	struct cw_udp_key key, next, *prev = NULL, *idle = NULL, *tmp;
+	size_t nidle = 0, cap = 0, i;
+	struct cw_udp_flow f;
+
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(fd, &key, &f))
+			continue;
+		if (f.last_ns + UDP_IDLE_NS < now) {
+			if (nidle == cap) {
+				cap = cap ? cap * 2 : 64;
+				tmp = realloc(idle, cap * sizeof(*idle));
+				if (!tmp)
+					break;
+				idle = tmp;
+			}
+			idle[nidle++] = key;
+		} else if (f.last_ns >= a->since_mono) {
+			udp_to_record(a, &key, &f, false);
+		}
+	}
+	for (i = 0; i < nidle; i++)
+		if (!bpf_map_lookup_and_delete_elem(fd, &idle[i], &f))
+			udp_to_record(a, &idle[i], &f, true);
+	free(idle);
+	return 0;
+}
+
+/* kprobe variant: aggregates live in a hash the iterator cannot walk. */
+static int collect_hash(struct cw_agent *a)
+{
+	int fd = bpf_map__fd(a->skel->maps.conn_hash);
+	__u64 key, next, *prev = NULL;
+	struct cw_conn c;
+
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(fd, &key, &c))
+			continue;
+		if (c.protocol != IPPROTO_TCP || !(c.flags & CW_F_ESTABLISHED) ||
+		    c.last_ns < a->since_mono)
+			continue;
+		emit_conn(a, &c);
+	}
+	return 0;
+}
+
+static void read_stats(struct cw_agent *a)
+{
+	int fd = bpf_map__fd(a->skel->maps.stats);
+	int ncpu = libbpf_num_possible_cpus();
+	uint64_t *vals, sum[CW_STAT_MAX] = { 0 };
+	__u32 i;
+	int c;
+
+	if (ncpu <= 0)
+		return;
+	vals = calloc((size_t)ncpu, sizeof(*vals));
+	if (!vals)
+		return;
+	for (i = 0; i < CW_STAT_MAX; i++) {
+		if (bpf_map_lookup_elem(fd, &i, vals))
+			continue;
+		for (c = 0; c < ncpu; c++)
+			sum[i] += vals[c];
+	}
+	free(vals);
+	a->st.close_lost = sum[CW_STAT_CLOSE_LOST];
+	a->st.event_lost = sum[CW_STAT_EVENT_LOST];
+	a->st.storage_fail = sum[CW_STAT_STORAGE_FAIL];
+	a->st.udp_map_full = sum[CW_STAT_UDP_MAP_FULL];
+	a->st.connect_failed = sum[CW_STAT_CONNECT_FAILED];
+	a->st.no_owner = sum[CW_STAT_NO_OWNER];
+}
+
+int cw_agent_collect(struct cw_agent *a, cw_record_fn fn, void *ctx)
+{
+	struct emit_ctx ec = { a, fn, ctx, 0 };
+	uint64_t start = cw_now_mono_ns();
+	size_t i;
+	int err = 0;
+
+	cur_emit = &ec;
+	a->mono_to_real = cw_mono_to_real_offset();
+	if (a->mode != CW_MODE_AGGREGATE)
+		goto out;
+	if (a->need_scan)
+		scan_files(a);
+	/* Drain close records first: a closed end is then final. */
+	ring_buffer__consume(a->rb);
+	a->skel->bss->collect_since_ns = a->since_mono;
+	if (a->collect_link)
+		err = run_iter(a->collect_link, sizeof(struct cw_conn),
+			       emit_conn, a);
+	else if (a->attach == CW_ATTACH_KPROBE)
+		err = collect_hash(a);
+	ring_buffer__consume(a->rb);
+	for (i = 0; i < a->pending.len; i++)
+		emit_conn(a, cw_htab_val(&a->pending, i));
+	cw_htab_release(&a->pending);
+	if (!err)
+		err = collect_udp(a, start);
+out:
+	read_stats(a);
+	a->since_mono = start;
+	a->st.collections++;
+	cur_emit = NULL;
+	return err;
+}
+
+void cw_agent_stats(const struct cw_agent *a, struct cw_agent_stats *st)
+{
+	*st = a->st;
+}
+
+void cw_agent_close(struct cw_agent *a)
+{
+	if (!a)
+		return;
+	detach_all(a);
+	cw_htab_release(&a->pending);
+	cw_htab_release(&a->event_sums);
+	free(a);
+}

@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The host agent: loads bpf/conn.bpf.c with the attach variant the kernel
+ * allows, collects per-connection aggregates on a period and at close, and
+ * hands them out as enriched struct cw_conn_record (common/record.h).
+ *
+ *	struct cw_agent_opts opts = { .sz = sizeof(opts) };
+ *	struct cw_agent *a;
+ *	if (cw_agent_open(&a, &opts))
+ *		...;
+ *	while (!cw_stop) {
+ *		cw_agent_poll(a, 100);			// close records
+ *		if (due)
+ *			cw_agent_collect(a, emit, ctx);	// every interval
+ *	}
+ *	cw_agent_collect(a, emit, ctx);
+ *	cw_agent_close(a);
+ */
+#ifndef CW_AGENT_H
+#define CW_AGENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/record.h"
+
+enum cw_attach {
+	CW_ATTACH_AUTO,
+	CW_ATTACH_FENTRY,
+	CW_ATTACH_KPROBE,
+	CW_ATTACH_TRACEPOINT,
+};
+
+enum cw_agent_mode {
+	CW_MODE_AGGREGATE, /* in-kernel aggregation: the product */
+	CW_MODE_CONN_ONLY, /* connection hooks only (benchmark baseline) */
+	CW_MODE_PER_EVENT, /* one event per send/recv, summed in user space */
+};
+
+/* What this kernel allows; filled by cw_probe_kernel(). */
+struct cw_kernel_caps {
+	bool btf;		/* /sys/kernel/btf/vmlinux readable */
+	bool tracepoints;	/* sock_send_length and friends (>= 6.5) */
+	bool tp_btf_loads;	/* a tp_btf program loads */
+	bool fentry_loads;	/* an fentry program loads */
+	bool kprobe_pmu;	/* kprobes can be attached */
+	bool kprobe_loads;	/* a kprobe program loads */
+	bool task_file_iter;	/* pre-existing connections can be found */
+	bool cgroup2;		/* UDP per-peer counting possible */
+	char cgroup2_path[256];
+	char fentry_err[128];	/* why fentry is refused, if it is */
+	char kprobe_err[128];
+	enum cw_attach auto_pick;
+};
+
+/* Fills caps by loading tiny programs; 0, or -1 with a message. */
+int cw_probe_kernel(struct cw_kernel_caps *caps);
+const char *cw_attach_name(enum cw_attach a);
+/* "auto", "fentry", "kprobe", "tracepoint"; -1 on anything else. */
+int cw_attach_parse(const char *s, enum cw_attach *out);
+
+struct cw_agent_opts {
+	size_t sz; /* sizeof(struct cw_agent_opts), so the struct can grow */
+	enum cw_attach attach;
+	enum cw_agent_mode mode;
+	uint64_t msg_gap_ns; /* idle gap that starts a new message; 0: none */
+	uint32_t netns;	     /* watch only this namespace inode; 0: all */
+	bool no_udp;	     /* do not attach the UDP cgroup_skb programs */
+	bool keep_caps;	     /* do not drop capabilities after attach */
+	const char *host;    /* host id override; default machine-id */
+};
+
+/* Counters the agent reports with its output. */
+struct cw_agent_stats {
+	uint64_t close_lost;	 /* close records dropped: ring buffer full */
+	uint64_t event_lost;	 /* per-event mode: events dropped */
+	uint64_t storage_fail;	 /* socket storage could not be created */
+	uint64_t udp_map_full;	 /* UDP flow map full: datagrams missed */
+	uint64_t connect_failed; /* connects that never got established */
+	uint64_t no_owner;	 /* closed before any process-context hook */
+	uint64_t records;	 /* records handed out */
+	uint64_t collections;
+	uint64_t events;	 /* per-event mode: events summed */
+};
+
+struct cw_agent;
+
+/* Called once per changed connection end; return non-zero to stop. */
+typedef int (*cw_record_fn)(const struct cw_conn_record *r, void *ctx);
+
+int cw_agent_open(struct cw_agent **out, const struct cw_agent_opts *opts);
+/* Which variant was attached. */
+enum cw_attach cw_agent_attach(const struct cw_agent *a);
+/* Wait up to timeout_ms for close records (or per-event events). */
+int cw_agent_poll(struct cw_agent *a, int timeout_ms);
+/* Copy out what changed since the last call and emit it. */
+int cw_agent_collect(struct cw_agent *a, cw_record_fn fn, void *ctx);
+void cw_agent_stats(const struct cw_agent *a, struct cw_agent_stats *st);
+/* Per-event mode: bytes summed in user space, both directions. */
+uint64_t cw_agent_event_bytes(const struct cw_agent *a);
+const char *cw_agent_host(const struct cw_agent *a);
+/* Detach everything and free; NULL is fine. */
+void cw_agent_close(struct cw_agent *a);
+
+/* Process enrichment, cached by (tgid, start); used by the agent. */
+int cw_enrich_process(struct cw_process *p);
+/* Container id from a cgroup path; "" if it names none.  Pod uid too. */
+void cw_parse_cgroup_path(const char *path, char *container, size_t clen,
+			  char *pod, size_t plen);
+/* This host's id: /etc/machine-id, else the hostname. */
+const char *cw_host_id(void);
+
+/* Keep only the capabilities named (CAP_* numbers); 0 or -1. */
+int cw_drop_caps(const int *keep, int n);
+
+#endif

@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: MIT */
+/* Option parsing that several subcommands share. */
+#ifndef CW_CLI_H
+#define CW_CLI_H
+
+#include <stdint.h>
+
+#include "agent/agent.h"
+
+/* --duration/--interval style value; on error prints one line, returns -1. */
+int cli_duration(const char *opt, const char *val, uint64_t min_ns,
+		 uint64_t max_ns, uint64_t *out);
+/* --netns: an inode number, a name under /run/netns, or a path. */
+int cli_netns(const char *val, uint32_t *out);
+int cli_attach(const char *val, enum cw_attach *out);
+/* --mode aggregate|conn-only|per-event */
+int cli_mode(const char *val, enum cw_agent_mode *out);
+
+#endif

@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: MIT
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli/cli.h"
+#include "common/log.h"
+#include "common/util.h"
+
+int cli_duration(const char *opt, const char *val, uint64_t min_ns,
+		 uint64_t max_ns, uint64_t *out)
+{
+	char lo[32], hi[32];
+
+	if (cw_parse_duration(val, NSEC_PER_SEC, out) || *out < min_ns ||
+	    *out > max_ns)
+		return cw_error("%s '%s': want a duration from %s to %s "
+				"(e.g. 500ms, 10s, 2m)",
+				opt, val, cw_fmt_duration(min_ns, lo, sizeof(lo)),
+				cw_fmt_duration(max_ns, hi, sizeof(hi)));
+	return 0;
+}
+
+int cli_netns(const char *val, uint32_t *out)
+{
+	char path[4096];
+	struct stat st;
+	uint64_t ino;
+
+	if (!cw_parse_u64(val, 1, UINT32_MAX, &ino)) {
+		*out = (uint32_t)ino;
+		return 0;
+	}
+	if (strchr(val, '/'))
+		snprintf(path, sizeof(path), "%s", val);
+	else
+		snprintf(path, sizeof(path), "/run/netns/%s", val);
+	if (stat(path, &st))
+		return cw_error("--netns '%s': %s (want an inode number, a "
+				"name in /run/netns or a path such as "
+				"/proc/PID/ns/net)", val, strerror(errno));
+	*out = (uint32_t)st.st_ino;
+	return 0;
+}
+
+int cli_attach(const char *val, enum cw_attach *out)
+{
+	if (cw_attach_parse(val, out))
+		return cw_error("--attach '%s': want auto, fentry, kprobe or "
+				"tracepoint", val);
+	return 0;
+}
+
+int cli_mode(const char *val, enum cw_agent_mode *out)
+{
+	if (!strcmp(val, "aggregate"))
+		*out = CW_MODE_AGGREGATE;
+	else if (!strcmp(val, "conn-only"))
+		*out = CW_MODE_CONN_ONLY;
+	else if (!strcmp(val, "per-event"))
+		*out = CW_MODE_PER_EVENT;
+	else
+		return cw_error("--mode '%s': want aggregate, conn-only or "
+				"per-event", val);
+	return 0;
+}
