@@ -54,6 +54,11 @@ struct cw_kernel_caps {
 	enum cw_attach auto_pick;
 };
 
+/*
+ * Load (verify) every program of one variant without attaching anything:
+ * 0 if the kernel accepts them all, else -errno with the reason in why.
+ */
+int cw_variant_load_check(enum cw_attach variant, char *why, size_t len);
 /* Fills caps by loading tiny programs; 0, or -1 with a message. */
 int cw_probe_kernel(struct cw_kernel_caps *caps);
 const char *cw_attach_name(enum cw_attach a);

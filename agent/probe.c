@@ -149,6 +149,30 @@ static int try_load(const char *prog_name, enum cw_attach variant,
 	return err;
 }
 
+int cw_variant_load_check(enum cw_attach variant, char *why, size_t len)
+{
+	struct conn_bpf *skel;
+	int err;
+
+	cw_libbpf_logging(false);
+	skel = conn_bpf__open();
+	if (!skel) {
+		err = -errno;
+		snprintf(why, len, "open: %s", strerror(errno));
+		return err;
+	}
+	err = cw_variant_prepare(skel, variant, CW_MODE_AGGREGATE, true,
+				 variant != CW_ATTACH_KPROBE);
+	if (!err)
+		err = conn_bpf__load(skel);
+	if (err)
+		snprintf(why, len, "the kernel refused the %s programs: %s",
+			 cw_attach_name(variant), strerror(-err));
+	conn_bpf__destroy(skel);
+	cw_libbpf_logging(true);
+	return err;
+}
+
 static void find_cgroup2(struct cw_kernel_caps *caps)
 {
 	char dev[64], dir[256], type[32];

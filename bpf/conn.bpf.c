@@ -192,14 +192,13 @@ static __always_inline void fill_addrs(struct cw_conn *c, struct sock *sk)
 {
 	c->lport = BPF_CORE_READ(sk, __sk_common.skc_num);
 	c->rport = bpf_ntohs(BPF_CORE_READ(sk, __sk_common.skc_dport));
+	/* bpf_core_read with explicit sizes: the destinations are arrays. */
 	if (c->family == AF_INET) {
-		BPF_CORE_READ_INTO(c->laddr, sk, __sk_common.skc_rcv_saddr);
-		BPF_CORE_READ_INTO(c->raddr, sk, __sk_common.skc_daddr);
+		bpf_core_read(c->laddr, 4, &sk->__sk_common.skc_rcv_saddr);
+		bpf_core_read(c->raddr, 4, &sk->__sk_common.skc_daddr);
 	} else {
-		BPF_CORE_READ_INTO(c->laddr, sk,
-				   __sk_common.skc_v6_rcv_saddr.in6_u.u6_addr8);
-		BPF_CORE_READ_INTO(c->raddr, sk,
-				   __sk_common.skc_v6_daddr.in6_u.u6_addr8);
+		bpf_core_read(c->laddr, 16, &sk->__sk_common.skc_v6_rcv_saddr);
+		bpf_core_read(c->raddr, 16, &sk->__sk_common.skc_v6_daddr);
 	}
 }
 

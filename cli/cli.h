@@ -16,4 +16,10 @@ int cli_attach(const char *val, enum cw_attach *out);
 /* --mode aggregate|conn-only|per-event */
 int cli_mode(const char *val, enum cw_agent_mode *out);
 
+/*
+ * getopt found an unknown option or a missing value (call with opterr = 0):
+ * print one line naming it and return 2, the exit status for bad usage.
+ */
+int cli_bad_option(const char *cmd, char **argv);
+
 #endif

@@ -68,6 +68,7 @@ int cmd_agent(int argc, char **argv)
 	const char *out = NULL;
 	int opt, err = 1;
 
+	opterr = 0;
 	while ((opt = getopt_long(argc, argv, "i:d:o:a:n:h", opts, NULL)) !=
 	       -1) {
 		switch (opt) {
@@ -113,8 +114,7 @@ int cmd_agent(int argc, char **argv)
 			usage(stdout);
 			return 0;
 		default:
-			usage(stderr);
-			return 2;
+			return cli_bad_option("agent", argv);
 		}
 	}
 	if (optind < argc) {

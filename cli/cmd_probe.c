@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "agent/agent.h"
+#include "cli/cli.h"
 #include "cli/commands.h"
 #include "common/jsonw.h"
 #include "common/log.h"
@@ -11,13 +12,17 @@
 static void usage(FILE *fp)
 {
 	fprintf(fp,
-		"usage: causeway probe [--json]\n\n"
+		"usage: causeway probe [--json] [--load VARIANT]\n\n"
 		"Load one tiny program of each attach variant and print what\n"
 		"this kernel allows, and which variant '--attach auto' picks.\n\n"
-		"  -j, --json   print a JSON object\n\n"
+		"  -j, --json        print a JSON object\n"
+		"  -l, --load V      load every program of variant V (fentry,\n"
+		"                    kprobe, tracepoint) without attaching; exit 0\n"
+		"                    if the verifier accepts them, 1 if refused\n\n"
 		"Examples:\n"
 		"  causeway probe\n"
-		"  causeway probe --json\n");
+		"  causeway probe --json\n"
+		"  causeway probe --load kprobe\n");
 }
 
 static const char *yes_no(bool b)
@@ -28,29 +33,48 @@ static const char *yes_no(bool b)
 int cmd_probe(int argc, char **argv)
 {
 	static const struct option opts[] = { { "json", 0, 0, 'j' },
+					       { "load", 1, 0, 'l' },
 					       { "help", 0, 0, 'h' },
 					       { 0 } };
 	struct cw_kernel_caps c;
 	struct cw_jsonw w;
+	enum cw_attach load = CW_ATTACH_AUTO;
 	bool json = false;
+	char why[160];
 	int opt;
 
-	while ((opt = getopt_long(argc, argv, "jh", opts, NULL)) != -1) {
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, "jl:h", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'j':
 			json = true;
+			break;
+		case 'l':
+			if (cw_attach_parse(optarg, &load) ||
+			    load == CW_ATTACH_AUTO) {
+				cw_error("--load '%s': want fentry, kprobe or "
+					 "tracepoint", optarg);
+				return 2;
+			}
 			break;
 		case 'h':
 			usage(stdout);
 			return 0;
 		default:
-			usage(stderr);
-			return 2;
+			return cli_bad_option("probe", argv);
 		}
 	}
 	if (optind < argc) {
 		cw_error("unexpected argument '%s'", argv[optind]);
 		return 2;
+	}
+	if (load != CW_ATTACH_AUTO) {
+		if (cw_variant_load_check(load, why, sizeof(why))) {
+			printf("%s: refused (%s)\n", cw_attach_name(load), why);
+			return 1;
+		}
+		printf("%s: every program loads\n", cw_attach_name(load));
+		return 0;
 	}
 	if (cw_probe_kernel(&c))
 		return 1;

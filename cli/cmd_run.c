@@ -21,7 +21,7 @@
 
 struct run_ctx {
 	struct cw_pairing pairing;
-	FILE *records; /* conns.jsonl: every record as collected */
+	struct cw_outfile records; /* conns.jsonl: every record collected */
 	struct cw_jsonw w;
 	int err;
 };
@@ -62,7 +62,7 @@ static int on_record(const struct cw_conn_record *r, void *arg)
 
 	if (cw_pairing_add(&rc->pairing, r))
 		rc->err = cw_error("out of memory");
-	if (rc->records) {
+	if (rc->records.fp) {
 		cw_conn_record_json(&rc->w, r);
 		cw_jsonw_end_line(&rc->w);
 	}
@@ -206,6 +206,7 @@ int cmd_run(int argc, char **argv)
 	char path[PATH_MAX], *end;
 	int opt, err = 1;
 
+	opterr = 0;
 	while ((opt = getopt_long(argc, argv, "d:i:o:ja:n:h", opts, NULL)) !=
 	       -1) {
 		switch (opt) {
@@ -259,8 +260,7 @@ int cmd_run(int argc, char **argv)
 			usage(stdout);
 			return 0;
 		default:
-			usage(stderr);
-			return 2;
+			return cli_bad_option("run", argv);
 		}
 	}
 	if (optind < argc) {
@@ -274,18 +274,15 @@ int cmd_run(int argc, char **argv)
 
 	cw_pairing_init(&rc.pairing);
 	cw_graph_init(&g);
-	if (out) {
-		snprintf(path, sizeof(path), "%s/conns.jsonl", out);
-		rc.records = fopen(path, "w");
-		if (!rc.records) {
-			cw_error("unable to create '%s': %m", path);
-			goto out;
-		}
-		cw_jsonw_init(&rc.w, rc.records);
-	}
 	cw_catch_signals();
 	if (cw_agent_open(&a, &ao))
 		goto out;
+	if (out) {
+		snprintf(path, sizeof(path), "%s/conns.jsonl", out);
+		if (cw_outfile_open(&rc.records, path))
+			goto out;
+		cw_jsonw_init(&rc.w, rc.records.fp);
+	}
 	cw_info("watching with the %s hooks%s; Ctrl-C to stop",
 		cw_attach_name(cw_agent_attach(a)),
 		ao.netns ? " in one namespace" : "");
@@ -327,12 +324,13 @@ int cmd_run(int argc, char **argv)
 		(unsigned long long)st.close_lost,
 		(unsigned long long)st.storage_fail,
 		(unsigned long long)st.udp_map_full);
-	if (out && write_outputs(out, &g, a, &st, &rc.pairing.st, min_share))
+	if (out && (write_outputs(out, &g, a, &st, &rc.pairing.st, min_share) ||
+		    cw_outfile_commit(&rc.records)))
 		goto out;
 	err = 0;
 out:
-	if (rc.records && fclose(rc.records) && !err)
-		err = cw_error("unable to write conns.jsonl: %m");
+	if (rc.records.fp)
+		cw_outfile_abort(&rc.records);
 	cw_agent_close(a);
 	cw_graph_release(&g);
 	cw_pairing_release(&rc.pairing);

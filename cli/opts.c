@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -64,4 +65,22 @@ int cli_mode(const char *val, enum cw_agent_mode *out)
 		return cw_error("--mode '%s': want aggregate, conn-only or "
 				"per-event", val);
 	return 0;
+}
+
+int cli_bad_option(const char *cmd, char **argv)
+{
+	const char *arg = argv[optind - 1];
+
+	/* getopt_long leaves optopt 0 for an unknown long option, and sets
+	 * it to the option's value when that option lacks its argument. */
+	if (!optopt)
+		cw_error("unknown option '%s' (see 'causeway %s --help')", arg,
+			 cmd);
+	else if (arg[0] == '-' && (arg[1] == '-' || arg[1] == optopt))
+		cw_error("option '%s' needs a value (see 'causeway %s --help')",
+			 arg, cmd);
+	else
+		cw_error("unknown option '-%c' (see 'causeway %s --help')",
+			 optopt, cmd);
+	return 2;
 }

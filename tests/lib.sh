@@ -9,6 +9,7 @@ CW=${CW:-build/causeway}
 CW_ROOT=${CW_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
 T_PREFIX="cwt$$"
 T_TMP=$(mktemp -d /tmp/causeway-test.XXXXXX)
+chmod 755 "$T_TMP"	# servers in test hosts run as other users
 T_NETNS=() T_PIDS=() T_CLEANUP=()
 
 skip() { echo "SKIP: $*"; exit 77; }
@@ -123,3 +124,99 @@ check_eq() {
 
 # jq-free JSON: python3 is part of make deps and reads our JSON outputs.
 pyjson() { python3 -c "$@"; }
+
+# ---- the agent ---------------------------------------------------------
+
+# agent_start OUTDIR [causeway run options...]: start `causeway run -o
+# OUTDIR` in the background and wait until its hooks are attached.
+agent_start() {
+	local out=$1 i
+	shift
+	mkdir -p "$out"
+	"$CW" run -o "$out" "$@" >"$out/stdout" 2>"$out/stderr" &
+	AGENT_PID=$!
+	bg_pid "$AGENT_PID"
+	for i in $(seq 1 200); do
+		grep -q "watching with" "$out/stderr" 2>/dev/null && return 0
+		kill -0 "$AGENT_PID" 2>/dev/null ||
+			fail "agent exited early: $(cat "$out/stderr")"
+		sleep 0.05
+	done
+	fail "agent did not start: $(cat "$out/stderr")"
+}
+
+# agent_stop OUTDIR: SIGINT, wait, expect exit 0 and the outputs.
+agent_stop() {
+	local rc
+	kill -INT "$AGENT_PID"
+	wait "$AGENT_PID"
+	rc=$?
+	[ $rc -eq 0 ] || fail "agent exited $rc: $(cat "$1/stderr")"
+	[ -s "$1/edges.json" ] || fail "agent wrote no edges.json"
+	cat "$1/stdout"
+}
+
+# edge OUTDIR [filters] FIELD...: fields of the matching edge.
+edge() {
+	local out=$1
+	shift
+	python3 "$CW_ROOT/tests/lib/edges.py" "$out/edges.json" "$@" ||
+		fail "edge $*: not found"
+}
+
+# json_get JSON KEY: one top-level field of a JSON object.
+json_get() {
+	python3 -c 'import json,sys; print(json.loads(sys.argv[1])[sys.argv[2]])' "$1" "$2"
+}
+
+TRAFFIC="python3 $CW_ROOT/tests/lib/traffic.py"
+
+# two_hosts: namespaces $CLI and $SRV joined by veth, 10.77.1.1 <-> .2,
+# fd77:1::1 <-> fd77:1::2.
+two_hosts() {
+	CLI=$(ns_create cli)
+	SRV=$(ns_create srv)
+	ns_link "$CLI" "$SRV" 10.77.1.1 10.77.1.2 fd77:1::1 fd77:1::2
+	CLI_IP=10.77.1.1 SRV_IP=10.77.1.2 CLI_IP6=fd77:1::1 SRV_IP6=fd77:1::2
+}
+
+# nginx_start NS ADDR PORT ROOT: nginx serving ROOT; sets NGINX_PID.
+nginx_start() {
+	local ns=$1 addr=$2 port=$3 root=$4 conf
+	conf="$T_TMP/nginx-$port.conf"
+	mkdir -p "$T_TMP/nginx-$port"
+	cat >"$conf" <<NGINX
+worker_processes 1;
+pid $T_TMP/nginx-$port/nginx.pid;
+error_log $T_TMP/nginx-$port/error.log;
+events { worker_connections 256; }
+http {
+    access_log off;
+    sendfile on;
+    keepalive_requests 10000;
+    client_body_temp_path $T_TMP/nginx-$port;
+    proxy_temp_path $T_TMP/nginx-$port;
+    fastcgi_temp_path $T_TMP/nginx-$port;
+    uwsgi_temp_path $T_TMP/nginx-$port;
+    scgi_temp_path $T_TMP/nginx-$port;
+    server {
+        listen $addr:$port;
+        root $root;
+    }
+}
+NGINX
+	ip netns exec "$ns" nginx -c "$conf" -g 'daemon off;' &
+	bg_pid $!
+	wait_port "$ns" "$port"
+	NGINX_MASTER=$(cat "$T_TMP/nginx-$port/nginx.pid")
+	NGINX_PID=$(pgrep -P "$NGINX_MASTER" | head -n 1)
+}
+
+# load_variant V: load-verify variant V's programs; on success exit 0.
+# Otherwise returns with $LOAD_WHY (the kernel's reason) and $PROBE (the
+# probe's JSON) set, for the caller to decide between skip and fail.
+load_variant() {
+	PROBE=$("$CW" probe --json) || fail "probe failed"
+	LOAD_WHY=$("$CW" probe --load "$1" 2>&1) && { echo "$LOAD_WHY"; exit 0; }
+	echo "$LOAD_WHY"
+}

@@ -1,0 +1,30 @@
+#!/bin/bash
+# 1,000 short-lived connections (each under 5 ms): every one is counted,
+# with its bytes, though most open and close between two collections.
+. "$(dirname "$0")/lib.sh"
+need_root
+need_cmd python3
+
+two_hosts
+ip netns exec "$SRV" $TRAFFIC echo-server "$SRV_IP" 7000 &
+bg_pid $!
+wait_port "$SRV" 7000
+
+out=$T_TMP/out
+agent_start "$out"
+N=1000
+res=$(ip netns exec "$CLI" $TRAFFIC short "$SRV_IP" 7000 $N 100) ||
+	fail "client failed"
+note "longest connection: $(json_get "$res" longest_ms) ms"
+sleep 0.3
+agent_stop "$out" >/dev/null
+
+read -r conns paired c2s s2c <<<"$(edge "$out" --client-pid \
+	"$(json_get "$res" pid)" conns paired bytes_c2s bytes_s2c)"
+check_eq "connections counted" "$conns" $N
+check_eq "connections paired" "$paired" $N
+check_eq "bytes client -> server" "$c2s" "$(json_get "$res" sent)"
+check_eq "bytes server -> client" "$s2c" "$(json_get "$res" received)"
+lost=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["stats"]["close_lost"])' "$out/edges.json")
+check_eq "close records lost" "$lost" 0
+echo ok
