@@ -137,6 +137,16 @@ static __always_inline void stat_inc(__u32 idx)
 		(*v)++;
 }
 
+/*
+ * Socket fields.  Tracing programs (tp_btf, fentry, iterators) get the
+ * socket as a BTF pointer and read it with plain loads; kprobes must go
+ * through bpf_probe_read_kernel, a helper call per field, which doubled the
+ * cost of a send.  use_sk_hash is known at load, so the verifier drops the
+ * branch a variant does not take.
+ */
+#define SK_FIELD(sk, field) \
+	(use_sk_hash ? BPF_CORE_READ(sk, field) : (sk)->field)
+
 static __always_inline __u32 sk_netns(struct sock *sk)
 {
 	return BPF_CORE_READ(sk, __sk_common.skc_net.net, ns.inum);
@@ -145,13 +155,16 @@ static __always_inline __u32 sk_netns(struct sock *sk)
 /* TCP or UDP over IPv4/IPv6, in the namespace we watch: its protocol. */
 static __always_inline __u8 sk_protocol_wanted(struct sock *sk)
 {
-	__u16 family = BPF_CORE_READ(sk, __sk_common.skc_family);
+	__u16 family = SK_FIELD(sk, __sk_common.skc_family);
 	__u8 proto;
 
 	if (family != AF_INET && family != AF_INET6)
 		return 0;
-	/* sk_protocol was a bitfield before v5.6; the probed read fits both. */
-	proto = BPF_CORE_READ_BITFIELD_PROBED(sk, sk_protocol);
+	/* sk_protocol was a bitfield before v5.6; both reads handle that. */
+	if (use_sk_hash)
+		proto = BPF_CORE_READ_BITFIELD_PROBED(sk, sk_protocol);
+	else
+		proto = BPF_CORE_READ_BITFIELD(sk, sk_protocol);
 	if (proto != IPPROTO_TCP && proto != IPPROTO_UDP)
 		return 0;
 	if (target_netns && sk_netns(sk) != target_netns)
@@ -254,7 +267,7 @@ static __always_inline struct cw_conn *conn_touch(struct sock *sk, __u8 proto,
 		return c;
 	c->first_ns = bpf_ktime_get_ns();
 	c->cookie = use_sk_hash ? (__u64)sk : bpf_get_socket_cookie(sk);
-	c->family = BPF_CORE_READ(sk, __sk_common.skc_family);
+	c->family = SK_FIELD(sk, __sk_common.skc_family);
 	c->protocol = proto;
 	c->netns = sk_netns(sk);
 	fill_addrs(c, sk);
