@@ -180,10 +180,16 @@ two_hosts() {
 	CLI_IP=10.77.1.1 SRV_IP=10.77.1.2 CLI_IP6=fd77:1::1 SRV_IP6=fd77:1::2
 }
 
-# nginx_start NS ADDR PORT ROOT: nginx serving ROOT; sets NGINX_PID.
+# nginx_start NS ADDR PORT ROOT [UPSTREAM]: nginx serving ROOT, or, with
+# UPSTREAM (addr:port), a reverse proxy to it with pooled keep-alive
+# connections; sets NGINX_PID (the worker).
 nginx_start() {
-	local ns=$1 addr=$2 port=$3 root=$4 conf
+	local ns=$1 addr=$2 port=$3 root=$4 conf up="" loc=""
 	conf="$T_TMP/nginx-$port.conf"
+	if [ $# -ge 5 ]; then
+		up="upstream backend { server $5; keepalive 16; }"
+		loc="location / { proxy_pass http://backend; proxy_http_version 1.1; proxy_set_header Connection \"\"; }"
+	fi
 	mkdir -p "$T_TMP/nginx-$port"
 	cat >"$conf" <<NGINX
 worker_processes 1;
@@ -199,9 +205,11 @@ http {
     fastcgi_temp_path $T_TMP/nginx-$port;
     uwsgi_temp_path $T_TMP/nginx-$port;
     scgi_temp_path $T_TMP/nginx-$port;
+    $up
     server {
         listen $addr:$port;
         root $root;
+        $loc
     }
 }
 NGINX
@@ -219,4 +227,20 @@ load_variant() {
 	PROBE=$("$CW" probe --json) || fail "probe failed"
 	LOAD_WHY=$("$CW" probe --load "$1" 2>&1) && { echo "$LOAD_WHY"; exit 0; }
 	echo "$LOAD_WHY"
+}
+
+# switch_attach NS ADDR: plug NS into a shared switch (a bridge in its own
+# namespace, made on first use) with ADDR/24.
+switch_attach() {
+	local ns=$1 ia="v$RANDOM$RANDOM" ib="v$RANDOM$RANDOM"
+	if [ -z "${T_SWITCH:-}" ]; then
+		T_SWITCH=$(ns_create switch)
+		ip -n "$T_SWITCH" link add br0 type bridge
+		ip -n "$T_SWITCH" link set br0 up
+	fi
+	ip link add "$ia" netns "$ns" type veth peer name "$ib" netns "$T_SWITCH" ||
+		fail "unable to create veth for $ns"
+	ip -n "$T_SWITCH" link set "$ib" master br0 up
+	ip -n "$ns" addr add "$2/24" dev "$ia"
+	ip -n "$ns" link set "$ia" up
 }
