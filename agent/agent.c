@@ -34,6 +34,9 @@ struct cw_agent {
 	struct ring_buffer *rb;
 	struct cw_htab pending;	   /* cookie -> struct cw_conn: closed */
 	struct cw_htab event_sums; /* per-event mode: cookie -> u64 bytes */
+	struct ring_buffer *timing_rb;
+	struct cw_htab timing;	   /* cookie -> struct msg_list */
+	uint64_t window_start_real, window_ns, window_end_mono;
 	uint64_t event_bytes;
 	uint64_t since_mono;	   /* start of the previous collection */
 	int64_t mono_to_real;
@@ -108,6 +111,35 @@ static int on_event(void *ctx, void *data, size_t len)
 	return 0;
 }
 
+struct msg_list {
+	struct cw_msg_event *ev;
+	size_t n, cap;
+};
+
+static int on_msg(void *ctx, void *data, size_t len)
+{
+	struct cw_agent *a = ctx;
+	const struct cw_msg_event *e = data;
+	struct msg_list *l;
+
+	if (len < sizeof(*e))
+		return 0;
+	l = cw_htab_upsert(&a->timing, &e->cookie, NULL);
+	if (!l)
+		return 0;
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 64;
+		struct cw_msg_event *ev = realloc(l->ev, cap * sizeof(*ev));
+
+		if (!ev)
+			return 0;
+		l->ev = ev;
+		l->cap = cap;
+	}
+	l->ev[l->n++] = *e;
+	return 0;
+}
+
 static int attach_all(struct cw_agent *a, const struct cw_kernel_caps *caps,
 		      bool udp)
 {
@@ -159,6 +191,13 @@ static int attach_all(struct cw_agent *a, const struct cw_kernel_caps *caps,
 	if (!a->rb)
 		return cw_error("unable to open ring buffer: %s",
 				strerror(errno));
+	if (a->mode == CW_MODE_AGGREGATE) {
+		a->timing_rb = ring_buffer__new(
+			bpf_map__fd(a->skel->maps.timing), on_msg, a, NULL);
+		if (!a->timing_rb)
+			return cw_error("unable to open timing ring: %s",
+					strerror(errno));
+	}
 	return 0;
 }
 
@@ -167,7 +206,8 @@ static void detach_all(struct cw_agent *a)
 	int i;
 
 	ring_buffer__free(a->rb);
-	a->rb = NULL;
+	ring_buffer__free(a->timing_rb);
+	a->rb = a->timing_rb = NULL;
 	bpf_link__destroy(a->collect_link);
 	bpf_link__destroy(a->scan_link);
 	a->collect_link = a->scan_link = NULL;
@@ -265,6 +305,7 @@ int cw_agent_open(struct cw_agent **out, const struct cw_agent_opts *opts)
 	a->mode = opts->mode;
 	cw_htab_init(&a->pending, sizeof(uint64_t), sizeof(struct cw_conn));
 	cw_htab_init(&a->event_sums, sizeof(uint64_t), sizeof(uint64_t));
+	cw_htab_init(&a->timing, sizeof(uint64_t), sizeof(struct msg_list));
 	snprintf(a->host, sizeof(a->host), "%s",
 		 opts->host ? opts->host : cw_host_id());
 	udp = !opts->no_udp && caps.cgroup2 && opts->mode == CW_MODE_AGGREGATE;
@@ -312,6 +353,7 @@ int cw_agent_open(struct cw_agent **out, const struct cw_agent_opts *opts)
 	*out = a;
 	return 0;
 fail:
+	cw_htab_release(&a->timing);
 	cw_htab_release(&a->pending);
 	cw_htab_release(&a->event_sums);
 	free(a);
@@ -339,7 +381,104 @@ int cw_agent_poll(struct cw_agent *a, int timeout_ms)
 
 	if (n < 0 && n != -EINTR)
 		return cw_error("ring buffer poll failed: %s", strerror(-n));
+	if (a->timing_rb && a->window_ns)
+		ring_buffer__consume(a->timing_rb);
 	return 0;
+}
+
+uint64_t cw_window_next(uint64_t now_real, uint64_t period)
+{
+	return (now_real / period + 1) * period;
+}
+
+int cw_agent_window_open(struct cw_agent *a, uint64_t duration_ns)
+{
+	uint64_t now = cw_now_mono_ns();
+
+	if (!a->timing_rb)
+		return cw_error("timing windows need the aggregate mode");
+	a->window_start_real = cw_now_real_ns();
+	a->window_ns = duration_ns;
+	a->window_end_mono = now + duration_ns;
+	a->skel->bss->window_end_ns = a->window_end_mono;
+	return 0;
+}
+
+bool cw_agent_window_done(const struct cw_agent *a)
+{
+	return a->window_ns && cw_now_mono_ns() >= a->window_end_mono;
+}
+
+static void free_timing(struct cw_agent *a)
+{
+	size_t i;
+
+	for (i = 0; i < a->timing.len; i++)
+		free(((struct msg_list *)cw_htab_val(&a->timing, i))->ev);
+	cw_htab_release(&a->timing);
+}
+
+static int cmp_event(const void *x, const void *y)
+{
+	const struct cw_msg_event *a = x, *b = y;
+
+	return a->ts_ns < b->ts_ns ? -1 : a->ts_ns > b->ts_ns;
+}
+
+/* Sizes: the next start in the same direction minus this one's. */
+static void fill_sizes(const struct msg_list *l, struct cw_msg_obs *out,
+		       int64_t to_real)
+{
+	size_t i, j;
+
+	for (i = 0; i < l->n; i++) {
+		out[i].ts_ns = (uint64_t)((int64_t)l->ev[i].ts_ns + to_real);
+		out[i].dir = (uint8_t)l->ev[i].dir;
+		out[i].bytes = 0;
+		for (j = i + 1; j < l->n; j++) {
+			if (l->ev[j].dir == l->ev[i].dir) {
+				out[i].bytes = (uint32_t)(l->ev[j].bytes_before -
+							  l->ev[i].bytes_before);
+				break;
+			}
+		}
+	}
+}
+
+int cw_agent_window_collect(struct cw_agent *a, cw_timing_fn fn, void *ctx)
+{
+	struct cw_timing_record t;
+	struct msg_list *l;
+	size_t i;
+	int err = 0;
+
+	if (!a->window_ns)
+		return 0;
+	a->skel->bss->window_end_ns = 0;
+	ring_buffer__consume(a->timing_rb);
+	for (i = 0; i < a->timing.len && !err; i++) {
+		l = cw_htab_val(&a->timing, i);
+		memset(&t, 0, sizeof(t));
+		snprintf(t.host, sizeof(t.host), "%s", a->host);
+		t.cookie = *(uint64_t *)cw_htab_key(&a->timing, i);
+		t.window_start_ns = a->window_start_real;
+		t.window_ns = a->window_ns;
+		qsort(l->ev, l->n, sizeof(*l->ev), cmp_event);
+		t.msgs = calloc(l->n ? l->n : 1, sizeof(*t.msgs));
+		if (!t.msgs) {
+			err = cw_error("out of memory");
+			break;
+		}
+		fill_sizes(l, t.msgs, a->mono_to_real);
+		t.n = l->n;
+		err = fn(&t, ctx);
+		free(t.msgs);
+	}
+	free_timing(a);
+	cw_htab_init(&a->timing, sizeof(uint64_t), sizeof(struct msg_list));
+	a->window_ns = 0;
+	a->st.windows++;
+	return err;
 }
 
 /* ---- conversion to records ------------------------------------------- */
@@ -550,6 +689,7 @@ static void read_stats(struct cw_agent *a)
 	a->st.udp_map_full = sum[CW_STAT_UDP_MAP_FULL];
 	a->st.connect_failed = sum[CW_STAT_CONNECT_FAILED];
 	a->st.no_owner = sum[CW_STAT_NO_OWNER];
+	a->st.timing_lost = sum[CW_STAT_TIMING_LOST];
 }
 
 int cw_agent_collect(struct cw_agent *a, cw_record_fn fn, void *ctx)
@@ -599,5 +739,6 @@ void cw_agent_close(struct cw_agent *a)
 	detach_all(a);
 	cw_htab_release(&a->pending);
 	cw_htab_release(&a->event_sums);
+	free_timing(a);
 	free(a);
 }

@@ -87,6 +87,8 @@ struct cw_agent_stats {
 	uint64_t records;	 /* records handed out */
 	uint64_t collections;
 	uint64_t events;	 /* per-event mode: events summed */
+	uint64_t timing_lost;	 /* message starts dropped: timing ring full */
+	uint64_t windows;	 /* timing windows collected */
 };
 
 struct cw_agent;
@@ -102,6 +104,19 @@ int cw_agent_poll(struct cw_agent *a, int timeout_ms);
 /* Copy out what changed since the last call and emit it. */
 int cw_agent_collect(struct cw_agent *a, cw_record_fn fn, void *ctx);
 void cw_agent_stats(const struct cw_agent *a, struct cw_agent_stats *st);
+/*
+ * Timing windows: for `duration_ns` from now, the kernel records when each
+ * message starts (bounded ring; losses counted).  Windows are meant to open
+ * at the same wall-clock multiples on every host (cw_window_next()).
+ */
+int cw_agent_window_open(struct cw_agent *a, uint64_t duration_ns);
+/* True once the open window has ended and can be collected. */
+bool cw_agent_window_done(const struct cw_agent *a);
+typedef int (*cw_timing_fn)(const struct cw_timing_record *t, void *ctx);
+/* Hand out the window's message starts per connection end, sorted. */
+int cw_agent_window_collect(struct cw_agent *a, cw_timing_fn fn, void *ctx);
+/* The next CLOCK_REALTIME multiple of period after now_real. */
+uint64_t cw_window_next(uint64_t now_real, uint64_t period);
 /* Per-event mode: bytes summed in user space, both directions. */
 uint64_t cw_agent_event_bytes(const struct cw_agent *a);
 const char *cw_agent_host(const struct cw_agent *a);

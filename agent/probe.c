@@ -119,6 +119,8 @@ int cw_variant_prepare(struct conn_bpf *skel, enum cw_attach variant,
 	skel->rodata->per_event = mode == CW_MODE_PER_EVENT;
 	if (mode != CW_MODE_PER_EVENT)
 		bpf_map__set_max_entries(skel->maps.events, getpagesize());
+	if (mode != CW_MODE_AGGREGATE)
+		bpf_map__set_max_entries(skel->maps.timing, getpagesize());
 	return 0;
 }
 

@@ -48,6 +48,8 @@ const volatile bool use_sk_hash = false; /* kprobe variant */
 
 /* Set by the agent before each collection: skip what did not change. */
 __u64 collect_since_ns = 0;
+/* Set by the agent: message starts are recorded until this time (0: off). */
+__u64 window_end_ns = 0;
 
 static const struct cw_conn zero_conn;
 
@@ -70,6 +72,12 @@ struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 1 << 20);
 } closed SEC(".maps");
+
+/* Message starts inside timing windows; bounded, losses counted. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 22);
+} timing SEC(".maps");
 
 /* Per-event mode only; the loader shrinks it otherwise. */
 struct {
@@ -290,6 +298,24 @@ static __always_inline void emit_event(struct sock *sk, int bytes, __u8 dir)
 	bpf_ringbuf_submit(e, 0);
 }
 
+static __always_inline void msg_start(struct cw_conn *c, __u8 dir, __u64 now)
+{
+	struct cw_msg_event *e;
+
+	if (now >= window_end_ns)
+		return;
+	e = bpf_ringbuf_reserve(&timing, sizeof(*e), 0);
+	if (!e) {
+		stat_inc(CW_STAT_TIMING_LOST);
+		return;
+	}
+	e->cookie = c->cookie;
+	e->ts_ns = now;
+	e->bytes_before = dir == CW_DIR_OUT ? c->bytes_out : c->bytes_in;
+	e->dir = dir;
+	bpf_ringbuf_submit(e, 0);
+}
+
 /* A successful send or recv of `bytes`, in the owner's process context. */
 static __always_inline void on_io(struct sock *sk, int bytes, __u8 dir)
 {
@@ -314,18 +340,19 @@ static __always_inline void on_io(struct sock *sk, int bytes, __u8 dir)
 	if (proto != IPPROTO_TCP)
 		return; /* UDP bytes are counted per peer by cgroup_skb */
 	now = bpf_ktime_get_ns();
+	if (c->last_dir != dir || (msg_gap_ns && now - c->last_ns > msg_gap_ns)) {
+		msg_start(c, dir, now);
+		if (dir == CW_DIR_OUT)
+			__sync_fetch_and_add(&c->msgs_out, 1);
+		else
+			__sync_fetch_and_add(&c->msgs_in, 1);
+	}
 	if (dir == CW_DIR_OUT) {
 		__sync_fetch_and_add(&c->bytes_out, bytes);
 		__sync_fetch_and_add(&c->calls_out, 1);
-		if (c->last_dir != CW_DIR_OUT ||
-		    (msg_gap_ns && now - c->last_ns > msg_gap_ns))
-			__sync_fetch_and_add(&c->msgs_out, 1);
 	} else {
 		__sync_fetch_and_add(&c->bytes_in, bytes);
 		__sync_fetch_and_add(&c->calls_in, 1);
-		if (c->last_dir != CW_DIR_IN ||
-		    (msg_gap_ns && now - c->last_ns > msg_gap_ns))
-			__sync_fetch_and_add(&c->msgs_in, 1);
 	}
 	c->last_dir = dir;
 	c->last_ns = now;

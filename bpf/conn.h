@@ -100,6 +100,20 @@ struct cw_io_event {
 	__u32 dir;
 };
 
+/*
+ * A message starting on a connection, only inside a timing window (the
+ * agent opens one for a set time on a schedule).  bytes_before is the
+ * direction's byte count before this message: consecutive starts in one
+ * direction give each message's size.
+ */
+struct cw_msg_event {
+	__u64 cookie;
+	__u64 ts_ns;	    /* CLOCK_MONOTONIC, this host */
+	__u64 bytes_before;
+	__u32 dir;	    /* enum cw_dir */
+	__u32 pad;
+};
+
 /* Counters the agent reports so that nothing is lost silently. */
 enum cw_stat {
 	CW_STAT_CLOSE_LOST,	/* close record dropped: ring buffer full */
@@ -108,6 +122,7 @@ enum cw_stat {
 	CW_STAT_UDP_MAP_FULL,	/* UDP flow map full: datagram not counted */
 	CW_STAT_CONNECT_FAILED, /* active open that never got established */
 	CW_STAT_NO_OWNER,	/* closed before any process-context hook */
+	CW_STAT_TIMING_LOST,	/* message start dropped: timing ring full */
 	CW_STAT_MAX,
 };
 

@@ -23,6 +23,9 @@ struct run_ctx {
 	struct cw_pairing pairing;
 	struct cw_outfile records; /* conns.jsonl: every record collected */
 	struct cw_jsonw w;
+	struct cw_outfile timing; /* timing.jsonl: message starts per window */
+	struct cw_jsonw tw;
+	uint64_t window_ns, window_every_ns, next_window;
 	int err;
 };
 
@@ -45,6 +48,10 @@ static void usage(FILE *fp)
 		"                     name in /run/netns, or /proc/PID/ns/net)\n"
 		"      --msg-gap D    an idle gap of D also starts a new message\n"
 		"      --no-udp       do not count UDP\n"
+		"  -w, --window D     record message start times in timing windows\n"
+		"                     of D (into timing.jsonl with -o)\n"
+		"      --window-every P  open a window at every wall-clock multiple\n"
+		"                     of P (default: one window, from the start)\n"
 		"      --min-share F  graph.dot: drop edges under F of all bytes\n"
 		"                     (default 0.0)\n"
 		"      --mode M       aggregate (default), conn-only or per-event\n"
@@ -67,6 +74,33 @@ static int on_record(const struct cw_conn_record *r, void *arg)
 		cw_jsonw_end_line(&rc->w);
 	}
 	return rc->err;
+}
+
+static int on_timing(const struct cw_timing_record *t, void *arg)
+{
+	struct run_ctx *rc = arg;
+
+	if (rc->timing.fp) {
+		cw_timing_record_json(&rc->tw, t);
+		cw_jsonw_end_line(&rc->tw);
+	}
+	return 0;
+}
+
+/* Open a timing window at each wall-clock multiple of the period. */
+static int schedule_windows(struct cw_agent *a, struct run_ctx *rc)
+{
+	uint64_t now = cw_now_real_ns();
+
+	if (!rc->window_ns)
+		return 0;
+	if (cw_agent_window_done(a) &&
+	    cw_agent_window_collect(a, on_timing, rc))
+		return -1;
+	if (now < rc->next_window)
+		return 0;
+	rc->next_window = cw_window_next(now, rc->window_every_ns);
+	return cw_agent_window_open(a, rc->window_ns);
 }
 
 static void print_table(const struct cw_graph *g)
@@ -104,6 +138,8 @@ static void stats_json(struct cw_jsonw *w, const struct cw_agent_stats *st,
 	cw_jsonw_u64(w, "no_owner", st->no_owner);
 	cw_jsonw_u64(w, "event_lost", st->event_lost);
 	cw_jsonw_u64(w, "events", st->events);
+	cw_jsonw_u64(w, "windows", st->windows);
+	cw_jsonw_u64(w, "timing_lost", st->timing_lost);
 	cw_jsonw_u64(w, "ends", ps->ends);
 	cw_jsonw_u64(w, "paired", ps->paired);
 	cw_jsonw_u64(w, "unpaired", ps->unpaired);
@@ -171,6 +207,8 @@ static int watch(struct cw_agent *a, struct run_ctx *rc, uint64_t duration,
 		now = cw_now_mono_ns();
 		if (duration && now >= start + duration)
 			break;
+		if (schedule_windows(a, rc))
+			return -1;
 		if (now >= next) {
 			if (cw_agent_collect(a, on_record, rc) || rc->err)
 				return -1;
@@ -181,6 +219,8 @@ static int watch(struct cw_agent *a, struct run_ctx *rc, uint64_t duration,
 		if (cw_agent_poll(a, 50))
 			return -1;
 	}
+	if (rc->window_ns && cw_agent_window_collect(a, on_timing, rc))
+		return -1;
 	return cw_agent_collect(a, on_record, rc) || rc->err ? -1 : 0;
 }
 
@@ -192,6 +232,7 @@ int cmd_run(int argc, char **argv)
 		{ "attach", 1, 0, 'a' },   { "netns", 1, 0, 'n' },
 		{ "msg-gap", 1, 0, 'g' },  { "no-udp", 0, 0, 'U' },
 		{ "mode", 1, 0, 'm' },	   { "min-share", 1, 0, 's' },
+		{ "window", 1, 0, 'w' },   { "window-every", 1, 0, 'W' },
 		{ "help", 0, 0, 'h' },	   { 0 }
 	};
 	struct cw_agent_opts ao = { .sz = sizeof(ao) };
@@ -207,7 +248,7 @@ int cmd_run(int argc, char **argv)
 	int opt, err = 1;
 
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "d:i:o:ja:n:h", opts, NULL)) !=
+	while ((opt = getopt_long(argc, argv, "d:i:o:ja:n:w:h", opts, NULL)) !=
 	       -1) {
 		switch (opt) {
 		case 'd':
@@ -256,6 +297,17 @@ int cmd_run(int argc, char **argv)
 				return 2;
 			}
 			break;
+		case 'w':
+			if (cli_duration("--window", optarg, NSEC_PER_MSEC,
+					 86400 * NSEC_PER_SEC, &rc.window_ns))
+				return 2;
+			break;
+		case 'W':
+			if (cli_duration("--window-every", optarg,
+					 NSEC_PER_MSEC, 86400 * NSEC_PER_SEC,
+					 &rc.window_every_ns))
+				return 2;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -268,6 +320,16 @@ int cmd_run(int argc, char **argv)
 			 argv[optind]);
 		return 2;
 	}
+	if (rc.window_every_ns && !rc.window_ns) {
+		cw_error("--window-every needs --window");
+		return 2;
+	}
+	if (rc.window_every_ns && rc.window_every_ns < rc.window_ns) {
+		cw_error("--window-every must be at least --window");
+		return 2;
+	}
+	if (rc.window_ns && !rc.window_every_ns)
+		rc.window_every_ns = 365 * 86400 * NSEC_PER_SEC;
 	/* Refuse a bad output folder before spending a whole run. */
 	if (out && (cw_mkdir_p(out) || cw_check_writable_dir(out)))
 		return 1;
@@ -282,6 +344,12 @@ int cmd_run(int argc, char **argv)
 		if (cw_outfile_open(&rc.records, path))
 			goto out;
 		cw_jsonw_init(&rc.w, rc.records.fp);
+		if (rc.window_ns) {
+			snprintf(path, sizeof(path), "%s/timing.jsonl", out);
+			if (cw_outfile_open(&rc.timing, path))
+				goto out;
+			cw_jsonw_init(&rc.tw, rc.timing.fp);
+		}
 	}
 	cw_info("watching with the %s hooks%s; Ctrl-C to stop",
 		cw_attach_name(cw_agent_attach(a)),
@@ -325,12 +393,15 @@ int cmd_run(int argc, char **argv)
 		(unsigned long long)st.storage_fail,
 		(unsigned long long)st.udp_map_full);
 	if (out && (write_outputs(out, &g, a, &st, &rc.pairing.st, min_share) ||
-		    cw_outfile_commit(&rc.records)))
+		    cw_outfile_commit(&rc.records) ||
+		    (rc.timing.fp && cw_outfile_commit(&rc.timing))))
 		goto out;
 	err = 0;
 out:
 	if (rc.records.fp)
 		cw_outfile_abort(&rc.records);
+	if (rc.timing.fp)
+		cw_outfile_abort(&rc.timing);
 	cw_agent_close(a);
 	cw_graph_release(&g);
 	cw_pairing_release(&rc.pairing);

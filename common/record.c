@@ -114,3 +114,24 @@ void cw_conn_record_json(struct cw_jsonw *w, const struct cw_conn_record *r)
 	cw_jsonw_obj_close(w);
 	cw_jsonw_obj_close(w);
 }
+
+void cw_timing_record_json(struct cw_jsonw *w, const struct cw_timing_record *t)
+{
+	size_t i;
+
+	cw_jsonw_obj_open(w, NULL);
+	cw_jsonw_str(w, "host", t->host);
+	cw_jsonw_u64(w, "cookie", t->cookie);
+	cw_jsonw_u64(w, "window_start_ns", t->window_start_ns);
+	cw_jsonw_u64(w, "window_ns", t->window_ns);
+	cw_jsonw_arr_open(w, "msgs");
+	for (i = 0; i < t->n; i++) {
+		cw_jsonw_arr_open(w, NULL);
+		cw_jsonw_u64(w, NULL, t->msgs[i].ts_ns);
+		cw_jsonw_str(w, NULL, t->msgs[i].dir == 1 ? "out" : "in");
+		cw_jsonw_u64(w, NULL, t->msgs[i].bytes);
+		cw_jsonw_arr_close(w);
+	}
+	cw_jsonw_arr_close(w);
+	cw_jsonw_obj_close(w);
+}

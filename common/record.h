@@ -68,6 +68,29 @@ struct cw_conn_record {
 	struct cw_process proc;
 };
 
+/* One message start seen at the observing host (its own clock). */
+struct cw_msg_obs {
+	uint64_t ts_ns;	 /* CLOCK_REALTIME of the observing host */
+	uint32_t bytes;	 /* message size; 0 if it ran past the window */
+	uint8_t dir;	 /* 1 out (sent by this end), 2 in (received) */
+	uint8_t pad[3];
+};
+
+/*
+ * The message starts of one connection end in one timing window, sorted by
+ * time.  Joined to its connection record by (host, cookie).
+ */
+struct cw_timing_record {
+	char host[CW_HOST_LEN];
+	uint64_t cookie;
+	uint64_t window_start_ns; /* CLOCK_REALTIME, a multiple of the period */
+	uint64_t window_ns;
+	size_t n;
+	struct cw_msg_obs *msgs;
+};
+
+void cw_timing_record_json(struct cw_jsonw *w, const struct cw_timing_record *t);
+
 /* "10.0.0.1" or "fd00::1"; buf of at least 46 bytes. */
 const char *cw_addr_str(const struct cw_addr *a, char *buf, size_t len);
 /* Parse an IPv4 or IPv6 literal; 0 or -1. */
