@@ -33,7 +33,7 @@ DEPS_TEST  := iproute2 iptables conntrack procps curl iperf3 nginx-light \
 	python3 tcpdump kmod
 DEPS       := $(DEPS_BUILD) $(DEPS_TEST)
 
-PKGS       := libbpf libelf zlib json-c fftw3 libpcap
+PKGS       := libbpf libelf zlib json-c fftw3 libpcap rdkafka libprotobuf-c igraph libcgraph libgvc
 CFLAGS     ?= -O2 -g
 CFLAGS     += -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter \
 	-Wmissing-prototypes -Wstrict-prototypes -fno-strict-aliasing \
@@ -54,6 +54,11 @@ CLI_OBJS   := $(patsubst %.c,$(BUILD)/obj/%.o,$(CLI_SRCS))
 UNIT_SRCS  := $(wildcard tests/unit/*.c)
 UNIT_BINS  := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 BIN        := $(BUILD)/causeway
+# Wire schemas: protoc-c output lives in $(BUILD), never in the tree.
+PROTOS     := $(wildcard common/*.proto)
+PROTO_SRCS := $(patsubst %.proto,$(BUILD)/%.pb-c.c,$(PROTOS))
+PROTO_HDRS := $(PROTO_SRCS:.c=.h)
+PROTO_OBJS := $(patsubst $(BUILD)/%.c,$(BUILD)/obj/gen/%.o,$(PROTO_SRCS))
 
 .PHONY: all deps test unit bench demo fuzz format clean
 .DELETE_ON_ERROR:
@@ -88,12 +93,24 @@ $(BUILD)/%.skel.h: $(BUILD)/bpf/%.bpf.o
 	$(call msg,SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
 
+$(BUILD)/%.pb-c.c $(BUILD)/%.pb-c.h: %.proto $(BUILD)/.flags
+	$(call msg,PROTOC,$@)
+	$(Q)mkdir -p $(BUILD)
+	$(Q)protoc-c --c_out=$(BUILD) $<
+
+$(BUILD)/obj/gen/%.o: $(BUILD)/%.c $(BUILD)/.flags
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(LIB_OBJS) $(CLI_OBJS) $(UNIT_BINS): | $(PROTO_HDRS)
+
 $(BUILD)/obj/%.o: %.c $(BUILD)/.flags | $(SKELS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
 
-$(BUILD)/libcauseway.a: $(LIB_OBJS)
+$(BUILD)/libcauseway.a: $(LIB_OBJS) $(PROTO_OBJS)
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
@@ -126,7 +143,7 @@ FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -std=gnu11 \
 
 fuzz: $(FUZZ_BINS)
 
-$(BUILD)/fuzz/%: tests/fuzz/%.c $(LIB_SRCS) $(BUILD)/.flags | $(SKELS)
+$(BUILD)/fuzz/%: tests/fuzz/%.c $(LIB_SRCS) $(PROTO_SRCS) $(BUILD)/.flags | $(SKELS)
 	$(call msg,FUZZ,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) $(FUZZ_FLAGS) -o $@ $< \
@@ -139,4 +156,5 @@ format:
 clean:
 	rm -rf $(BUILD)
 
--include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(UNIT_BINS:=.d)
+-include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(UNIT_BINS:=.d) \
+	$(PROTO_OBJS:.o=.d)

@@ -1,0 +1,630 @@
+// SPDX-License-Identifier: MIT
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <librdkafka/rdkafka.h>
+#include <librdkafka/rdkafka_mock.h>
+
+#include "common/kafka.h"
+#include "common/log.h"
+#include "common/util.h"
+#include "common/wire.h"
+
+#define QUEUE_FULL_TRIES 20 /* x 50 ms before a record goes to the spool */
+#define REPLAY_BATCH	 1000
+#define REPLAY_RETRY_MS	 1000
+#define FREE_FLUSH_MS	 10000
+
+/* Marks a record that came from the spool, in its delivery report. */
+#define OPAQUE_REPLAY ((void *)1)
+
+const char *cw_kafka_topic(const struct cw_kafka_conf *conf, int kind,
+			   char *buf, size_t len)
+{
+	const char *prefix = conf && conf->topic_prefix ? conf->topic_prefix
+							: CW_KAFKA_PREFIX;
+
+	snprintf(buf, len, "%s.%s", prefix,
+		 kind == CW_WIRE_CONN ? "conns" : "meta");
+	return buf;
+}
+
+static int conf_set(rd_kafka_conf_t *conf, const char *key, const char *val)
+{
+	char err[256];
+
+	if (rd_kafka_conf_set(conf, key, val, err, sizeof(err)) !=
+	    RD_KAFKA_CONF_OK)
+		return cw_error("kafka setting '%s=%s': %s", key, val, err);
+	return 0;
+}
+
+static char *trim(char *s)
+{
+	char *e;
+
+	while (isspace((unsigned char)*s))
+		s++;
+	e = s + strlen(s);
+	while (e > s && isspace((unsigned char)e[-1]))
+		*--e = 0;
+	return s;
+}
+
+/* librdkafka properties: "key=value" lines, '#' comments, blank lines. */
+static int conf_load_file(rd_kafka_conf_t *conf, const char *path)
+{
+	char line[4096], err[256];
+	FILE *fp = fopen(path, "r");
+	int lineno = 0, ret = 0;
+	char *s, *eq;
+
+	if (!fp)
+		return cw_error("unable to open kafka properties '%s': %s",
+				path, strerror(errno));
+	while (fgets(line, sizeof(line), fp)) {
+		lineno++;
+		if (!strchr(line, '\n') && !feof(fp)) {
+			ret = cw_error("kafka properties '%s' line %d: line "
+				       "too long",
+				       path, lineno);
+			break;
+		}
+		s = trim(line);
+		if (!*s || *s == '#')
+			continue;
+		eq = strchr(s, '=');
+		if (!eq || eq == s) {
+			ret = cw_error(
+				"kafka properties '%s' line %d: expected "
+				"'key=value', got '%s'",
+				path, lineno, s);
+			break;
+		}
+		*eq = 0;
+		if (rd_kafka_conf_set(conf, trim(s), trim(eq + 1), err,
+				      sizeof(err)) != RD_KAFKA_CONF_OK) {
+			ret = cw_error("kafka properties '%s' line %d: %s",
+				       path, lineno, err);
+			break;
+		}
+	}
+	if (!ret && ferror(fp))
+		ret = cw_error("unable to read kafka properties '%s': %s", path,
+			       strerror(errno));
+	fclose(fp);
+	return ret;
+}
+
+static void on_log(const rd_kafka_t *rk, int level, const char *fac,
+		   const char *buf)
+{
+	/* Broker chatter (reconnects during an outage) is for -v only. */
+	cw_log(level <= 2 ? CW_LOG_WARN : CW_LOG_DEBUG, "kafka: %s: %s", fac,
+	       buf);
+}
+
+/*
+ * Settings every client shares.  Each client then sets its defaults, loads
+ * the properties file (so TLS, SASL and tuning can be set there, overriding
+ * defaults) and last sets what correctness needs.
+ */
+static rd_kafka_conf_t *conf_common(const struct cw_kafka_conf *c)
+{
+	rd_kafka_conf_t *conf;
+
+	if (!c->brokers || !*c->brokers) {
+		cw_error("no kafka brokers given");
+		return NULL;
+	}
+	conf = rd_kafka_conf_new();
+	rd_kafka_conf_set_log_cb(conf, on_log);
+	if (conf_set(conf, "bootstrap.servers", c->brokers) ||
+	    conf_set(conf, "client.id", "causeway")) {
+		rd_kafka_conf_destroy(conf);
+		return NULL;
+	}
+	return conf;
+}
+
+/* Producer. */
+
+struct cw_kafka_producer {
+	rd_kafka_t *rk;
+	rd_kafka_topic_t *topics[CW_WIRE_PROC + 1];
+	struct cw_spool *spool;
+	struct cw_kafka_producer_stats st;
+	uint64_t replay_in_flight;
+	uint64_t next_replay_ms;
+	bool replay_ok; /* the last replayed record was delivered */
+	bool outage_logged;
+};
+
+static uint64_t now_ms(void)
+{
+	return cw_now_mono_ns() / NSEC_PER_MSEC;
+}
+
+static int spool_record(struct cw_kafka_producer *p, const void *buf,
+			size_t len)
+{
+	if (p->spool && !cw_spool_append(p->spool, buf, len)) {
+		p->st.spooled++;
+		return 0;
+	}
+	p->st.lost++;
+	return -1;
+}
+
+static void on_delivery(rd_kafka_t *rk, const rd_kafka_message_t *m,
+			void *opaque)
+{
+	struct cw_kafka_producer *p = opaque;
+	bool replay = m->_private == OPAQUE_REPLAY;
+
+	p->st.in_flight--;
+	if (replay)
+		p->replay_in_flight--;
+	if (!m->err) {
+		p->st.delivered++;
+		if (replay)
+			p->replay_ok = true;
+		if (p->outage_logged) {
+			cw_info("kafka: delivering again");
+			p->outage_logged = false;
+		}
+		return;
+	}
+	p->st.failed++;
+	if (!p->outage_logged) {
+		cw_warn("kafka: delivery to '%s' failed: %s%s",
+			rd_kafka_topic_name(m->rkt), rd_kafka_err2str(m->err),
+			p->spool ? " (spooling until brokers return)" : "");
+		p->outage_logged = true;
+	}
+	/* Brokers are likely away: probe with one record, after a pause. */
+	p->replay_ok = false;
+	p->next_replay_ms = now_ms() + REPLAY_RETRY_MS;
+	spool_record(p, m->payload, m->len);
+}
+
+static void on_error(rd_kafka_t *rk, int err, const char *reason, void *opaque)
+{
+	if (err == RD_KAFKA_RESP_ERR__FATAL) {
+		char buf[256];
+
+		rd_kafka_fatal_error(rk, buf, sizeof(buf));
+		cw_error("kafka: fatal: %s", buf);
+		return;
+	}
+	/* Outages are reported by delivery; this one says why, once. */
+	if (err == RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN)
+		cw_warn("kafka: %s", reason);
+	else
+		cw_debug("kafka: %s: %s", rd_kafka_err2name(err), reason);
+}
+
+struct cw_kafka_producer *cw_kafka_producer_new(const struct cw_kafka_conf *c)
+{
+	struct cw_kafka_producer *p;
+	rd_kafka_conf_t *conf;
+	char timeout[32], err[512], topic[CW_KAFKA_TOPIC_MAX];
+	int k;
+
+	p = calloc(1, sizeof(*p));
+	if (!p) {
+		cw_error("out of memory");
+		return NULL;
+	}
+	p->spool = c->spool;
+	p->replay_ok = true;
+	snprintf(timeout, sizeof(timeout), "%d",
+		 c->message_timeout_ms > 0 ? c->message_timeout_ms : 30000);
+	conf = conf_common(c);
+	if (!conf)
+		goto fail;
+	if (conf_set(conf, "enable.idempotence", "true") ||
+	    conf_set(conf, "compression.type",
+		     c->compression ? c->compression : CW_KAFKA_COMPRESSION) ||
+	    conf_set(conf, "message.timeout.ms", timeout) ||
+	    (c->properties && conf_load_file(conf, c->properties))) {
+		rd_kafka_conf_destroy(conf);
+		goto fail;
+	}
+	rd_kafka_conf_set_dr_msg_cb(conf, on_delivery);
+	rd_kafka_conf_set_error_cb(conf, on_error);
+	rd_kafka_conf_set_opaque(conf, p);
+	p->rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof(err));
+	if (!p->rk) {
+		rd_kafka_conf_destroy(conf);
+		cw_error("unable to create kafka producer: %s", err);
+		goto fail;
+	}
+	for (k = CW_WIRE_CONN; k <= CW_WIRE_PROC; k++) {
+		cw_kafka_topic(c, k, topic, sizeof(topic));
+		p->topics[k] = rd_kafka_topic_new(p->rk, topic, NULL);
+		if (!p->topics[k]) {
+			cw_error("kafka topic '%s': %s", topic,
+				 rd_kafka_err2str(rd_kafka_last_error()));
+			goto fail;
+		}
+	}
+	return p;
+fail:
+	cw_kafka_producer_free(p);
+	return NULL;
+}
+
+/* Hand one record to librdkafka: 0, 1 if its queue is full, or -1. */
+static int enqueue(struct cw_kafka_producer *p, int kind, const char *key,
+		   const void *value, size_t len, void *opaque)
+{
+	rd_kafka_resp_err_t err;
+
+	if (kind < CW_WIRE_CONN || kind > CW_WIRE_PROC)
+		return cw_error("kafka: no topic for record kind %d", kind);
+	err = rd_kafka_producev(p->rk, RD_KAFKA_V_RKT(p->topics[kind]),
+				RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+				RD_KAFKA_V_KEY(key, key ? strlen(key) : 0),
+				RD_KAFKA_V_VALUE((void *)value, len),
+				RD_KAFKA_V_OPAQUE(opaque), RD_KAFKA_V_END);
+	if (err == RD_KAFKA_RESP_ERR__QUEUE_FULL)
+		return 1;
+	if (err)
+		return cw_error("kafka: unable to produce: %s",
+				rd_kafka_err2str(err));
+	p->st.produced++;
+	p->st.in_flight++;
+	if (opaque == OPAQUE_REPLAY)
+		p->replay_in_flight++;
+	return 0;
+}
+
+static bool spooling(const struct cw_kafka_producer *p)
+{
+	return p->spool && (p->replay_in_flight || !cw_spool_empty(p->spool));
+}
+
+int cw_kafka_produce(struct cw_kafka_producer *p, int kind, const char *key,
+		     const void *value, size_t len)
+{
+	int tries, r = 1;
+
+	if (spooling(p))
+		return spool_record(p, value, len);
+	for (tries = 0; tries < QUEUE_FULL_TRIES; tries++) {
+		r = enqueue(p, kind, key, value, len, NULL);
+		if (r <= 0)
+			break;
+		p->st.queue_full++;
+		rd_kafka_poll(p->rk, 50);
+	}
+	if (r == 0)
+		return 0;
+	if (!p->spool)
+		return cw_error("kafka: record dropped: %s",
+				r > 0 ? "producer queue full" : "not queued");
+	return spool_record(p, value, len);
+}
+
+int cw_kafka_produce_conn(struct cw_kafka_producer *p,
+			  const struct cw_conn_record *r)
+{
+	char key[CW_WIRE_KEY_MAX];
+	uint8_t *buf;
+	size_t len;
+	int ret;
+
+	if (cw_wire_conn_key(r, key, sizeof(key)) < 0 ||
+	    cw_wire_encode_conn(r, &buf, &len))
+		return cw_error("unable to encode a connection record");
+	ret = cw_kafka_produce(p, CW_WIRE_CONN, key, buf, len);
+	free(buf);
+	return ret;
+}
+
+/* Spool replay: the topic and key come back from the record itself. */
+static int replay_one(const uint8_t *buf, size_t len, void *arg)
+{
+	struct cw_kafka_producer *p = arg;
+	char key[CW_WIRE_KEY_MAX], err[128];
+	struct cw_wire_msg *m;
+	int kind, r;
+
+	/* Probe with one record until one gets through. */
+	if (p->replay_in_flight >= (p->replay_ok ? REPLAY_BATCH : 1))
+		return 1;
+	m = malloc(sizeof(*m));
+	if (!m)
+		return 1;
+	kind = cw_wire_decode(buf, len, m, err, sizeof(err));
+	if (kind < 0) {
+		free(m);
+		cw_warn("kafka: dropping an unreadable spooled record: %s",
+			err);
+		p->st.lost++;
+		return 0;
+	}
+	if (kind == CW_WIRE_CONN)
+		cw_wire_conn_key(&m->conn, key, sizeof(key));
+	free(m);
+	r = enqueue(p, kind, kind == CW_WIRE_CONN ? key : NULL, buf, len,
+		    OPAQUE_REPLAY);
+	if (r == 0)
+		p->st.replayed++;
+	return r;
+}
+
+int cw_kafka_producer_poll(struct cw_kafka_producer *p, int timeout_ms)
+{
+	int n = rd_kafka_poll(p->rk, timeout_ms);
+
+	if (p->spool && !cw_spool_empty(p->spool) &&
+	    p->replay_in_flight < (p->replay_ok ? REPLAY_BATCH : 1) &&
+	    now_ms() >= p->next_replay_ms &&
+	    cw_spool_replay(p->spool, replay_one, p) < 0)
+		p->next_replay_ms = now_ms() + REPLAY_RETRY_MS;
+	return n;
+}
+
+int cw_kafka_producer_flush(struct cw_kafka_producer *p, int timeout_ms)
+{
+	uint64_t end = now_ms() + (uint64_t)timeout_ms;
+
+	do {
+		cw_kafka_producer_poll(p, 10);
+		if (!p->st.in_flight &&
+		    !(p->spool && !cw_spool_empty(p->spool)))
+			return 0;
+	} while (now_ms() < end);
+	return -1;
+}
+
+void cw_kafka_producer_get_stats(const struct cw_kafka_producer *p,
+				 struct cw_kafka_producer_stats *st)
+{
+	*st = p->st;
+}
+
+void cw_kafka_producer_free(struct cw_kafka_producer *p)
+{
+	int k;
+
+	if (!p)
+		return;
+	if (p->rk) {
+		rd_kafka_flush(p->rk, FREE_FLUSH_MS);
+		/* What is still queued goes to the spool via its report. */
+		rd_kafka_purge(p->rk, RD_KAFKA_PURGE_F_QUEUE |
+					      RD_KAFKA_PURGE_F_INFLIGHT);
+		rd_kafka_flush(p->rk, 1000);
+		if (p->st.in_flight)
+			cw_warn("kafka: %" PRIu64 " records never reported",
+				p->st.in_flight);
+		for (k = 0; k <= CW_WIRE_PROC; k++)
+			if (p->topics[k])
+				rd_kafka_topic_destroy(p->topics[k]);
+		rd_kafka_destroy(p->rk);
+	}
+	free(p);
+}
+
+/* Consumer. */
+
+struct cw_kafka_consumer {
+	rd_kafka_t *rk;
+	rd_kafka_resp_err_t last_err;
+};
+
+struct cw_kafka_consumer *cw_kafka_consumer_new(const struct cw_kafka_conf *c,
+						const char *const *topics,
+						int ntopics)
+{
+	struct cw_kafka_consumer *kc;
+	rd_kafka_topic_partition_list_t *list = NULL;
+	rd_kafka_conf_t *conf;
+	rd_kafka_resp_err_t err;
+	char errstr[512];
+	int i;
+
+	kc = calloc(1, sizeof(*kc));
+	if (!kc) {
+		cw_error("out of memory");
+		return NULL;
+	}
+	conf = conf_common(c);
+	if (!conf)
+		goto fail;
+	if (conf_set(conf, "group.id", c->group ? c->group : CW_KAFKA_GROUP) ||
+	    conf_set(conf, "auto.offset.reset",
+		     c->from_beginning ? "earliest" : "latest") ||
+	    (c->properties && conf_load_file(conf, c->properties)) ||
+	    /* Offsets move only for records the caller applied. */
+	    conf_set(conf, "enable.auto.commit", "false") ||
+	    conf_set(conf, "enable.auto.offset.store", "false")) {
+		rd_kafka_conf_destroy(conf);
+		goto fail;
+	}
+	rd_kafka_conf_set_error_cb(conf, on_error);
+	kc->rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, errstr, sizeof(errstr));
+	if (!kc->rk) {
+		rd_kafka_conf_destroy(conf);
+		cw_error("unable to create kafka consumer: %s", errstr);
+		goto fail;
+	}
+	rd_kafka_poll_set_consumer(kc->rk);
+	list = rd_kafka_topic_partition_list_new(ntopics);
+	for (i = 0; i < ntopics; i++)
+		rd_kafka_topic_partition_list_add(list, topics[i],
+						  RD_KAFKA_PARTITION_UA);
+	err = rd_kafka_subscribe(kc->rk, list);
+	rd_kafka_topic_partition_list_destroy(list);
+	if (err) {
+		cw_error("kafka: unable to subscribe: %s",
+			 rd_kafka_err2str(err));
+		goto fail;
+	}
+	return kc;
+fail:
+	if (kc->rk)
+		rd_kafka_destroy(kc->rk);
+	free(kc);
+	return NULL;
+}
+
+int cw_kafka_consume(struct cw_kafka_consumer *c, int timeout_ms,
+		     struct cw_kafka_msg *m)
+{
+	rd_kafka_message_t *km = rd_kafka_consumer_poll(c->rk, timeout_ms);
+
+	memset(m, 0, sizeof(*m));
+	if (!km)
+		return 0;
+	if (km->err) {
+		rd_kafka_resp_err_t err = km->err;
+
+		if (err != RD_KAFKA_RESP_ERR__PARTITION_EOF &&
+		    err != c->last_err)
+			cw_warn("kafka: %s", rd_kafka_message_errstr(km));
+		c->last_err = err;
+		rd_kafka_message_destroy(km);
+		return err == RD_KAFKA_RESP_ERR__FATAL ? -1 : 0;
+	}
+	c->last_err = 0;
+	m->topic = rd_kafka_topic_name(km->rkt);
+	m->partition = km->partition;
+	m->offset = km->offset;
+	m->key = km->key;
+	m->key_len = km->key_len;
+	m->value = km->payload;
+	m->len = km->len;
+	m->priv = km;
+	return 1;
+}
+
+void cw_kafka_msg_applied(struct cw_kafka_consumer *c, struct cw_kafka_msg *m)
+{
+	rd_kafka_topic_partition_list_t *list;
+	rd_kafka_resp_err_t err;
+
+	if (!m->priv)
+		return;
+	list = rd_kafka_topic_partition_list_new(1);
+	rd_kafka_topic_partition_list_add(list, m->topic, m->partition)
+		->offset = m->offset + 1;
+	err = rd_kafka_offsets_store(c->rk, list);
+	if (err)
+		cw_debug("kafka: unable to store offset %s[%d]@%" PRId64 ": %s",
+			 m->topic, m->partition, m->offset,
+			 rd_kafka_err2str(err));
+	rd_kafka_topic_partition_list_destroy(list);
+	cw_kafka_msg_release(m);
+}
+
+void cw_kafka_msg_release(struct cw_kafka_msg *m)
+{
+	if (m->priv)
+		rd_kafka_message_destroy(m->priv);
+	memset(m, 0, sizeof(*m));
+}
+
+int cw_kafka_consumer_commit(struct cw_kafka_consumer *c)
+{
+	rd_kafka_resp_err_t err = rd_kafka_commit(c->rk, NULL, 0);
+
+	if (err && err != RD_KAFKA_RESP_ERR__NO_OFFSET)
+		return cw_error("kafka: commit failed: %s",
+				rd_kafka_err2str(err));
+	return 0;
+}
+
+void cw_kafka_consumer_free(struct cw_kafka_consumer *c)
+{
+	if (!c)
+		return;
+	cw_kafka_consumer_commit(c);
+	rd_kafka_consumer_close(c->rk);
+	rd_kafka_destroy(c->rk);
+	free(c);
+}
+
+/* Embedded broker. */
+
+static rd_kafka_t *mock_rk;
+static rd_kafka_mock_cluster_t *mock;
+
+int cw_kafka_mock_start(int brokers, char *bootstrap, size_t len)
+{
+	rd_kafka_conf_t *conf;
+	char err[256];
+
+	if (mock)
+		return cw_error("the embedded kafka broker is already running");
+	if (brokers < 1 || brokers > 32)
+		return cw_error("embedded kafka: %d brokers (want 1 to 32)",
+				brokers);
+	conf = rd_kafka_conf_new();
+	rd_kafka_conf_set_log_cb(conf, on_log);
+	mock_rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof(err));
+	if (!mock_rk) {
+		rd_kafka_conf_destroy(conf);
+		return cw_error("embedded kafka: %s", err);
+	}
+	mock = rd_kafka_mock_cluster_new(mock_rk, brokers);
+	if (!mock) {
+		rd_kafka_destroy(mock_rk);
+		mock_rk = NULL;
+		return cw_error("embedded kafka: unable to start the brokers");
+	}
+	if ((size_t)snprintf(bootstrap, len, "%s",
+			     rd_kafka_mock_cluster_bootstraps(mock)) >= len) {
+		cw_kafka_mock_stop();
+		return cw_error("embedded kafka: bootstrap string too long");
+	}
+	return 0;
+}
+
+static int mock_check(rd_kafka_resp_err_t err, const char *what)
+{
+	if (!mock)
+		return cw_error("the embedded kafka broker is not running");
+	if (err)
+		return cw_error("embedded kafka: %s: %s", what,
+				rd_kafka_err2str(err));
+	return 0;
+}
+
+int cw_kafka_mock_topic_create(const char *topic, int partitions)
+{
+	if (!mock)
+		return mock_check(0, NULL);
+	return mock_check(
+		rd_kafka_mock_topic_create(mock, topic, partitions, 1), topic);
+}
+
+int cw_kafka_mock_broker_down(int id)
+{
+	if (!mock)
+		return mock_check(0, NULL);
+	return mock_check(rd_kafka_mock_broker_set_down(mock, id), "down");
+}
+
+int cw_kafka_mock_broker_up(int id)
+{
+	if (!mock)
+		return mock_check(0, NULL);
+	return mock_check(rd_kafka_mock_broker_set_up(mock, id), "up");
+}
+
+void cw_kafka_mock_stop(void)
+{
+	if (mock)
+		rd_kafka_mock_cluster_destroy(mock);
+	if (mock_rk)
+		rd_kafka_destroy(mock_rk);
+	mock = NULL;
+	mock_rk = NULL;
+}

@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Kafka transport (librdkafka): the producer agents publish wire records
+ * with, the consumer correlators read them with, and an embedded broker
+ * (librdkafka's mock cluster) for one-machine runs and tests.  The embedded
+ * broker is reached through exactly the same code as a real one: only the
+ * bootstrap string differs.  docs/wire.md describes topics and settings.
+ *
+ *	struct cw_kafka_conf conf = { .brokers = "k1:9092,k2:9092",
+ *				      .properties = "/etc/causeway/kafka.conf",
+ *				      .spool = sp };
+ *	struct cw_kafka_producer *p = cw_kafka_producer_new(&conf);
+ *	cw_kafka_produce_conn(p, &rec);
+ *	cw_kafka_producer_poll(p, 0);		// in the agent's loop
+ *	cw_kafka_producer_free(p);		// flushes, spools the rest
+ *
+ *	struct cw_kafka_consumer *c = cw_kafka_consumer_new(&conf, topics, 1);
+ *	while (cw_kafka_consume(c, 1000, &m) >= 0) {
+ *		apply(m.value, m.len);
+ *		cw_kafka_msg_applied(c, &m);	// commit point
+ *	}
+ *	cw_kafka_consumer_commit(c);
+ *	cw_kafka_consumer_free(c);
+ *
+ * Functions returning int give 0 or -1 with a logged message.  Neither
+ * object is thread-safe.
+ */
+#ifndef CW_KAFKA_H
+#define CW_KAFKA_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/record.h"
+#include "common/spool.h"
+
+#define CW_KAFKA_PREFIX	     "causeway"
+#define CW_KAFKA_GROUP	     "causeway-correlator"
+#define CW_KAFKA_COMPRESSION "lz4"
+#define CW_KAFKA_TOPIC_MAX   200
+
+struct cw_kafka_conf {
+	const char *brokers;	  /* bootstrap.servers; required */
+	const char *properties;	  /* librdkafka "key=value" file, or NULL */
+	const char *topic_prefix; /* NULL: "causeway" */
+	const char *compression;  /* NULL: "lz4" (or zstd, gzip, none) */
+	const char *group;	  /* consumer group; NULL: default above */
+	bool from_beginning;	  /* consumer: no committed offset: earliest */
+	/* Producer: where records Kafka could not take go, or NULL. */
+	struct cw_spool *spool;
+	/* Producer: how long to try a record before it is spooled. 0: 30s */
+	int message_timeout_ms;
+};
+
+/* Topic names: "<prefix>.conns" for connections, "<prefix>.meta" for host
+ * and process metadata.  `kind` is an enum cw_wire_kind. */
+const char *cw_kafka_topic(const struct cw_kafka_conf *conf, int kind,
+			   char *buf, size_t len);
+
+/* Producer. */
+
+struct cw_kafka_producer_stats {
+	uint64_t produced;   /* handed to librdkafka */
+	uint64_t delivered;  /* acknowledged by the brokers */
+	uint64_t failed;     /* delivery failed (then spooled, if a spool) */
+	uint64_t spooled;    /* written to the spool */
+	uint64_t replayed;   /* taken from the spool and produced again */
+	uint64_t lost;	     /* failed and could not be spooled */
+	uint64_t queue_full; /* QUEUE_FULL retries */
+	uint64_t in_flight;  /* produced, no delivery report yet */
+};
+
+struct cw_kafka_producer;
+
+struct cw_kafka_producer *cw_kafka_producer_new(const struct cw_kafka_conf *c);
+/*
+ * Queue one encoded wire record of kind `kind` with partition key `key`.
+ * While records wait in the spool, new ones join them there so the order is
+ * kept.  0, or -1 if the record could neither be queued nor spooled.
+ */
+int cw_kafka_produce(struct cw_kafka_producer *p, int kind, const char *key,
+		     const void *value, size_t len);
+/* Encode, key and queue a connection record. */
+int cw_kafka_produce_conn(struct cw_kafka_producer *p,
+			  const struct cw_conn_record *r);
+/*
+ * Serve delivery reports (waiting up to `timeout_ms`) and, when brokers
+ * take records again, replay the spool.  Call it often.  Returns the
+ * number of delivery reports served.
+ */
+int cw_kafka_producer_poll(struct cw_kafka_producer *p, int timeout_ms);
+/*
+ * Wait up to `timeout_ms` until every record is delivered, the spooled ones
+ * included.  0 when all are, -1 if some are still in flight or spooled.
+ */
+int cw_kafka_producer_flush(struct cw_kafka_producer *p, int timeout_ms);
+void cw_kafka_producer_get_stats(const struct cw_kafka_producer *p,
+				 struct cw_kafka_producer_stats *st);
+/* Flush for up to 10 s, spool what is still undelivered, destroy. */
+void cw_kafka_producer_free(struct cw_kafka_producer *p);
+
+/* Consumer: one member of a consumer group; offsets are committed only for
+ * records the caller marked applied. */
+
+struct cw_kafka_msg {
+	const char *topic;
+	int32_t partition;
+	int64_t offset;
+	const void *key;
+	size_t key_len;
+	const uint8_t *value;
+	size_t len;
+	void *priv; /* the librdkafka message */
+};
+
+struct cw_kafka_consumer;
+
+struct cw_kafka_consumer *cw_kafka_consumer_new(const struct cw_kafka_conf *c,
+						const char *const *topics,
+						int ntopics);
+/*
+ * Wait up to `timeout_ms` for the next record: 1 with `m` filled (release
+ * it with cw_kafka_msg_applied() or cw_kafka_msg_release()), 0 on timeout
+ * or end of a partition, -1 on a fatal error.
+ */
+int cw_kafka_consume(struct cw_kafka_consumer *c, int timeout_ms,
+		     struct cw_kafka_msg *m);
+/* The record's effects are stored: its offset may be committed.  Releases. */
+void cw_kafka_msg_applied(struct cw_kafka_consumer *c, struct cw_kafka_msg *m);
+/* Release without marking it applied. */
+void cw_kafka_msg_release(struct cw_kafka_msg *m);
+/* Commit the offsets of applied records, synchronously. */
+int cw_kafka_consumer_commit(struct cw_kafka_consumer *c);
+/* Leave the group (committing applied offsets first) and destroy. */
+void cw_kafka_consumer_free(struct cw_kafka_consumer *c);
+
+/*
+ * Embedded broker: a librdkafka mock cluster of `brokers` brokers inside
+ * this process, on localhost ports; its bootstrap string goes to `bootstrap`.
+ * One per process.
+ */
+int cw_kafka_mock_start(int brokers, char *bootstrap, size_t len);
+/* Create a topic with `partitions` partitions (else auto-created with 4). */
+int cw_kafka_mock_topic_create(const char *topic, int partitions);
+/* An outage: broker `id` (1..brokers, or -1 for all) refuses connections. */
+int cw_kafka_mock_broker_down(int id);
+int cw_kafka_mock_broker_up(int id);
+void cw_kafka_mock_stop(void);
+
+#endif

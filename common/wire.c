@@ -1,0 +1,643 @@
+// SPDX-License-Identifier: MIT
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "common/log.h"
+#include "common/wire.h"
+#include "common/wire.pb-c.h"
+
+typedef Causeway__Wire__Envelope pb_envelope;
+typedef Causeway__Wire__ConnRecord pb_conn;
+typedef Causeway__Wire__Process pb_process;
+typedef Causeway__Wire__HostMeta pb_host;
+typedef Causeway__Wire__ProcessMeta pb_procmeta;
+
+/*
+ * Record strings are fixed arrays that a careless filler may leave without
+ * a terminator; protobuf-c would run off their end, so copy those.
+ */
+static char *cstr(const char *s, size_t cap, char *tmp)
+{
+	if (memchr(s, 0, cap))
+		return (char *)s;
+	memcpy(tmp, s, cap - 1);
+	tmp[cap - 1] = 0;
+	return tmp;
+}
+
+struct process_strs {
+	char comm[CW_COMM_MAX], cmdline[CW_CMDLINE_MAX];
+	char container[CW_CONTAINER_MAX], pod[CW_POD_MAX];
+};
+
+static void process_to_pb(pb_process *p, const struct cw_process *proc,
+			  struct process_strs *t)
+{
+	causeway__wire__process__init(p);
+	p->tgid = proc->tgid;
+	p->start_ns = proc->start_ns;
+	p->cgroup_id = proc->cgroup_id;
+	p->comm = cstr(proc->comm, sizeof(proc->comm), t->comm);
+	p->cmdline = cstr(proc->cmdline, sizeof(proc->cmdline), t->cmdline);
+	p->container =
+		cstr(proc->container, sizeof(proc->container), t->container);
+	p->pod = cstr(proc->pod, sizeof(proc->pod), t->pod);
+}
+
+static size_t addr_len(const struct cw_addr *a)
+{
+	return a->family == 6 ? 16 : a->family == 4 ? 4 : 0;
+}
+
+static int pack(const pb_envelope *env, uint8_t **buf, size_t *len)
+{
+	size_t n = protobuf_c_message_get_packed_size(&env->base);
+
+	/* malloc(0) may return NULL; an Envelope is never empty anyway. */
+	*buf = malloc(n ? n : 1);
+	if (!*buf)
+		return -1;
+	*len = protobuf_c_message_pack(&env->base, *buf);
+	return 0;
+}
+
+static int encode_conn(pb_envelope *env, const struct cw_conn_record *r,
+		       uint8_t **buf, size_t *len)
+{
+	pb_conn c;
+	pb_process p;
+	struct process_strs t;
+	char host[CW_HOST_LEN];
+
+	causeway__wire__conn_record__init(&c);
+	c.host = cstr(r->host, sizeof(r->host), host);
+	c.netns = r->netns;
+	c.cookie = r->cookie;
+	c.protocol = r->protocol;
+	c.role = (Causeway__Wire__Role)r->role;
+	c.flags = r->flags;
+	c.laddr.data = (uint8_t *)r->laddr.bytes;
+	c.laddr.len = addr_len(&r->laddr);
+	c.lport = r->lport;
+	c.raddr.data = (uint8_t *)r->raddr.bytes;
+	c.raddr.len = addr_len(&r->raddr);
+	c.rport = r->rport;
+	c.bytes_out = r->bytes_out;
+	c.bytes_in = r->bytes_in;
+	c.calls_out = r->calls_out;
+	c.calls_in = r->calls_in;
+	c.msgs_out = r->msgs_out;
+	c.msgs_in = r->msgs_in;
+	c.first_ns = r->first_ns;
+	c.last_ns = r->last_ns;
+	c.retrans = r->retrans;
+	c.srtt_us = r->srtt_us;
+	c.seq = r->seq;
+	process_to_pb(&p, &r->proc, &t);
+	c.process = &p;
+	env->kind_case = CAUSEWAY__WIRE__ENVELOPE__KIND_CONN;
+	env->conn = &c;
+	return pack(env, buf, len);
+}
+
+static int encode_host(pb_envelope *env, const struct cw_host_meta *hm,
+		       uint8_t **buf, size_t *len)
+{
+	pb_host h;
+	char t[4][CW_HOST_LEN];
+
+	causeway__wire__host_meta__init(&h);
+	h.host = cstr(hm->host, sizeof(hm->host), t[0]);
+	h.hostname = cstr(hm->hostname, sizeof(hm->hostname), t[1]);
+	h.kernel = cstr(hm->kernel, sizeof(hm->kernel), t[2]);
+	h.agent_version =
+		cstr(hm->agent_version, sizeof(hm->agent_version), t[3]);
+	h.cpus = hm->cpus;
+	h.mem_bytes = hm->mem_bytes;
+	h.time_ns = hm->time_ns;
+	h.seq = hm->seq;
+	env->kind_case = CAUSEWAY__WIRE__ENVELOPE__KIND_HOST;
+	env->host = &h;
+	return pack(env, buf, len);
+}
+
+static int encode_proc(pb_envelope *env, const struct cw_proc_meta *pm,
+		       uint8_t **buf, size_t *len)
+{
+	pb_procmeta m;
+	pb_process p;
+	struct process_strs t;
+	char host[CW_HOST_LEN];
+
+	causeway__wire__process_meta__init(&m);
+	m.host = cstr(pm->host, sizeof(pm->host), host);
+	process_to_pb(&p, &pm->proc, &t);
+	m.process = &p;
+	m.rss_bytes = pm->rss_bytes;
+	m.cpu_ns = pm->cpu_ns;
+	m.time_ns = pm->time_ns;
+	m.seq = pm->seq;
+	env->kind_case = CAUSEWAY__WIRE__ENVELOPE__KIND_PROCESS;
+	env->process = &m;
+	return pack(env, buf, len);
+}
+
+int cw_wire_encode(const struct cw_wire_msg *m, uint8_t **buf, size_t *len)
+{
+	pb_envelope env;
+
+	causeway__wire__envelope__init(&env);
+	env.version = CW_WIRE_VERSION;
+	switch (m->kind) {
+	case CW_WIRE_CONN:
+		return encode_conn(&env, &m->conn, buf, len);
+	case CW_WIRE_HOST:
+		return encode_host(&env, &m->host, buf, len);
+	case CW_WIRE_PROC:
+		return encode_proc(&env, &m->proc, buf, len);
+	}
+	return -1;
+}
+
+int cw_wire_encode_conn(const struct cw_conn_record *r, uint8_t **buf,
+			size_t *len)
+{
+	pb_envelope env;
+
+	causeway__wire__envelope__init(&env);
+	env.version = CW_WIRE_VERSION;
+	return encode_conn(&env, r, buf, len);
+}
+
+/* Decoding. */
+
+struct decode_ctx {
+	char *err;
+	size_t errlen;
+};
+
+__attribute__((format(printf, 3, 4))) static int
+fail(struct decode_ctx *d, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (d->err && d->errlen) {
+		va_start(ap, fmt);
+		vsnprintf(d->err, d->errlen, fmt, ap);
+		va_end(ap);
+	}
+	return code;
+}
+
+static int get_str(struct decode_ctx *d, const char *field, const char *s,
+		   char *dst, size_t cap)
+{
+	size_t n = s ? strlen(s) : 0;
+
+	if (n >= cap)
+		return fail(d, CW_WIRE_EMALFORMED,
+			    "field '%s' is %zu bytes long (at most %zu)", field,
+			    n, cap - 1);
+	memcpy(dst, s ? s : "", n + 1);
+	return 0;
+}
+
+static int get_u(struct decode_ctx *d, const char *field, uint64_t v,
+		 uint64_t max)
+{
+	if (v > max)
+		return fail(d, CW_WIRE_EMALFORMED,
+			    "field '%s' is %" PRIu64 " (at most %" PRIu64 ")",
+			    field, v, max);
+	return 0;
+}
+
+static int get_addr(struct decode_ctx *d, const char *field,
+		    const ProtobufCBinaryData *b, struct cw_addr *a)
+{
+	memset(a, 0, sizeof(*a));
+	if (b->len != 0 && b->len != 4 && b->len != 16)
+		return fail(d, CW_WIRE_EMALFORMED,
+			    "field '%s' has %zu bytes (want 4 or 16)", field,
+			    b->len);
+	if (b->len)
+		memcpy(a->bytes, b->data, b->len);
+	a->family = b->len == 16 ? 6 : b->len == 4 ? 4 : 0;
+	return 0;
+}
+
+static int get_process(struct decode_ctx *d, const pb_process *p,
+		       struct cw_process *proc)
+{
+	memset(proc, 0, sizeof(*proc));
+	if (!p)
+		return 0;
+	proc->tgid = p->tgid;
+	proc->start_ns = p->start_ns;
+	proc->cgroup_id = p->cgroup_id;
+	if (get_str(d, "process.comm", p->comm, proc->comm,
+		    sizeof(proc->comm)) ||
+	    get_str(d, "process.cmdline", p->cmdline, proc->cmdline,
+		    sizeof(proc->cmdline)) ||
+	    get_str(d, "process.container", p->container, proc->container,
+		    sizeof(proc->container)) ||
+	    get_str(d, "process.pod", p->pod, proc->pod, sizeof(proc->pod)))
+		return CW_WIRE_EMALFORMED;
+	return 0;
+}
+
+static int decode_conn(struct decode_ctx *d, const pb_conn *c,
+		       struct cw_conn_record *r)
+{
+	memset(r, 0, sizeof(*r));
+	if (get_str(d, "host", c->host, r->host, sizeof(r->host)) ||
+	    get_u(d, "protocol", c->protocol, UINT8_MAX) ||
+	    get_u(d, "role", (uint32_t)c->role, UINT8_MAX) ||
+	    get_u(d, "lport", c->lport, UINT16_MAX) ||
+	    get_u(d, "rport", c->rport, UINT16_MAX) ||
+	    get_addr(d, "laddr", &c->laddr, &r->laddr) ||
+	    get_addr(d, "raddr", &c->raddr, &r->raddr) ||
+	    get_process(d, c->process, &r->proc))
+		return CW_WIRE_EMALFORMED;
+	r->netns = c->netns;
+	r->cookie = c->cookie;
+	r->protocol = (uint8_t)c->protocol;
+	r->role = (uint8_t)c->role;
+	r->flags = c->flags;
+	r->lport = (uint16_t)c->lport;
+	r->rport = (uint16_t)c->rport;
+	r->bytes_out = c->bytes_out;
+	r->bytes_in = c->bytes_in;
+	r->calls_out = c->calls_out;
+	r->calls_in = c->calls_in;
+	r->msgs_out = c->msgs_out;
+	r->msgs_in = c->msgs_in;
+	r->first_ns = c->first_ns;
+	r->last_ns = c->last_ns;
+	r->retrans = c->retrans;
+	r->srtt_us = c->srtt_us;
+	r->seq = c->seq;
+	return CW_WIRE_CONN;
+}
+
+static int decode_host(struct decode_ctx *d, const pb_host *h,
+		       struct cw_host_meta *hm)
+{
+	memset(hm, 0, sizeof(*hm));
+	if (get_str(d, "host", h->host, hm->host, sizeof(hm->host)) ||
+	    get_str(d, "hostname", h->hostname, hm->hostname,
+		    sizeof(hm->hostname)) ||
+	    get_str(d, "kernel", h->kernel, hm->kernel, sizeof(hm->kernel)) ||
+	    get_str(d, "agent_version", h->agent_version, hm->agent_version,
+		    sizeof(hm->agent_version)))
+		return CW_WIRE_EMALFORMED;
+	hm->cpus = h->cpus;
+	hm->mem_bytes = h->mem_bytes;
+	hm->time_ns = h->time_ns;
+	hm->seq = h->seq;
+	return CW_WIRE_HOST;
+}
+
+static int decode_proc(struct decode_ctx *d, const pb_procmeta *m,
+		       struct cw_proc_meta *pm)
+{
+	memset(pm, 0, sizeof(*pm));
+	if (get_str(d, "host", m->host, pm->host, sizeof(pm->host)) ||
+	    get_process(d, m->process, &pm->proc))
+		return CW_WIRE_EMALFORMED;
+	pm->rss_bytes = m->rss_bytes;
+	pm->cpu_ns = m->cpu_ns;
+	pm->time_ns = m->time_ns;
+	pm->seq = m->seq;
+	return CW_WIRE_PROC;
+}
+
+static int read_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+	unsigned int shift;
+
+	*v = 0;
+	for (shift = 0; shift < 64 && *p < end; shift += 7) {
+		uint8_t b = *(*p)++;
+
+		*v |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80))
+			return 0;
+	}
+	return -1;
+}
+
+/*
+ * Find the Envelope's version by walking its top-level fields only, so that
+ * a future version whose body we could not parse is still told apart from
+ * garbage.  0 (no version field) or -1 if the top level is not protobuf.
+ */
+static int peek_version(const uint8_t *p, size_t len, uint64_t *version)
+{
+	const uint8_t *end = p + len;
+	uint64_t tag, v;
+
+	*version = 0;
+	while (p < end) {
+		if (read_varint(&p, end, &tag) || tag >> 3 == 0)
+			return -1;
+		switch (tag & 7) {
+		case 0:
+			if (read_varint(&p, end, &v))
+				return -1;
+			if (tag >> 3 == 1)
+				*version = v;
+			break;
+		case 1:
+			if (end - p < 8)
+				return -1;
+			p += 8;
+			break;
+		case 2:
+			if (read_varint(&p, end, &v) || v > (uint64_t)(end - p))
+				return -1;
+			p += v;
+			break;
+		case 5:
+			if (end - p < 4)
+				return -1;
+			p += 4;
+			break;
+		default:
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int cw_wire_decode(const uint8_t *buf, size_t len, struct cw_wire_msg *out,
+		   char *err, size_t errlen)
+{
+	struct decode_ctx d = {err, errlen};
+	pb_envelope *env;
+	uint64_t version;
+	int ret;
+
+	if (err && errlen)
+		err[0] = 0;
+	if (!buf || !len)
+		return fail(&d, CW_WIRE_EMALFORMED, "empty record");
+	if (peek_version(buf, len, &version))
+		return fail(&d, CW_WIRE_EMALFORMED,
+			    "not a protobuf envelope (%zu bytes)", len);
+	if (version == 0)
+		return fail(&d, CW_WIRE_EMALFORMED, "no schema version");
+	if (version != CW_WIRE_VERSION)
+		return fail(&d, CW_WIRE_EVERSION,
+			    "schema version %" PRIu64 " (this build reads %d)",
+			    version, CW_WIRE_VERSION);
+	env = causeway__wire__envelope__unpack(NULL, len, buf);
+	if (!env)
+		return fail(&d, CW_WIRE_EMALFORMED,
+			    "undecodable version %" PRIu64 " envelope",
+			    version);
+	out->version = env->version;
+	switch (env->kind_case) {
+	case CAUSEWAY__WIRE__ENVELOPE__KIND_CONN:
+		ret = decode_conn(&d, env->conn, &out->conn);
+		break;
+	case CAUSEWAY__WIRE__ENVELOPE__KIND_HOST:
+		ret = decode_host(&d, env->host, &out->host);
+		break;
+	case CAUSEWAY__WIRE__ENVELOPE__KIND_PROCESS:
+		ret = decode_proc(&d, env->process, &out->proc);
+		break;
+	default:
+		ret = fail(&d, CW_WIRE_EKIND,
+			   "no record kind this build knows");
+		break;
+	}
+	causeway__wire__envelope__free_unpacked(env, NULL);
+	out->kind = ret > 0 ? ret : 0;
+	return ret;
+}
+
+const char *cw_wire_strerror(int err)
+{
+	switch (err) {
+	case CW_WIRE_EMALFORMED:
+		return "malformed";
+	case CW_WIRE_EVERSION:
+		return "unknown version";
+	case CW_WIRE_EKIND:
+		return "unknown kind";
+	}
+	return "unknown error";
+}
+
+const char *cw_wire_kind_name(int kind)
+{
+	switch (kind) {
+	case CW_WIRE_CONN:
+		return "conn";
+	case CW_WIRE_HOST:
+		return "host";
+	case CW_WIRE_PROC:
+		return "process";
+	}
+	return "unknown";
+}
+
+static int endpoint_cmp(const struct cw_addr *a, uint16_t aport,
+			const struct cw_addr *b, uint16_t bport)
+{
+	int c = cw_addr_cmp(a, b);
+
+	if (c)
+		return c;
+	return aport < bport ? -1 : aport > bport;
+}
+
+static const char *endpoint_str(const struct cw_addr *a, uint16_t port,
+				char *buf, size_t len)
+{
+	char s[64];
+
+	cw_addr_str(a, s, sizeof(s));
+	snprintf(buf, len, a->family == 6 ? "[%s]:%u" : "%s:%u", s, port);
+	return buf;
+}
+
+int cw_wire_conn_key(const struct cw_conn_record *r, char *buf, size_t len)
+{
+	char a[64], b[64], proto[8];
+	const struct cw_addr *lo = &r->laddr, *hi = &r->raddr;
+	uint16_t loport = r->lport, hiport = r->rport;
+	int n;
+
+	if (endpoint_cmp(lo, loport, hi, hiport) > 0) {
+		lo = &r->raddr, loport = r->rport;
+		hi = &r->laddr, hiport = r->lport;
+	}
+	if (r->protocol == 6 || r->protocol == 17)
+		snprintf(proto, sizeof(proto), "%s",
+			 cw_proto_name(r->protocol));
+	else
+		snprintf(proto, sizeof(proto), "ip%u", r->protocol);
+	n = snprintf(buf, len, "%s:%s-%s", proto,
+		     endpoint_str(lo, loport, a, sizeof(a)),
+		     endpoint_str(hi, hiport, b, sizeof(b)));
+	return n < 0 || (size_t)n >= len ? -1 : n;
+}
+
+void cw_wire_errors_count(struct cw_wire_errors *e, int err, const char *where,
+			  const char *reason)
+{
+	unsigned int i =
+		err < 0 && err >= -CW_WIRE_NERR ? (unsigned int)-err : 0;
+
+	e->count[i]++;
+	if (e->logged[i])
+		return;
+	e->logged[i] = true;
+	cw_warn("skipping %s record%s%s%s%s (further ones are counted, not "
+		"logged)",
+		i ? cw_wire_strerror(err) : "bad", where ? " at " : "",
+		where ? where : "", reason && *reason ? ": " : "",
+		reason ? reason : "");
+}
+
+uint64_t cw_wire_errors_total(const struct cw_wire_errors *e)
+{
+	uint64_t n = 0;
+	size_t i;
+
+	for (i = 0; i <= CW_WIRE_NERR; i++)
+		n += e->count[i];
+	return n;
+}
+
+void cw_wire_errors_report(const struct cw_wire_errors *e, const char *what)
+{
+	char buf[256];
+	size_t off = 0;
+	int i;
+
+	if (!cw_wire_errors_total(e))
+		return;
+	for (i = 0; i <= CW_WIRE_NERR && off < sizeof(buf); i++) {
+		if (!e->count[i])
+			continue;
+		off += snprintf(buf + off, sizeof(buf) - off,
+				"%s%" PRIu64 " %s", off ? ", " : "",
+				e->count[i], i ? cw_wire_strerror(-i) : "bad");
+	}
+	cw_warn("%s: skipped %s", what, buf);
+}
+
+/* Wire stream files. */
+
+static void put_le32(uint8_t *p, uint32_t v)
+{
+	p[0] = v, p[1] = v >> 8, p[2] = v >> 16, p[3] = v >> 24;
+}
+
+static uint32_t get_le32(const uint8_t *p)
+{
+	return p[0] | p[1] << 8 | p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+void cw_wire_frame_header(uint8_t hdr[CW_WIRE_FRAME_HDR], const void *payload,
+			  uint32_t len)
+{
+	put_le32(hdr, len);
+	put_le32(hdr + 4, (uint32_t)crc32(0L, payload, len));
+}
+
+int cw_wire_reader_init(struct cw_wire_reader *rd, FILE *fp, char *err,
+			size_t errlen)
+{
+	char magic[CW_WIRE_MAGIC_LEN];
+	size_t n;
+
+	memset(rd, 0, sizeof(*rd));
+	rd->fp = fp;
+	n = fread(magic, 1, sizeof(magic), fp);
+	if (n == 0 && ferror(fp)) {
+		snprintf(err, errlen, "read error: %s", strerror(errno));
+		return -1;
+	}
+	if (n < sizeof(magic) || memcmp(magic, CW_WIRE_MAGIC, sizeof(magic))) {
+		snprintf(err, errlen, "%s (no '%s' magic at its start)",
+			 n ? "not a causeway wire file" : "empty file",
+			 "CWWIRE1");
+		return -1;
+	}
+	rd->offset = sizeof(magic);
+	return 0;
+}
+
+int cw_wire_reader_next(struct cw_wire_reader *rd, const uint8_t **payload,
+			size_t *len)
+{
+	uint8_t hdr[CW_WIRE_FRAME_HDR];
+	uint32_t n;
+	size_t got;
+
+	got = fread(hdr, 1, sizeof(hdr), rd->fp);
+	if (got < sizeof(hdr)) {
+		if (ferror(rd->fp))
+			return CW_WIRE_RIO;
+		return got == 0 ? 0 : CW_WIRE_RTORN;
+	}
+	n = get_le32(hdr);
+	if (n > CW_WIRE_FRAME_MAX)
+		return CW_WIRE_RBADLEN;
+	if (n > rd->cap) {
+		uint8_t *p = realloc(rd->buf, n);
+
+		if (!p) {
+			errno = ENOMEM;
+			return CW_WIRE_RIO;
+		}
+		rd->buf = p;
+		rd->cap = n;
+	}
+	got = n ? fread(rd->buf, 1, n, rd->fp) : 0;
+	if (got < n)
+		return ferror(rd->fp) ? CW_WIRE_RIO : CW_WIRE_RTORN;
+	rd->offset += sizeof(hdr) + n;
+	if ((uint32_t)crc32(0L, rd->buf, n) != get_le32(hdr + 4))
+		return CW_WIRE_RCRC;
+	*payload = rd->buf;
+	*len = n;
+	return 1;
+}
+
+void cw_wire_reader_release(struct cw_wire_reader *rd)
+{
+	free(rd->buf);
+	rd->buf = NULL;
+	rd->cap = 0;
+}
+
+int cw_wire_write_magic(FILE *fp)
+{
+	return fwrite(CW_WIRE_MAGIC, 1, CW_WIRE_MAGIC_LEN, fp) ==
+			       CW_WIRE_MAGIC_LEN
+		       ? 0
+		       : -1;
+}
+
+int cw_wire_write_frame(FILE *fp, const void *payload, size_t len)
+{
+	uint8_t hdr[CW_WIRE_FRAME_HDR];
+
+	if (len > CW_WIRE_FRAME_MAX) {
+		errno = EMSGSIZE;
+		return -1;
+	}
+	cw_wire_frame_header(hdr, payload, (uint32_t)len);
+	if (fwrite(hdr, 1, sizeof(hdr), fp) != sizeof(hdr) ||
+	    (len && fwrite(payload, 1, len, fp) != len))
+		return -1;
+	return 0;
+}
