@@ -13,6 +13,7 @@
 #include "agent/agent.h"
 #include "cli/cli.h"
 #include "cli/commands.h"
+#include "cli/report.h"
 #include "common/log.h"
 #include "common/util.h"
 #include "correlator/correlator.h"
@@ -101,100 +102,6 @@ static int schedule_windows(struct cw_agent *a, struct run_ctx *rc)
 		return 0;
 	rc->next_window = cw_window_next(now, rc->window_every_ns);
 	return cw_agent_window_open(a, rc->window_ns);
-}
-
-static void print_table(const struct cw_graph *g)
-{
-	char c[64], s[64], b1[32], b2[32];
-	size_t i;
-
-	printf("%-28s %-28s %-5s %6s %12s %12s %9s %9s\n", "CLIENT", "SERVER",
-	       "PROTO", "CONNS", "BYTES C->S", "BYTES S->C", "MSGS C->S",
-	       "MSGS S->C");
-	for (i = 0; i < g->nedges; i++) {
-		const struct cw_edge *e = &g->edges[i];
-
-		printf("%-28s %-28s %-5s %6llu %12s %12s %9llu %9llu\n",
-		       cw_node_label(&g->nodes[e->client], c, sizeof(c)),
-		       cw_node_label(&g->nodes[e->server], s, sizeof(s)),
-		       cw_proto_name(e->protocol), (unsigned long long)e->conns,
-		       cw_fmt_bytes(e->bytes_c2s, b1, sizeof(b1)),
-		       cw_fmt_bytes(e->bytes_s2c, b2, sizeof(b2)),
-		       (unsigned long long)e->msgs_c2s,
-		       (unsigned long long)e->msgs_s2c);
-	}
-}
-
-static void stats_json(struct cw_jsonw *w, const struct cw_agent_stats *st,
-		       const struct cw_pairing_stats *ps)
-{
-	cw_jsonw_obj_open(w, "stats");
-	cw_jsonw_u64(w, "records", st->records);
-	cw_jsonw_u64(w, "collections", st->collections);
-	cw_jsonw_u64(w, "close_lost", st->close_lost);
-	cw_jsonw_u64(w, "storage_fail", st->storage_fail);
-	cw_jsonw_u64(w, "udp_map_full", st->udp_map_full);
-	cw_jsonw_u64(w, "connect_failed", st->connect_failed);
-	cw_jsonw_u64(w, "no_owner", st->no_owner);
-	cw_jsonw_u64(w, "event_lost", st->event_lost);
-	cw_jsonw_u64(w, "events", st->events);
-	cw_jsonw_u64(w, "windows", st->windows);
-	cw_jsonw_u64(w, "timing_lost", st->timing_lost);
-	cw_jsonw_u64(w, "ends", ps->ends);
-	cw_jsonw_u64(w, "paired", ps->paired);
-	cw_jsonw_u64(w, "unpaired", ps->unpaired);
-	cw_jsonw_u64(w, "ambiguous", ps->ambiguous);
-	cw_jsonw_obj_close(w);
-}
-
-static int write_graph_json(const char *path, const struct cw_graph *g,
-			    const struct cw_agent *a,
-			    const struct cw_agent_stats *st,
-			    const struct cw_pairing_stats *ps)
-{
-	struct cw_outfile of;
-	struct cw_jsonw w;
-
-	if (cw_outfile_open(&of, path))
-		return -1;
-	cw_jsonw_init(&w, of.fp);
-	cw_jsonw_obj_open(&w, NULL);
-	cw_jsonw_str(&w, "host", cw_agent_host(a));
-	cw_jsonw_str(&w, "attach", cw_attach_name(cw_agent_attach(a)));
-	cw_graph_json(g, &w);
-	stats_json(&w, st, ps);
-	cw_jsonw_obj_close(&w);
-	cw_jsonw_end_line(&w);
-	return cw_outfile_commit(&of);
-}
-
-static int write_dot(const char *path, const struct cw_graph *g,
-		     double min_share)
-{
-	struct cw_viz_opts vo = { .sz = sizeof(vo), .min_share = min_share };
-	struct cw_outfile of;
-
-	if (cw_outfile_open(&of, path))
-		return -1;
-	if (cw_viz_write_dot(g, of.fp, &vo)) {
-		cw_outfile_abort(&of);
-		return cw_error("unable to write '%s'", path);
-	}
-	return cw_outfile_commit(&of);
-}
-
-static int write_outputs(const char *dir, const struct cw_graph *g,
-			 const struct cw_agent *a,
-			 const struct cw_agent_stats *st,
-			 const struct cw_pairing_stats *ps, double min_share)
-{
-	char path[PATH_MAX];
-
-	snprintf(path, sizeof(path), "%s/edges.json", dir);
-	if (write_graph_json(path, g, a, st, ps))
-		return -1;
-	snprintf(path, sizeof(path), "%s/graph.dot", dir);
-	return write_dot(path, g, min_share);
 }
 
 /* Collect every interval until the duration ends or a signal arrives. */
@@ -370,11 +277,11 @@ int cmd_run(int argc, char **argv)
 		cw_jsonw_str(&w, "host", cw_agent_host(a));
 		cw_jsonw_str(&w, "attach", cw_attach_name(cw_agent_attach(a)));
 		cw_graph_json(&g, &w);
-		stats_json(&w, &st, &rc.pairing.st);
+		cli_stats_json(&w, &st, &rc.pairing.st);
 		cw_jsonw_obj_close(&w);
 		cw_jsonw_end_line(&w);
 	} else {
-		print_table(&g);
+		cli_print_table(&g);
 		if (ao.mode == CW_MODE_PER_EVENT)
 			printf("per-event mode: %llu events, %llu bytes summed "
 			       "in user space, %llu lost\n",
@@ -392,7 +299,9 @@ int cmd_run(int argc, char **argv)
 		(unsigned long long)st.close_lost,
 		(unsigned long long)st.storage_fail,
 		(unsigned long long)st.udp_map_full);
-	if (out && (write_outputs(out, &g, a, &st, &rc.pairing.st, min_share) ||
+	if (out && (cli_write_outputs(out, &g, cw_agent_host(a),
+				      cw_attach_name(cw_agent_attach(a)), &st,
+				      &rc.pairing.st, min_share) ||
 		    cw_outfile_commit(&rc.records) ||
 		    (rc.timing.fp && cw_outfile_commit(&rc.timing))))
 		goto out;

@@ -28,7 +28,10 @@ t_cleanup() {
 	for pid in "${T_PIDS[@]}"; do
 		kill -9 "$pid" 2>/dev/null || true
 	done
-	for ns in "${T_NETNS[@]}"; do
+	# ns_create often runs in $(...), a subshell whose T_NETNS is lost:
+	# so every namespace with this test's prefix goes, whoever made it.
+	for ns in "${T_NETNS[@]}" $(ip netns list 2>/dev/null |
+			awk -v p="$T_PREFIX-" 'index($1, p) == 1 {print $1}'); do
 		# Anything still running inside goes with the namespace.
 		ip netns pids "$ns" 2>/dev/null | xargs -r kill -9 2>/dev/null
 		ip netns del "$ns" 2>/dev/null || true

@@ -1,0 +1,110 @@
+// SPDX-License-Identifier: MIT
+/* The table and output files that run and correlate both produce. */
+#include <limits.h>
+#include <stdio.h>
+
+#include "cli/report.h"
+#include "common/log.h"
+#include "common/util.h"
+#include "viz/viz.h"
+
+void cli_print_table(const struct cw_graph *g)
+{
+	char c[64], s[64], b1[32], b2[32];
+	size_t i;
+
+	printf("%-28s %-28s %-5s %6s %12s %12s %9s %9s\n", "CLIENT", "SERVER",
+	       "PROTO", "CONNS", "BYTES C->S", "BYTES S->C", "MSGS C->S",
+	       "MSGS S->C");
+	for (i = 0; i < g->nedges; i++) {
+		const struct cw_edge *e = &g->edges[i];
+
+		printf("%-28s %-28s %-5s %6llu %12s %12s %9llu %9llu\n",
+		       cw_node_label(&g->nodes[e->client], c, sizeof(c)),
+		       cw_node_label(&g->nodes[e->server], s, sizeof(s)),
+		       cw_proto_name(e->protocol), (unsigned long long)e->conns,
+		       cw_fmt_bytes(e->bytes_c2s, b1, sizeof(b1)),
+		       cw_fmt_bytes(e->bytes_s2c, b2, sizeof(b2)),
+		       (unsigned long long)e->msgs_c2s,
+		       (unsigned long long)e->msgs_s2c);
+	}
+}
+
+void cli_stats_json(struct cw_jsonw *w, const struct cw_agent_stats *st,
+		       const struct cw_pairing_stats *ps)
+{
+	cw_jsonw_obj_open(w, "stats");
+	if (!st)
+		goto pairing;
+	cw_jsonw_u64(w, "records", st->records);
+	cw_jsonw_u64(w, "collections", st->collections);
+	cw_jsonw_u64(w, "close_lost", st->close_lost);
+	cw_jsonw_u64(w, "storage_fail", st->storage_fail);
+	cw_jsonw_u64(w, "udp_map_full", st->udp_map_full);
+	cw_jsonw_u64(w, "connect_failed", st->connect_failed);
+	cw_jsonw_u64(w, "no_owner", st->no_owner);
+	cw_jsonw_u64(w, "event_lost", st->event_lost);
+	cw_jsonw_u64(w, "events", st->events);
+	cw_jsonw_u64(w, "windows", st->windows);
+	cw_jsonw_u64(w, "timing_lost", st->timing_lost);
+pairing:
+	cw_jsonw_u64(w, "applied", ps->records);
+	cw_jsonw_u64(w, "ends", ps->ends);
+	cw_jsonw_u64(w, "paired", ps->paired);
+	cw_jsonw_u64(w, "unpaired", ps->unpaired);
+	cw_jsonw_u64(w, "ambiguous", ps->ambiguous);
+	cw_jsonw_obj_close(w);
+}
+
+static int write_graph_json(const char *path, const struct cw_graph *g,
+			    const char *host, const char *attach,
+			    const struct cw_agent_stats *st,
+			    const struct cw_pairing_stats *ps)
+{
+	struct cw_outfile of;
+	struct cw_jsonw w;
+
+	if (cw_outfile_open(&of, path))
+		return -1;
+	cw_jsonw_init(&w, of.fp);
+	cw_jsonw_obj_open(&w, NULL);
+	if (host)
+		cw_jsonw_str(&w, "host", host);
+	if (attach)
+		cw_jsonw_str(&w, "attach", attach);
+	cw_graph_json(g, &w);
+	cli_stats_json(&w, st, ps);
+	cw_jsonw_obj_close(&w);
+	cw_jsonw_end_line(&w);
+	return cw_outfile_commit(&of);
+}
+
+static int write_dot(const char *path, const struct cw_graph *g,
+		     double min_share)
+{
+	struct cw_viz_opts vo = { .sz = sizeof(vo), .min_share = min_share };
+	struct cw_outfile of;
+
+	if (cw_outfile_open(&of, path))
+		return -1;
+	if (cw_viz_write_dot(g, of.fp, &vo)) {
+		cw_outfile_abort(&of);
+		return cw_error("unable to write '%s'", path);
+	}
+	return cw_outfile_commit(&of);
+}
+
+int cli_write_outputs(const char *dir, const struct cw_graph *g,
+			 const char *host, const char *attach,
+			 const struct cw_agent_stats *st,
+			 const struct cw_pairing_stats *ps, double min_share)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/edges.json", dir);
+	if (write_graph_json(path, g, host, attach, st, ps))
+		return -1;
+	snprintf(path, sizeof(path), "%s/graph.dot", dir);
+	return write_dot(path, g, min_share);
+}
+
