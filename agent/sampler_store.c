@@ -1,0 +1,601 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Run files: one compact, versioned, checksummed file per run, written
+ * atomically into the store and pruned by age and total size.
+ *
+ * Layout (little-endian):
+ *   0  magic "CWSAMPLE"        8  u16 version      10 u16 header length
+ *   12 u32 flags               16 u64 start (CLOCK_REALTIME ns)
+ *   24 u64 interval ns         32 u64 link speed (bit/s, 0 unknown)
+ *   40 u32 samples planned     44 u32 bins recorded
+ *   48 u32 CPUs                52 u32 body length
+ *   56 u64 packets past end    64 u64 sequence map full
+ *   header length: u8 host length, host, u16 dev length, dev
+ *   body: per bin, a varint mask (bit f: field f is non-zero; bit 16 + k:
+ *         flow sketch k saturated) and a varint per non-zero field
+ *   trailer: u32 CRC-32 (zlib) of everything before it
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "agent/sampler.h"
+#include "common/log.h"
+#include "common/util.h"
+
+#define HDR_FIXED     72
+#define MAX_FILE_SIZE (64u << 20)
+#define SAT_SHIFT     16
+
+const char *const cw_sample_field_names[CW_SF_MAX] = {
+	"bytes_in",    "bytes_in_x",	"bytes_out",  "bytes_out_x",
+	"ecn_in",      "ecn_in_x",	"retrans_in", "retrans_in_x",
+	"retrans_out", "retrans_out_x", "flows_in",   "flows_in_x",
+	"flows_out",   "flows_out_x",
+};
+
+struct cw_sample_run *cw_sample_run_new(uint32_t nbins)
+{
+	struct cw_sample_run *run = calloc(1, sizeof(*run));
+
+	if (!run)
+		return NULL;
+	run->nbins = nbins;
+	run->bins = calloc(nbins ?: 1, sizeof(*run->bins));
+	if (!run->bins) {
+		free(run);
+		return NULL;
+	}
+	return run;
+}
+
+void cw_sample_run_free(struct cw_sample_run *run)
+{
+	if (!run)
+		return;
+	free(run->bins);
+	free(run);
+}
+
+uint64_t cw_sample_run_total(const struct cw_sample_run *run,
+			     enum cw_sample_field f)
+{
+	uint64_t sum = 0;
+	uint32_t i;
+
+	for (i = 0; i < run->nbins; i++)
+		sum += run->bins[i].v[f];
+	return sum;
+}
+
+/* ---- encoding ---------------------------------------------------------- */
+
+struct wbuf {
+	uint8_t *p;
+	size_t len, cap;
+	bool oom;
+};
+
+static void put(struct wbuf *w, const void *src, size_t n)
+{
+	if (w->oom)
+		return;
+	if (w->len + n > w->cap) {
+		size_t cap = w->cap ? w->cap * 2 : 4096;
+		uint8_t *p;
+
+		while (cap < w->len + n)
+			cap *= 2;
+		p = realloc(w->p, cap);
+		if (!p) {
+			w->oom = true;
+			return;
+		}
+		w->p = p;
+		w->cap = cap;
+	}
+	memcpy(w->p + w->len, src, n);
+	w->len += n;
+}
+
+static void put_le(struct wbuf *w, uint64_t v, int bytes)
+{
+	uint8_t b[8];
+	int i;
+
+	for (i = 0; i < bytes; i++)
+		b[i] = v >> (8 * i);
+	put(w, b, bytes);
+}
+
+static void put_varint(struct wbuf *w, uint64_t v)
+{
+	uint8_t b[10];
+	int n = 0;
+
+	do {
+		b[n] = v & 0x7f;
+		v >>= 7;
+		if (v)
+			b[n] |= 0x80;
+		n++;
+	} while (v);
+	put(w, b, n);
+}
+
+static void set_le(uint8_t *p, uint64_t v, int bytes)
+{
+	int i;
+
+	for (i = 0; i < bytes; i++)
+		p[i] = v >> (8 * i);
+}
+
+int cw_sample_run_encode(const struct cw_sample_run *run, uint8_t **buf,
+			 size_t *len)
+{
+	struct wbuf w = {0};
+	size_t host_len = strnlen(run->host, sizeof(run->host) - 1);
+	size_t dev_len = strnlen(run->dev, sizeof(run->dev) - 1);
+	size_t body_at;
+	uint32_t i;
+	int f;
+
+	put(&w, CW_SAMPLE_FILE_MAGIC, 8);
+	put_le(&w, CW_SAMPLE_FILE_VERSION, 2);
+	put_le(&w, HDR_FIXED, 2);
+	put_le(&w, run->flags, 4);
+	put_le(&w, run->start_real_ns, 8);
+	put_le(&w, run->interval_ns, 8);
+	put_le(&w, run->link_speed_bps, 8);
+	put_le(&w, run->samples, 4);
+	put_le(&w, run->nbins, 4);
+	put_le(&w, run->ncpus, 4);
+	put_le(&w, 0, 4); /* body length, set below */
+	put_le(&w, run->past_end, 8);
+	put_le(&w, run->seq_map_full, 8);
+	put_le(&w, host_len, 1);
+	put(&w, run->host, host_len);
+	put_le(&w, dev_len, 2);
+	put(&w, run->dev, dev_len);
+	body_at = w.len;
+	for (i = 0; i < run->nbins; i++) {
+		const struct cw_sample_bin *b = &run->bins[i];
+		uint64_t mask = (uint64_t)(b->saturated & 0xf) << SAT_SHIFT;
+
+		for (f = 0; f < CW_SF_MAX; f++)
+			if (b->v[f])
+				mask |= 1u << f;
+		put_varint(&w, mask);
+		for (f = 0; f < CW_SF_MAX; f++)
+			if (b->v[f])
+				put_varint(&w, b->v[f]);
+	}
+	if (!w.oom)
+		set_le(w.p + 52, w.len - body_at, 4);
+	put_le(&w, w.oom ? 0 : crc32(0, w.p, w.len), 4);
+	if (w.oom) {
+		free(w.p);
+		return cw_error("out of memory");
+	}
+	*buf = w.p;
+	*len = w.len;
+	return 0;
+}
+
+/* ---- decoding: nothing in the buffer is trusted ------------------------ */
+
+struct rbuf {
+	const uint8_t *p;
+	size_t len, off;
+};
+
+static uint64_t get_le(const uint8_t *p, int bytes)
+{
+	uint64_t v = 0;
+	int i;
+
+	for (i = 0; i < bytes; i++)
+		v |= (uint64_t)p[i] << (8 * i);
+	return v;
+}
+
+static int get_varint(struct rbuf *r, uint64_t *out)
+{
+	uint64_t v = 0;
+	int shift;
+
+	for (shift = 0; shift < 64; shift += 7) {
+		uint8_t b;
+
+		if (r->off >= r->len)
+			return -1;
+		b = r->p[r->off++];
+		if (shift == 63 && b > 1)
+			return -1;
+		v |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80)) {
+			*out = v;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	if (err && errlen)
+		vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+static int decode_bins(struct rbuf *r, struct cw_sample_run *run)
+{
+	uint64_t mask, v;
+	uint32_t i;
+	int f;
+
+	for (i = 0; i < run->nbins; i++) {
+		struct cw_sample_bin *b = &run->bins[i];
+
+		if (get_varint(r, &mask))
+			return -1;
+		if (mask & ~(((1ull << CW_SF_MAX) - 1) | 0xfull << SAT_SHIFT))
+			return -1;
+		b->saturated = mask >> SAT_SHIFT;
+		for (f = 0; f < CW_SF_MAX; f++) {
+			if (!(mask & (1u << f)))
+				continue;
+			if (get_varint(r, &v) || !v)
+				return -1;
+			if (f >= CW_SF_FLOWS_FIRST && v > UINT32_MAX)
+				return -1;
+			b->v[f] = v;
+		}
+	}
+	return r->off == r->len ? 0 : -1;
+}
+
+int cw_sample_run_decode(const uint8_t *buf, size_t len,
+			 struct cw_sample_run **out, char *err, size_t errlen)
+{
+	struct cw_sample_run *run = NULL;
+	uint32_t samples, nbins, body_len, crc;
+	size_t hdr_len, off, host_len, dev_len;
+	struct rbuf r;
+	unsigned int version;
+
+	*out = NULL;
+	if (len < 8 || memcmp(buf, CW_SAMPLE_FILE_MAGIC, 8))
+		return fail(err, errlen, "not a causeway run file");
+	if (len < HDR_FIXED + 3 + 4)
+		return fail(err, errlen, "truncated (%zu bytes)", len);
+	version = get_le(buf + 8, 2);
+	if (version != CW_SAMPLE_FILE_VERSION)
+		return fail(err, errlen, "unsupported version %u", version);
+	crc = get_le(buf + len - 4, 4);
+	if (crc != crc32(0, buf, len - 4))
+		return fail(err, errlen,
+			    "checksum mismatch (corrupt or "
+			    "truncated)");
+	hdr_len = get_le(buf + 10, 2);
+	samples = get_le(buf + 40, 4);
+	nbins = get_le(buf + 44, 4);
+	body_len = get_le(buf + 52, 4);
+	if (hdr_len < HDR_FIXED || hdr_len + 3 > len - 4)
+		return fail(err, errlen, "bad header length %zu", hdr_len);
+	if (!samples || samples > CW_SAMPLER_MAX_SAMPLES || nbins > samples)
+		return fail(err, errlen, "bad bin count %u of %u", nbins,
+			    samples);
+	off = hdr_len;
+	host_len = buf[off++];
+	if (host_len >= CW_SAMPLE_HOST_MAX || off + host_len + 2 > len - 4)
+		return fail(err, errlen, "bad host name length");
+	off += host_len;
+	dev_len = get_le(buf + off, 2);
+	off += 2;
+	if (dev_len >= CW_SAMPLE_DEV_MAX || off + dev_len > len - 4)
+		return fail(err, errlen, "bad interface name length");
+	off += dev_len;
+	if (body_len != len - 4 - off)
+		return fail(err, errlen, "bad body length %u", body_len);
+	run = cw_sample_run_new(nbins);
+	if (!run)
+		return fail(err, errlen, "out of memory");
+	run->flags = get_le(buf + 12, 4);
+	run->start_real_ns = get_le(buf + 16, 8);
+	run->interval_ns = get_le(buf + 24, 8);
+	run->link_speed_bps = get_le(buf + 32, 8);
+	run->samples = samples;
+	run->ncpus = get_le(buf + 48, 4);
+	run->past_end = get_le(buf + 56, 8);
+	run->seq_map_full = get_le(buf + 64, 8);
+	memcpy(run->host, buf + hdr_len + 1, host_len);
+	memcpy(run->dev, buf + hdr_len + 3 + host_len, dev_len);
+	if (run->interval_ns < CW_SAMPLER_MIN_INTERVAL_NS ||
+	    run->interval_ns > CW_SAMPLER_MAX_INTERVAL_NS) {
+		cw_sample_run_free(run);
+		return fail(err, errlen, "bad interval");
+	}
+	r = (struct rbuf){.p = buf, .len = len - 4, .off = off};
+	if (decode_bins(&r, run)) {
+		cw_sample_run_free(run);
+		return fail(err, errlen, "bad bin data");
+	}
+	*out = run;
+	return 0;
+}
+
+/* ---- the store --------------------------------------------------------- */
+
+const char *cw_sample_store_dir(const char *override)
+{
+	const char *env = getenv("CAUSEWAY_SAMPLES_DIR");
+
+	if (override && *override)
+		return override;
+	if (env && *env)
+		return env;
+	return CW_SAMPLE_DEFAULT_DIR;
+}
+
+static bool is_run_name(const char *name)
+{
+	size_t n = strlen(name), e = strlen(CW_SAMPLE_FILE_EXT);
+
+	return n > e && !strcmp(name + n - e, CW_SAMPLE_FILE_EXT) &&
+	       name[0] != '.';
+}
+
+static int entry_cmp(const void *a, const void *b)
+{
+	const struct cw_sample_entry *x = a, *y = b;
+
+	if (x->mtime_ns != y->mtime_ns)
+		return x->mtime_ns < y->mtime_ns ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+int cw_sample_store_list(const char *dir, struct cw_sample_entry **out,
+			 size_t *n)
+{
+	struct cw_sample_entry *v = NULL, *nv;
+	size_t cnt = 0, cap = 0;
+	char path[PATH_MAX];
+	struct dirent *de;
+	struct stat st;
+	DIR *d;
+
+	*out = NULL;
+	*n = 0;
+	d = opendir(dir);
+	if (!d) {
+		if (errno == ENOENT)
+			return 0;
+		return cw_error("unable to open store '%s': %s", dir,
+				strerror(errno));
+	}
+	while ((de = readdir(d))) {
+		if (!is_run_name(de->d_name) ||
+		    strlen(de->d_name) >= CW_SAMPLE_NAME_MAX)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		if (stat(path, &st) || !S_ISREG(st.st_mode))
+			continue;
+		if (cnt == cap) {
+			cap = cap ? cap * 2 : 64;
+			nv = realloc(v, cap * sizeof(*v));
+			if (!nv) {
+				free(v);
+				closedir(d);
+				return cw_error("out of memory");
+			}
+			v = nv;
+		}
+		strcpy(v[cnt].name, de->d_name);
+		v[cnt].size = st.st_size;
+		v[cnt].mtime_ns = (uint64_t)st.st_mtim.tv_sec * NSEC_PER_SEC +
+				  st.st_mtim.tv_nsec;
+		cnt++;
+	}
+	closedir(d);
+	if (cnt)
+		qsort(v, cnt, sizeof(*v), entry_cmp);
+	*out = v;
+	*n = cnt;
+	return 0;
+}
+
+int cw_sample_store_prune(const char *dir,
+			  const struct cw_sample_store_limits *lim,
+			  const char *keep_name)
+{
+	uint64_t keep =
+		lim && lim->keep_ns ? lim->keep_ns : CW_SAMPLE_DEFAULT_KEEP;
+	uint64_t cap =
+		lim && lim->max_bytes ? lim->max_bytes : CW_SAMPLE_DEFAULT_CAP;
+	uint64_t now = cw_now_real_ns(), total = 0;
+	struct cw_sample_entry *v;
+	char path[PATH_MAX];
+	size_t n, i;
+	int removed = 0;
+
+	if (cw_sample_store_list(dir, &v, &n))
+		return -1;
+	for (i = 0; i < n; i++)
+		total += v[i].size;
+	for (i = 0; i < n; i++) {
+		bool old = now > v[i].mtime_ns && now - v[i].mtime_ns > keep;
+
+		if (keep_name && !strcmp(v[i].name, keep_name))
+			continue;
+		if (!old && total <= cap)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, v[i].name);
+		if (unlink(path) && errno != ENOENT) {
+			cw_warn("unable to remove '%s': %s", path,
+				strerror(errno));
+			continue;
+		}
+		total -= v[i].size;
+		removed++;
+	}
+	free(v);
+	return removed;
+}
+
+static void run_name(const struct cw_sample_run *run, char *name, size_t len,
+		     int attempt)
+{
+	time_t secs = run->start_real_ns / NSEC_PER_SEC;
+	char stamp[32], ibuf[32];
+	struct tm tm;
+
+	gmtime_r(&secs, &tm);
+	strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%S", &tm);
+	cw_fmt_duration(run->interval_ns, ibuf, sizeof(ibuf));
+	if (attempt)
+		snprintf(name, len, "%s.%03uZ-%s-%d%s", stamp,
+			 (unsigned int)(run->start_real_ns % NSEC_PER_SEC /
+					NSEC_PER_MSEC),
+			 ibuf, attempt, CW_SAMPLE_FILE_EXT);
+	else
+		snprintf(name, len, "%s.%03uZ-%s%s", stamp,
+			 (unsigned int)(run->start_real_ns % NSEC_PER_SEC /
+					NSEC_PER_MSEC),
+			 ibuf, CW_SAMPLE_FILE_EXT);
+}
+
+int cw_sample_store_write(const char *dir, const struct cw_sample_run *run,
+			  const struct cw_sample_store_limits *lim, char *name,
+			  size_t namelen)
+{
+	char fname[CW_SAMPLE_NAME_MAX], path[PATH_MAX];
+	struct cw_outfile of;
+	uint8_t *buf = NULL;
+	size_t len;
+	int attempt, err;
+
+	err = cw_mkdir_p(dir);
+	if (err)
+		return err;
+	for (attempt = 0; attempt < 100; attempt++) {
+		run_name(run, fname, sizeof(fname), attempt);
+		snprintf(path, sizeof(path), "%s/%s", dir, fname);
+		if (access(path, F_OK))
+			break;
+	}
+	err = cw_sample_run_encode(run, &buf, &len);
+	if (err)
+		return err;
+	err = cw_outfile_open(&of, path);
+	if (err)
+		goto cleanup;
+	if (fwrite(buf, 1, len, of.fp) != len) {
+		cw_outfile_abort(&of);
+		err = cw_error("unable to write '%s': %s", path,
+			       strerror(errno));
+		goto cleanup;
+	}
+	err = cw_outfile_commit(&of);
+	if (err)
+		goto cleanup;
+	if (name)
+		snprintf(name, namelen, "%s", fname);
+	if (cw_sample_store_prune(dir, lim, fname) < 0)
+		cw_warn("unable to prune store '%s'", dir);
+cleanup:
+	free(buf);
+	return err;
+}
+
+int cw_sample_store_resolve(const char *dir, const char *run, char *path,
+			    size_t len)
+{
+	struct cw_sample_entry *v;
+	size_t n;
+
+	if (strchr(run, '/') || !access(run, F_OK)) {
+		if (access(run, F_OK))
+			return cw_error("no run file '%s': %s", run,
+					strerror(errno));
+		snprintf(path, len, "%s", run);
+		return 0;
+	}
+	if (!strcmp(run, "latest")) {
+		if (cw_sample_store_list(dir, &v, &n))
+			return -1;
+		if (!n) {
+			free(v);
+			return cw_error("no runs in '%s'", dir);
+		}
+		snprintf(path, len, "%s/%s", dir, v[n - 1].name);
+		free(v);
+		return 0;
+	}
+	snprintf(path, len, "%s/%s", dir, run);
+	if (!access(path, F_OK))
+		return 0;
+	snprintf(path, len, "%s/%s%s", dir, run, CW_SAMPLE_FILE_EXT);
+	if (!access(path, F_OK))
+		return 0;
+	return cw_error("no run '%s' in '%s'", run, dir);
+}
+
+int cw_sample_run_read(const char *path, struct cw_sample_run **out)
+{
+	uint8_t *buf = NULL;
+	size_t len = 0;
+	char why[128];
+	struct stat st;
+	ssize_t n;
+	int fd, err = 0;
+
+	*out = NULL;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return cw_error("unable to open '%s': %s", path,
+				strerror(errno));
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) ||
+	    st.st_size > MAX_FILE_SIZE) {
+		err = cw_error("run file '%s' is not a regular file of at "
+			       "most 64 MiB",
+			       path);
+		goto cleanup;
+	}
+	buf = malloc(st.st_size ?: 1);
+	if (!buf) {
+		err = cw_error("out of memory");
+		goto cleanup;
+	}
+	while (len < (size_t)st.st_size) {
+		n = read(fd, buf + len, st.st_size - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		len += n;
+	}
+	if (cw_sample_run_decode(buf, len, out, why, sizeof(why)))
+		err = cw_error("run file '%s' is bad: %s", path, why);
+cleanup:
+	free(buf);
+	close(fd);
+	return err;
+}
