@@ -11,7 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <netinet/in.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <linux/magic.h>
 #include <unistd.h>
 
 #include "agent/variant.h"
@@ -265,6 +269,58 @@ static int scan_files(struct cw_agent *a)
 	return run_iter(a->scan_link, 1, NULL, a);
 }
 
+static const char *pinned_maps[] = { "conns", "conn_hash", "closed",
+				      "udp_flows", "stats" };
+
+/* The folder must be on bpffs; mount it at /sys/fs/bpf if that is bare. */
+static int prepare_pin_dir(const char *dir)
+{
+	struct statfs fs;
+
+	if (statfs("/sys/fs/bpf", &fs) == 0 && fs.f_type != BPF_FS_MAGIC &&
+	    !strncmp(dir, "/sys/fs/bpf/", 12) &&
+	    mount("bpf", "/sys/fs/bpf", "bpf", 0, NULL))
+		return cw_error("unable to mount bpffs on /sys/fs/bpf: %s",
+				strerror(errno));
+	if (cw_mkdir_p(dir))
+		return -1;
+	if (statfs(dir, &fs) || fs.f_type != BPF_FS_MAGIC)
+		return cw_error("--pin '%s': not on a bpf filesystem", dir);
+	return 0;
+}
+
+static int set_pins(struct conn_bpf *skel, const char *dir)
+{
+	char path[512];
+	struct bpf_map *m;
+	size_t i;
+
+	for (i = 0; i < CW_ARRAY_SIZE(pinned_maps); i++) {
+		m = bpf_object__find_map_by_name(skel->obj, pinned_maps[i]);
+		snprintf(path, sizeof(path), "%s/%s", dir, pinned_maps[i]);
+		if (!m || bpf_map__set_pin_path(m, path))
+			return cw_error("unable to pin '%s'", path);
+	}
+	return 0;
+}
+
+int cw_agent_unpin(const char *dir)
+{
+	char path[512];
+	size_t i;
+
+	for (i = 0; i < CW_ARRAY_SIZE(pinned_maps); i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, pinned_maps[i]);
+		if (unlink(path) && errno != ENOENT)
+			return cw_error("unable to remove '%s': %s", path,
+					strerror(errno));
+	}
+	if (rmdir(dir) && errno != ENOENT)
+		return cw_error("unable to remove '%s': %s", dir,
+				strerror(errno));
+	return 0;
+}
+
 int cw_agent_open(struct cw_agent **out, const struct cw_agent_opts *opts)
 {
 	static const int keep[] = { CAP_BPF, CAP_PERFMON, CAP_NET_ADMIN };
@@ -311,6 +367,8 @@ int cw_agent_open(struct cw_agent **out, const struct cw_agent_opts *opts)
 	udp = !opts->no_udp && caps.cgroup2 && opts->mode == CW_MODE_AGGREGATE;
 	if (!opts->no_udp && !caps.cgroup2)
 		cw_warn("no cgroup v2 mount: UDP traffic is not counted");
+	if (opts->pin_dir && prepare_pin_dir(opts->pin_dir))
+		goto fail;
 
 	for (i = 0; i < n; i++) {
 		a->skel = conn_bpf__open();
@@ -321,9 +379,12 @@ int cw_agent_open(struct cw_agent **out, const struct cw_agent_opts *opts)
 		}
 		a->skel->rodata->target_netns = opts->netns;
 		a->skel->rodata->msg_gap_ns = opts->msg_gap_ns;
+		a->skel->rodata->self_tgid = (__u32)getpid();
 		err = cw_variant_prepare(a->skel, order[i], opts->mode, udp,
 					 opts->mode == CW_MODE_AGGREGATE &&
 						 caps.task_file_iter);
+		if (!err && opts->pin_dir)
+			err = set_pins(a->skel, opts->pin_dir);
 		if (!err)
 			err = conn_bpf__load(a->skel);
 		if (!err)

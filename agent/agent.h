@@ -74,7 +74,17 @@ struct cw_agent_opts {
 	bool no_udp;	     /* do not attach the UDP cgroup_skb programs */
 	bool keep_caps;	     /* do not drop capabilities after attach */
 	const char *host;    /* host id override; default machine-id */
+	/*
+	 * Pin the per-connection state here (a bpffs folder, mounted if
+	 * needed): an agent restarted after a crash reuses it, so counters
+	 * continue instead of starting again from zero, and close records
+	 * made while no agent ran are still delivered.  NULL: no pinning.
+	 */
+	const char *pin_dir;
 };
+
+/* Remove what --pin left in dir (the folder too); 0 or -1. */
+int cw_agent_unpin(const char *dir);
 
 /* Counters the agent reports with its output. */
 struct cw_agent_stats {

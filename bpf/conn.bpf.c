@@ -45,6 +45,8 @@ const volatile __u32 target_netns = 0; /* 0: every network namespace */
 const volatile __u64 msg_gap_ns = 0;   /* 0: only a direction flip splits */
 const volatile bool per_event = false; /* benchmark: one event per call */
 const volatile bool use_sk_hash = false; /* kprobe variant */
+/* The agent's own process: its Kafka traffic would feed on itself. */
+const volatile __u32 self_tgid = 0;
 
 /* Set by the agent before each collection: skip what did not change. */
 __u64 collect_since_ns = 0;
@@ -325,6 +327,8 @@ static __always_inline void on_io(struct sock *sk, int bytes, __u8 dir)
 
 	if (bytes <= 0 || !sk)
 		return;
+	if (self_tgid && bpf_get_current_pid_tgid() >> 32 == self_tgid)
+		return;
 	proto = sk_protocol_wanted(sk);
 	if (!proto)
 		return;
@@ -398,6 +402,8 @@ static __always_inline void on_state(struct sock *sk, int old, int new)
 		return;
 	switch (new) {
 	case TCP_SYN_SENT:
+		if (self_tgid && bpf_get_current_pid_tgid() >> 32 == self_tgid)
+			return;
 		c = conn_touch(sk, IPPROTO_TCP, true);
 		if (!c)
 			return;

@@ -1,75 +1,224 @@
 // SPDX-License-Identifier: MIT
 /*
- * causeway agent: the long-running host agent.  Every interval it writes the
- * connection ends that changed as JSON lines (cumulative counters, so a
- * consumer keeps the newest record per end and never double counts).
+ * causeway agent: the long-running host agent.  Every interval it publishes
+ * the connection ends that changed -- to Kafka, or as JSON lines -- with
+ * cumulative counters, so a consumer keeps the newest record per end and
+ * never double counts.  It also records fine-timescale sample runs on a
+ * schedule (agent/sampler.h).
  */
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "agent/agent.h"
+#include "agent/sampler.h"
 #include "cli/cli.h"
 #include "cli/commands.h"
 #include "common/jsonw.h"
+#include "common/kafka.h"
 #include "common/log.h"
+#include "common/spool.h"
 #include "common/util.h"
 
+#define DEFAULT_SPOOL_DIR "/var/lib/causeway/spool"
+#define DEFAULT_SPOOL_MAX (1ULL << 30)
+
 struct agent_out {
-	FILE *fp;
+	FILE *fp; /* JSON lines, when no broker */
 	struct cw_jsonw w;
+	struct cw_kafka_producer *producer;
+};
+
+/* Scheduled sample runs: 10 ms, 1 ms, 100 us in turn, once a period. */
+struct sample_sched {
+	uint64_t every_ns; /* 0: off */
+	const char *store;
+	struct cw_sampler *s;
+	uint64_t next_real; /* next run starts at this wall-clock time */
+	uint64_t end_mono;  /* running until then; 0: idle */
+	unsigned turn;
+	uint64_t runs, failures;
 };
 
 static void usage(FILE *fp)
 {
 	fprintf(fp,
 		"usage: causeway agent [--interval I] [--duration D] [-o FILE]\n"
-		"                      [--attach V] [--netns NS] [--host ID]\n\n"
+		"                      [--kafka BROKERS|embedded] [--kafka-config FILE]\n"
+		"                      [--topic-prefix P] [--spool DIR] [--spool-max N]\n"
+		"                      [--pin DIR] [--attach V] [--netns NS] [--host ID]\n"
+		"                      [--samples-every P] [--samples-store DIR]\n\n"
 		"Run the host agent: per-connection aggregates collected in the\n"
-		"kernel, written every interval as JSON lines (one record per\n"
-		"connection end that changed; counters are cumulative).\n\n"
-		"  -i, --interval I   collection period (default 1s)\n"
-		"  -d, --duration D   stop after D (default: at SIGINT/SIGTERM)\n"
-		"  -o, --out FILE     append records to FILE (default stdout)\n"
-		"  -a, --attach V     auto (default), fentry, kprobe, tracepoint\n"
-		"  -n, --netns NS     watch one network namespace only\n"
-		"      --host ID      host id in records (default: machine-id)\n"
-		"      --msg-gap D    an idle gap of D also starts a new message\n"
-		"      --no-udp       do not count UDP\n\n"
+		"kernel and published every interval, one record per connection\n"
+		"end that changed, with cumulative counters.\n\n"
+		"  -i, --interval I     collection period (default 1s)\n"
+		"  -d, --duration D     stop after D (default: at SIGINT/SIGTERM)\n"
+		"  -o, --out FILE       without --kafka: append JSON lines to FILE\n"
+		"                       (default stdout)\n"
+		"  -k, --kafka B        publish to Kafka brokers B (host:port,...);\n"
+		"                       'embedded' starts a broker in this process\n"
+		"                       and prints its address\n"
+		"      --kafka-config F librdkafka properties, key=value lines\n"
+		"                       (TLS, SASL, ...)\n"
+		"      --topic-prefix P topics P.conns, P.meta (default causeway)\n"
+		"      --spool DIR      records the brokers cannot take wait here,\n"
+		"                       replayed in order (default %s)\n"
+		"      --spool-max N    spool bound in bytes, oldest evicted and\n"
+		"                       counted (default 1G)\n"
+		"      --pin DIR        keep connection state pinned in DIR (bpffs),\n"
+		"                       so a restarted agent never counts twice\n"
+		"  -a, --attach V       auto (default), fentry, kprobe, tracepoint\n"
+		"  -n, --netns NS       watch one network namespace only\n"
+		"      --host ID        host id in records (default: machine-id)\n"
+		"      --msg-gap D      an idle gap of D also starts a new message\n"
+		"      --no-udp         do not count UDP\n"
+		"      --samples-every P  a tc sample run every P, rotating 10ms,\n"
+		"                       1ms, 100us bins (default 1m; 0 turns off)\n"
+		"      --samples-store DIR  where runs go (see causeway samples)\n\n"
 		"SIGINT and SIGTERM flush what is pending, detach and exit 0.\n\n"
 		"Examples:\n"
 		"  causeway agent --interval 5s -o /var/log/causeway.jsonl\n"
-		"  causeway agent --netns web1 --duration 1m\n");
+		"  causeway agent --kafka kafka1:9092,kafka2:9092 --pin /sys/fs/bpf/causeway\n"
+		"  causeway agent --kafka embedded --samples-every 0\n",
+		DEFAULT_SPOOL_DIR);
 }
 
 static int on_record(const struct cw_conn_record *r, void *arg)
 {
 	struct agent_out *o = arg;
 
+	if (o->producer)
+		return cw_kafka_produce_conn(o->producer, r) ? -1 : 0;
 	cw_conn_record_json(&o->w, r);
 	cw_jsonw_end_line(&o->w);
 	return ferror(o->fp) ? cw_error("unable to write records: %m") : 0;
 }
 
+static void sample_finish(struct sample_sched *ss, bool interrupted)
+{
+	struct cw_sample_run *run = NULL;
+	char name[CW_SAMPLE_NAME_MAX];
+
+	cw_sampler_detach(ss->s);
+	ss->end_mono = 0;
+	if (cw_sampler_collect(ss->s, 0, &run) ||
+	    cw_sample_store_write(cw_sample_store_dir(ss->store), run, NULL,
+				  name, sizeof(name))) {
+		ss->failures++;
+	} else {
+		ss->runs++;
+		cw_debug("sample run %s%s", name,
+			 interrupted ? " (interrupted)" : "");
+	}
+	cw_sample_run_free(run);
+}
+
+/* Start a run when one is due; finish it when its bins are full. */
+static void sample_step(struct sample_sched *ss)
+{
+	struct cw_sampler_opts so = { .sz = sizeof(so) };
+	uint64_t now = cw_now_real_ns();
+
+	if (!ss->every_ns)
+		return;
+	if (ss->end_mono) {
+		if (cw_now_mono_ns() >= ss->end_mono)
+			sample_finish(ss, false);
+		return;
+	}
+	if (now < ss->next_real)
+		return;
+	ss->next_real = cw_window_next(now, ss->every_ns);
+	so.interval_ns = cw_sampler_schedule[ss->turn++ % 3];
+	so.samples = CW_SAMPLER_DEF_SAMPLES;
+	if (ss->s)
+		cw_sampler_free(ss->s);
+	ss->s = NULL;
+	if (cw_sampler_open(&so, &ss->s) || cw_sampler_attach(ss->s)) {
+		ss->failures++;
+		return;
+	}
+	ss->end_mono = cw_sampler_start(ss->s) +
+		       so.interval_ns * CW_SAMPLER_DEF_SAMPLES;
+}
+
+static void sample_stop(struct sample_sched *ss)
+{
+	if (ss->end_mono)
+		sample_finish(ss, true);
+	cw_sampler_free(ss->s);
+	ss->s = NULL;
+}
+
+static int open_kafka(struct agent_out *o, struct cw_kafka_conf *kc,
+		      struct cw_spool **spool, const char *spool_dir,
+		      uint64_t spool_max)
+{
+	static char bootstrap[256];
+
+	if (!strcmp(kc->brokers, "embedded")) {
+		if (cw_kafka_mock_start(1, bootstrap, sizeof(bootstrap)))
+			return -1;
+		kc->brokers = bootstrap;
+		/* Other agents (other namespaces, other processes) join here. */
+		cw_info("embedded broker at %s", bootstrap);
+	}
+	if (cw_spool_open(spool, spool_dir, spool_max))
+		return -1;
+	kc->spool = *spool;
+	o->producer = cw_kafka_producer_new(kc);
+	return o->producer ? 0 : -1;
+}
+
+static void report_kafka(struct agent_out *o, struct cw_spool *spool)
+{
+	struct cw_kafka_producer_stats ks;
+	struct cw_spool_stats ss;
+
+	if (!o->producer)
+		return;
+	cw_kafka_producer_get_stats(o->producer, &ks);
+	cw_spool_get_stats(spool, &ss);
+	cw_info("kafka: %llu produced, %llu delivered, %llu spooled, %llu "
+		"replayed, %llu lost; spool holds %llu records, evicted %llu",
+		(unsigned long long)ks.produced,
+		(unsigned long long)ks.delivered,
+		(unsigned long long)ks.spooled,
+		(unsigned long long)ks.replayed, (unsigned long long)ks.lost,
+		(unsigned long long)ss.records,
+		(unsigned long long)ss.evicted_records);
+}
+
 int cmd_agent(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "interval", 1, 0, 'i' }, { "duration", 1, 0, 'd' },
-		{ "out", 1, 0, 'o' },	   { "attach", 1, 0, 'a' },
-		{ "netns", 1, 0, 'n' },	   { "host", 1, 0, 'H' },
-		{ "msg-gap", 1, 0, 'g' },  { "no-udp", 0, 0, 'U' },
-		{ "help", 0, 0, 'h' },	   { 0 }
+		{ "interval", 1, 0, 'i' },     { "duration", 1, 0, 'd' },
+		{ "out", 1, 0, 'o' },	       { "attach", 1, 0, 'a' },
+		{ "netns", 1, 0, 'n' },	       { "host", 1, 0, 'H' },
+		{ "msg-gap", 1, 0, 'g' },      { "no-udp", 0, 0, 'U' },
+		{ "kafka", 1, 0, 'k' },	       { "kafka-config", 1, 0, 'K' },
+		{ "topic-prefix", 1, 0, 'T' }, { "spool", 1, 0, 'S' },
+		{ "spool-max", 1, 0, 'M' },    { "pin", 1, 0, 'P' },
+		{ "samples-every", 1, 0, 'E' }, { "samples-store", 1, 0, 'R' },
+		{ "help", 0, 0, 'h' },	       { 0 }
 	};
 	struct cw_agent_opts ao = { .sz = sizeof(ao) };
 	uint64_t interval = NSEC_PER_SEC, duration = 0, start, next, now;
+	uint64_t spool_max = DEFAULT_SPOOL_MAX;
+	struct sample_sched ss = { .every_ns = 60 * NSEC_PER_SEC };
+	struct cw_kafka_conf kc = { 0 };
 	struct agent_out o = { .fp = stdout };
+	const char *spool_dir = DEFAULT_SPOOL_DIR;
+	struct cw_spool *spool = NULL;
 	struct cw_agent_stats st;
 	struct cw_agent *a = NULL;
 	const char *out = NULL;
 	int opt, err = 1;
 
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "i:d:o:a:n:h", opts, NULL)) !=
+	while ((opt = getopt_long(argc, argv, "i:d:o:a:n:k:h", opts, NULL)) !=
 	       -1) {
 		switch (opt) {
 		case 'i':
@@ -110,6 +259,41 @@ int cmd_agent(int argc, char **argv)
 		case 'U':
 			ao.no_udp = true;
 			break;
+		case 'k':
+			kc.brokers = optarg;
+			break;
+		case 'K':
+			kc.properties = optarg;
+			break;
+		case 'T':
+			kc.topic_prefix = optarg;
+			break;
+		case 'S':
+			spool_dir = optarg;
+			break;
+		case 'M':
+			if (cw_parse_u64(optarg, 1 << 20, UINT64_MAX,
+					 &spool_max)) {
+				cw_error("--spool-max '%s': want a byte count "
+					 "of at least 1M", optarg);
+				return 2;
+			}
+			break;
+		case 'P':
+			ao.pin_dir = optarg;
+			break;
+		case 'E':
+			if (!strcmp(optarg, "0"))
+				ss.every_ns = 0;
+			else if (cli_duration("--samples-every", optarg,
+					      NSEC_PER_SEC,
+					      86400 * NSEC_PER_SEC,
+					      &ss.every_ns))
+				return 2;
+			break;
+		case 'R':
+			ss.store = optarg;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -121,6 +305,15 @@ int cmd_agent(int argc, char **argv)
 		cw_error("unexpected argument '%s'", argv[optind]);
 		return 2;
 	}
+	if (out && kc.brokers) {
+		cw_error("--out and --kafka: records go to one or the other");
+		return 2;
+	}
+	/* A 2,000-bin run at 10 ms lasts 20 s: runs must not overlap. */
+	if (ss.every_ns && ss.every_ns < 30 * NSEC_PER_SEC) {
+		cw_error("--samples-every: want at least 30s (or 0: off)");
+		return 2;
+	}
 	if (out) {
 		o.fp = fopen(out, "a");
 		if (!o.fp) {
@@ -130,13 +323,18 @@ int cmd_agent(int argc, char **argv)
 	}
 	cw_jsonw_init(&o.w, o.fp);
 	cw_catch_signals();
+	if (kc.brokers && open_kafka(&o, &kc, &spool, spool_dir, spool_max))
+		goto out;
 	if (cw_agent_open(&a, &ao))
 		goto out;
-	cw_info("agent on host %s with the %s hooks, every %llu ms",
+	cw_info("agent on host %s with the %s hooks, every %llu ms, to %s",
 		cw_agent_host(a), cw_attach_name(cw_agent_attach(a)),
-		(unsigned long long)(interval / NSEC_PER_MSEC));
+		(unsigned long long)(interval / NSEC_PER_MSEC),
+		kc.brokers ? kc.brokers : out ? out : "stdout");
 	start = cw_now_mono_ns();
 	next = start + interval;
+	ss.next_real = cw_window_next(cw_now_real_ns(), ss.every_ns ?
+							     ss.every_ns : 1);
 	while (!cw_stop) {
 		now = cw_now_mono_ns();
 		if (duration && now >= start + duration)
@@ -144,26 +342,40 @@ int cmd_agent(int argc, char **argv)
 		if (now >= next) {
 			if (cw_agent_collect(a, on_record, &o))
 				goto out;
-			fflush(o.fp);
+			if (!o.producer)
+				fflush(o.fp);
 			next += interval;
 		}
+		sample_step(&ss);
+		if (o.producer)
+			cw_kafka_producer_poll(o.producer, 0);
 		if (cw_agent_poll(a, 50))
 			goto out;
 	}
 	/* Flush what is pending before detaching. */
 	if (cw_agent_collect(a, on_record, &o))
 		goto out;
+	if (o.producer)
+		cw_kafka_producer_flush(o.producer, 10000);
 	cw_agent_stats(a, &st);
 	cw_info("stopped: %llu records in %llu collections; lost %llu close "
-		"records, %llu storage failures, %llu UDP map full",
+		"records, %llu storage failures, %llu UDP map full; %llu "
+		"sample runs (%llu failed)",
 		(unsigned long long)st.records,
 		(unsigned long long)st.collections,
 		(unsigned long long)st.close_lost,
 		(unsigned long long)st.storage_fail,
-		(unsigned long long)st.udp_map_full);
+		(unsigned long long)st.udp_map_full,
+		(unsigned long long)ss.runs, (unsigned long long)ss.failures);
+	report_kafka(&o, spool);
 	err = 0;
 out:
+	sample_stop(&ss);
 	cw_agent_close(a);
+	cw_kafka_producer_free(o.producer);
+	cw_spool_close(spool);
+	if (!strcmp(kc.brokers ? kc.brokers : "", "embedded"))
+		cw_kafka_mock_stop();
 	if (o.fp != stdout && fclose(o.fp) && !err)
 		err = cw_error("unable to write '%s': %m", out);
 	else if (o.fp == stdout && fflush(stdout) && !err)

@@ -18,10 +18,14 @@ static const struct command {
 } commands[] = {
 	{ "run", cmd_run, "watch this host and print who talks to whom" },
 	{ "agent", cmd_agent, "long-running host agent: publish aggregates" },
+	{ "correlate", cmd_correlate, "pair both ends from Kafka into the graph" },
 	{ "probe", cmd_probe, "what this kernel supports, what auto picks" },
 	{ "paths", cmd_paths, "infer causal paths from message timing" },
 	{ "samples", cmd_samples, "fine-timescale tc counters: record, show" },
 	{ "dump", cmd_dump, "print wire records from a file or topic as JSON" },
+	{ "graph", cmd_graph, "project, query and export the process graph" },
+	{ "render", cmd_render, "draw the graph with Graphviz (SVG, PNG, DOT)" },
+	{ "simulate", cmd_simulate, "a synthetic fleet's records, for benchmarks" },
 };
 
 static void usage(FILE *fp)

@@ -7,6 +7,7 @@ a duration or a request count; prints a JSON summary with latencies.
 import argparse
 import http.client
 import json
+import os
 import random
 import threading
 import time
@@ -20,7 +21,7 @@ def seconds(s):
     return float(s)
 
 
-def client(url, stop_at, rate, out, lock, seed):
+def client(url, stop_at, rate, out, lock, seed, linger):
     rnd = random.Random(seed)
     u = urllib.parse.urlsplit(url)
     conn = http.client.HTTPConnection(u.hostname, u.port or 80, timeout=10)
@@ -33,6 +34,7 @@ def client(url, stop_at, rate, out, lock, seed):
         lat.append(time.monotonic() - t0)
         if rate:
             time.sleep(rnd.expovariate(rate))
+    time.sleep(linger)  # keep the connection for ss-based ground truth
     conn.close()
     with lock:
         out.extend(lat)
@@ -43,13 +45,17 @@ def main():
     ap.add_argument("url")
     ap.add_argument("--clients", type=int, default=4)
     ap.add_argument("--duration", default="10s")
+    ap.add_argument("--linger", type=float, default=0,
+                    help="seconds to keep connections open at the end")
     ap.add_argument("--rate", type=float, default=0,
                     help="per-client request rate (Poisson); 0: closed loop")
     a = ap.parse_args()
+    print(json.dumps({"pid": os.getpid()}), flush=True)
     stop_at = time.monotonic() + seconds(a.duration)
     out, lock = [], threading.Lock()
     threads = [threading.Thread(target=client,
-                                args=(a.url, stop_at, a.rate, out, lock, i))
+                                args=(a.url, stop_at, a.rate, out, lock, i,
+                                      a.linger))
                for i in range(a.clients)]
     for t in threads:
         t.start()

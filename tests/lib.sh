@@ -247,3 +247,37 @@ switch_attach() {
 	ip -n "$ns" addr add "$2/24" dev "$ia"
 	ip -n "$ns" link set "$ia" up
 }
+
+# ss_bytes NS DST_ADDR DST_PORT: "sent received" summed over the
+# established TCP connections from NS to DST (the kernel's own counters:
+# bytes_acked and bytes_received), as independent ground truth.
+ss_bytes() {
+	ip netns exec "$1" ss -tinH state established "dst $2 and dport = :$3" |
+		awk '{for (i = 1; i <= NF; i++) {
+			if ($i ~ /^bytes_acked:/) { split($i, a, ":"); s += a[2] }
+			if ($i ~ /^bytes_received:/) { split($i, b, ":"); r += b[2] } } }
+		END { printf "%d %d\n", s, r }'
+}
+
+# three_tier: test hosts $LOAD $WEB $APP $DB on one switch (10.77.0.10-13)
+# with redis-server, examples/app.py (APP_DELAY, default 2ms) and nginx
+# proxying to it.
+three_tier() {
+	LOAD=$(ns_create load) WEB=$(ns_create web) APP=$(ns_create app)
+	DB=$(ns_create db)
+	switch_attach "$LOAD" 10.77.0.10
+	switch_attach "$WEB" 10.77.0.11
+	switch_attach "$APP" 10.77.0.12
+	switch_attach "$DB" 10.77.0.13
+	ip netns exec "$DB" redis-server --bind 10.77.0.13 --port 6379 \
+		--save '' --appendonly no --protected-mode no --dir "$T_TMP" \
+		>/dev/null 2>&1 &
+	bg_pid $!
+	wait_port "$DB" 6379
+	ip netns exec "$APP" python3 "$CW_ROOT/examples/app.py" \
+		--listen 10.77.0.12:8080 --redis 10.77.0.13:6379 \
+		--delay "${APP_DELAY:-2ms}" &
+	bg_pid $!
+	wait_port "$APP" 8080
+	nginx_start "$WEB" 10.77.0.11 80 "$T_TMP" 10.77.0.12:8080
+}

@@ -19,6 +19,8 @@ ap.add_argument("--client-pid", type=int)
 ap.add_argument("--server-pid", type=int)
 ap.add_argument("--client-comm")
 ap.add_argument("--server-comm")
+ap.add_argument("--client-host")
+ap.add_argument("--server-host")
 ap.add_argument("--proto")
 ap.add_argument("fields", nargs="+")
 a = ap.parse_args()
@@ -27,17 +29,19 @@ g = json.load(open(a.file))
 nodes = {n["id"]: n for n in g["nodes"]}
 
 
-def ok(node, pid, comm):
+def ok(node, pid, comm, host):
     if pid is not None and node.get("pid") != pid:
         return False
     if comm is not None and node.get("comm") != comm:
+        return False
+    if host is not None and node.get("host") != host:
         return False
     return True
 
 
 hits = [e for e in g["edges"]
-        if ok(nodes[e["client"]], a.client_pid, a.client_comm)
-        and ok(nodes[e["server"]], a.server_pid, a.server_comm)
+        if ok(nodes[e["client"]], a.client_pid, a.client_comm, a.client_host)
+        and ok(nodes[e["server"]], a.server_pid, a.server_comm, a.server_host)
         and (a.proto is None or e["proto"] == a.proto)]
 if not hits:
     sys.exit("no edge matches; edges: " + "; ".join(
