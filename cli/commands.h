@@ -11,6 +11,7 @@ int cmd_probe(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_agent(int argc, char **argv);
 int cmd_correlate(int argc, char **argv);
+int cmd_broker(int argc, char **argv);
 int cmd_paths(int argc, char **argv);
 int cmd_samples(int argc, char **argv);
 int cmd_dump(int argc, char **argv);

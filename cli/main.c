@@ -19,6 +19,7 @@ static const struct command {
 	{ "run", cmd_run, "watch this host and print who talks to whom" },
 	{ "agent", cmd_agent, "long-running host agent: publish aggregates" },
 	{ "correlate", cmd_correlate, "pair both ends from Kafka into the graph" },
+	{ "broker", cmd_broker, "an embedded Kafka broker for one machine" },
 	{ "probe", cmd_probe, "what this kernel supports, what auto picks" },
 	{ "paths", cmd_paths, "infer causal paths from message timing" },
 	{ "samples", cmd_samples, "fine-timescale tc counters: record, show" },

@@ -13,6 +13,10 @@ counts against what the application did, not against our own arithmetic.
   traffic.py hold HOST PORT GO OUT IN    connect, wait for file GO, then
                                          send OUT bytes, read IN bytes
   traffic.py sink-server HOST PORT IN OUT  read IN bytes, send OUT, close
+  traffic.py echo-stream HOST PORT       TCP: echo everything until EOF
+  traffic.py phases HOST PORT GO N BYTES one connection; for i in 1..N wait
+                                         for file GO.i, send and read back
+                                         BYTES, then touch GO.i.done
 """
 import json
 import os
@@ -130,7 +134,38 @@ def sink_server(host, port, inn, out):
     c.close()
 
 
+def echo_stream(host, port):
+    srv = socket.socket(family(host), socket.SOCK_STREAM)
+    srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    srv.bind((host, int(port)))
+    srv.listen(64)
+    while True:
+        c, _ = srv.accept()
+        if os.fork() == 0:
+            while True:
+                b = c.recv(65536)
+                if not b:
+                    os._exit(0)
+                c.sendall(b)
+        c.close()
+
+
+def phases(host, port, go, n, size):
+    s = socket.create_connection((host, int(port)))
+    print(json.dumps({"lport": s.getsockname()[1], "pid": os.getpid()}),
+          flush=True)
+    for i in range(1, int(n) + 1):
+        while not os.path.exists("%s.%d" % (go, i)):
+            time.sleep(0.02)
+        s.sendall(b"p" * int(size))
+        recv_exact(s, int(size))
+        with open("%s.%d.done" % (go, i), "w") as f:
+            f.write("done\n")
+    s.close()
+
+
 COMMANDS = {
+    "echo-stream": echo_stream, "phases": phases,
     "redis": redis, "echo-server": echo_server, "short": short,
     "udp-server": udp_server, "udp-client": udp_client, "hold": hold,
     "sink-server": sink_server,
