@@ -80,4 +80,144 @@ void cw_graph_sort_edges(struct cw_graph *g);
 const char *cw_node_label(const struct cw_node *n, char *buf, size_t len);
 void cw_graph_json(const struct cw_graph *g, struct cw_jsonw *w);
 
+/*
+ * Traffic per time window (graph/windows.c).  Records of one end carry
+ * cumulative counters; the difference between two records of the same end
+ * is spread over the windows between their last_ns (the first record's
+ * counters over [first_ns, last_ns]).  Windows start at multiples of the
+ * width (CLOCK_REALTIME), so they line up across files and hosts.
+ */
+struct cw_window_delta {
+	uint32_t end; /* index in cw_windows.ends */
+	uint32_t pad;
+	uint64_t start_ns; /* the window's start */
+	uint64_t bytes_out, bytes_in, msgs_out, msgs_in;
+};
+
+struct cw_windows {
+	uint64_t width_ns;
+	struct cw_htab ends; /* end key -> newest state of the end */
+	struct cw_window_delta *deltas;
+	size_t ndeltas, cap;
+	uint64_t stale; /* records older than one already seen */
+};
+
+void cw_windows_init(struct cw_windows *w, uint64_t width_ns);
+void cw_windows_release(struct cw_windows *w);
+/* Account one record; 0, or -1 when out of memory. */
+int cw_windows_add(struct cw_windows *w, const struct cw_conn_record *r);
+
+/* One edge's traffic in one window. */
+struct cw_view_window {
+	size_t edge;
+	uint64_t start_ns;
+	uint64_t bytes_c2s, bytes_s2c, msgs_c2s, msgs_s2c;
+};
+
+/*
+ * Put every delta on its edge of g (built by the correlator from the same
+ * records): a connection seen from both ends counts each direction as its
+ * sender counted it, an end with no partner counts both.  *out (edge =
+ * index in g->edges, unsorted) is the caller's to free; bytes of ends that
+ * match no edge are added to *unattributed.  0 or -1.
+ */
+int cw_windows_by_edge(const struct cw_windows *w, const struct cw_graph *g,
+		       struct cw_view_window **out, size_t *n,
+		       uint64_t *unattributed);
+
+/*
+ * Views of the traffic graph through igraph (graph/igraph.c): the process
+ * graph or a projection of it, one vertex per group and one edge per
+ * (client group, server group) with the traffic summed over protocols.
+ * Projected traffic between members of one group becomes a loop: in the
+ * host view the loop of a host is its intra-host traffic.
+ */
+enum cw_group_by {
+	CW_BY_PROCESS,
+	CW_BY_CMDLINE,	 /* process type: the command line (comm if none) */
+	CW_BY_CONTAINER, /* container id; processes outside any per host */
+	CW_BY_HOST,	 /* host id; external peers per address */
+};
+
+/* "process", "cmdline", "container", "host"; 0 or -1 (no message). */
+int cw_group_by_parse(const char *s, enum cw_group_by *out);
+const char *cw_group_by_name(enum cw_group_by by);
+
+struct cw_view_vertex {
+	char *name;		    /* unique within the view */
+	char *label;		    /* for people, may be shortened */
+	const struct cw_node *node; /* the first member: host, comm, ... */
+	int same_host;		    /* every member is on node->host */
+	uint64_t members;	    /* processes (or nodes) in the group */
+	uint64_t bytes_out, bytes_in;
+};
+
+struct cw_view_edge {
+	size_t from, to; /* client group -> server group */
+	uint64_t conns, paired;
+	uint64_t bytes_c2s, bytes_s2c;
+	uint64_t msgs_c2s, msgs_s2c;
+	uint64_t first_ns, last_ns;
+};
+
+struct igraph_s;
+
+struct cw_view {
+	enum cw_group_by by;
+	struct cw_view_vertex *v;
+	size_t nv;
+	struct cw_view_edge *e;
+	size_t ne;
+	size_t *group_of; /* base node -> vertex */
+	uint64_t window_ns;
+	struct cw_view_window *win; /* by window start, then edge */
+	size_t nwin;
+	uint64_t unattributed; /* window bytes of ends no edge matched */
+	/* Directed, vertex i and edge i as above, with igraph's C attribute
+	 * handler: vertex name, label, kind, host, pid, comm, cmdline,
+	 * container, pod, members, bytes_out, bytes_in; edge weight (bytes
+	 * both ways), bytes_c2s, bytes_s2c, msgs_c2s, msgs_s2c, conns,
+	 * first_seen, last_seen (seconds since the epoch). */
+	struct igraph_s *ig;
+};
+
+/*
+ * Build the view of g grouped by `by`; windows (may be NULL) adds the
+ * per-window traffic.  0, or -1 after a message.
+ */
+int cw_view_build(struct cw_view *v, const struct cw_graph *g,
+		  enum cw_group_by by, const struct cw_windows *windows);
+void cw_view_release(struct cw_view *v);
+/* Bytes both ways on edge i. */
+uint64_t cw_view_edge_bytes(const struct cw_view *v, size_t i);
+/*
+ * Edge indices, largest first: all edges (vid < 0) or those touching
+ * vertex vid (found with igraph_incident); at most `max` (0: no limit).
+ * The caller frees *out.  0 or -1.
+ */
+int cw_view_edges(const struct cw_view *v, long vid, size_t max, size_t **out,
+		  size_t *n);
+/* The vertex named (or labelled) `what`: its index, -1 if none, -2 if
+ * several labels match. */
+long cw_view_find(const struct cw_view *v, const char *what);
+/*
+ * Exports of the edges listed (all when edges is NULL) and the vertices they
+ * touch.  0, or -1 after a message.
+ */
+int cw_view_write_graphml(const struct cw_view *v, FILE *fp,
+			  const size_t *edges, size_t n);
+int cw_view_write_dot(const struct cw_view *v, FILE *fp, const size_t *edges,
+		      size_t n);
+int cw_view_write_csv(const struct cw_view *v, FILE *fp, const size_t *edges,
+		      size_t n);
+void cw_view_json(const struct cw_view *v, struct cw_jsonw *w,
+		  const size_t *edges, size_t n);
+/*
+ * The traffic matrix as CSV: a row and a column per vertex, cell (i, j) the
+ * bytes vertex i sent to vertex j; the diagonal is traffic inside a group.
+ */
+int cw_view_write_matrix(const struct cw_view *v, FILE *fp);
+/* Bytes vertex `from` sent to vertex `to` (the matrix cell). */
+uint64_t cw_view_sent(const struct cw_view *v, size_t from, size_t to);
+
 #endif

@@ -23,4 +23,28 @@ int cw_viz_write_dot(const struct cw_graph *g, FILE *fp,
 /* A colour for a command, the same for the same command in every view. */
 const char *cw_viz_color(const char *comm);
 
+/*
+ * Rendering through Graphviz's libraries (viz/render.c): a view of the
+ * graph laid out by `dot` and written as SVG or PNG, or as DOT source (no
+ * layout).  Edge width from bytes; edges under min_share of all bytes are
+ * dropped, and the vertices left with no edge; vertices coloured by command
+ * (cw_viz_color) and grouped per host when all their members are on one;
+ * node height from the bytes a vertex sent and received (RAM and CPU are
+ * not collected yet).
+ */
+struct cw_render_opts {
+	size_t sz;
+	double min_share;   /* 0..1 */
+	const char *format; /* "svg" (default), "png" or "dot" */
+	const char *layout; /* Graphviz engine, default "dot" */
+};
+
+/*
+ * Render v to path, written to a temporary file renamed into place and
+ * removed on failure.  0, or -1 after a message.  *drawn (may be NULL)
+ * gets the number of edges drawn.
+ */
+int cw_render_view(const struct cw_view *v, const char *path,
+		   const struct cw_render_opts *opts, size_t *drawn);
+
 #endif

@@ -1,0 +1,370 @@
+// SPDX-License-Identifier: MIT
+/*
+ * causeway graph: the traffic graph of agent records, by process, command
+ * line, container or host, per time window and in total; top edges,
+ * neighbours of a node, the traffic matrix; JSON, GraphML, DOT or CSV.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli/commands.h"
+#include "cli/cli.h"
+#include "common/log.h"
+#include "common/record_read.h"
+#include "common/util.h"
+#include "correlator/correlator.h"
+#include "graph/graph.h"
+
+enum graph_format { FMT_TABLE, FMT_JSON, FMT_GRAPHML, FMT_DOT, FMT_CSV };
+
+static const char *const format_names[] = {"table", "json", "graphml", "dot",
+					   "csv"};
+
+struct graph_args {
+	enum cw_group_by by;
+	bool by_set;
+	uint64_t window_ns;
+	uint64_t top;
+	const char *neighbours;
+	bool matrix;
+	int format; /* -1: from the file name, else table */
+	const char *out;
+	bool skip_bad;
+	bool bench;
+};
+
+struct load_ctx {
+	struct cw_pairing pairing;
+	struct cw_windows windows;
+};
+
+static void usage(FILE *fp)
+{
+	fprintf(fp,
+		"usage: causeway graph [--by process|cmdline|container|host]\n"
+		"                      [--window D] [--top N] [--neighbours "
+		"NODE]\n"
+		"                      [--matrix] [--format "
+		"table|json|graphml|dot|csv]\n"
+		"                      [--skip-bad] [-o FILE] "
+		"INPUT.jsonl...\n\n"
+		"Pair the connection ends in agent records (JSON lines from\n"
+		"'causeway agent', or conns.jsonl of 'causeway run -o') into "
+		"the\n"
+		"traffic graph and answer who talks to whom.\n\n"
+		"  -b, --by G           group processes: process (default), "
+		"cmdline,\n"
+		"                       container or host\n"
+		"  -w, --window D       per-window traffic in JSON (default "
+		"1m; 0: off)\n"
+		"  -t, --top N          only the N edges carrying most bytes\n"
+		"  -n, --neighbours V   only the edges of node V (its name or "
+		"label,\n"
+		"                       e.g. 'nginx[1234]' or a host id)\n"
+		"  -m, --matrix         the traffic matrix as CSV: bytes sent "
+		"from row\n"
+		"                       to column, the diagonal inside a "
+		"group\n"
+		"                       (default --by host)\n"
+		"  -f, --format F       table (default on stdout), json, "
+		"graphml, dot,\n"
+		"                       csv; with -o, taken from the file's "
+		"extension\n"
+		"  -o, --out FILE       write FILE (whole or not at all)\n"
+		"      --skip-bad       count and skip malformed lines instead "
+		"of failing\n\n"
+		"'-' reads standard input.  Exit status: 0 done, 1 bad input "
+		"or a\n"
+		"failure, 2 bad usage.\n\n"
+		"Examples:\n"
+		"  causeway graph out/conns.jsonl\n"
+		"  causeway graph --by host --matrix -o matrix.csv a.jsonl "
+		"b.jsonl\n"
+		"  causeway graph --by container --top 20 --format json "
+		"conns.jsonl\n"
+		"  causeway graph --neighbours 'nginx[1234]' conns.jsonl\n"
+		"  causeway graph --by cmdline -o graph.graphml conns.jsonl\n");
+}
+
+static int parse_format(const char *s)
+{
+	size_t i;
+
+	for (i = 0; i < CW_ARRAY_SIZE(format_names); i++)
+		if (!strcmp(s, format_names[i]))
+			return (int)i;
+	return -1;
+}
+
+static int format_of_path(const char *path)
+{
+	const char *dot = strrchr(path, '.');
+	int f = dot ? parse_format(dot + 1) : -1;
+
+	return f > 0 ? f : FMT_JSON;
+}
+
+static int on_record(const struct cw_conn_record *r, void *arg)
+{
+	struct load_ctx *lc = arg;
+
+	if (cw_pairing_add(&lc->pairing, r) || cw_windows_add(&lc->windows, r))
+		return cw_error("out of memory");
+	return 0;
+}
+
+static double secs_since(const struct timespec *t0)
+{
+	struct timespec t1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	return (double)(t1.tv_sec - t0->tv_sec) +
+	       (double)(t1.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+static void print_table(const struct cw_view *v, const size_t *edges, size_t n,
+			FILE *fp)
+{
+	char b1[32], b2[32];
+	size_t k;
+
+	fprintf(fp, "%-36s %-36s %6s %12s %12s %9s %9s\n", "CLIENT", "SERVER",
+		"CONNS", "BYTES C->S", "BYTES S->C", "MSGS C->S", "MSGS S->C");
+	for (k = 0; k < n; k++) {
+		const struct cw_view_edge *e = &v->e[edges[k]];
+
+		fprintf(fp, "%-36.36s %-36.36s %6llu %12s %12s %9llu %9llu\n",
+			v->v[e->from].label, v->v[e->to].label,
+			(unsigned long long)e->conns,
+			cw_fmt_bytes(e->bytes_c2s, b1, sizeof(b1)),
+			cw_fmt_bytes(e->bytes_s2c, b2, sizeof(b2)),
+			(unsigned long long)e->msgs_c2s,
+			(unsigned long long)e->msgs_s2c);
+	}
+}
+
+static int write_view(const struct graph_args *a, const struct cw_view *v,
+		      const struct cw_pairing_stats *ps,
+		      const struct cw_record_read_stats *rs,
+		      const size_t *edges, size_t n, FILE *fp)
+{
+	struct cw_jsonw w;
+
+	if (a->matrix)
+		return cw_view_write_matrix(v, fp);
+	switch (a->format) {
+	case FMT_TABLE:
+		print_table(v, edges, n, fp);
+		return ferror(fp) ? cw_error("unable to write the table") : 0;
+	case FMT_GRAPHML:
+		return cw_view_write_graphml(v, fp, edges, n);
+	case FMT_DOT:
+		return cw_view_write_dot(v, fp, edges, n);
+	case FMT_CSV:
+		return cw_view_write_csv(v, fp, edges, n);
+	default:
+		break;
+	}
+	cw_jsonw_init(&w, fp);
+	cw_jsonw_obj_open(&w, NULL);
+	cw_view_json(v, &w, edges, n);
+	cw_jsonw_obj_open(&w, "stats");
+	cw_jsonw_u64(&w, "files", rs->files);
+	cw_jsonw_u64(&w, "records", rs->records);
+	cw_jsonw_u64(&w, "bad_lines", rs->bad);
+	cw_jsonw_u64(&w, "stale", ps->stale);
+	cw_jsonw_u64(&w, "ends", ps->ends);
+	cw_jsonw_u64(&w, "paired", ps->paired);
+	cw_jsonw_u64(&w, "unpaired", ps->unpaired);
+	cw_jsonw_u64(&w, "ambiguous", ps->ambiguous);
+	cw_jsonw_obj_close(&w);
+	cw_jsonw_obj_close(&w);
+	cw_jsonw_end_line(&w);
+	return ferror(fp) ? cw_error("unable to write the JSON") : 0;
+}
+
+static int parse_args(int argc, char **argv, struct graph_args *a)
+{
+	static const struct option opts[] = {
+		{"by", required_argument, NULL, 'b'},
+		{"window", required_argument, NULL, 'w'},
+		{"top", required_argument, NULL, 't'},
+		{"neighbours", required_argument, NULL, 'n'},
+		{"neighbors", required_argument, NULL, 'n'},
+		{"matrix", no_argument, NULL, 'm'},
+		{"format", required_argument, NULL, 'f'},
+		{"out", required_argument, NULL, 'o'},
+		{"skip-bad", no_argument, NULL, 'S'},
+		{"bench", no_argument, NULL, 'B'},
+		{"help", no_argument, NULL, 'h'},
+		{},
+	};
+	int c;
+
+	memset(a, 0, sizeof(*a));
+	a->window_ns = 60 * NSEC_PER_SEC;
+	a->format = -1;
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "b:w:t:n:mf:o:h", opts, NULL)) !=
+	       -1) {
+		switch (c) {
+		case 'b':
+			if (cw_group_by_parse(optarg, &a->by)) {
+				cw_error("--by '%s': want process, cmdline, "
+					 "container or host",
+					 optarg);
+				return 2;
+			}
+			a->by_set = true;
+			break;
+		case 'w':
+			if (strcmp(optarg, "0") &&
+			    cli_duration("--window", optarg, NSEC_PER_MSEC,
+					 7 * 24 * 3600 * NSEC_PER_SEC,
+					 &a->window_ns))
+				return 2;
+			if (!strcmp(optarg, "0"))
+				a->window_ns = 0;
+			break;
+		case 't':
+			if (cw_parse_u64(optarg, 1, 100000000, &a->top)) {
+				cw_error("--top '%s': want a number from 1 to "
+					 "100000000",
+					 optarg);
+				return 2;
+			}
+			break;
+		case 'n':
+			a->neighbours = optarg;
+			break;
+		case 'm':
+			a->matrix = true;
+			break;
+		case 'f':
+			a->format = parse_format(optarg);
+			if (a->format < 0) {
+				cw_error("--format '%s': want table, json, "
+					 "graphml, dot or csv",
+					 optarg);
+				return 2;
+			}
+			break;
+		case 'o':
+			a->out = optarg;
+			break;
+		case 'S':
+			a->skip_bad = true;
+			break;
+		case 'B':
+			a->bench = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			return cli_bad_option("graph", argv);
+		}
+	}
+	if (optind >= argc) {
+		cw_error("no input (see 'causeway graph --help')");
+		return 2;
+	}
+	if (a->matrix && !a->by_set)
+		a->by = CW_BY_HOST;
+	if (a->matrix && (a->neighbours || a->top)) {
+		cw_error("--matrix shows every group: it takes no --top or "
+			 "--neighbours");
+		return 2;
+	}
+	if (a->format < 0)
+		a->format = a->out ? format_of_path(a->out) : FMT_TABLE;
+	return -1;
+}
+
+int cmd_graph(int argc, char **argv)
+{
+	struct cw_record_read_stats rs;
+	struct graph_args a;
+	struct load_ctx lc;
+	struct cw_outfile of = {0};
+	struct cw_graph g;
+	struct cw_view v = {0};
+	struct timespec t0;
+	size_t *edges = NULL, n = 0;
+	double t_read, t_pair, t_view;
+	long vid = -1;
+	int ret = 1;
+
+	ret = parse_args(argc, argv, &a);
+	if (ret >= 0)
+		return ret;
+	ret = 1;
+	cw_pairing_init(&lc.pairing);
+	cw_windows_init(&lc.windows, a.window_ns);
+	cw_graph_init(&g);
+	if (a.out && cw_outfile_open(&of, a.out))
+		goto out;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (cw_record_read_files(argv + optind, (size_t)(argc - optind),
+				 a.skip_bad, on_record, &lc, &rs))
+		goto out;
+	t_read = secs_since(&t0);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (cw_pairing_build(&lc.pairing, &g)) {
+		cw_error("out of memory pairing connection ends");
+		goto out;
+	}
+	t_pair = secs_since(&t0);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (cw_view_build(&v, &g, a.by, &lc.windows))
+		goto out;
+	t_view = secs_since(&t0);
+	if (a.neighbours) {
+		vid = cw_view_find(&v, a.neighbours);
+		if (vid < 0) {
+			cw_error("--neighbours '%s': %s in the %s graph",
+				 a.neighbours,
+				 vid == -2 ? "several nodes match; give the "
+					     "full name"
+					   : "no such node",
+				 cw_group_by_name(a.by));
+			goto out;
+		}
+	}
+	if (cw_view_edges(&v, vid, a.top, &edges, &n))
+		goto out;
+	if (a.bench)
+		fprintf(stderr,
+			"bench: records %llu read %.3fs (%.0f records/s) "
+			"ends %llu nodes %zu edges %zu pair+build %.3fs "
+			"project(%s) %.3fs vertices %zu edges %zu\n",
+			(unsigned long long)rs.records, t_read,
+			t_read > 0 ? (double)rs.records / t_read : 0,
+			(unsigned long long)lc.pairing.st.ends, g.nnodes,
+			g.nedges, t_pair, cw_group_by_name(a.by), t_view, v.nv,
+			v.ne);
+	if (write_view(&a, &v, &lc.pairing.st, &rs, edges, n,
+		       a.out ? of.fp : stdout))
+		goto out;
+	if (a.out) {
+		if (cw_outfile_commit(&of))
+			goto out;
+	} else if (fflush(stdout)) {
+		cw_error("unable to write to standard output");
+		goto out;
+	}
+	ret = 0;
+out:
+	if (of.fp)
+		cw_outfile_abort(&of);
+	free(edges);
+	cw_view_release(&v);
+	cw_graph_release(&g);
+	cw_windows_release(&lc.windows);
+	cw_pairing_release(&lc.pairing);
+	return ret;
+}

@@ -1,0 +1,186 @@
+// SPDX-License-Identifier: MIT
+/*
+ * causeway render: draw the traffic graph of agent records with Graphviz
+ * (libcgraph + libgvc): SVG, PNG, or DOT source.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "cli/commands.h"
+#include "common/log.h"
+#include "common/record_read.h"
+#include "common/util.h"
+#include "correlator/correlator.h"
+#include "graph/graph.h"
+#include "viz/viz.h"
+
+static void usage(FILE *fp)
+{
+	fprintf(fp,
+		"usage: causeway render [--by process|cmdline|container|host]\n"
+		"                       [--format svg|png|dot] [--min-share "
+		"F]\n"
+		"                       [--skip-bad] -o FILE INPUT.jsonl...\n\n"
+		"Pair the connection ends in agent records and draw the "
+		"traffic\n"
+		"graph with Graphviz: edge width from bytes, colours stable "
+		"per\n"
+		"command, processes grouped per host, node height from "
+		"bytes.\n\n"
+		"  -b, --by G          group processes: process (default), "
+		"cmdline,\n"
+		"                      container or host\n"
+		"  -f, --format F      svg, png or dot (DOT source, no "
+		"layout);\n"
+		"                      default from the extension of FILE, "
+		"else svg\n"
+		"  -s, --min-share F   drop edges carrying under F (0..1) of "
+		"all bytes\n"
+		"                      (default 0.10)\n"
+		"  -o, --out FILE      the picture (required; whole or not at "
+		"all)\n"
+		"      --skip-bad      count and skip malformed lines instead "
+		"of failing\n\n"
+		"Exit status: 0 done, 1 bad input or a failure, 2 bad "
+		"usage.\n\n"
+		"Examples:\n"
+		"  causeway render -o graph.svg out/conns.jsonl\n"
+		"  causeway render --by host --min-share 0.01 -o hosts.png "
+		"fleet.jsonl\n"
+		"  causeway render --by cmdline --format dot -o tiers.dot "
+		"fleet.jsonl\n");
+}
+
+struct load_ctx {
+	struct cw_pairing pairing;
+};
+
+static int on_record(const struct cw_conn_record *r, void *arg)
+{
+	struct load_ctx *lc = arg;
+
+	if (cw_pairing_add(&lc->pairing, r))
+		return cw_error("out of memory");
+	return 0;
+}
+
+static const char *format_of(const char *path)
+{
+	const char *dot = strrchr(path, '.');
+
+	if (dot && (!strcmp(dot, ".png") || !strcmp(dot, ".dot")))
+		return dot + 1;
+	return "svg";
+}
+
+static int parse_share(const char *s, double *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtod(s, &end);
+	if (errno || end == s || *end || !(*out >= 0 && *out <= 1))
+		return cw_error("--min-share '%s': want a number from 0 to 1",
+				s);
+	return 0;
+}
+
+int cmd_render(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"by", required_argument, NULL, 'b'},
+		{"format", required_argument, NULL, 'f'},
+		{"min-share", required_argument, NULL, 's'},
+		{"out", required_argument, NULL, 'o'},
+		{"skip-bad", no_argument, NULL, 'S'},
+		{"help", no_argument, NULL, 'h'},
+		{},
+	};
+	struct cw_render_opts ro = {.sz = sizeof(ro), .min_share = 0.10};
+	enum cw_group_by by = CW_BY_PROCESS;
+	struct cw_record_read_stats rs;
+	struct cw_view v = {0};
+	const char *out = NULL;
+	bool skip_bad = false;
+	struct load_ctx lc;
+	struct cw_graph g;
+	size_t drawn;
+	int c, ret;
+
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "b:f:s:o:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'b':
+			if (cw_group_by_parse(optarg, &by)) {
+				cw_error("--by '%s': want process, cmdline, "
+					 "container or host",
+					 optarg);
+				return 2;
+			}
+			break;
+		case 'f':
+			if (strcmp(optarg, "svg") && strcmp(optarg, "png") &&
+			    strcmp(optarg, "dot")) {
+				cw_error("--format '%s': want svg, png or dot",
+					 optarg);
+				return 2;
+			}
+			ro.format = optarg;
+			break;
+		case 's':
+			if (parse_share(optarg, &ro.min_share))
+				return 2;
+			break;
+		case 'o':
+			out = optarg;
+			break;
+		case 'S':
+			skip_bad = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			return cli_bad_option("render", argv);
+		}
+	}
+	if (!out) {
+		cw_error("-o FILE is required (see 'causeway render --help')");
+		return 2;
+	}
+	if (optind >= argc) {
+		cw_error("no input (see 'causeway render --help')");
+		return 2;
+	}
+	if (!ro.format)
+		ro.format = format_of(out);
+	ret = 1;
+	cw_pairing_init(&lc.pairing);
+	cw_graph_init(&g);
+	if (cw_record_read_files(argv + optind, (size_t)(argc - optind),
+				 skip_bad, on_record, &lc, &rs))
+		goto out;
+	if (cw_pairing_build(&lc.pairing, &g)) {
+		cw_error("out of memory pairing connection ends");
+		goto out;
+	}
+	if (cw_view_build(&v, &g, by, NULL) ||
+	    cw_render_view(&v, out, &ro, &drawn))
+		goto out;
+	if (!drawn && v.ne)
+		cw_warn("no edge carries %g of all bytes: '%s' is empty (try a "
+			"lower --min-share)",
+			ro.min_share, out);
+	cw_debug("rendered %zu of %zu edges to '%s'", drawn, v.ne, out);
+	ret = 0;
+out:
+	cw_view_release(&v);
+	cw_graph_release(&g);
+	cw_pairing_release(&lc.pairing);
+	return ret;
+}

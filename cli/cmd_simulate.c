@@ -1,0 +1,459 @@
+// SPDX-License-Identifier: MIT
+/*
+ * causeway simulate: a synthetic fleet as agent records, for tests,
+ * benchmarks and trying the graph commands without a fleet.  Hosts run
+ * processes of a few service tiers; clients call servers of the next tier
+ * with heavy-tailed bytes; both ends of each connection are written with
+ * consistent 4-tuples so they pair, except for some ends whose partner was
+ * not watched and the traffic with a few external peers.  Long connections
+ * get intermediate records with cumulative counters.  The same seed gives
+ * the same bytes.
+ */
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "cli/commands.h"
+#include "common/log.h"
+#include "common/record.h"
+#include "common/util.h"
+
+#define SIM_T0	     1767225600000000000ULL /* 2026-01-01T00:00:00Z */
+#define SIM_SPAN     (10 * 60 * NSEC_PER_SEC)
+#define SIM_EXTERNAL 16 /* external peers */
+
+enum tier { T_WEB, T_APP, T_CACHE, T_DB, T_BATCH, T_NTIERS };
+
+static const struct tier_desc {
+	const char *comm, *cmdline;
+	uint16_t port;
+	enum tier calls[2]; /* the tiers it calls; its own: replication */
+} tiers[T_NTIERS] = {
+	[T_WEB] = {"nginx", "nginx: worker process", 80, {T_APP, T_APP}},
+	[T_APP] = {"python3",
+		   "python3 /srv/app/server.py --workers 8",
+		   8080,
+		   {T_CACHE, T_DB}},
+	[T_CACHE] = {"redis-server",
+		     "redis-server *:6379",
+		     6379,
+		     {T_CACHE, T_CACHE}},
+	[T_DB] = {"postgres",
+		  "postgres: 15/main: app appdb",
+		  5432,
+		  {T_DB, T_DB}},
+	[T_BATCH] = {"java",
+		     "java -Xmx4g -jar /opt/etl/etl.jar --nightly",
+		     9000,
+		     {T_DB, T_CACHE}},
+};
+
+struct sim_proc {
+	enum tier tier;
+	struct cw_process proc;
+};
+
+struct sim_host {
+	char id[CW_HOST_LEN];
+	struct cw_addr addr;
+	uint32_t netns;
+	uint64_t cookie;
+	uint16_t next_port;
+	struct sim_proc *procs;
+	size_t nprocs;
+};
+
+struct sim {
+	uint64_t rng;
+	struct sim_host *hosts;
+	size_t nhosts, nprocs;
+	/* host indices per tier, for picking servers */
+	size_t *by_tier[T_NTIERS];
+	size_t ntier[T_NTIERS];
+	struct cw_jsonw w;
+	uint64_t seq;
+};
+
+/* splitmix64: small, fast and the same everywhere. */
+static uint64_t rnd(struct sim *s)
+{
+	uint64_t z = (s->rng += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+static double unif(struct sim *s)
+{
+	return (double)(rnd(s) >> 11) / 9007199254740992.0;
+}
+
+/* Pareto with shape alpha and minimum xm, capped. */
+static uint64_t pareto(struct sim *s, double xm, double alpha, double cap)
+{
+	double x = xm / pow(1.0 - unif(s), 1.0 / alpha);
+
+	return (uint64_t)(x < cap ? x : cap);
+}
+
+/* Index in [0, n) favouring small ones (a popularity skew). */
+static size_t skewed(struct sim *s, size_t n)
+{
+	double u = unif(s);
+
+	return (size_t)((double)n * u * u * u) % n;
+}
+
+static int bad_value(const char *opt, const char *val, const char *want)
+{
+	cw_error("%s '%s': want %s", opt, val, want);
+	return 2;
+}
+
+static void usage(FILE *fp)
+{
+	fprintf(fp,
+		"usage: causeway simulate --hosts N --conns M [--procs P] "
+		"[--seed S]\n"
+		"                         [-o FILE]\n\n"
+		"Write the agent records of a synthetic fleet as JSON lines: N "
+		"hosts\n"
+		"running P processes each from service tiers (nginx -> app -> "
+		"redis,\n"
+		"postgres; batch jobs), M client connections per host with\n"
+		"heavy-tailed bytes, both ends of each on their hosts, a few\n"
+		"external peers and some ends whose partner was not "
+		"watched.\n\n"
+		"  -H, --hosts N   hosts, 1 to 1000000\n"
+		"  -c, --conns M   client connections per host, 1 to 1000000\n"
+		"  -p, --procs P   processes per host, 1 to 64 (default 4)\n"
+		"  -s, --seed S    random seed (default 1): the same seed, the "
+		"same file\n"
+		"  -o, --out FILE  write FILE (default standard output)\n\n"
+		"Examples:\n"
+		"  causeway simulate --hosts 20 --conns 50 -o fleet.jsonl\n"
+		"  causeway simulate -H 1000 -c 1000 | causeway graph --by "
+		"host -\n");
+}
+
+static void host_setup(struct sim *s, size_t i, size_t nprocs)
+{
+	struct sim_host *h = &s->hosts[i];
+	size_t j;
+	uint32_t ip = 0x0a000000u + (uint32_t)i + 1; /* 10.0.0.1, ... */
+	static const char hex[] = "0123456789abcdef";
+
+	snprintf(h->id, sizeof(h->id), "host-%05zu", i);
+	h->addr.family = 4;
+	h->addr.bytes[0] = (uint8_t)(ip >> 24);
+	h->addr.bytes[1] = (uint8_t)(ip >> 16);
+	h->addr.bytes[2] = (uint8_t)(ip >> 8);
+	h->addr.bytes[3] = (uint8_t)ip;
+	h->netns = 4026531840u;
+	h->next_port = 32768;
+	h->nprocs = nprocs;
+	for (j = 0; j < nprocs; j++) {
+		struct sim_proc *p = &h->procs[j];
+		uint64_t r = rnd(s);
+		size_t k;
+
+		/* Hosts lean to one tier, with a cache and others beside. */
+		p->tier = j == 0   ? (enum tier)(i % 10 < 2    ? T_WEB
+						 : i % 10 < 6  ? T_APP
+						 : i % 10 < 8  ? T_DB
+						 : i % 10 == 8 ? T_CACHE
+							       : T_BATCH)
+			  : j == 1 ? T_CACHE
+				   : (enum tier)(rnd(s) % T_NTIERS);
+		p->proc.tgid = 1000 + (uint32_t)(r % 60000);
+		p->proc.start_ns = 1000000000ULL * (1 + (r >> 20) % 100000);
+		p->proc.cgroup_id = 1000 + (r >> 40);
+		snprintf(p->proc.comm, sizeof(p->proc.comm), "%s",
+			 tiers[p->tier].comm);
+		snprintf(p->proc.cmdline, sizeof(p->proc.cmdline), "%s",
+			 tiers[p->tier].cmdline);
+		if (r % 10 < 7) { /* containerised */
+			for (k = 0; k < 64; k++)
+				p->proc.container[k] = hex[rnd(s) & 15];
+			p->proc.container[64] = '\0';
+			snprintf(p->proc.pod, sizeof(p->proc.pod),
+				 "%08llx-%04llx-4%03llx-8%03llx-%012llx",
+				 (unsigned long long)(rnd(s) & 0xffffffff),
+				 (unsigned long long)(rnd(s) & 0xffff),
+				 (unsigned long long)(rnd(s) & 0xfff),
+				 (unsigned long long)(rnd(s) & 0xfff),
+				 (unsigned long long)(rnd(s) &
+						      0xffffffffffffULL));
+		}
+	}
+}
+
+static int sim_init(struct sim *s, size_t nhosts, size_t nprocs, uint64_t seed)
+{
+	struct sim_proc *procs;
+	size_t i, j, t;
+
+	memset(s, 0, sizeof(*s));
+	s->rng = seed * 0x2545f4914f6cdd1dULL + 1;
+	s->nhosts = nhosts;
+	s->nprocs = nprocs;
+	s->hosts = calloc(nhosts, sizeof(*s->hosts));
+	procs = calloc(nhosts * nprocs, sizeof(*procs));
+	for (t = 0; t < T_NTIERS; t++)
+		s->by_tier[t] = calloc(nhosts * nprocs, sizeof(size_t));
+	if (!s->hosts || !procs)
+		goto nomem;
+	for (t = 0; t < T_NTIERS; t++)
+		if (!s->by_tier[t])
+			goto nomem;
+	for (i = 0; i < nhosts; i++) {
+		s->hosts[i].procs = procs + i * nprocs;
+		host_setup(s, i, nprocs);
+		for (j = 0; j < nprocs; j++) {
+			t = s->hosts[i].procs[j].tier;
+			s->by_tier[t][s->ntier[t]++] = i * nprocs + j;
+		}
+	}
+	return 0;
+nomem:
+	free(procs);
+	return cw_error("out of memory");
+}
+
+static void sim_release(struct sim *s)
+{
+	size_t t;
+
+	if (s->hosts)
+		free(s->hosts[0].procs);
+	free(s->hosts);
+	for (t = 0; t < T_NTIERS; t++)
+		free(s->by_tier[t]);
+}
+
+static void emit(struct sim *s, struct cw_conn_record *r)
+{
+	r->seq = ++s->seq;
+	cw_conn_record_json(&s->w, r);
+	cw_jsonw_end_line(&s->w);
+}
+
+/* One end's records: cumulative updates every minute, the last closed. */
+static void emit_end(struct sim *s, struct cw_conn_record *r, uint64_t first,
+		     uint64_t last)
+{
+	uint64_t out = r->bytes_out, in = r->bytes_in, mo = r->msgs_out,
+		 mi = r->msgs_in, t;
+	double f;
+
+	r->first_ns = first;
+	for (t = first + 60 * NSEC_PER_SEC; t < last; t += 60 * NSEC_PER_SEC) {
+		f = (double)(t - first) / (double)(last - first);
+		r->bytes_out = (uint64_t)(out * f);
+		r->bytes_in = (uint64_t)(in * f);
+		r->msgs_out = (uint64_t)(mo * f);
+		r->msgs_in = (uint64_t)(mi * f);
+		r->calls_out = r->msgs_out;
+		r->calls_in = r->msgs_in;
+		r->last_ns = t;
+		r->flags &= ~(uint32_t)CW_REC_CLOSED;
+		emit(s, r);
+	}
+	r->bytes_out = out;
+	r->bytes_in = in;
+	r->msgs_out = r->calls_out = mo;
+	r->msgs_in = r->calls_in = mi;
+	r->last_ns = last;
+	r->flags |= CW_REC_CLOSED;
+	emit(s, r);
+}
+
+static void end_of(const struct sim_host *h, const struct sim_proc *p,
+		   struct cw_conn_record *r)
+{
+	memset(r, 0, sizeof(*r));
+	snprintf(r->host, sizeof(r->host), "%s", h->id);
+	r->netns = h->netns;
+	r->protocol = 6;
+	r->laddr = h->addr;
+	if (p)
+		r->proc = p->proc;
+	else
+		r->flags |= CW_REC_NO_OWNER;
+}
+
+static void external_addr(struct sim *s, struct cw_addr *a, bool inbound)
+{
+	memset(a, 0, sizeof(*a));
+	a->family = 4;
+	a->bytes[0] = inbound ? 198 : 203;
+	a->bytes[1] = inbound ? 51 : 0;
+	a->bytes[2] = inbound ? 100 : 113;
+	a->bytes[3] = (uint8_t)(1 + rnd(s) % SIM_EXTERNAL);
+}
+
+static void one_conn(struct sim *s, size_t ci, size_t cj)
+{
+	struct sim_host *ch = &s->hosts[ci], *sh;
+	struct sim_proc *cp = &ch->procs[cj], *sp;
+	struct cw_conn_record c, r;
+	enum tier want = tiers[cp->tier].calls[rnd(s) & 1];
+	uint64_t first, dur, c2s, s2c, msgs, u = rnd(s) % 1000;
+	size_t k;
+
+	first = SIM_T0 + rnd(s) % SIM_SPAN;
+	dur = pareto(s, 5e6, 1.1, (double)(SIM_T0 + SIM_SPAN - first));
+	msgs = 1 + pareto(s, 1, 1.3, 1e6);
+	c2s = msgs * (64 + rnd(s) % 512);
+	s2c = pareto(s, 200.0 * (double)msgs, 1.2, 1e11);
+	end_of(ch, cp, &c);
+	c.role = CW_REC_ROLE_CLIENT;
+	c.lport = ch->next_port++;
+	if (ch->next_port < 32768)
+		ch->next_port = 32768;
+	c.cookie = ++ch->cookie;
+	c.bytes_out = c2s;
+	c.bytes_in = s2c;
+	c.msgs_out = msgs;
+	c.msgs_in = msgs;
+	c.srtt_us = 50 + (uint32_t)(rnd(s) % 400);
+	if (u < 30) { /* to an external service: only our end is watched */
+		external_addr(s, &c.raddr, false);
+		c.rport = 443;
+		emit_end(s, &c, first, first + dur);
+		return;
+	}
+	if ((cp->tier == T_WEB && u < 200) ||
+	    ((cp->tier == T_CACHE || cp->tier == T_DB) && u < 100)) {
+		/* Clients outside the fleet: only the server end is seen. */
+		end_of(ch, cp, &r);
+		r.role = CW_REC_ROLE_SERVER;
+		r.lport = tiers[cp->tier].port;
+		external_addr(s, &r.raddr, true);
+		r.rport = c.lport;
+		r.cookie = c.cookie;
+		r.bytes_out = s2c;
+		r.bytes_in = c2s;
+		r.msgs_out = r.msgs_in = msgs;
+		emit_end(s, &r, first, first + dur);
+		return;
+	}
+	/* A tenth of cache calls stay on the host, when it has one. */
+	if (want == T_CACHE && u < 130 && cp != &ch->procs[1] &&
+	    ch->nprocs > 1 && ch->procs[1].tier == T_CACHE)
+		k = ci * s->nprocs + 1;
+	else if (s->ntier[want])
+		k = s->by_tier[want][skewed(s, s->ntier[want])];
+	else /* a small fleet may lack the tier: anyone serves */
+		k = rnd(s) % (s->nhosts * s->nprocs);
+	sh = &s->hosts[k / s->nprocs];
+	sp = &sh->procs[k % s->nprocs];
+	c.raddr = sh->addr;
+	c.rport = tiers[sp->tier].port;
+	end_of(sh, sp, &r);
+	r.role = CW_REC_ROLE_SERVER;
+	r.lport = c.rport;
+	r.raddr = c.laddr;
+	r.rport = c.lport;
+	r.cookie = ++sh->cookie;
+	r.bytes_out = s2c;
+	r.bytes_in = c2s;
+	r.msgs_out = r.msgs_in = msgs;
+	r.srtt_us = c.srtt_us;
+	/* Some ends are lost (the agent was down): the other stays alone. */
+	if (u < 40)
+		r.flags |= CW_REC_NO_OWNER;
+	if (!(u >= 40 && u < 50))
+		emit_end(s, &c, first, first + dur);
+	if (!(u >= 50 && u < 60))
+		emit_end(s, &r, first + dur / 20, first + dur - dur / 10);
+}
+
+int cmd_simulate(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"hosts", required_argument, NULL, 'H'},
+		{"conns", required_argument, NULL, 'c'},
+		{"procs", required_argument, NULL, 'p'},
+		{"seed", required_argument, NULL, 's'},
+		{"out", required_argument, NULL, 'o'},
+		{"help", no_argument, NULL, 'h'},
+		{},
+	};
+	uint64_t hosts = 0, conns = 0, procs = 4, seed = 1, i, j;
+	struct cw_outfile of = {0};
+	const char *out = NULL;
+	struct sim s;
+	int c, ret = 1;
+
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "H:c:p:s:o:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'H':
+			if (cw_parse_u64(optarg, 1, 1000000, &hosts))
+				return bad_value("--hosts", optarg,
+						 "1 to 1000000");
+			break;
+		case 'c':
+			if (cw_parse_u64(optarg, 1, 1000000, &conns))
+				return bad_value("--conns", optarg,
+						 "1 to 1000000");
+			break;
+		case 'p':
+			if (cw_parse_u64(optarg, 1, 64, &procs))
+				return bad_value("--procs", optarg, "1 to 64");
+			break;
+		case 's':
+			if (cw_parse_u64(optarg, 0, UINT64_MAX, &seed))
+				return bad_value("--seed", optarg, "a number");
+			break;
+		case 'o':
+			out = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			return cli_bad_option("simulate", argv);
+		}
+	}
+	if (optind < argc) {
+		cw_error("unexpected argument '%s'", argv[optind]);
+		return 2;
+	}
+	if (!hosts || !conns) {
+		cw_error("--hosts and --conns are required (see 'causeway "
+			 "simulate --help')");
+		return 2;
+	}
+	if (hosts * conns > 200000000ULL) {
+		cw_error("--hosts x --conns: at most 200000000 connections");
+		return 2;
+	}
+	if (sim_init(&s, hosts, procs, seed))
+		goto out;
+	if (out && cw_outfile_open(&of, out))
+		goto out;
+	cw_jsonw_init(&s.w, out ? of.fp : stdout);
+	for (j = 0; j < conns; j++)
+		for (i = 0; i < hosts; i++)
+			one_conn(&s, i, rnd(&s) % procs);
+	if (out) {
+		if (cw_outfile_commit(&of))
+			goto out;
+	} else if (fflush(stdout) || ferror(stdout)) {
+		cw_error("unable to write to standard output");
+		goto out;
+	}
+	ret = 0;
+out:
+	if (of.fp)
+		cw_outfile_abort(&of);
+	sim_release(&s);
+	return ret;
+}

@@ -1,0 +1,379 @@
+// SPDX-License-Identifier: MIT
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "common/log.h"
+#include "common/record_read.h"
+
+struct parse_ctx {
+	struct json_object *obj;
+	char *err;
+	size_t errlen;
+};
+
+static int bad(struct parse_ctx *c, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static int bad(struct parse_ctx *c, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(c->err, c->errlen, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* The member, NULL when absent (required: an error). */
+static struct json_object *member(struct parse_ctx *c, struct json_object *o,
+				  const char *key, bool required, int *err)
+{
+	struct json_object *v;
+
+	if (json_object_object_get_ex(o, key, &v) && v)
+		return v;
+	if (required)
+		*err = bad(c, "missing field '%s'", key);
+	return NULL;
+}
+
+static int get_u64(struct parse_ctx *c, struct json_object *o, const char *key,
+		   bool required, uint64_t max, uint64_t *out)
+{
+	int err = 0;
+	struct json_object *v = member(c, o, key, required, &err);
+
+	*out = 0;
+	if (!v)
+		return err;
+	if (!json_object_is_type(v, json_type_int) ||
+	    json_object_get_int64(v) < 0 || json_object_get_uint64(v) > max)
+		return bad(c, "field '%s': want an integer 0..%llu", key,
+			   (unsigned long long)max);
+	*out = json_object_get_uint64(v);
+	return 0;
+}
+
+static int get_u32(struct parse_ctx *c, struct json_object *o, const char *key,
+		   bool required, uint64_t max, uint32_t *out)
+{
+	uint64_t v;
+	int err = get_u64(c, o, key, required, max, &v);
+
+	*out = (uint32_t)v;
+	return err;
+}
+
+static int get_str(struct parse_ctx *c, struct json_object *o, const char *key,
+		   bool required, char *buf, size_t size)
+{
+	int err = 0;
+	struct json_object *v = member(c, o, key, required, &err);
+	size_t len;
+
+	buf[0] = '\0';
+	if (!v)
+		return err;
+	if (!json_object_is_type(v, json_type_string))
+		return bad(c, "field '%s': want a string", key);
+	len = (size_t)json_object_get_string_len(v);
+	if (len >= size || memchr(json_object_get_string(v), 0, len))
+		return bad(c, "field '%s': want a string of at most %zu bytes",
+			   key, size - 1);
+	memcpy(buf, json_object_get_string(v), len + 1);
+	return 0;
+}
+
+static int get_flag(struct parse_ctx *c, struct json_object *o, const char *key,
+		    uint32_t flag, uint32_t *flags)
+{
+	int err = 0;
+	struct json_object *v = member(c, o, key, false, &err);
+
+	if (!v)
+		return 0;
+	if (!json_object_is_type(v, json_type_boolean))
+		return bad(c, "field '%s': want true or false", key);
+	if (json_object_get_boolean(v))
+		*flags |= flag;
+	return 0;
+}
+
+static int get_addr(struct parse_ctx *c, struct json_object *o, const char *key,
+		    struct cw_addr *a)
+{
+	char buf[64];
+
+	if (get_str(c, o, key, true, buf, sizeof(buf)))
+		return -1;
+	if (cw_addr_parse(a, buf))
+		return bad(c, "field '%s': '%s' is not an IPv4 or IPv6 address",
+			   key, buf);
+	return 0;
+}
+
+static int get_enum(struct parse_ctx *c, struct json_object *o, const char *key,
+		    bool required, const char *const *names,
+		    const uint8_t *values, size_t n, uint8_t *out)
+{
+	char buf[16];
+	size_t i;
+
+	*out = 0;
+	if (get_str(c, o, key, required, buf, sizeof(buf)))
+		return -1;
+	if (!buf[0] && !required)
+		return 0;
+	for (i = 0; i < n; i++) {
+		if (!strcmp(buf, names[i])) {
+			*out = values[i];
+			return 0;
+		}
+	}
+	return bad(c, "field '%s': unknown value '%s'", key, buf);
+}
+
+static int get_process(struct parse_ctx *c, struct json_object *o,
+		       struct cw_conn_record *r)
+{
+	struct cw_process *p = &r->proc;
+	struct json_object *v, *pid;
+	int err = 0;
+
+	v = member(c, o, "process", false, &err);
+	if (v && !json_object_is_type(v, json_type_object))
+		return bad(c, "field 'process': want an object");
+	/* The writer says "pid": null when the owner is unknown. */
+	if (!v || !json_object_object_get_ex(v, "pid", &pid) || !pid) {
+		r->flags |= CW_REC_NO_OWNER;
+		return 0;
+	}
+	if (get_u32(c, v, "pid", true, UINT32_MAX, &p->tgid) ||
+	    get_u64(c, v, "start_ns", false, UINT64_MAX, &p->start_ns) ||
+	    get_u64(c, v, "cgroup_id", false, UINT64_MAX, &p->cgroup_id) ||
+	    get_str(c, v, "comm", false, p->comm, sizeof(p->comm)) ||
+	    get_str(c, v, "cmdline", false, p->cmdline, sizeof(p->cmdline)) ||
+	    get_str(c, v, "container", false, p->container,
+		    sizeof(p->container)) ||
+	    get_str(c, v, "pod", false, p->pod, sizeof(p->pod)))
+		return -1;
+	return 0;
+}
+
+static int fill(struct parse_ctx *c, struct cw_conn_record *r)
+{
+	static const char *const protos[] = {"tcp", "udp", "other"};
+	static const uint8_t proto_vals[] = {6, 17, 0};
+	static const char *const roles[] = {"client", "server", "unknown"};
+	static const uint8_t role_vals[] = {
+		CW_REC_ROLE_CLIENT, CW_REC_ROLE_SERVER, CW_REC_ROLE_UNKNOWN};
+	struct json_object *o = c->obj;
+	uint32_t port;
+
+	if (get_str(c, o, "host", true, r->host, sizeof(r->host)) ||
+	    get_u32(c, o, "netns", false, UINT32_MAX, &r->netns) ||
+	    get_u64(c, o, "cookie", true, UINT64_MAX, &r->cookie) ||
+	    get_u64(c, o, "seq", false, UINT64_MAX, &r->seq) ||
+	    get_enum(c, o, "proto", true, protos, proto_vals, 3,
+		     &r->protocol) ||
+	    get_enum(c, o, "role", false, roles, role_vals, 3, &r->role) ||
+	    get_addr(c, o, "laddr", &r->laddr) ||
+	    get_u32(c, o, "lport", true, 65535, &port))
+		return -1;
+	r->lport = (uint16_t)port;
+	if (get_addr(c, o, "raddr", &r->raddr) ||
+	    get_u32(c, o, "rport", true, 65535, &port))
+		return -1;
+	r->rport = (uint16_t)port;
+	if (get_u64(c, o, "bytes_out", true, UINT64_MAX, &r->bytes_out) ||
+	    get_u64(c, o, "bytes_in", true, UINT64_MAX, &r->bytes_in) ||
+	    get_u64(c, o, "calls_out", false, UINT64_MAX, &r->calls_out) ||
+	    get_u64(c, o, "calls_in", false, UINT64_MAX, &r->calls_in) ||
+	    get_u64(c, o, "msgs_out", false, UINT64_MAX, &r->msgs_out) ||
+	    get_u64(c, o, "msgs_in", false, UINT64_MAX, &r->msgs_in) ||
+	    get_u64(c, o, "first_ns", false, UINT64_MAX, &r->first_ns) ||
+	    get_u64(c, o, "last_ns", false, UINT64_MAX, &r->last_ns) ||
+	    get_u32(c, o, "retrans", false, UINT32_MAX, &r->retrans) ||
+	    get_u32(c, o, "srtt_us", false, UINT32_MAX, &r->srtt_us) ||
+	    get_flag(c, o, "closed", CW_REC_CLOSED, &r->flags) ||
+	    get_flag(c, o, "preexisting", CW_REC_PREEXISTING, &r->flags) ||
+	    get_flag(c, o, "nat", CW_REC_NAT, &r->flags))
+		return -1;
+	if (r->last_ns < r->first_ns)
+		return bad(c, "last_ns is before first_ns");
+	return get_process(c, o, r);
+}
+
+static bool is_space(char c)
+{
+	return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
+
+static int parse_with(struct json_tokener *tok, const char *text, size_t len,
+		      struct cw_conn_record *r, char *err, size_t errlen)
+{
+	struct parse_ctx c = {.err = err, .errlen = errlen};
+	size_t end;
+	int ret = -1;
+
+	memset(r, 0, sizeof(*r));
+	if (len > INT32_MAX)
+		return bad(&c, "line too long");
+	json_tokener_reset(tok);
+	c.obj = json_tokener_parse_ex(tok, text, (int)len);
+	if (!c.obj) {
+		enum json_tokener_error je = json_tokener_get_error(tok);
+
+		return bad(&c, "bad JSON: %s",
+			   je == json_tokener_continue
+				   ? "unexpected end of line"
+				   : json_tokener_error_desc(je));
+	}
+	for (end = json_tokener_get_parse_end(tok); end < len; end++) {
+		if (!is_space(text[end])) {
+			bad(&c, "bad JSON: trailing data after the object");
+			goto out;
+		}
+	}
+	if (!json_object_is_type(c.obj, json_type_object)) {
+		bad(&c, "want a JSON object");
+		goto out;
+	}
+	ret = fill(&c, r);
+out:
+	json_object_put(c.obj);
+	return ret;
+}
+
+static struct json_tokener *tokener_new(void)
+{
+	struct json_tokener *tok = json_tokener_new();
+
+	if (tok)
+		json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
+	return tok;
+}
+
+int cw_record_parse(const char *text, size_t len, struct cw_conn_record *r,
+		    char *err, size_t errlen)
+{
+	struct json_tokener *tok = tokener_new();
+	int ret;
+
+	if (!tok) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	ret = parse_with(tok, text, len, r, err, errlen);
+	json_tokener_free(tok);
+	return ret;
+}
+
+int cw_record_reader_open(struct cw_record_reader *rd, const char *path,
+			  bool skip_bad)
+{
+	memset(rd, 0, sizeof(*rd));
+	rd->skip_bad = skip_bad;
+	rd->name = strdup(path);
+	rd->tok = tokener_new();
+	if (!rd->name || !rd->tok) {
+		cw_record_reader_close(rd);
+		return cw_error("out of memory");
+	}
+	rd->fp = strcmp(path, "-") ? fopen(path, "r") : stdin;
+	if (!rd->fp) {
+		int err = errno;
+
+		cw_record_reader_close(rd);
+		return cw_error("unable to open '%s': %s", path, strerror(err));
+	}
+	return 0;
+}
+
+static bool blank(const char *s, size_t n)
+{
+	while (n && is_space(s[n - 1]))
+		n--;
+	return n == 0;
+}
+
+int cw_record_reader_next(struct cw_record_reader *rd, struct cw_conn_record *r)
+{
+	char err[160];
+	ssize_t n;
+
+	for (;;) {
+		errno = 0;
+		n = getline(&rd->buf, &rd->cap, rd->fp);
+		if (n < 0) {
+			if (ferror(rd->fp))
+				return cw_error("unable to read '%s': %s",
+						rd->name,
+						strerror(errno ? errno : EIO));
+			return 0;
+		}
+		rd->line++;
+		if (blank(rd->buf, (size_t)n))
+			continue;
+		if (!parse_with(rd->tok, rd->buf, (size_t)n, r, err,
+				sizeof(err))) {
+			rd->records++;
+			return 1;
+		}
+		if (!rd->skip_bad)
+			return cw_error("'%s' line %llu: %s", rd->name,
+					(unsigned long long)rd->line, err);
+		if (!rd->bad)
+			cw_warn("'%s' line %llu: %s (skipped)", rd->name,
+				(unsigned long long)rd->line, err);
+		rd->bad++;
+	}
+}
+
+void cw_record_reader_close(struct cw_record_reader *rd)
+{
+	if (rd->fp && rd->fp != stdin)
+		fclose(rd->fp);
+	if (rd->tok)
+		json_tokener_free(rd->tok);
+	free(rd->buf);
+	free(rd->name);
+	memset(rd, 0, sizeof(*rd));
+}
+
+int cw_record_read_files(char *const *paths, size_t npaths, bool skip_bad,
+			 cw_record_fn fn, void *arg,
+			 struct cw_record_read_stats *st)
+{
+	struct cw_record_reader rd;
+	struct cw_conn_record r;
+	size_t i;
+	int ret;
+
+	memset(st, 0, sizeof(*st));
+	for (i = 0; i < npaths; i++) {
+		if (cw_record_reader_open(&rd, paths[i], skip_bad))
+			return -1;
+		while ((ret = cw_record_reader_next(&rd, &r)) > 0) {
+			if (fn(&r, arg)) {
+				ret = -1;
+				break;
+			}
+		}
+		st->files++;
+		st->lines += rd.line;
+		st->records += rd.records;
+		st->bad += rd.bad;
+		if (rd.bad > 1)
+			cw_warn("'%s': %llu bad lines skipped", rd.name,
+				(unsigned long long)rd.bad);
+		cw_record_reader_close(&rd);
+		if (ret < 0)
+			return -1;
+	}
+	return 0;
+}

@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Reading connection records back from JSON lines: the objects that
+ * cw_conn_record_json() writes (`causeway agent`, conns.jsonl of `causeway
+ * run -o`).  Strict: every line is one object whose known fields have the
+ * right type and range; a bad line is an error naming the file and line, or,
+ * when asked, is counted and skipped.  Blank lines are ignored and unknown
+ * fields are allowed, so newer writers stay readable.
+ *
+ * Required: host, cookie, proto, laddr, lport, raddr, rport, bytes_out,
+ * bytes_in.  Everything else defaults to zero / false / no owner.
+ */
+#ifndef CW_RECORD_READ_H
+#define CW_RECORD_READ_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "common/record.h"
+
+struct json_tokener;
+
+/*
+ * Parse one JSON object (not NUL-terminated; len bytes) into r.  0, or -1
+ * with the reason in err ("field 'lport': want an integer 0..65535").
+ */
+int cw_record_parse(const char *text, size_t len, struct cw_conn_record *r,
+		    char *err, size_t errlen);
+
+struct cw_record_reader {
+	FILE *fp;
+	char *name;	  /* for messages: the path, or "-" for stdin */
+	bool skip_bad;	  /* count and skip bad lines instead of failing */
+	uint64_t line;	  /* number of the line last read */
+	uint64_t records; /* records returned */
+	uint64_t bad;	  /* lines skipped (skip_bad) */
+	char *buf;
+	size_t cap;
+	struct json_tokener *tok;
+};
+
+/* Open path ("-" is stdin); 0 or -1 with a message. */
+int cw_record_reader_open(struct cw_record_reader *rd, const char *path,
+			  bool skip_bad);
+/*
+ * The next record: 1, 0 at end of file, -1 on an error (printed as
+ * "'<file>' line <n>: <why>", or a read error).
+ */
+int cw_record_reader_next(struct cw_record_reader *rd,
+			  struct cw_conn_record *r);
+void cw_record_reader_close(struct cw_record_reader *rd);
+
+typedef int (*cw_record_fn)(const struct cw_conn_record *r, void *arg);
+
+struct cw_record_read_stats {
+	uint64_t files, lines, records, bad;
+};
+
+/*
+ * Read every record of every file in order and hand each to fn (which
+ * stops the read by returning non-zero).  0, or -1 after a message.
+ */
+int cw_record_read_files(char *const *paths, size_t npaths, bool skip_bad,
+			 cw_record_fn fn, void *arg,
+			 struct cw_record_read_stats *st);
+
+#endif

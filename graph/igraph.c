@@ -1,0 +1,815 @@
+// SPDX-License-Identifier: MIT
+#include <igraph.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/log.h"
+#include "graph/graph.h"
+
+static const char *const group_names[] = {"process", "cmdline", "container",
+					  "host"};
+
+int cw_group_by_parse(const char *s, enum cw_group_by *out)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(group_names) / sizeof(group_names[0]); i++) {
+		if (!strcmp(s, group_names[i])) {
+			*out = (enum cw_group_by)i;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+const char *cw_group_by_name(enum cw_group_by by)
+{
+	return group_names[by];
+}
+
+/* igraph's default handler aborts; ours lets IGRAPH_CHECK unwind. */
+static void on_igraph_error(const char *reason, const char *file, int line,
+			    igraph_error_t err)
+{
+	IGRAPH_FINALLY_FREE();
+	cw_error("igraph: %s (%s:%d)", reason, file, line);
+}
+
+static void igraph_setup(void)
+{
+	static int done;
+
+	if (done)
+		return;
+	igraph_set_attribute_table(&igraph_cattribute_table);
+	igraph_set_error_handler(on_igraph_error);
+	igraph_set_warning_handler(igraph_warning_handler_ignore);
+	done = 1;
+}
+
+/* ---- grouping --------------------------------------------------------- */
+
+struct group_key {
+	uint64_t h1, h2;
+};
+
+static void group_label(const struct cw_node *n, enum cw_group_by by,
+			char *name, size_t len)
+{
+	char a[64];
+
+	if (n->kind == CW_NODE_EXTERNAL) {
+		if (by == CW_BY_HOST)
+			snprintf(name, len, "%s",
+				 cw_addr_str(&n->addr, a, sizeof(a)));
+		else
+			cw_node_label(n, name, len);
+		return;
+	}
+	switch (by) {
+	case CW_BY_PROCESS:
+		cw_node_label(n, a, sizeof(a));
+		snprintf(name, len, "%s@%s", a, n->host);
+		break;
+	case CW_BY_CMDLINE:
+		if (n->kind == CW_NODE_UNKNOWN)
+			snprintf(name, len, "(unknown owner)");
+		else
+			snprintf(name, len, "%s",
+				 n->proc.cmdline[0] ? n->proc.cmdline
+						    : n->proc.comm);
+		break;
+	case CW_BY_CONTAINER:
+		if (n->kind == CW_NODE_PROCESS && n->proc.container[0])
+			snprintf(name, len, "%s", n->proc.container);
+		else
+			snprintf(name, len, "%s (no container)", n->host);
+		break;
+	case CW_BY_HOST:
+		snprintf(name, len, "%s", n->host);
+		break;
+	}
+}
+
+static struct group_key key_of(const char *name)
+{
+	size_t len = strlen(name);
+	struct group_key k = {cw_hash_bytes(name, len), 0};
+	char salted[CW_CMDLINE_MAX + 80];
+
+	/* Two independent 64-bit hashes: a collision is not a concern. */
+	snprintf(salted, sizeof(salted), "#%s", name);
+	k.h2 = cw_hash_bytes(salted, strlen(salted));
+	return k;
+}
+
+static const char *short_label(const struct cw_node *n, enum cw_group_by by,
+			       const char *name, char *buf, size_t len)
+{
+	if (by == CW_BY_CONTAINER && n->kind == CW_NODE_PROCESS &&
+	    n->proc.container[0]) {
+		if (n->proc.pod[0])
+			snprintf(buf, len, "%.12s (pod %.8s)",
+				 n->proc.container, n->proc.pod);
+		else
+			snprintf(buf, len, "%.12s", n->proc.container);
+	} else if (by == CW_BY_CMDLINE && strlen(name) > 60) {
+		snprintf(buf, len, "%.57s...", name);
+	} else {
+		snprintf(buf, len, "%s", name);
+	}
+	return buf;
+}
+
+static int add_vertex(struct cw_view *v, const struct cw_node *n,
+		      const char *name, size_t *cap)
+{
+	struct cw_view_vertex *x;
+	char buf[CW_CMDLINE_MAX + 80];
+
+	if (v->nv == *cap) {
+		size_t c = *cap ? *cap * 2 : 64;
+
+		x = realloc(v->v, c * sizeof(*x));
+		if (!x)
+			return -1;
+		v->v = x;
+		*cap = c;
+	}
+	x = &v->v[v->nv];
+	memset(x, 0, sizeof(*x));
+	x->node = n;
+	x->same_host = n->kind != CW_NODE_EXTERNAL;
+	x->name = strdup(name);
+	x->label = strdup(short_label(n, v->by, name, buf, sizeof(buf)));
+	v->nv++;
+	if (!x->name || !x->label)
+		return -1;
+	return 0;
+}
+
+/* Vertices: one per group, in order of first member. */
+static int make_groups(struct cw_view *v, const struct cw_graph *g)
+{
+	char name[CW_CMDLINE_MAX + 80];
+	struct cw_htab groups;
+	struct group_key k;
+	size_t i, cap = 0, *gi;
+	bool created;
+	int err = -1;
+
+	cw_htab_init(&groups, sizeof(k), sizeof(size_t));
+	v->group_of = calloc(g->nnodes + 1, sizeof(*v->group_of));
+	if (!v->group_of)
+		goto out;
+	for (i = 0; i < g->nnodes; i++) {
+		const struct cw_node *n = &g->nodes[i];
+
+		group_label(n, v->by, name, sizeof(name));
+		if (v->by == CW_BY_PROCESS) {
+			/* A pid may be reused: keep names unique. */
+			k = key_of(name);
+			gi = cw_htab_upsert(&groups, &k, &created);
+			if (!gi)
+				goto out;
+			if (!created) {
+				size_t len = strlen(name);
+
+				snprintf(name + len, sizeof(name) - len, "#%zu",
+					 i);
+			}
+			v->group_of[i] = v->nv;
+			if (add_vertex(v, n, name, &cap))
+				goto out;
+		} else {
+			k = key_of(name);
+			gi = cw_htab_upsert(&groups, &k, &created);
+			if (!gi)
+				goto out;
+			if (created) {
+				*gi = v->nv;
+				if (add_vertex(v, n, name, &cap))
+					goto out;
+			}
+			v->group_of[i] = *gi;
+		}
+		v->v[v->group_of[i]].members++;
+		if (v->v[v->group_of[i]].same_host &&
+		    strcmp(v->v[v->group_of[i]].node->host, n->host))
+			v->v[v->group_of[i]].same_host = 0;
+	}
+	err = 0;
+out:
+	cw_htab_release(&groups);
+	return err;
+}
+
+struct vedge_key {
+	uint64_t from, to;
+};
+
+static size_t *make_edges(struct cw_view *v, const struct cw_graph *g)
+{
+	size_t i, cap = 0, *idx, *edge_of;
+	struct cw_htab edges;
+	struct vedge_key k;
+	struct cw_view_edge *e;
+	bool created;
+
+	cw_htab_init(&edges, sizeof(k), sizeof(size_t));
+	edge_of = calloc(g->nedges + 1, sizeof(*edge_of));
+	if (!edge_of)
+		goto fail;
+	for (i = 0; i < g->nedges; i++) {
+		const struct cw_edge *b = &g->edges[i];
+
+		k.from = v->group_of[b->client];
+		k.to = v->group_of[b->server];
+		idx = cw_htab_upsert(&edges, &k, &created);
+		if (!idx)
+			goto fail;
+		if (created) {
+			if (v->ne == cap) {
+				cap = cap ? cap * 2 : 64;
+				e = realloc(v->e, cap * sizeof(*e));
+				if (!e)
+					goto fail;
+				v->e = e;
+			}
+			*idx = v->ne++;
+			e = &v->e[*idx];
+			memset(e, 0, sizeof(*e));
+			e->from = k.from;
+			e->to = k.to;
+			e->first_ns = b->first_ns;
+		}
+		edge_of[i] = *idx;
+		e = &v->e[*idx];
+		e->conns += b->conns;
+		e->paired += b->paired;
+		e->bytes_c2s += b->bytes_c2s;
+		e->bytes_s2c += b->bytes_s2c;
+		e->msgs_c2s += b->msgs_c2s;
+		e->msgs_s2c += b->msgs_s2c;
+		if (b->first_ns && (!e->first_ns || b->first_ns < e->first_ns))
+			e->first_ns = b->first_ns;
+		if (b->last_ns > e->last_ns)
+			e->last_ns = b->last_ns;
+		v->v[k.from].bytes_out += b->bytes_c2s;
+		v->v[k.from].bytes_in += b->bytes_s2c;
+		v->v[k.to].bytes_out += b->bytes_s2c;
+		v->v[k.to].bytes_in += b->bytes_c2s;
+	}
+	cw_htab_release(&edges);
+	return edge_of;
+fail:
+	cw_htab_release(&edges);
+	free(edge_of);
+	return NULL;
+}
+
+static int window_cmp(const void *a, const void *b)
+{
+	const struct cw_view_window *x = a, *y = b;
+
+	if (x->start_ns != y->start_ns)
+		return x->start_ns < y->start_ns ? -1 : 1;
+	return x->edge < y->edge ? -1 : x->edge > y->edge;
+}
+
+/* Base-edge deltas summed per (view edge, window). */
+static int make_windows(struct cw_view *v, const struct cw_graph *g,
+			const struct cw_windows *w, const size_t *edge_of)
+{
+	struct cw_view_window *cells, *c;
+	size_t n, i, j;
+
+	v->window_ns = w->width_ns;
+	if (!w->width_ns)
+		return 0;
+	if (cw_windows_by_edge(w, g, &cells, &n, &v->unattributed))
+		return -1;
+	for (i = 0; i < n; i++)
+		cells[i].edge = edge_of[cells[i].edge];
+	qsort(cells, n, sizeof(*cells), window_cmp);
+	for (i = 0, j = 0; i < n; i++) {
+		c = &cells[j];
+		if (j && c[-1].start_ns == cells[i].start_ns &&
+		    c[-1].edge == cells[i].edge) {
+			c[-1].bytes_c2s += cells[i].bytes_c2s;
+			c[-1].bytes_s2c += cells[i].bytes_s2c;
+			c[-1].msgs_c2s += cells[i].msgs_c2s;
+			c[-1].msgs_s2c += cells[i].msgs_s2c;
+			continue;
+		}
+		*c = cells[i];
+		j++;
+	}
+	v->win = cells;
+	v->nwin = j;
+	return 0;
+}
+
+/* ---- the igraph -------------------------------------------------------- */
+
+static const char *kind_name(enum cw_node_kind k)
+{
+	return k == CW_NODE_PROCESS   ? "process"
+	       : k == CW_NODE_UNKNOWN ? "unknown"
+				      : "external";
+}
+
+static igraph_error_t set_vertex_attrs(igraph_t *ig, const struct cw_view *v)
+{
+	igraph_vector_t num;
+	size_t i;
+	bool proc = v->by == CW_BY_PROCESS;
+
+	for (i = 0; i < v->nv; i++) {
+		const struct cw_view_vertex *x = &v->v[i];
+		const struct cw_node *n = x->node;
+		bool p = n->kind == CW_NODE_PROCESS;
+		igraph_integer_t id = (igraph_integer_t)i;
+
+		IGRAPH_CHECK(SETVAS(ig, "name", id, x->name));
+		IGRAPH_CHECK(SETVAS(ig, "label", id, x->label));
+		IGRAPH_CHECK(SETVAS(ig, "kind", id, kind_name(n->kind)));
+		IGRAPH_CHECK(
+			SETVAS(ig, "host", id, x->same_host ? n->host : ""));
+		IGRAPH_CHECK(SETVAS(ig, "comm", id,
+				    p && v->by <= CW_BY_CMDLINE ? n->proc.comm
+								: ""));
+		IGRAPH_CHECK(SETVAS(
+			ig, "cmdline", id,
+			p && v->by <= CW_BY_CMDLINE ? n->proc.cmdline : ""));
+		IGRAPH_CHECK(SETVAS(ig, "container", id,
+				    p && (proc || v->by == CW_BY_CONTAINER)
+					    ? n->proc.container
+					    : ""));
+		IGRAPH_CHECK(SETVAS(ig, "pod", id,
+				    p && (proc || v->by == CW_BY_CONTAINER)
+					    ? n->proc.pod
+					    : ""));
+	}
+	IGRAPH_VECTOR_INIT_FINALLY(&num, (igraph_integer_t)v->nv);
+	for (i = 0; i < v->nv; i++)
+		VECTOR(num)
+	[i] = proc && v->v[i].node->kind == CW_NODE_PROCESS
+		      ? v->v[i].node->proc.tgid
+		      : 0;
+	IGRAPH_CHECK(SETVANV(ig, "pid", &num));
+	for (i = 0; i < v->nv; i++)
+		VECTOR(num)[i] = (double)v->v[i].members;
+	IGRAPH_CHECK(SETVANV(ig, "members", &num));
+	for (i = 0; i < v->nv; i++)
+		VECTOR(num)[i] = (double)v->v[i].bytes_out;
+	IGRAPH_CHECK(SETVANV(ig, "bytes_out", &num));
+	for (i = 0; i < v->nv; i++)
+		VECTOR(num)[i] = (double)v->v[i].bytes_in;
+	IGRAPH_CHECK(SETVANV(ig, "bytes_in", &num));
+	igraph_vector_destroy(&num);
+	IGRAPH_FINALLY_CLEAN(1);
+	return IGRAPH_SUCCESS;
+}
+
+#define EDGE_NUM(field, expr)                                                  \
+	do {                                                                   \
+		for (i = 0; i < v->ne; i++) {                                  \
+			const struct cw_view_edge *e = &v->e[i];               \
+			VECTOR(num)[i] = (double)(expr);                       \
+		}                                                              \
+		IGRAPH_CHECK(SETEANV(ig, field, &num));                        \
+	} while (0)
+
+static igraph_error_t set_edge_attrs(igraph_t *ig, const struct cw_view *v)
+{
+	igraph_vector_t num;
+	size_t i;
+
+	IGRAPH_VECTOR_INIT_FINALLY(&num, (igraph_integer_t)v->ne);
+	EDGE_NUM("weight", e->bytes_c2s + e->bytes_s2c);
+	EDGE_NUM("bytes_c2s", e->bytes_c2s);
+	EDGE_NUM("bytes_s2c", e->bytes_s2c);
+	EDGE_NUM("msgs_c2s", e->msgs_c2s);
+	EDGE_NUM("msgs_s2c", e->msgs_s2c);
+	EDGE_NUM("conns", e->conns);
+	EDGE_NUM("first_seen", e->first_ns / 1e9);
+	EDGE_NUM("last_seen", e->last_ns / 1e9);
+	igraph_vector_destroy(&num);
+	IGRAPH_FINALLY_CLEAN(1);
+	return IGRAPH_SUCCESS;
+}
+
+static igraph_error_t make_igraph(igraph_t *ig, const struct cw_view *v)
+{
+	igraph_vector_int_t ends;
+	size_t i;
+
+	IGRAPH_CHECK(
+		igraph_vector_int_init(&ends, 2 * (igraph_integer_t)v->ne));
+	IGRAPH_FINALLY(igraph_vector_int_destroy, &ends);
+	for (i = 0; i < v->ne; i++) {
+		VECTOR(ends)[2 * i] = (igraph_integer_t)v->e[i].from;
+		VECTOR(ends)[2 * i + 1] = (igraph_integer_t)v->e[i].to;
+	}
+	IGRAPH_CHECK(igraph_create(ig, &ends, (igraph_integer_t)v->nv,
+				   IGRAPH_DIRECTED));
+	IGRAPH_FINALLY(igraph_destroy, ig);
+	IGRAPH_CHECK(set_vertex_attrs(ig, v));
+	IGRAPH_CHECK(set_edge_attrs(ig, v));
+	igraph_vector_int_destroy(&ends);
+	IGRAPH_FINALLY_CLEAN(2); /* the graph is the caller's now */
+	return IGRAPH_SUCCESS;
+}
+
+int cw_view_build(struct cw_view *v, const struct cw_graph *g,
+		  enum cw_group_by by, const struct cw_windows *windows)
+{
+	size_t *edge_of = NULL;
+	igraph_t *ig;
+
+	igraph_setup();
+	memset(v, 0, sizeof(*v));
+	v->by = by;
+	if (make_groups(v, g))
+		goto nomem;
+	edge_of = make_edges(v, g);
+	if (!edge_of)
+		goto nomem;
+	if (windows && make_windows(v, g, windows, edge_of))
+		goto nomem;
+	free(edge_of);
+	edge_of = NULL;
+	ig = calloc(1, sizeof(*ig));
+	if (!ig)
+		goto nomem;
+	if (make_igraph(ig, v) != IGRAPH_SUCCESS) {
+		free(ig);
+		cw_view_release(v);
+		return cw_error("unable to build the %s graph",
+				cw_group_by_name(by));
+	}
+	v->ig = ig;
+	return 0;
+nomem:
+	free(edge_of);
+	cw_view_release(v);
+	return cw_error("out of memory building the %s graph",
+			cw_group_by_name(by));
+}
+
+void cw_view_release(struct cw_view *v)
+{
+	size_t i;
+
+	for (i = 0; i < v->nv; i++) {
+		free(v->v[i].name);
+		free(v->v[i].label);
+	}
+	if (v->ig) {
+		igraph_destroy(v->ig);
+		free(v->ig);
+	}
+	free(v->v);
+	free(v->e);
+	free(v->group_of);
+	free(v->win);
+	memset(v, 0, sizeof(*v));
+}
+
+/* ---- queries ----------------------------------------------------------- */
+
+uint64_t cw_view_edge_bytes(const struct cw_view *v, size_t i)
+{
+	return v->e[i].bytes_c2s + v->e[i].bytes_s2c;
+}
+
+static const struct cw_view *sort_view;
+
+static int by_bytes(const void *a, const void *b)
+{
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+	uint64_t bx = cw_view_edge_bytes(sort_view, x);
+	uint64_t by = cw_view_edge_bytes(sort_view, y);
+
+	if (bx != by)
+		return bx > by ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
+int cw_view_edges(const struct cw_view *v, long vid, size_t max, size_t **out,
+		  size_t *n)
+{
+	igraph_vector_int_t eids;
+	size_t i, *res;
+
+	*out = NULL;
+	*n = 0;
+	if (vid < 0) {
+		res = malloc((v->ne + 1) * sizeof(*res));
+		if (!res)
+			return cw_error("out of memory");
+		for (i = 0; i < v->ne; i++)
+			res[i] = i;
+		*n = v->ne;
+	} else {
+		if (igraph_vector_int_init(&eids, 0))
+			return cw_error("out of memory");
+		if (igraph_incident(v->ig, &eids, (igraph_integer_t)vid,
+				    IGRAPH_ALL)) {
+			igraph_vector_int_destroy(&eids);
+			return -1;
+		}
+		res = malloc(((size_t)igraph_vector_int_size(&eids) + 1) *
+			     sizeof(*res));
+		for (i = 0; res && i < (size_t)igraph_vector_int_size(&eids);
+		     i++) {
+			/* A loop is listed twice: once is enough. */
+			if (i && VECTOR(eids)[i] == VECTOR(eids)[i - 1])
+				continue;
+			res[(*n)++] = (size_t)VECTOR(eids)[i];
+		}
+		igraph_vector_int_destroy(&eids);
+		if (!res)
+			return cw_error("out of memory");
+	}
+	sort_view = v;
+	qsort(res, *n, sizeof(*res), by_bytes);
+	if (max && *n > max)
+		*n = max;
+	*out = res;
+	return 0;
+}
+
+long cw_view_find(const struct cw_view *v, const char *what)
+{
+	long found = -1;
+	size_t i;
+
+	for (i = 0; i < v->nv; i++)
+		if (!strcmp(v->v[i].name, what))
+			return (long)i;
+	for (i = 0; i < v->nv; i++) {
+		if (!strcmp(v->v[i].label, what) ||
+		    (v->v[i].node->kind == CW_NODE_PROCESS &&
+		     v->by == CW_BY_PROCESS &&
+		     !strncmp(v->v[i].name, what, strlen(what)) &&
+		     v->v[i].name[strlen(what)] == '@')) {
+			if (found >= 0)
+				return -2;
+			found = (long)i;
+		}
+	}
+	return found;
+}
+
+uint64_t cw_view_sent(const struct cw_view *v, size_t from, size_t to)
+{
+	uint64_t sum = 0;
+	size_t i;
+
+	for (i = 0; i < v->ne; i++) {
+		if (v->e[i].from == from && v->e[i].to == to)
+			sum += v->e[i].bytes_c2s;
+		if (v->e[i].to == from && v->e[i].from == to)
+			sum += v->e[i].bytes_s2c;
+	}
+	if (from == to) /* a loop's two directions both stay inside */
+		sum = 0;
+	for (i = 0; from == to && i < v->ne; i++)
+		if (v->e[i].from == from && v->e[i].to == from)
+			sum += v->e[i].bytes_c2s + v->e[i].bytes_s2c;
+	return sum;
+}
+
+/* ---- exports ----------------------------------------------------------- */
+
+/* The subgraph of the listed edges, or a copy of the whole view. */
+static igraph_error_t select_edges(const struct cw_view *v, igraph_t *out,
+				   const size_t *edges, size_t n)
+{
+	igraph_vector_int_t ids;
+	igraph_es_t es;
+	size_t i;
+
+	if (!edges)
+		return igraph_copy(out, v->ig);
+	IGRAPH_CHECK(igraph_vector_int_init(&ids, (igraph_integer_t)n));
+	IGRAPH_FINALLY(igraph_vector_int_destroy, &ids);
+	for (i = 0; i < n; i++)
+		VECTOR(ids)[i] = (igraph_integer_t)edges[i];
+	IGRAPH_CHECK(igraph_es_vector(&es, &ids));
+	IGRAPH_FINALLY(igraph_es_destroy, &es);
+	IGRAPH_CHECK(igraph_subgraph_edges(v->ig, out, es,
+					   /*delete_vertices=*/true));
+	igraph_es_destroy(&es);
+	igraph_vector_int_destroy(&ids);
+	IGRAPH_FINALLY_CLEAN(2);
+	return IGRAPH_SUCCESS;
+}
+
+static int write_igraph(const struct cw_view *v, FILE *fp, const size_t *edges,
+			size_t n, bool graphml)
+{
+	igraph_error_t err;
+	igraph_t sub;
+
+	if (select_edges(v, &sub, edges, n))
+		return cw_error("unable to select the edges to write");
+	err = graphml ? igraph_write_graph_graphml(&sub, fp,
+						   /*prefixattr=*/false)
+		      : igraph_write_graph_dot(&sub, fp);
+	igraph_destroy(&sub);
+	if (err || ferror(fp))
+		return cw_error("unable to write the %s",
+				graphml ? "GraphML" : "DOT graph");
+	return 0;
+}
+
+int cw_view_write_graphml(const struct cw_view *v, FILE *fp,
+			  const size_t *edges, size_t n)
+{
+	return write_igraph(v, fp, edges, n, true);
+}
+
+int cw_view_write_dot(const struct cw_view *v, FILE *fp, const size_t *edges,
+		      size_t n)
+{
+	return write_igraph(v, fp, edges, n, false);
+}
+
+static void csv_str(FILE *fp, const char *s)
+{
+	if (!strpbrk(s, ",\"\n\r")) {
+		fputs(s, fp);
+		return;
+	}
+	fputc('"', fp);
+	for (; *s; s++) {
+		if (*s == '"')
+			fputc('"', fp);
+		fputc(*s, fp);
+	}
+	fputc('"', fp);
+}
+
+int cw_view_write_csv(const struct cw_view *v, FILE *fp, const size_t *edges,
+		      size_t n)
+{
+	size_t k;
+
+	fprintf(fp, "client,server,conns,bytes_c2s,bytes_s2c,msgs_c2s,"
+		    "msgs_s2c,first_ns,last_ns\n");
+	for (k = 0; k < (edges ? n : v->ne); k++) {
+		const struct cw_view_edge *e = &v->e[edges ? edges[k] : k];
+
+		csv_str(fp, v->v[e->from].name);
+		fputc(',', fp);
+		csv_str(fp, v->v[e->to].name);
+		fprintf(fp, ",%llu,%llu,%llu,%llu,%llu,%llu,%llu\n",
+			(unsigned long long)e->conns,
+			(unsigned long long)e->bytes_c2s,
+			(unsigned long long)e->bytes_s2c,
+			(unsigned long long)e->msgs_c2s,
+			(unsigned long long)e->msgs_s2c,
+			(unsigned long long)e->first_ns,
+			(unsigned long long)e->last_ns);
+	}
+	return ferror(fp) ? cw_error("unable to write the CSV") : 0;
+}
+
+#define CW_MATRIX_MAX 10000
+
+int cw_view_write_matrix(const struct cw_view *v, FILE *fp)
+{
+	uint64_t *m;
+	size_t i, j, nv = v->nv;
+
+	if (nv > CW_MATRIX_MAX)
+		return cw_error("a %zu by %zu matrix is too large (at most %d "
+				"groups; try --by host)",
+				nv, nv, CW_MATRIX_MAX);
+	m = calloc(nv * nv + 1, sizeof(*m));
+	if (!m)
+		return cw_error("out of memory");
+	for (i = 0; i < v->ne; i++) {
+		const struct cw_view_edge *e = &v->e[i];
+
+		m[e->from * nv + e->to] += e->bytes_c2s;
+		m[e->to * nv + e->from] += e->bytes_s2c;
+	}
+	fputs("from\\to", fp);
+	for (j = 0; j < nv; j++) {
+		fputc(',', fp);
+		csv_str(fp, v->v[j].name);
+	}
+	fputc('\n', fp);
+	for (i = 0; i < nv; i++) {
+		csv_str(fp, v->v[i].name);
+		for (j = 0; j < nv; j++)
+			fprintf(fp, ",%llu", (unsigned long long)m[i * nv + j]);
+		fputc('\n', fp);
+	}
+	free(m);
+	return ferror(fp) ? cw_error("unable to write the matrix") : 0;
+}
+
+static void vertex_json(const struct cw_view *v, size_t i, struct cw_jsonw *w)
+{
+	const struct cw_view_vertex *x = &v->v[i];
+	const struct cw_node *n = x->node;
+	char buf[64];
+
+	cw_jsonw_obj_open(w, NULL);
+	cw_jsonw_u64(w, "id", i);
+	cw_jsonw_str(w, "name", x->name);
+	cw_jsonw_str(w, "label", x->label);
+	cw_jsonw_str(w, "kind", kind_name(n->kind));
+	if (n->kind == CW_NODE_EXTERNAL)
+		cw_jsonw_str(w, "addr",
+			     cw_addr_str(&n->addr, buf, sizeof(buf)));
+	else if (x->same_host)
+		cw_jsonw_str(w, "host", n->host);
+	if (n->kind == CW_NODE_PROCESS && v->by == CW_BY_PROCESS) {
+		cw_jsonw_u64(w, "pid", n->proc.tgid);
+		cw_jsonw_str(w, "comm", n->proc.comm);
+		cw_jsonw_str(w, "cmdline", n->proc.cmdline);
+		cw_jsonw_str(w, "container", n->proc.container);
+		cw_jsonw_str(w, "pod", n->proc.pod);
+	} else if (n->kind == CW_NODE_PROCESS && v->by == CW_BY_CONTAINER) {
+		cw_jsonw_str(w, "container", n->proc.container);
+		cw_jsonw_str(w, "pod", n->proc.pod);
+	}
+	cw_jsonw_u64(w, "members", x->members);
+	cw_jsonw_u64(w, "bytes_out", x->bytes_out);
+	cw_jsonw_u64(w, "bytes_in", x->bytes_in);
+	cw_jsonw_obj_close(w);
+}
+
+static void edge_json(const struct cw_view *v, size_t i, struct cw_jsonw *w)
+{
+	const struct cw_view_edge *e = &v->e[i];
+
+	cw_jsonw_obj_open(w, NULL);
+	cw_jsonw_u64(w, "id", i);
+	cw_jsonw_u64(w, "client", e->from);
+	cw_jsonw_u64(w, "server", e->to);
+	cw_jsonw_str(w, "client_name", v->v[e->from].name);
+	cw_jsonw_str(w, "server_name", v->v[e->to].name);
+	cw_jsonw_u64(w, "conns", e->conns);
+	cw_jsonw_u64(w, "paired", e->paired);
+	cw_jsonw_u64(w, "bytes_c2s", e->bytes_c2s);
+	cw_jsonw_u64(w, "bytes_s2c", e->bytes_s2c);
+	cw_jsonw_u64(w, "msgs_c2s", e->msgs_c2s);
+	cw_jsonw_u64(w, "msgs_s2c", e->msgs_s2c);
+	cw_jsonw_u64(w, "first_ns", e->first_ns);
+	cw_jsonw_u64(w, "last_ns", e->last_ns);
+	cw_jsonw_obj_close(w);
+}
+
+void cw_view_json(const struct cw_view *v, struct cw_jsonw *w,
+		  const size_t *edges, size_t n)
+{
+	/* The listed edges and their vertices; everything if no memory. */
+	bool *vkeep = NULL, *ekeep = NULL;
+	size_t i, k, ne = edges ? n : v->ne;
+
+	if (edges) {
+		vkeep = calloc(v->nv + v->ne + 1, sizeof(*vkeep));
+		ekeep = vkeep ? vkeep + v->nv : NULL;
+		for (k = 0; vkeep && k < n; k++) {
+			ekeep[edges[k]] = true;
+			vkeep[v->e[edges[k]].from] = true;
+			vkeep[v->e[edges[k]].to] = true;
+		}
+	}
+	cw_jsonw_str(w, "by", cw_group_by_name(v->by));
+	cw_jsonw_arr_open(w, "nodes");
+	for (i = 0; i < v->nv; i++)
+		if (!vkeep || vkeep[i])
+			vertex_json(v, i, w);
+	cw_jsonw_arr_close(w);
+	cw_jsonw_arr_open(w, "edges");
+	for (k = 0; k < ne; k++)
+		edge_json(v, edges ? edges[k] : k, w);
+	cw_jsonw_arr_close(w);
+	cw_jsonw_u64(w, "window_ns", v->window_ns);
+	cw_jsonw_arr_open(w, "windows");
+	for (i = 0; i < v->nwin; i++) {
+		const struct cw_view_window *c = &v->win[i];
+
+		if (ekeep && !ekeep[c->edge])
+			continue;
+		cw_jsonw_obj_open(w, NULL);
+		cw_jsonw_u64(w, "start_ns", c->start_ns);
+		cw_jsonw_u64(w, "edge", c->edge);
+		cw_jsonw_u64(w, "bytes_c2s", c->bytes_c2s);
+		cw_jsonw_u64(w, "bytes_s2c", c->bytes_s2c);
+		cw_jsonw_u64(w, "msgs_c2s", c->msgs_c2s);
+		cw_jsonw_u64(w, "msgs_s2c", c->msgs_s2c);
+		cw_jsonw_obj_close(w);
+	}
+	cw_jsonw_arr_close(w);
+	cw_jsonw_u64(w, "unattributed_bytes", v->unattributed);
+	free(vkeep);
+}

@@ -1,0 +1,54 @@
+#!/bin/bash
+# Bad input to graph, render and simulate: one line on stderr,
+# "causeway: error: ...", a non-zero exit and no output file.
+. "$(dirname "$0")/lib.sh"
+cd "$T_TMP"
+
+"$CW" simulate --hosts 2 --conns 3 -o good.jsonl || fail "simulate failed"
+{ head -n 1 good.jsonl; echo '{"host": "h", "cookie": '; tail -n 1 good.jsonl; } >bad.jsonl
+
+# expect RC PATTERN OUTFILE CMD...: exit RC, one error line matching
+# PATTERN, OUTFILE absent.
+expect() {
+	local rc=$1 pat=$2 out=$3 got
+	shift 3
+	rm -f "$out"
+	"$@" >stdout 2>stderr
+	got=$?
+	[ $got -eq "$rc" ] || fail "$*: exit $got, want $rc: $(cat stderr)"
+	[ "$(wc -l <stderr)" -eq 1 ] || fail "$*: want one line, got: $(cat stderr)"
+	grep -q "^causeway: error: $pat" stderr || fail "$*: got '$(cat stderr)', want '$pat'"
+	[ -e "$out" ] && fail "$*: left $out behind"
+	ls | grep -q "\.tmp\." && fail "$*: left a temporary file"
+	note "$(cat stderr)"
+}
+
+expect 1 "'bad.jsonl' line 2: bad JSON" out.json "$CW" graph -o out.json bad.jsonl
+expect 1 "'bad.jsonl' line 2: bad JSON" out.svg "$CW" render -o out.svg bad.jsonl
+expect 2 "--by 'pod': want process, cmdline, container or host" out.json \
+	"$CW" graph --by pod -o out.json good.jsonl
+expect 2 "--by 'pod'" out.svg "$CW" render --by pod -o out.svg good.jsonl
+expect 1 "unable to open 'missing.jsonl': No such file" out.json \
+	"$CW" graph -o out.json good.jsonl missing.jsonl
+expect 1 "unable to open 'missing.jsonl'" out.svg "$CW" render -o out.svg missing.jsonl
+expect 2 "--format 'xml'" out.json "$CW" graph --format xml -o out.json good.jsonl
+expect 2 "--min-share '2'" out.svg "$CW" render --min-share 2 -o out.svg good.jsonl
+expect 2 "-o FILE is required" none "$CW" render good.jsonl
+expect 2 "no input" none "$CW" graph
+expect 2 "unknown option '--bogus'" none "$CW" graph --bogus good.jsonl
+expect 2 "--window 'soon'" none "$CW" graph --window soon good.jsonl
+expect 1 "--neighbours 'nobody\[1\]': no such node" out.json \
+	"$CW" graph --neighbours 'nobody[1]' -o out.json good.jsonl
+expect 2 "--hosts '0'" out.jsonl "$CW" simulate --hosts 0 --conns 1 -o out.jsonl
+expect 2 "--hosts and --conns are required" none "$CW" simulate --hosts 3
+expect 1 "unable to create 'nodir/out.json'" nodir/out.json \
+	"$CW" graph -o nodir/out.json good.jsonl
+
+# --skip-bad reads on: one warning, the good lines counted.
+"$CW" graph --skip-bad --format json -o ok.json bad.jsonl 2>stderr ||
+	fail "--skip-bad failed: $(cat stderr)"
+grep -q "^causeway: warning: 'bad.jsonl' line 2: .*(skipped)" stderr ||
+	fail "no warning for the skipped line: $(cat stderr)"
+pyjson 'import json; s = json.load(open("ok.json"))["stats"]; assert (s["records"], s["bad_lines"]) == (2, 1), s' ||
+	fail "--skip-bad counted wrong"
+note "ok"
