@@ -1,0 +1,551 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Span traces with parent links, turned into message observations between
+ * services and into the ground truth those messages should yield.  A span
+ * whose parent ran in another pod is a call parent -> child: the client
+ * sends at the parent span's start, the server receives at the child's
+ * start, answers at the child's end and the client hears back at the
+ * parent's end.  Trace ids are dropped on the way.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <json-c/json.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/log.h"
+#include "correlator/paths.h"
+
+#define CLIENT_NODE "client"
+
+struct span {
+	char *id, *parent; /* parent NULL for a request's root */
+	uint32_t pod, svc;
+	uint64_t start, end;
+	long parent_idx;
+};
+
+struct span_set {
+	struct span *s;
+	size_t n, cap;
+	struct cw_msgtrace pods; /* only its name index is used */
+};
+
+static void span_set_release(struct span_set *ss)
+{
+	size_t i;
+
+	for (i = 0; i < ss->n; i++) {
+		free(ss->s[i].id);
+		free(ss->s[i].parent);
+	}
+	free(ss->s);
+	cw_msgtrace_release(&ss->pods);
+}
+
+static bool alnum_run(const char *s, size_t lo, size_t hi)
+{
+	size_t n = strlen(s);
+
+	if (n < lo || n > hi)
+		return false;
+	while (*s)
+		if (!isalnum((unsigned char)*s++))
+			return false;
+	return true;
+}
+
+/*
+ * "cartservice-579f59597d-wc2lz" -> "cartservice" (a Deployment's pod:
+ * ReplicaSet hash, then a 5-character suffix); "db-0" -> "db" (a
+ * StatefulSet's ordinal); anything else is kept whole.
+ */
+static void service_of(const char *pod, char *svc, size_t len)
+{
+	char *last, *prev;
+
+	snprintf(svc, len, "%s", pod);
+	last = strrchr(svc, '-');
+	if (!last || last == svc)
+		return;
+	*last = '\0';
+	prev = strrchr(svc, '-');
+	if (prev && prev != svc && alnum_run(last + 1, 5, 5) &&
+	    alnum_run(prev + 1, 6, 10)) {
+		*prev = '\0';
+		return;
+	}
+	if (last[1] && strspn(last + 1, "0123456789") == strlen(last + 1))
+		return;
+	*last = '-'; /* not a replica suffix */
+}
+
+static int span_add(struct span_set *ss, struct cw_msgtrace *t, const char *id,
+		    const char *parent, const char *pod, const char *svc_name,
+		    uint64_t start, uint64_t end)
+{
+	struct span *s;
+	int p, v;
+
+	if (ss->n == ss->cap) {
+		size_t cap = ss->cap ? ss->cap * 2 : 1024;
+		struct span *n = realloc(ss->s, cap * sizeof(*n));
+
+		if (!n)
+			return cw_error("out of memory");
+		ss->s = n;
+		ss->cap = cap;
+	}
+	p = cw_msgtrace_node(&ss->pods, pod);
+	v = cw_msgtrace_node(t, svc_name);
+	s = &ss->s[ss->n];
+	memset(s, 0, sizeof(*s));
+	s->id = strdup(id);
+	s->parent = parent && *parent && strcmp(parent, "root") ? strdup(parent)
+								: NULL;
+	if (p < 0 || v < 0 || !s->id ||
+	    (parent && *parent && !s->parent && strcmp(parent, "root"))) {
+		free(s->id);
+		free(s->parent);
+		return cw_error("out of memory");
+	}
+	s->pod = (uint32_t)p;
+	s->svc = (uint32_t)v;
+	s->start = start;
+	s->end = end < start ? start : end;
+	ss->n++;
+	return 0;
+}
+
+/* ---- CSV ---------------------------------------------------------------- */
+
+enum { S_SPAN, S_PARENT, S_POD, S_START, S_END, S_NCOL };
+static const char *const span_cols[S_NCOL] = {"SpanID", "ParentID", "PodName",
+					      "StartTimeUnixNano",
+					      "EndTimeUnixNano"};
+
+static int split(char *line, char **f, int max)
+{
+	int n = 0;
+
+	line[strcspn(line, "\r\n")] = '\0';
+	f[n++] = line;
+	while (n < max && (line = strchr(line, ','))) {
+		*line++ = '\0';
+		f[n++] = line;
+	}
+	return line && strchr(line, ',') ? max + 1 : n;
+}
+
+static int span_header(char *line, int *col, int *nf, const char *what)
+{
+	char *f[32];
+	int n = split(line, f, 32), i, c;
+
+	for (c = 0; c < S_NCOL; c++) {
+		col[c] = -1;
+		for (i = 0; i < n && i < 32; i++)
+			if (!strcmp(f[i], span_cols[c]))
+				col[c] = i;
+		if (col[c] < 0)
+			return cw_error("'%s' line 1: no '%s' column in the "
+					"span header",
+					what, span_cols[c]);
+	}
+	*nf = n;
+	return 0;
+}
+
+static int span_u64(const char *s, uint64_t *v)
+{
+	char *end;
+
+	if (!isdigit((unsigned char)*s))
+		return -1;
+	errno = 0;
+	*v = strtoull(s, &end, 10);
+	return errno || *end ? -1 : 0;
+}
+
+static int span_row(struct span_set *ss, struct cw_msgtrace *t, char *line,
+		    const int *col, int nf, const char *what, size_t ln)
+{
+	char *f[32], svc[256];
+	int n = split(line, f, 32);
+	uint64_t st, en;
+
+	if (n != nf)
+		return cw_error("'%s' line %zu: %d fields, header has %d", what,
+				ln, n > 32 ? 32 : n, nf);
+	if (span_u64(f[col[S_START]], &st) || span_u64(f[col[S_END]], &en))
+		return cw_error("'%s' line %zu: bad start or end time", what,
+				ln);
+	if (!*f[col[S_SPAN]] || !*f[col[S_POD]])
+		return cw_error("'%s' line %zu: empty SpanID or PodName", what,
+				ln);
+	service_of(f[col[S_POD]], svc, sizeof(svc));
+	return span_add(ss, t, f[col[S_SPAN]], f[col[S_PARENT]], f[col[S_POD]],
+			svc, st, en);
+}
+
+static int spans_csv(struct span_set *ss, struct cw_msgtrace *t, FILE *fp,
+		     const char *what)
+{
+	char *line = NULL;
+	size_t cap = 0, ln = 0;
+	ssize_t len;
+	int col[S_NCOL], nf = 0, err = 0;
+
+	while (!err && (len = getline(&line, &cap, fp)) >= 0) {
+		ln++;
+		if ((size_t)len != strlen(line))
+			err = cw_error("'%s' line %zu: NUL byte in text", what,
+				       ln);
+		else if (ln == 1)
+			err = span_header(line, col, &nf, what);
+		else if (line[strspn(line, " \t\r\n")])
+			err = span_row(ss, t, line, col, nf, what, ln);
+	}
+	free(line);
+	return err;
+}
+
+/* ---- Jaeger JSON -------------------------------------------------------- */
+
+static const char *jstr(json_object *o, const char *key)
+{
+	json_object *v;
+
+	if (!json_object_object_get_ex(o, key, &v) ||
+	    !json_object_is_type(v, json_type_string))
+		return NULL;
+	return json_object_get_string(v);
+}
+
+static const char *jaeger_parent(json_object *span)
+{
+	json_object *refs, *r;
+	size_t i;
+
+	if (!json_object_object_get_ex(span, "references", &refs) ||
+	    !json_object_is_type(refs, json_type_array))
+		return NULL;
+	for (i = 0; i < json_object_array_length(refs); i++) {
+		r = json_object_array_get_idx(refs, i);
+		if (r && jstr(r, "refType") &&
+		    !strcmp(jstr(r, "refType"), "CHILD_OF"))
+			return jstr(r, "spanID");
+	}
+	return NULL;
+}
+
+static int jaeger_span(struct span_set *ss, struct cw_msgtrace *t,
+		       json_object *span, json_object *procs, const char *what)
+{
+	json_object *st, *du, *proc;
+	const char *id = jstr(span, "spanID"), *pid = jstr(span, "processID");
+	const char *svc = NULL;
+	int64_t s, d;
+
+	if (pid && procs && json_object_object_get_ex(procs, pid, &proc))
+		svc = jstr(proc, "serviceName");
+	if (!id || !svc || !json_object_object_get_ex(span, "startTime", &st) ||
+	    !json_object_object_get_ex(span, "duration", &du))
+		return cw_error("'%s': a span lacks spanID, startTime, "
+				"duration or its process's serviceName",
+				what);
+	s = json_object_get_int64(st);
+	d = json_object_get_int64(du);
+	if (s < 0 || d < 0 || s > INT64_MAX / 1000 - d)
+		return cw_error("'%s': span '%s' has a bad time", what, id);
+	/* Jaeger times are microseconds; the process is the pod. */
+	return span_add(ss, t, id, jaeger_parent(span), pid, svc,
+			(uint64_t)s * 1000, (uint64_t)(s + d) * 1000);
+}
+
+static int jaeger_trace(struct span_set *ss, struct cw_msgtrace *t,
+			json_object *tr, const char *what)
+{
+	json_object *spans, *procs = NULL;
+	size_t i;
+	int err = 0;
+
+	json_object_object_get_ex(tr, "processes", &procs);
+	if (!json_object_object_get_ex(tr, "spans", &spans) ||
+	    !json_object_is_type(spans, json_type_array))
+		return cw_error("'%s': a trace has no \"spans\" array", what);
+	for (i = 0; !err && i < json_object_array_length(spans); i++)
+		err = jaeger_span(ss, t, json_object_array_get_idx(spans, i),
+				  procs, what);
+	return err;
+}
+
+static int spans_json(struct span_set *ss, struct cw_msgtrace *t, FILE *fp,
+		      const char *what)
+{
+	char *buf = NULL;
+	size_t cap = 0, n = 0, i;
+	json_object *root, *data;
+	int err = 0;
+
+	for (;;) {
+		if (n + 1 >= cap) {
+			char *p = realloc(buf, cap = cap ? cap * 2 : 65536);
+
+			if (!p) {
+				free(buf);
+				return cw_error("out of memory");
+			}
+			buf = p;
+		}
+		i = fread(buf + n, 1, cap - n - 1, fp);
+		if (!i)
+			break;
+		n += i;
+	}
+	buf[n] = '\0';
+	root = strlen(buf) == n ? json_tokener_parse(buf) : NULL;
+	free(buf);
+	if (!root)
+		return cw_error("'%s': not valid JSON", what);
+	if (!json_object_object_get_ex(root, "data", &data) ||
+	    !json_object_is_type(data, json_type_array))
+		err = cw_error("'%s': no \"data\" array of Jaeger traces",
+			       what);
+	for (i = 0; !err && i < json_object_array_length(data); i++)
+		err = jaeger_trace(ss, t, json_object_array_get_idx(data, i),
+				   what);
+	json_object_put(root);
+	return err;
+}
+
+/* ---- spans to messages and truth ---------------------------------------- */
+
+static int id_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct span *)a)->id,
+		      ((const struct span *)b)->id);
+}
+
+static void link_parents(struct span_set *ss)
+{
+	struct span key, *hit;
+	size_t i;
+
+	qsort(ss->s, ss->n, sizeof(*ss->s), id_cmp);
+	for (i = 0; i < ss->n; i++) {
+		ss->s[i].parent_idx = -1;
+		if (!ss->s[i].parent)
+			continue;
+		key.id = ss->s[i].parent;
+		hit = bsearch(&key, ss->s, ss->n, sizeof(*ss->s), id_cmp);
+		if (hit)
+			ss->s[i].parent_idx = hit - ss->s;
+	}
+}
+
+/* One call: four observations, each on the clock of the node that sees it. */
+static int add_call(struct cw_msgtrace *t, uint32_t cli, uint32_t srv,
+		    uint64_t send, uint64_t recv, uint64_t reply, uint64_t back)
+{
+	if (cw_msgtrace_add(t, send, cli, srv, CW_MSG_OUT, 0) ||
+	    cw_msgtrace_add(t, recv, srv, cli, CW_MSG_IN, 0) ||
+	    cw_msgtrace_add(t, reply, srv, cli, CW_MSG_OUT, 0))
+		return -1;
+	return cw_msgtrace_add(t, back, cli, srv, CW_MSG_IN, 0);
+}
+
+/* The span in the same pod where the request entered it, walking up. */
+static const struct span *entry_of(const struct span_set *ss,
+				   const struct span *s)
+{
+	size_t guard = 0;
+
+	while (s->parent_idx >= 0 && ss->s[s->parent_idx].pod == s->pod &&
+	       guard++ < ss->n)
+		s = &ss->s[s->parent_idx];
+	return s;
+}
+
+static int truth_edge(struct cw_truth *tr, uint32_t a, uint32_t b)
+{
+	size_t i;
+
+	for (i = 0; i < tr->n_edges; i++)
+		if (tr->edges[2 * i] == a && tr->edges[2 * i + 1] == b)
+			return 0;
+	if (tr->n_edges == tr->cap_edges) {
+		size_t cap = tr->cap_edges ? tr->cap_edges * 2 : 64;
+		uint32_t *p = realloc(tr->edges, cap * 2 * sizeof(*p));
+
+		if (!p)
+			return cw_error("out of memory");
+		tr->edges = p;
+		tr->cap_edges = cap;
+	}
+	tr->edges[2 * tr->n_edges] = a;
+	tr->edges[2 * tr->n_edges++ + 1] = b;
+	return 0;
+}
+
+static struct cw_truth_triple *truth_triple(struct cw_truth *tr, uint32_t i,
+					    uint32_t j, uint32_t k)
+{
+	struct cw_truth_triple *x;
+	size_t n;
+
+	for (n = 0; n < tr->n_triples; n++) {
+		x = &tr->triples[n];
+		if (x->i == i && x->j == j && x->k == k)
+			return x;
+	}
+	if (tr->n_triples == tr->cap_triples) {
+		size_t cap = tr->cap_triples ? tr->cap_triples * 2 : 64;
+
+		x = realloc(tr->triples, cap * sizeof(*x));
+		if (!x)
+			return NULL;
+		tr->triples = x;
+		tr->cap_triples = cap;
+	}
+	x = &tr->triples[tr->n_triples++];
+	memset(x, 0, sizeof(*x));
+	x->i = i, x->j = j, x->k = k;
+	return x;
+}
+
+static int triple_sample(struct cw_truth_triple *x, double us)
+{
+	if (x->n == x->cap) {
+		size_t cap = x->cap ? x->cap * 2 : 16;
+		double *p = realloc(x->samples, cap * sizeof(*p));
+
+		if (!p)
+			return cw_error("out of memory");
+		x->samples = p;
+		x->cap = cap;
+	}
+	x->samples[x->n++] = us;
+	return 0;
+}
+
+/* The caller of the request that entered pod of `e`: a service or client. */
+static uint32_t caller_of(const struct span_set *ss, const struct span *e,
+			  uint32_t client)
+{
+	return e->parent_idx >= 0 ? ss->s[e->parent_idx].svc : client;
+}
+
+static int record_truth(struct cw_truth *tr, const struct span_set *ss,
+			const struct span *s, uint32_t client)
+{
+	const struct span *p = &ss->s[s->parent_idx], *e = entry_of(ss, p);
+	struct cw_truth_triple *x;
+
+	if (truth_edge(tr, p->svc, s->svc))
+		return -1;
+	x = truth_triple(tr, caller_of(ss, e, client), p->svc, s->svc);
+	if (!x)
+		return cw_error("out of memory");
+	return triple_sample(x, (double)(p->start - e->start) / 1e3);
+}
+
+static int dbl_cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int spans_to_messages(struct span_set *ss, struct cw_msgtrace *t,
+			     struct cw_truth *tr)
+{
+	int client = cw_msgtrace_node(t, CLIENT_NODE);
+	size_t i;
+
+	if (client < 0)
+		return cw_error("out of memory");
+	link_parents(ss);
+	for (i = 0; i < ss->n; i++) {
+		const struct span *s = &ss->s[i], *p;
+
+		if (s->parent_idx < 0) {
+			if (!s->parent &&
+			    add_call(t, (uint32_t)client, s->svc, s->start,
+				     s->start, s->end, s->end))
+				return -1;
+			continue;
+		}
+		p = &ss->s[s->parent_idx];
+		if (p->pod == s->pod || p->svc == s->svc)
+			continue;
+		if (add_call(t, p->svc, s->svc, p->start, s->start, s->end,
+			     p->end))
+			return -1;
+		if (tr && record_truth(tr, ss, s, (uint32_t)client))
+			return -1;
+		if (tr)
+			tr->n_calls++;
+	}
+	for (i = 0; tr && i < tr->n_triples; i++) {
+		struct cw_truth_triple *x = &tr->triples[i];
+
+		qsort(x->samples, x->n, sizeof(double), dbl_cmp);
+		x->delay_us = x->samples[x->n / 2];
+	}
+	return 0;
+}
+
+void cw_truth_init(struct cw_truth *tr)
+{
+	memset(tr, 0, sizeof(*tr));
+}
+
+void cw_truth_release(struct cw_truth *tr)
+{
+	size_t i;
+
+	for (i = 0; i < tr->n_triples; i++)
+		free(tr->triples[i].samples);
+	free(tr->triples);
+	free(tr->edges);
+	cw_truth_init(tr);
+}
+
+int cw_spans_read(struct cw_msgtrace *t, struct cw_truth *tr, FILE *fp,
+		  const char *what)
+{
+	struct span_set ss = {0};
+	int c, err;
+
+	do
+		c = fgetc(fp);
+	while (c == ' ' || c == '\n' || c == '\t' || c == '\r');
+	if (c == EOF) {
+		return cw_error("'%s': empty span trace", what);
+	}
+	ungetc(c, fp);
+	err = c == '{' ? spans_json(&ss, t, fp, what)
+		       : spans_csv(&ss, t, fp, what);
+	if (!err && !ss.n)
+		err = cw_error("'%s': no spans in the input", what);
+	if (!err)
+		err = spans_to_messages(&ss, t, tr);
+	if (tr)
+		tr->n_spans = ss.n;
+	span_set_release(&ss);
+	return err;
+}
+
+int cw_spans_read_file(struct cw_msgtrace *t, struct cw_truth *tr,
+		       const char *path)
+{
+	FILE *fp = fopen(path, "r");
+	int err;
+
+	if (!fp)
+		return cw_error("unable to open '%s': %m", path);
+	err = cw_spans_read(t, tr, fp, path);
+	fclose(fp);
+	return err ? err : cw_msgtrace_finish(t, path);
+}
