@@ -17,6 +17,8 @@
 #include "common/log.h"
 #include "common/util.h"
 #include "correlator/correlator.h"
+#include "correlator/live.h"
+#include "correlator/paths.h"
 #include "graph/graph.h"
 #include "viz/viz.h"
 
@@ -27,6 +29,9 @@ struct run_ctx {
 	struct cw_outfile timing; /* timing.jsonl: message starts per window */
 	struct cw_jsonw tw;
 	uint64_t window_ns, window_every_ns, next_window;
+	bool paths;		      /* keep windows for causal paths */
+	struct cw_timing_record *windows;
+	size_t nwindows, capwindows;
 	int err;
 };
 
@@ -53,6 +58,8 @@ static void usage(FILE *fp)
 		"                     of D (into timing.jsonl with -o)\n"
 		"      --window-every P  open a window at every wall-clock multiple\n"
 		"                     of P (default: one window, from the start)\n"
+		"  -p, --paths        infer causal paths from the timing windows\n"
+		"                     (convolution); paths.json with -o\n"
 		"      --min-share F  graph.dot: drop edges under F of all bytes\n"
 		"                     (default 0.0)\n"
 		"      --mode M       aggregate (default), conn-only or per-event\n"
@@ -77,10 +84,83 @@ static int on_record(const struct cw_conn_record *r, void *arg)
 	return rc->err;
 }
 
+static int keep_window(struct run_ctx *rc, const struct cw_timing_record *t)
+{
+	struct cw_timing_record *w;
+
+	if (rc->nwindows == rc->capwindows) {
+		size_t cap = rc->capwindows ? rc->capwindows * 2 : 64;
+
+		w = realloc(rc->windows, cap * sizeof(*w));
+		if (!w)
+			return cw_error("out of memory");
+		rc->windows = w;
+		rc->capwindows = cap;
+	}
+	w = &rc->windows[rc->nwindows];
+	*w = *t;
+	w->msgs = malloc((t->n ? t->n : 1) * sizeof(*t->msgs));
+	if (!w->msgs)
+		return cw_error("out of memory");
+	memcpy(w->msgs, t->msgs, t->n * sizeof(*t->msgs));
+	rc->nwindows++;
+	return 0;
+}
+
+static void free_windows(struct run_ctx *rc)
+{
+	size_t i;
+
+	for (i = 0; i < rc->nwindows; i++)
+		free(rc->windows[i].msgs);
+	free(rc->windows);
+}
+
+/* Causal paths from what the windows saw; text to stdout, JSON to DIR. */
+static int infer_paths(struct run_ctx *rc, const char *out)
+{
+	struct cw_paths_opts po;
+	struct cw_msgtrace t;
+	struct cw_pathset ps;
+	struct cw_outfile of;
+	char path[PATH_MAX];
+	int err = -1;
+
+	cw_msgtrace_init(&t);
+	cw_pathset_init(&ps);
+	cw_paths_opts_default(&po);
+	if (!rc->nwindows) {
+		cw_warn("no message was seen in the timing windows: no paths");
+		err = 0;
+		goto out;
+	}
+	if (cw_live_trace(&rc->pairing, rc->windows, rc->nwindows, false, &t) ||
+	    cw_paths_convolution(&t, &po, &ps))
+		goto out;
+	printf("\nCausal paths (convolution over %zu timing windows):\n",
+	       rc->nwindows);
+	cw_pathset_print_text(stdout, &t, &ps);
+	if (out) {
+		snprintf(path, sizeof(path), "%s/paths.json", out);
+		if (cw_outfile_open(&of, path))
+			goto out;
+		cw_pathset_print_json(of.fp, &t, &ps);
+		if (cw_outfile_commit(&of))
+			goto out;
+	}
+	err = 0;
+out:
+	cw_pathset_release(&ps);
+	cw_msgtrace_release(&t);
+	return err;
+}
+
 static int on_timing(const struct cw_timing_record *t, void *arg)
 {
 	struct run_ctx *rc = arg;
 
+	if (rc->paths && keep_window(rc, t))
+		return -1;
 	if (rc->timing.fp) {
 		cw_timing_record_json(&rc->tw, t);
 		cw_jsonw_end_line(&rc->tw);
@@ -140,6 +220,7 @@ int cmd_run(int argc, char **argv)
 		{ "msg-gap", 1, 0, 'g' },  { "no-udp", 0, 0, 'U' },
 		{ "mode", 1, 0, 'm' },	   { "min-share", 1, 0, 's' },
 		{ "window", 1, 0, 'w' },   { "window-every", 1, 0, 'W' },
+		{ "paths", 0, 0, 'p' },
 		{ "help", 0, 0, 'h' },	   { 0 }
 	};
 	struct cw_agent_opts ao = { .sz = sizeof(ao) };
@@ -155,7 +236,7 @@ int cmd_run(int argc, char **argv)
 	int opt, err = 1;
 
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "d:i:o:ja:n:w:h", opts, NULL)) !=
+	while ((opt = getopt_long(argc, argv, "d:i:o:ja:n:w:ph", opts, NULL)) !=
 	       -1) {
 		switch (opt) {
 		case 'd':
@@ -209,6 +290,9 @@ int cmd_run(int argc, char **argv)
 					 86400 * NSEC_PER_SEC, &rc.window_ns))
 				return 2;
 			break;
+		case 'p':
+			rc.paths = true;
+			break;
 		case 'W':
 			if (cli_duration("--window-every", optarg,
 					 NSEC_PER_MSEC, 86400 * NSEC_PER_SEC,
@@ -235,6 +319,8 @@ int cmd_run(int argc, char **argv)
 		cw_error("--window-every must be at least --window");
 		return 2;
 	}
+	if (rc.paths && !rc.window_ns)
+		rc.window_ns = 365 * 86400 * NSEC_PER_SEC; /* the whole run */
 	if (rc.window_ns && !rc.window_every_ns)
 		rc.window_every_ns = 365 * 86400 * NSEC_PER_SEC;
 	/* Refuse a bad output folder before spending a whole run. */
@@ -299,6 +385,8 @@ int cmd_run(int argc, char **argv)
 		(unsigned long long)st.close_lost,
 		(unsigned long long)st.storage_fail,
 		(unsigned long long)st.udp_map_full);
+	if (rc.paths && infer_paths(&rc, out))
+		goto out;
 	if (out && (cli_write_outputs(out, &g, cw_agent_host(a),
 				      cw_attach_name(cw_agent_attach(a)), &st,
 				      &rc.pairing.st, min_share) ||
@@ -314,5 +402,6 @@ out:
 	cw_agent_close(a);
 	cw_graph_release(&g);
 	cw_pairing_release(&rc.pairing);
+	free_windows(&rc);
 	return err;
 }

@@ -67,6 +67,16 @@ void *cw_htab_get(const struct cw_htab *h, const void *key)
 	return h->index[s] ? cw_htab_val(h, h->index[s] - 1) : NULL;
 }
 
+long cw_htab_index(const struct cw_htab *h, const void *key)
+{
+	size_t s;
+
+	if (!h->len)
+		return -1;
+	s = find_slot(h, key);
+	return h->index[s] ? (long)h->index[s] - 1 : -1;
+}
+
 static int grow_index(struct cw_htab *h)
 {
 	size_t slots = h->slots ? h->slots * 2 : 64, i;

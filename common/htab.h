@@ -33,6 +33,8 @@ void cw_htab_init(struct cw_htab *h, size_t key_size, size_t val_size);
 void cw_htab_release(struct cw_htab *h);
 /* Value for key, or NULL. */
 void *cw_htab_get(const struct cw_htab *h, const void *key);
+/* Entry number of key (for cw_htab_key/val), or -1. */
+long cw_htab_index(const struct cw_htab *h, const void *key);
 /* Value for key, inserted zeroed if absent; NULL only when out of memory. */
 void *cw_htab_upsert(struct cw_htab *h, const void *key, bool *created);
 /* Remove key; the last entry moves into its place.  true if found. */

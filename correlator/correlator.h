@@ -25,6 +25,7 @@ struct cw_pairing_stats {
 
 struct cw_pairing {
 	struct cw_htab ends; /* end key -> struct cw_conn_record */
+	long *partner;	     /* after build: each end's partner, or -1 */
 	struct cw_pairing_stats st;
 };
 
@@ -34,5 +35,10 @@ void cw_pairing_release(struct cw_pairing *p);
 int cw_pairing_add(struct cw_pairing *p, const struct cw_conn_record *r);
 /* Pair all ends into g (which the caller has initialised). */
 int cw_pairing_build(struct cw_pairing *p, struct cw_graph *g);
+/* The TCP end (host, cookie), or -1; valid until the next add. */
+long cw_pairing_find(const struct cw_pairing *p, const char *host,
+		     uint64_t cookie);
+const struct cw_conn_record *cw_pairing_end(const struct cw_pairing *p,
+					    size_t i);
 
 #endif

@@ -33,6 +33,26 @@ void cw_pairing_init(struct cw_pairing *p)
 void cw_pairing_release(struct cw_pairing *p)
 {
 	cw_htab_release(&p->ends);
+	free(p->partner);
+	p->partner = NULL;
+}
+
+long cw_pairing_find(const struct cw_pairing *p, const char *host,
+		     uint64_t cookie)
+{
+	struct end_key k;
+
+	memset(&k, 0, sizeof(k));
+	snprintf(k.host, sizeof(k.host), "%s", host);
+	k.cookie = cookie;
+	k.protocol = 6;
+	return cw_htab_index(&p->ends, &k);
+}
+
+const struct cw_conn_record *cw_pairing_end(const struct cw_pairing *p,
+					    size_t i)
+{
+	return cw_htab_val(&p->ends, i);
 }
 
 static void end_key_of(const struct cw_conn_record *r, struct end_key *k)
@@ -215,6 +235,8 @@ static int pair_group(struct cw_pairing *p, struct cw_graph *g,
 			err = add_single(g, x);
 		} else {
 			used[idx[bj]] = true;
+			p->partner[idx[i]] = (long)idx[bj];
+			p->partner[idx[bj]] = (long)idx[i];
 			p->st.paired++;
 			p->st.ambiguous += cands > 1;
 			err = is_client(x) ? add_pair(g, x, best) :
@@ -237,8 +259,13 @@ int cw_pairing_build(struct cw_pairing *p, struct cw_graph *g)
 
 	cw_htab_init(&groups, sizeof(tk), sizeof(struct group));
 	order = calloc(n ? n : 1, sizeof(*order));
+	free(p->partner);
+	p->partner = malloc((n ? n : 1) * sizeof(*p->partner));
+	if (p->partner)
+		for (i = 0; i < n; i++)
+			p->partner[i] = -1;
 	used = calloc(n ? n : 1, sizeof(*used));
-	if (!order || !used)
+	if (!order || !used || !p->partner)
 		goto out;
 	/* Count per tuple, then place: a counting sort by group. */
 	for (i = 0; i < n; i++) {

@@ -139,7 +139,7 @@ struct cw_paths_opts {
  * The trace regrouped by directed edge, for the inference methods: every
  * message on from->to as seen leaving `from` and as seen arriving at `to`.
  */
-struct cw_edge {
+struct cw_msg_edge {
 	uint32_t from, to;
 	const uint64_t *out; /* departures, from's clock, sorted */
 	const uint64_t *in;  /* arrivals, to's clock, sorted */
@@ -149,7 +149,7 @@ struct cw_edge {
 };
 
 struct cw_edge_index {
-	struct cw_edge *edges; /* sorted by (from, to) */
+	struct cw_msg_edge *edges; /* sorted by (from, to) */
 	size_t n_edges, n_nodes;
 	size_t *out_first;	     /* edges[out_first[v] .. out_first[v+1]) */
 	uint64_t *node_t0, *node_t1; /* each node's first and last stamp */
@@ -159,13 +159,13 @@ struct cw_edge_index {
 
 int cw_edge_index_build(struct cw_edge_index *ix, const struct cw_msgtrace *t);
 void cw_edge_index_release(struct cw_edge_index *ix);
-const struct cw_edge *cw_edge_index_get(const struct cw_edge_index *ix,
+const struct cw_msg_edge *cw_edge_index_get(const struct cw_edge_index *ix,
 					uint32_t from, uint32_t to);
 /*
  * Where message `idx` of e->out arrived in e->in: pairs by rank when no
  * message was lost, else by the nearest arrival after the median offset.
  */
-size_t cw_edge_arrival_of(const struct cw_edge *e, size_t idx);
+size_t cw_edge_arrival_of(const struct cw_msg_edge *e, size_t idx);
 /* A quantile (0..1) of a sorted array. */
 double cw_quantile(const double *sorted, size_t n, double q);
 

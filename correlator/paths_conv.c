@@ -62,7 +62,7 @@ struct lag_window {
 
 /* One pair: arrivals at j (the visit's) against departures j->k. */
 struct conv_job {
-	const struct cw_edge *e;
+	const struct cw_msg_edge *e;
 	double score;
 	double base1;	  /* what chance puts in one lag */
 	double center_ns; /* excess-weighted mean lag of the spikes, or -1 */
@@ -494,7 +494,7 @@ static long cause_of(const struct visit *v, const struct conv_job *jb,
 static void attribute(const struct visit *v, struct conv_job *jb,
 		      double target_ns)
 {
-	const struct cw_edge *e = jb->e;
+	const struct cw_msg_edge *e = jb->e;
 	size_t i;
 	long a;
 
@@ -537,7 +537,7 @@ static int find_caused(const struct visit *v, struct conv_job *jb)
  * directly than through transforms of the whole window; both give the same
  * c[l], so the choice is only about time.
  */
-static bool use_direct(const struct visit *v, const struct cw_edge *e)
+static bool use_direct(const struct visit *v, const struct cw_msg_edge *e)
 {
 	double lags = 2.0 * (double)v->c->lmax + 1;
 	double pairs =
@@ -566,7 +566,7 @@ static int lag_cmp(const void *a, const void *b)
  * the layout of a correlation by FFT), and the lags that got any, sorted
  * when few.  The buffer is all zeros before and after (clear_direct).
  */
-static void correlate_direct(const struct visit *v, const struct cw_edge *e,
+static void correlate_direct(const struct visit *v, const struct cw_msg_edge *e,
 			     struct scratch *sc)
 {
 	size_t lmax = v->c->lmax, n = 2 * lmax + 1, i, k = 0, m, ba, bd, idx;
@@ -610,7 +610,7 @@ static void clear_direct(const struct visit *v, struct scratch *sc)
 	}
 }
 
-static void correlate_fft(const struct visit *v, const struct cw_edge *e,
+static void correlate_fft(const struct visit *v, const struct cw_msg_edge *e,
 			  double *sig, fftw_complex *D)
 {
 	size_t n = v->nfft, i;
@@ -940,7 +940,7 @@ static int visit_node(struct walk *w, int parent, uint32_t j,
 
 /* A root edge r->j: the whole message set, then recurse at j. */
 static int root_edge(struct conv_ctx *c, struct cw_pathset *ps,
-		     const struct cw_edge *e)
+		     const struct cw_msg_edge *e)
 {
 	struct walk w = {.c = c};
 	struct cw_hop h = {.parent = -1,

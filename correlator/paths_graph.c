@@ -33,7 +33,7 @@ static int i64_cmp(const void *a, const void *b)
 
 /* Rank pairing is wrong once a message is lost, but the median of the
  * rank-paired offsets still tells the skew plus network delay. */
-static int64_t median_offset(const struct cw_edge *e)
+static int64_t median_offset(const struct cw_msg_edge *e)
 {
 	size_t n = e->n_out < e->n_in ? e->n_out : e->n_in, i;
 	int64_t *d = malloc((n ? n : 1) * sizeof(*d)), m = 0;
@@ -53,7 +53,7 @@ static int index_fill(struct cw_edge_index *ix, struct keyed_ts *k, size_t n)
 	size_t i = 0, e = 0, j;
 
 	while (i < n) {
-		struct cw_edge *ed = &ix->edges[e++];
+		struct cw_msg_edge *ed = &ix->edges[e++];
 
 		ed->from = (uint32_t)(k[i].key >> 32);
 		ed->to = (uint32_t)k[i].key;
@@ -100,8 +100,8 @@ static void index_nodes(struct cw_edge_index *ix, const struct cw_msgtrace *t)
  * to b before it heard from b. */
 static bool initiates(const struct cw_edge_index *ix, uint32_t a, uint32_t b)
 {
-	const struct cw_edge *ab = cw_edge_index_get(ix, a, b);
-	const struct cw_edge *ba = cw_edge_index_get(ix, b, a);
+	const struct cw_msg_edge *ab = cw_edge_index_get(ix, a, b);
+	const struct cw_msg_edge *ba = cw_edge_index_get(ix, b, a);
 
 	if (!ab || !ab->n_out)
 		return false;
@@ -160,7 +160,7 @@ void cw_edge_index_release(struct cw_edge_index *ix)
 	memset(ix, 0, sizeof(*ix));
 }
 
-const struct cw_edge *cw_edge_index_get(const struct cw_edge_index *ix,
+const struct cw_msg_edge *cw_edge_index_get(const struct cw_edge_index *ix,
 					uint32_t from, uint32_t to)
 {
 	size_t i;
@@ -173,7 +173,7 @@ const struct cw_edge *cw_edge_index_get(const struct cw_edge_index *ix,
 	return NULL;
 }
 
-size_t cw_edge_arrival_of(const struct cw_edge *e, size_t idx)
+size_t cw_edge_arrival_of(const struct cw_msg_edge *e, size_t idx)
 {
 	uint64_t want;
 	size_t lo = 0, hi = e->n_in;

@@ -54,7 +54,7 @@ static int build_relations(struct nest_ctx *c)
 	if (!c->rel)
 		return cw_error("out of memory");
 	for (i = 0; i < c->ix.n_edges; i++) {
-		const struct cw_edge *call = &c->ix.edges[i], *reply;
+		const struct cw_msg_edge *call = &c->ix.edges[i], *reply;
 		struct relation *r = &c->rel[c->n_rel];
 
 		reply = cw_edge_index_get(&c->ix, call->to, call->from);

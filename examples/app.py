@@ -79,9 +79,9 @@ def make_handler(opts):
         def do_GET(self):
             if backend.sock is None:
                 backend.connect(addr(opts.redis or opts.db))
-            deadline = time.perf_counter() + opts.delay
-            while time.perf_counter() < deadline:
-                pass  # busy work: a sleep would round up to the timer slack
+            # Sleep, not busy work: a spinning thread would hold the GIL
+            # and make concurrent requests queue behind each other.
+            time.sleep(opts.delay)
             key = "item:%d" % (hash(self.path) % 100)
             val = backend.redis_get(key) if opts.redis else backend.db_query(key)
             body = b'{"path": "%s", "value": "%s"}\n' % (
@@ -98,9 +98,7 @@ def make_handler(opts):
 class DbHandler(socketserver.StreamRequestHandler):
     def handle(self):
         for line in self.rfile:
-            deadline = time.perf_counter() + self.server.delay
-            while time.perf_counter() < deadline:
-                pass
+            time.sleep(self.server.delay)
             self.wfile.write(b"V " + line.strip()[2:] + b"\r\n")
             self.wfile.flush()
 

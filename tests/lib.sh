@@ -260,8 +260,9 @@ ss_bytes() {
 }
 
 # three_tier: test hosts $LOAD $WEB $APP $DB on one switch (10.77.0.10-13)
-# with redis-server, examples/app.py (APP_DELAY, default 2ms) and nginx
-# proxying to it.
+# with nginx proxying to examples/app.py (APP_DELAY, default 2ms), backed
+# by redis-server, or with DB_DELAY set, by app.py's line database that
+# answers after exactly that long.
 three_tier() {
 	LOAD=$(ns_create load) WEB=$(ns_create web) APP=$(ns_create app)
 	DB=$(ns_create db)
@@ -269,15 +270,23 @@ three_tier() {
 	switch_attach "$WEB" 10.77.0.11
 	switch_attach "$APP" 10.77.0.12
 	switch_attach "$DB" 10.77.0.13
-	ip netns exec "$DB" redis-server --bind 10.77.0.13 --port 6379 \
-		--save '' --appendonly no --protected-mode no --dir "$T_TMP" \
-		>/dev/null 2>&1 &
-	bg_pid $!
+	local backend="--redis 10.77.0.13:6379"
+	if [ -n "${DB_DELAY:-}" ]; then
+		ip netns exec "$DB" python3 "$CW_ROOT/examples/app.py" db \
+			--listen 10.77.0.13:6379 --delay "$DB_DELAY" &
+		backend="--db 10.77.0.13:6379"
+	else
+		ip netns exec "$DB" redis-server --bind 10.77.0.13 --port 6379 \
+			--save '' --appendonly no --protected-mode no \
+			--dir "$T_TMP" >/dev/null 2>&1 &
+	fi
+	DB_PID=$!
+	bg_pid $DB_PID
 	wait_port "$DB" 6379
 	ip netns exec "$APP" python3 "$CW_ROOT/examples/app.py" \
-		--listen 10.77.0.12:8080 --redis 10.77.0.13:6379 \
-		--delay "${APP_DELAY:-2ms}" &
-	bg_pid $!
+		--listen 10.77.0.12:8080 $backend --delay "${APP_DELAY:-2ms}" &
+	APP_PID=$!
+	bg_pid $APP_PID
 	wait_port "$APP" 8080
 	nginx_start "$WEB" 10.77.0.11 80 "$T_TMP" 10.77.0.12:8080
 }

@@ -1,10 +1,10 @@
 #!/bin/bash
-# causeway paths --truth on both span traces in /work/shared/data/spans
+# causeway paths --truth on both span traces in ../shared/data/spans
 # (or $CW_SPANS): every figure is printed for both methods, and convolution
 # must reach edge precision >= 0.9 and recall >= 0.8 on each trace.
 . "$(dirname "$0")/lib.sh"
 need_cmd python3
-SPANS=${CW_SPANS:-/work/shared/data/spans}
+SPANS=${CW_SPANS:-$CW_ROOT/../shared/data/spans}
 [ -d "$SPANS" ] || skip "no span traces in $SPANS"
 
 n=0
