@@ -30,11 +30,11 @@ ip netns exec "$B" iperf3 -s -1 -B 10.77.3.2 >/dev/null 2>&1 &
 bg_pid $!
 wait_port "$B" 5201
 
-retrans_segs() {
-	ip netns exec "$A" awk '/^Tcp:/ { if (!h) { for (i = 1; i <= NF; i++) c[$i] = i; h = 1 } else { k = c["RetransSegs"]; print $k } }' /proc/net/snmp
+retrans_segs() {	# [NS]: TcpRetransSegs in NS (default the sender's)
+	ip netns exec "${1:-$A}" awk '/^Tcp:/ { if (!h) { for (i = 1; i <= NF; i++) c[$i] = i; h = 1 } else { k = c["RetransSegs"]; print $k } }' /proc/net/snmp
 }
 
-r0=$(retrans_segs)
+r0=$(retrans_segs) b0=$(retrans_segs "$B")
 ip netns exec "$A" "$CW" samples record --dev "$LINK_A" --interval 10ms \
 	--samples 400 -o "$T_TMP/run.cws" >/dev/null 2>"$T_TMP/rec.err" &
 rec=$!
@@ -48,8 +48,8 @@ ip netns exec "$A" iperf3 -c 10.77.3.2 -t 2 -b 200M >"$T_TMP/iperf.out" 2>&1 ||
 	fail "iperf3: $(tail -n 3 "$T_TMP/iperf.out")"
 wait $rec || fail "record failed: $(cat "$T_TMP/rec.err")"
 wait $recb || fail "record failed: $(cat "$T_TMP/recb.err")"
-r1=$(retrans_segs)
-kernel=$((r1 - r0))
+r1=$(retrans_segs) b1=$(retrans_segs "$B")
+kernel=$((r1 - r0)) kernel_b=$((b1 - b0))
 
 read -r out in < <("$CW" samples export "$T_TMP/run.cws" --format json | python3 -c '
 import json, sys
@@ -63,14 +63,19 @@ note "TcpRetransSegs delta $kernel; sender egress retransmits $out (ingress $in)
 [ "$kernel" -ge 20 ] || fail "too few drops to compare ($kernel)"
 check_within "sender egress retransmits vs TcpRetransSegs" "$out" "$kernel" 5
 check_within "receiver ingress retransmits vs TcpRetransSegs" "$inb" "$kernel" 5
-check_eq "sender ingress retransmits (the receiver sends no data)" "$in" 0
+# The receiver sends no data, but the drop rule can eat the ACK of its FIN,
+# which it then sends again (its own counter says how often, though that
+# may come after the run ends): never more than the receiver made.
+[ "$in" -le "$kernel_b" ] ||
+	fail "sender ingress retransmits $in, but the receiver made $kernel_b"
+note "sender ingress retransmits: $in (receiver's TcpRetransSegs $kernel_b)"
 
 # Without the rule nothing is retransmitted, and nothing is counted.
 ip netns exec "$B" iptables -F INPUT
 ip netns exec "$B" iperf3 -s -1 -B 10.77.3.2 >/dev/null 2>&1 &
 bg_pid $!
 wait_port "$B" 5201
-r0=$(retrans_segs)
+r0=$(retrans_segs) b0=$(retrans_segs "$B")
 ip netns exec "$A" "$CW" samples record --dev "$LINK_A" --interval 10ms \
 	--samples 300 -o "$T_TMP/run2.cws" >/dev/null 2>"$T_TMP/rec2.err" &
 rec=$!
