@@ -16,6 +16,22 @@ int cli_attach(const char *val, enum cw_attach *out);
 /* --mode aggregate|conn-only|per-event */
 int cli_mode(const char *val, enum cw_agent_mode *out);
 
+/* The options of the agent that run and agent share. */
+struct cli_watch {
+	struct cw_agent_opts ao;
+	uint64_t interval_ns; /* collection period */
+	uint64_t duration_ns; /* 0: until a signal */
+};
+
+/*
+ * Parse one of -i/--interval, -d/--duration, -a/--attach, -n/--netns,
+ * --msg-gap ('g'), --no-udp ('U'): 1 if opt was one of them, 0 if not,
+ * -1 on a bad value (one line printed).
+ */
+int cli_watch_option(int opt, const char *arg, struct cli_watch *w);
+/* --min-share: a fraction of all bytes, 0 to 1; 0 or -1 (line printed). */
+int cli_share(const char *arg, double *out);
+
 /*
  * getopt found an unknown option or a missing value (call with opterr = 0):
  * print one line naming it and return 2, the exit status for bad usage.

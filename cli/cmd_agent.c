@@ -45,42 +45,67 @@ struct sample_sched {
 static void usage(FILE *fp)
 {
 	fprintf(fp,
-		"usage: causeway agent [--interval I] [--duration D] [-o FILE]\n"
-		"                      [--kafka BROKERS|embedded] [--kafka-config FILE]\n"
-		"                      [--topic-prefix P] [--spool DIR] [--spool-max N]\n"
-		"                      [--pin DIR] [--attach V] [--netns NS] [--host ID]\n"
-		"                      [--samples-every P] [--samples-store DIR]\n\n"
-		"Run the host agent: per-connection aggregates collected in the\n"
-		"kernel and published every interval, one record per connection\n"
+		"usage: causeway agent [--interval I] [--duration D] [-o "
+		"FILE]\n"
+		"                      [--kafka BROKERS|embedded] "
+		"[--kafka-config FILE]\n"
+		"                      [--topic-prefix P] [--spool DIR] "
+		"[--spool-max N]\n"
+		"                      [--pin DIR] [--attach V] [--netns NS] "
+		"[--host ID]\n"
+		"                      [--samples-every P] [--samples-store "
+		"DIR]\n\n"
+		"Run the host agent: per-connection aggregates collected in "
+		"the\n"
+		"kernel and published every interval, one record per "
+		"connection\n"
 		"end that changed, with cumulative counters.\n\n"
 		"  -i, --interval I     collection period (default 1s)\n"
-		"  -d, --duration D     stop after D (default: at SIGINT/SIGTERM)\n"
-		"  -o, --out FILE       without --kafka: append JSON lines to FILE\n"
+		"  -d, --duration D     stop after D (default: at "
+		"SIGINT/SIGTERM)\n"
+		"  -o, --out FILE       without --kafka: append JSON lines to "
+		"FILE\n"
 		"                       (default stdout)\n"
-		"  -k, --kafka B        publish to Kafka brokers B (host:port,...);\n"
-		"                       'embedded' starts a broker in this process\n"
+		"  -k, --kafka B        publish to Kafka brokers B "
+		"(host:port,...);\n"
+		"                       'embedded' starts a broker in this "
+		"process\n"
 		"                       and prints its address\n"
-		"      --kafka-config F librdkafka properties, key=value lines\n"
+		"      --kafka-config F librdkafka properties, key=value "
+		"lines\n"
 		"                       (TLS, SASL, ...)\n"
-		"      --topic-prefix P topics P.conns, P.meta (default causeway)\n"
-		"      --spool DIR      records the brokers cannot take wait here,\n"
+		"      --topic-prefix P topics P.conns, P.meta (default "
+		"causeway)\n"
+		"      --spool DIR      records the brokers cannot take wait "
+		"here,\n"
 		"                       replayed in order (default %s)\n"
-		"      --spool-max N    spool bound in bytes, oldest evicted and\n"
+		"      --spool-max N    spool bound in bytes, oldest evicted "
+		"and\n"
 		"                       counted (default 1G)\n"
-		"      --pin DIR        keep connection state pinned in DIR (bpffs),\n"
-		"                       so a restarted agent never counts twice\n"
-		"  -a, --attach V       auto (default), fentry, kprobe, tracepoint\n"
+		"      --pin DIR        keep connection state pinned in DIR "
+		"(bpffs),\n"
+		"                       so a restarted agent never counts "
+		"twice\n"
+		"  -a, --attach V       auto (default), fentry, kprobe, "
+		"tracepoint\n"
 		"  -n, --netns NS       watch one network namespace only\n"
-		"      --host ID        host id in records (default: machine-id)\n"
-		"      --msg-gap D      an idle gap of D also starts a new message\n"
+		"      --host ID        host id in records (default: "
+		"machine-id)\n"
+		"      --msg-gap D      an idle gap of D also starts a new "
+		"message\n"
 		"      --no-udp         do not count UDP\n"
-		"      --samples-every P  a tc sample run every P, rotating 10ms,\n"
-		"                       1ms, 100us bins (default 1m; 0 turns off)\n"
-		"      --samples-store DIR  where runs go (see causeway samples)\n\n"
-		"SIGINT and SIGTERM flush what is pending, detach and exit 0.\n\n"
+		"      --samples-every P  a tc sample run every P, rotating "
+		"10ms,\n"
+		"                       1ms, 100us bins (default 1m; 0 turns "
+		"off)\n"
+		"      --samples-store DIR  where runs go (see causeway "
+		"samples)\n\n"
+		"SIGINT and SIGTERM flush what is pending, detach and exit "
+		"0.\n\n"
 		"Examples:\n"
 		"  causeway agent --interval 5s -o /var/log/causeway.jsonl\n"
-		"  causeway agent --kafka kafka1:9092,kafka2:9092 --pin /sys/fs/bpf/causeway\n"
+		"  causeway agent --kafka kafka1:9092,kafka2:9092 --pin "
+		"/sys/fs/bpf/causeway\n"
 		"  causeway agent --kafka embedded --samples-every 0\n",
 		DEFAULT_SPOOL_DIR);
 }
@@ -118,7 +143,7 @@ static void sample_finish(struct sample_sched *ss, bool interrupted)
 /* Start a run when one is due; finish it when its bins are full. */
 static void sample_step(struct sample_sched *ss)
 {
-	struct cw_sampler_opts so = { .sz = sizeof(so) };
+	struct cw_sampler_opts so = {.sz = sizeof(so)};
 	uint64_t now = cw_now_real_ns();
 
 	if (!ss->every_ns)
@@ -162,7 +187,8 @@ static int open_kafka(struct agent_out *o, struct cw_kafka_conf *kc,
 		if (cw_kafka_mock_start(1, bootstrap, sizeof(bootstrap)))
 			return -1;
 		kc->brokers = bootstrap;
-		/* Other agents (other namespaces, other processes) join here. */
+		/* Other agents (other namespaces, other processes) join here.
+		 */
 		cw_info("embedded broker at %s", bootstrap);
 	}
 	if (cw_spool_open(spool, spool_dir, spool_max))
@@ -185,31 +211,30 @@ static void report_kafka(struct agent_out *o, struct cw_spool *spool)
 		"replayed, %llu lost; spool holds %llu records, evicted %llu",
 		(unsigned long long)ks.produced,
 		(unsigned long long)ks.delivered,
-		(unsigned long long)ks.spooled,
-		(unsigned long long)ks.replayed, (unsigned long long)ks.lost,
-		(unsigned long long)ss.records,
+		(unsigned long long)ks.spooled, (unsigned long long)ks.replayed,
+		(unsigned long long)ks.lost, (unsigned long long)ss.records,
 		(unsigned long long)ss.evicted_records);
 }
 
 int cmd_agent(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "interval", 1, 0, 'i' },     { "duration", 1, 0, 'd' },
-		{ "out", 1, 0, 'o' },	       { "attach", 1, 0, 'a' },
-		{ "netns", 1, 0, 'n' },	       { "host", 1, 0, 'H' },
-		{ "msg-gap", 1, 0, 'g' },      { "no-udp", 0, 0, 'U' },
-		{ "kafka", 1, 0, 'k' },	       { "kafka-config", 1, 0, 'K' },
-		{ "topic-prefix", 1, 0, 'T' }, { "spool", 1, 0, 'S' },
-		{ "spool-max", 1, 0, 'M' },    { "pin", 1, 0, 'P' },
-		{ "samples-every", 1, 0, 'E' }, { "samples-store", 1, 0, 'R' },
-		{ "help", 0, 0, 'h' },	       { 0 }
-	};
-	struct cw_agent_opts ao = { .sz = sizeof(ao) };
-	uint64_t interval = NSEC_PER_SEC, duration = 0, start, next, now;
+		{"interval", 1, 0, 'i'},      {"duration", 1, 0, 'd'},
+		{"out", 1, 0, 'o'},	      {"attach", 1, 0, 'a'},
+		{"netns", 1, 0, 'n'},	      {"host", 1, 0, 'H'},
+		{"msg-gap", 1, 0, 'g'},	      {"no-udp", 0, 0, 'U'},
+		{"kafka", 1, 0, 'k'},	      {"kafka-config", 1, 0, 'K'},
+		{"topic-prefix", 1, 0, 'T'},  {"spool", 1, 0, 'S'},
+		{"spool-max", 1, 0, 'M'},     {"pin", 1, 0, 'P'},
+		{"samples-every", 1, 0, 'E'}, {"samples-store", 1, 0, 'R'},
+		{"help", 0, 0, 'h'},	      {0}};
+	struct cli_watch w = {.ao = {.sz = sizeof(w.ao)},
+			      .interval_ns = NSEC_PER_SEC};
+	uint64_t start, next, now;
 	uint64_t spool_max = DEFAULT_SPOOL_MAX;
-	struct sample_sched ss = { .every_ns = 60 * NSEC_PER_SEC };
-	struct cw_kafka_conf kc = { 0 };
-	struct agent_out o = { .fp = stdout };
+	struct sample_sched ss = {.every_ns = 60 * NSEC_PER_SEC};
+	struct cw_kafka_conf kc = {0};
+	struct agent_out o = {.fp = stdout};
 	const char *spool_dir = DEFAULT_SPOOL_DIR;
 	struct cw_spool *spool = NULL;
 	struct cw_agent_stats st;
@@ -220,28 +245,15 @@ int cmd_agent(int argc, char **argv)
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, "i:d:o:a:n:k:h", opts, NULL)) !=
 	       -1) {
+		switch (cli_watch_option(opt, optarg, &w)) {
+		case -1:
+			return 2;
+		case 1:
+			continue;
+		}
 		switch (opt) {
-		case 'i':
-			if (cli_duration("--interval", optarg,
-					 10 * NSEC_PER_MSEC,
-					 3600 * NSEC_PER_SEC, &interval))
-				return 2;
-			break;
-		case 'd':
-			if (cli_duration("--duration", optarg, NSEC_PER_MSEC,
-					 365 * 86400 * NSEC_PER_SEC, &duration))
-				return 2;
-			break;
 		case 'o':
 			out = optarg;
-			break;
-		case 'a':
-			if (cli_attach(optarg, &ao.attach))
-				return 2;
-			break;
-		case 'n':
-			if (cli_netns(optarg, &ao.netns))
-				return 2;
 			break;
 		case 'H':
 			if (!*optarg || strlen(optarg) >= CW_HOST_LEN) {
@@ -249,15 +261,7 @@ int cmd_agent(int argc, char **argv)
 					 optarg, CW_HOST_LEN - 1);
 				return 2;
 			}
-			ao.host = optarg;
-			break;
-		case 'g':
-			if (cli_duration("--msg-gap", optarg, NSEC_PER_USEC,
-					 3600 * NSEC_PER_SEC, &ao.msg_gap_ns))
-				return 2;
-			break;
-		case 'U':
-			ao.no_udp = true;
+			w.ao.host = optarg;
 			break;
 		case 'k':
 			kc.brokers = optarg;
@@ -275,12 +279,13 @@ int cmd_agent(int argc, char **argv)
 			if (cw_parse_u64(optarg, 1 << 20, UINT64_MAX,
 					 &spool_max)) {
 				cw_error("--spool-max '%s': want a byte count "
-					 "of at least 1M", optarg);
+					 "of at least 1M",
+					 optarg);
 				return 2;
 			}
 			break;
 		case 'P':
-			ao.pin_dir = optarg;
+			w.ao.pin_dir = optarg;
 			break;
 		case 'E':
 			if (!strcmp(optarg, "0"))
@@ -325,26 +330,28 @@ int cmd_agent(int argc, char **argv)
 	cw_catch_signals();
 	if (kc.brokers && open_kafka(&o, &kc, &spool, spool_dir, spool_max))
 		goto out;
-	if (cw_agent_open(&a, &ao))
+	if (cw_agent_open(&a, &w.ao))
 		goto out;
 	cw_info("agent on host %s with the %s hooks, every %llu ms, to %s",
 		cw_agent_host(a), cw_attach_name(cw_agent_attach(a)),
-		(unsigned long long)(interval / NSEC_PER_MSEC),
-		kc.brokers ? kc.brokers : out ? out : "stdout");
+		(unsigned long long)(w.interval_ns / NSEC_PER_MSEC),
+		kc.brokers ? kc.brokers
+		: out	   ? out
+			   : "stdout");
 	start = cw_now_mono_ns();
-	next = start + interval;
-	ss.next_real = cw_window_next(cw_now_real_ns(), ss.every_ns ?
-							     ss.every_ns : 1);
+	next = start + w.interval_ns;
+	ss.next_real =
+		cw_window_next(cw_now_real_ns(), ss.every_ns ? ss.every_ns : 1);
 	while (!cw_stop) {
 		now = cw_now_mono_ns();
-		if (duration && now >= start + duration)
+		if (w.duration_ns && now >= start + w.duration_ns)
 			break;
 		if (now >= next) {
 			if (cw_agent_collect(a, on_record, &o))
 				goto out;
 			if (!o.producer)
 				fflush(o.fp);
-			next += interval;
+			next += w.interval_ns;
 		}
 		sample_step(&ss);
 		if (o.producer)

@@ -31,30 +31,43 @@ struct correlate {
 static void usage(FILE *fp)
 {
 	fprintf(fp,
-		"usage: causeway correlate --kafka BROKERS [--group G] [-o DIR]\n"
-		"                          [--kafka-config F] [--topic-prefix P]\n"
+		"usage: causeway correlate --kafka BROKERS [--group G] [-o "
+		"DIR]\n"
+		"                          [--kafka-config F] [--topic-prefix "
+		"P]\n"
 		"                          [--from-beginning] [--duration D]\n"
-		"                          [--idle D] [--snapshot-every D] [--json]\n\n"
-		"Consume the agents' records, pair the two ends of every connection\n"
-		"(canonical 4-tuple + protocol + time overlap) and build the process\n"
-		"graph.  Offsets are committed only after the records are applied\n"
+		"                          [--idle D] [--snapshot-every D] "
+		"[--json]\n\n"
+		"Consume the agents' records, pair the two ends of every "
+		"connection\n"
+		"(canonical 4-tuple + protocol + time overlap) and build the "
+		"process\n"
+		"graph.  Offsets are committed only after the records are "
+		"applied\n"
 		"and the snapshot holding them is written.\n\n"
 		"  -k, --kafka B          bootstrap brokers (host:port,...)\n"
-		"      --kafka-config F   librdkafka properties, key=value lines\n"
+		"      --kafka-config F   librdkafka properties, key=value "
+		"lines\n"
 		"      --topic-prefix P   read P.conns (default causeway)\n"
-		"  -g, --group G          consumer group (default causeway-correlator)\n"
-		"      --from-beginning   with no committed offset, start at the\n"
+		"  -g, --group G          consumer group (default "
+		"causeway-correlator)\n"
+		"      --from-beginning   with no committed offset, start at "
+		"the\n"
 		"                         oldest record (default: the newest)\n"
-		"  -o, --out DIR          write edges.json and graph.dot at every\n"
+		"  -o, --out DIR          write edges.json and graph.dot at "
+		"every\n"
 		"                         snapshot\n"
-		"      --snapshot-every D snapshot and commit period (default 10s)\n"
+		"      --snapshot-every D snapshot and commit period (default "
+		"10s)\n"
 		"  -d, --duration D       stop after D (default: at a signal)\n"
 		"      --idle D           stop after D with no record\n"
 		"  -j, --json             print the graph as JSON at the end\n"
-		"      --min-share F      graph.dot: drop edges under F of bytes\n\n"
+		"      --min-share F      graph.dot: drop edges under F of "
+		"bytes\n\n"
 		"Examples:\n"
 		"  causeway correlate --kafka kafka1:9092 -o /srv/causeway\n"
-		"  causeway correlate --kafka 127.0.0.1:9092 --from-beginning --idle 5s\n");
+		"  causeway correlate --kafka 127.0.0.1:9092 --from-beginning "
+		"--idle 5s\n");
 }
 
 static void apply(struct correlate *c, struct cw_kafka_msg *m)
@@ -68,7 +81,8 @@ static void apply(struct correlate *c, struct cw_kafka_msg *m)
 		snprintf(where, sizeof(where), "%s [%d] offset %lld", m->topic,
 			 m->partition, (long long)m->offset);
 		cw_wire_errors_count(&c->errors, kind, where, why);
-	} else if (kind == CW_WIRE_CONN && cw_pairing_add(&c->pairing, &wm.conn)) {
+	} else if (kind == CW_WIRE_CONN &&
+		   cw_pairing_add(&c->pairing, &wm.conn)) {
 		cw_error("out of memory");
 		cw_kafka_msg_release(m);
 		return;
@@ -128,27 +142,31 @@ static int consume_loop(struct correlate *c, struct cw_graph *g,
 
 int cmd_correlate(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "kafka", 1, 0, 'k' },	       { "kafka-config", 1, 0, 'K' },
-		{ "topic-prefix", 1, 0, 'T' }, { "group", 1, 0, 'g' },
-		{ "from-beginning", 0, 0, 'B' }, { "out", 1, 0, 'o' },
-		{ "snapshot-every", 1, 0, 'S' }, { "duration", 1, 0, 'd' },
-		{ "idle", 1, 0, 'I' },	       { "json", 0, 0, 'j' },
-		{ "min-share", 1, 0, 's' },    { "help", 0, 0, 'h' },
-		{ 0 }
-	};
+	static const struct option opts[] = {{"kafka", 1, 0, 'k'},
+					     {"kafka-config", 1, 0, 'K'},
+					     {"topic-prefix", 1, 0, 'T'},
+					     {"group", 1, 0, 'g'},
+					     {"from-beginning", 0, 0, 'B'},
+					     {"out", 1, 0, 'o'},
+					     {"snapshot-every", 1, 0, 'S'},
+					     {"duration", 1, 0, 'd'},
+					     {"idle", 1, 0, 'I'},
+					     {"json", 0, 0, 'j'},
+					     {"min-share", 1, 0, 's'},
+					     {"help", 0, 0, 'h'},
+					     {0}};
 	uint64_t duration = 0, idle = 0, every = 10 * NSEC_PER_SEC;
-	struct cw_kafka_conf kc = { 0 };
-	struct correlate c = { 0 };
+	struct cw_kafka_conf kc = {0};
+	struct correlate c = {0};
 	char topic[CW_KAFKA_TOPIC_MAX];
 	const char *topics[1];
 	struct cw_graph g;
 	bool json = false;
-	char *end;
 	int opt, err = 1;
 
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "k:g:o:d:jh", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "k:g:o:d:jh", opts, NULL)) !=
+	       -1) {
 		switch (opt) {
 		case 'k':
 			kc.brokers = optarg;
@@ -188,13 +206,8 @@ int cmd_correlate(int argc, char **argv)
 			json = true;
 			break;
 		case 's':
-			c.min_share = strtod(optarg, &end);
-			if (*end || end == optarg || c.min_share < 0 ||
-			    c.min_share > 1) {
-				cw_error("--min-share '%s': want a number "
-					 "from 0 to 1", optarg);
+			if (cli_share(optarg, &c.min_share))
 				return 2;
-			}
 			break;
 		case 'h':
 			usage(stdout);

@@ -77,18 +77,6 @@ static const char *format_of(const char *path)
 	return "svg";
 }
 
-static int parse_share(const char *s, double *out)
-{
-	char *end;
-
-	errno = 0;
-	*out = strtod(s, &end);
-	if (errno || end == s || *end || !(*out >= 0 && *out <= 1))
-		return cw_error("--min-share '%s': want a number from 0 to 1",
-				s);
-	return 0;
-}
-
 int cmd_render(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -133,7 +121,7 @@ int cmd_render(int argc, char **argv)
 			ro.format = optarg;
 			break;
 		case 's':
-			if (parse_share(optarg, &ro.min_share))
+			if (cli_share(optarg, &ro.min_share))
 				return 2;
 			break;
 		case 'o':

@@ -29,7 +29,7 @@ struct run_ctx {
 	struct cw_outfile timing; /* timing.jsonl: message starts per window */
 	struct cw_jsonw tw;
 	uint64_t window_ns, window_every_ns, next_window;
-	bool paths;		      /* keep windows for causal paths */
+	bool paths; /* keep windows for causal paths */
 	struct cw_timing_record *windows;
 	size_t nwindows, capwindows;
 	int err;
@@ -38,36 +38,54 @@ struct run_ctx {
 static void usage(FILE *fp)
 {
 	fprintf(fp,
-		"usage: causeway run [--duration D] [--interval I] [-o DIR] [--json]\n"
+		"usage: causeway run [--duration D] [--interval I] [-o DIR] "
+		"[--json]\n"
 		"                    [--attach auto|fentry|kprobe|tracepoint]\n"
 		"                    [--netns NS] [--msg-gap D] [--no-udp]\n\n"
-		"Watch TCP and UDP traffic on this host from the kernel, with no\n"
-		"change to the programs watched; pair the two ends of every local\n"
+		"Watch TCP and UDP traffic on this host from the kernel, with "
+		"no\n"
+		"change to the programs watched; pair the two ends of every "
+		"local\n"
 		"connection and print who talks to whom.\n\n"
 		"  -d, --duration D   stop after D (default: at Ctrl-C)\n"
 		"  -i, --interval I   collect aggregates every I (default 1s)\n"
-		"  -o, --out DIR      write edges.json, graph.dot and conns.jsonl\n"
-		"  -j, --json         print the graph as JSON instead of a table\n"
-		"  -a, --attach V     hook variant (default auto: the cheapest\n"
-		"                     this kernel allows; see 'causeway probe')\n"
-		"  -n, --netns NS     watch one network namespace only (inode,\n"
-		"                     name in /run/netns, or /proc/PID/ns/net)\n"
-		"      --msg-gap D    an idle gap of D also starts a new message\n"
+		"  -o, --out DIR      write edges.json, graph.dot and "
+		"conns.jsonl\n"
+		"  -j, --json         print the graph as JSON instead of a "
+		"table\n"
+		"  -a, --attach V     hook variant (default auto: the "
+		"cheapest\n"
+		"                     this kernel allows; see 'causeway "
+		"probe')\n"
+		"  -n, --netns NS     watch one network namespace only "
+		"(inode,\n"
+		"                     name in /run/netns, or "
+		"/proc/PID/ns/net)\n"
+		"      --msg-gap D    an idle gap of D also starts a new "
+		"message\n"
 		"      --no-udp       do not count UDP\n"
-		"  -w, --window D     record message start times in timing windows\n"
+		"  -w, --window D     record message start times in timing "
+		"windows\n"
 		"                     of D (into timing.jsonl with -o)\n"
-		"      --window-every P  open a window at every wall-clock multiple\n"
-		"                     of P (default: one window, from the start)\n"
-		"  -p, --paths        infer causal paths from the timing windows\n"
+		"      --window-every P  open a window at every wall-clock "
+		"multiple\n"
+		"                     of P (default: one window, from the "
+		"start)\n"
+		"  -p, --paths        infer causal paths from the timing "
+		"windows\n"
 		"                     (convolution); paths.json with -o\n"
-		"      --min-share F  graph.dot: drop edges under F of all bytes\n"
+		"      --min-share F  graph.dot: drop edges under F of all "
+		"bytes\n"
 		"                     (default 0.0)\n"
-		"      --mode M       aggregate (default), conn-only or per-event\n"
-		"                     (the last two exist for the benchmark)\n\n"
+		"      --mode M       aggregate (default), conn-only or "
+		"per-event\n"
+		"                     (the last two exist for the "
+		"benchmark)\n\n"
 		"Needs root, or CAP_BPF, CAP_PERFMON and CAP_NET_ADMIN.\n\n"
 		"Examples:\n"
 		"  causeway run --duration 30s\n"
-		"  causeway run -d 10s -o /tmp/cw && dot -Tsvg /tmp/cw/graph.dot > g.svg\n"
+		"  causeway run -d 10s -o /tmp/cw && dot -Tsvg "
+		"/tmp/cw/graph.dot > g.svg\n"
 		"  causeway run --netns web1 --json\n");
 }
 
@@ -213,77 +231,56 @@ static int watch(struct cw_agent *a, struct run_ctx *rc, uint64_t duration,
 
 int cmd_run(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "duration", 1, 0, 'd' }, { "interval", 1, 0, 'i' },
-		{ "out", 1, 0, 'o' },	   { "json", 0, 0, 'j' },
-		{ "attach", 1, 0, 'a' },   { "netns", 1, 0, 'n' },
-		{ "msg-gap", 1, 0, 'g' },  { "no-udp", 0, 0, 'U' },
-		{ "mode", 1, 0, 'm' },	   { "min-share", 1, 0, 's' },
-		{ "window", 1, 0, 'w' },   { "window-every", 1, 0, 'W' },
-		{ "paths", 0, 0, 'p' },
-		{ "help", 0, 0, 'h' },	   { 0 }
-	};
-	struct cw_agent_opts ao = { .sz = sizeof(ao) };
-	uint64_t duration = 0, interval = NSEC_PER_SEC;
+	static const struct option opts[] = {{"duration", 1, 0, 'd'},
+					     {"interval", 1, 0, 'i'},
+					     {"out", 1, 0, 'o'},
+					     {"json", 0, 0, 'j'},
+					     {"attach", 1, 0, 'a'},
+					     {"netns", 1, 0, 'n'},
+					     {"msg-gap", 1, 0, 'g'},
+					     {"no-udp", 0, 0, 'U'},
+					     {"mode", 1, 0, 'm'},
+					     {"min-share", 1, 0, 's'},
+					     {"window", 1, 0, 'w'},
+					     {"window-every", 1, 0, 'W'},
+					     {"paths", 0, 0, 'p'},
+					     {"help", 0, 0, 'h'},
+					     {0}};
+	struct cli_watch w = {.ao = {.sz = sizeof(w.ao)},
+			      .interval_ns = NSEC_PER_SEC};
 	struct cw_agent_stats st;
-	struct run_ctx rc = { 0 };
+	struct run_ctx rc = {0};
 	struct cw_agent *a = NULL;
 	const char *out = NULL;
 	double min_share = 0;
 	struct cw_graph g;
 	bool json = false;
-	char path[PATH_MAX], *end;
+	char path[PATH_MAX];
 	int opt, err = 1;
 
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, "d:i:o:ja:n:w:ph", opts, NULL)) !=
 	       -1) {
+		switch (cli_watch_option(opt, optarg, &w)) {
+		case -1:
+			return 2;
+		case 1:
+			continue;
+		}
 		switch (opt) {
-		case 'd':
-			if (cli_duration("--duration", optarg, NSEC_PER_MSEC,
-					 365 * 86400 * NSEC_PER_SEC, &duration))
-				return 2;
-			break;
-		case 'i':
-			if (cli_duration("--interval", optarg,
-					 10 * NSEC_PER_MSEC,
-					 3600 * NSEC_PER_SEC, &interval))
-				return 2;
-			break;
 		case 'o':
 			out = optarg;
 			break;
 		case 'j':
 			json = true;
 			break;
-		case 'a':
-			if (cli_attach(optarg, &ao.attach))
-				return 2;
-			break;
-		case 'n':
-			if (cli_netns(optarg, &ao.netns))
-				return 2;
-			break;
-		case 'g':
-			if (cli_duration("--msg-gap", optarg, NSEC_PER_USEC,
-					 3600 * NSEC_PER_SEC, &ao.msg_gap_ns))
-				return 2;
-			break;
-		case 'U':
-			ao.no_udp = true;
-			break;
 		case 'm':
-			if (cli_mode(optarg, &ao.mode))
+			if (cli_mode(optarg, &w.ao.mode))
 				return 2;
 			break;
 		case 's':
-			min_share = strtod(optarg, &end);
-			if (*end || end == optarg || min_share < 0 ||
-			    min_share > 1) {
-				cw_error("--min-share '%s': want a number "
-					 "from 0 to 1", optarg);
+			if (cli_share(optarg, &min_share))
 				return 2;
-			}
 			break;
 		case 'w':
 			if (cli_duration("--window", optarg, NSEC_PER_MSEC,
@@ -330,7 +327,7 @@ int cmd_run(int argc, char **argv)
 	cw_pairing_init(&rc.pairing);
 	cw_graph_init(&g);
 	cw_catch_signals();
-	if (cw_agent_open(&a, &ao))
+	if (cw_agent_open(&a, &w.ao))
 		goto out;
 	if (out) {
 		snprintf(path, sizeof(path), "%s/conns.jsonl", out);
@@ -346,8 +343,8 @@ int cmd_run(int argc, char **argv)
 	}
 	cw_info("watching with the %s hooks%s; Ctrl-C to stop",
 		cw_attach_name(cw_agent_attach(a)),
-		ao.netns ? " in one namespace" : "");
-	if (watch(a, &rc, duration, interval))
+		w.ao.netns ? " in one namespace" : "");
+	if (watch(a, &rc, w.duration_ns, w.interval_ns))
 		goto out;
 	cw_agent_stats(a, &st);
 	if (cw_pairing_build(&rc.pairing, &g)) {
@@ -368,7 +365,7 @@ int cmd_run(int argc, char **argv)
 		cw_jsonw_end_line(&w);
 	} else {
 		cli_print_table(&g);
-		if (ao.mode == CW_MODE_PER_EVENT)
+		if (w.ao.mode == CW_MODE_PER_EVENT)
 			printf("per-event mode: %llu events, %llu bytes summed "
 			       "in user space, %llu lost\n",
 			       (unsigned long long)st.events,

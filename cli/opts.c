@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
+#include <stdlib.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
@@ -18,7 +19,8 @@ int cli_duration(const char *opt, const char *val, uint64_t min_ns,
 	    *out > max_ns)
 		return cw_error("%s '%s': want a duration from %s to %s "
 				"(e.g. 500ms, 10s, 2m)",
-				opt, val, cw_fmt_duration(min_ns, lo, sizeof(lo)),
+				opt, val,
+				cw_fmt_duration(min_ns, lo, sizeof(lo)),
 				cw_fmt_duration(max_ns, hi, sizeof(hi)));
 	return 0;
 }
@@ -40,7 +42,8 @@ int cli_netns(const char *val, uint32_t *out)
 	if (stat(path, &st))
 		return cw_error("--netns '%s': %s (want an inode number, a "
 				"name in /run/netns or a path such as "
-				"/proc/PID/ns/net)", val, strerror(errno));
+				"/proc/PID/ns/net)",
+				val, strerror(errno));
 	*out = (uint32_t)st.st_ino;
 	return 0;
 }
@@ -49,7 +52,8 @@ int cli_attach(const char *val, enum cw_attach *out)
 {
 	if (cw_attach_parse(val, out))
 		return cw_error("--attach '%s': want auto, fentry, kprobe or "
-				"tracepoint", val);
+				"tracepoint",
+				val);
 	return 0;
 }
 
@@ -63,7 +67,8 @@ int cli_mode(const char *val, enum cw_agent_mode *out)
 		*out = CW_MODE_PER_EVENT;
 	else
 		return cw_error("--mode '%s': want aggregate, conn-only or "
-				"per-event", val);
+				"per-event",
+				val);
 	return 0;
 }
 
@@ -83,4 +88,47 @@ int cli_bad_option(const char *cmd, char **argv)
 		cw_error("unknown option '-%c' (see 'causeway %s --help')",
 			 optopt, cmd);
 	return 2;
+}
+
+int cli_watch_option(int opt, const char *arg, struct cli_watch *w)
+{
+	int err = 0;
+
+	switch (opt) {
+	case 'i':
+		err = cli_duration("--interval", arg, 10 * NSEC_PER_MSEC,
+				   3600 * NSEC_PER_SEC, &w->interval_ns);
+		break;
+	case 'd':
+		err = cli_duration("--duration", arg, NSEC_PER_MSEC,
+				   365 * 86400 * NSEC_PER_SEC, &w->duration_ns);
+		break;
+	case 'a':
+		err = cli_attach(arg, &w->ao.attach);
+		break;
+	case 'n':
+		err = cli_netns(arg, &w->ao.netns);
+		break;
+	case 'g':
+		err = cli_duration("--msg-gap", arg, NSEC_PER_USEC,
+				   3600 * NSEC_PER_SEC, &w->ao.msg_gap_ns);
+		break;
+	case 'U':
+		w->ao.no_udp = true;
+		break;
+	default:
+		return 0;
+	}
+	return err ? -1 : 1;
+}
+
+int cli_share(const char *arg, double *out)
+{
+	char *end;
+
+	*out = strtod(arg, &end);
+	if (*end || end == arg || *out < 0 || *out > 1)
+		return cw_error("--min-share '%s': want a number from 0 to 1",
+				arg);
+	return 0;
 }
