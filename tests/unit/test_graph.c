@@ -14,16 +14,7 @@
 #include "correlator/correlator.h"
 #include "graph/graph.h"
 
-static int failures;
-
-#define CHECK(cond)                                                            \
-	do {                                                                   \
-		if (!(cond)) {                                                 \
-			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, \
-				__LINE__, #cond);                              \
-			failures++;                                            \
-		}                                                              \
-	} while (0)
+#include "tests/unit/check.h"
 
 #define T0 (1767225600ULL * NSEC_PER_SEC) /* a minute boundary */
 

@@ -11,16 +11,7 @@
 
 #include "common/record_read.h"
 
-static int failures;
-
-#define CHECK(cond)                                                            \
-	do {                                                                   \
-		if (!(cond)) {                                                 \
-			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, \
-				__LINE__, #cond);                              \
-			failures++;                                            \
-		}                                                              \
-	} while (0)
+#include "tests/unit/check.h"
 
 static void fill(struct cw_conn_record *r)
 {

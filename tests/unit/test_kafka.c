@@ -16,16 +16,7 @@
 #include "common/util.h"
 #include "common/wire.h"
 
-static int failures;
-
-#define CHECK(cond)                                                            \
-	do {                                                                   \
-		if (!(cond)) {                                                 \
-			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, \
-				__LINE__, #cond);                              \
-			failures++;                                            \
-		}                                                              \
-	} while (0)
+#include "tests/unit/check.h"
 
 #define N_UP   200 /* records produced while the brokers are up */
 #define N_DOWN 100 /* records produced during the outage */

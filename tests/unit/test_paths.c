@@ -13,16 +13,7 @@
 
 #include "correlator/paths.h"
 
-static int failures;
-
-#define CHECK(cond)                                                            \
-	do {                                                                   \
-		if (!(cond)) {                                                 \
-			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, \
-				__LINE__, #cond);                              \
-			failures++;                                            \
-		}                                                              \
-	} while (0)
+#include "tests/unit/check.h"
 
 static int read_csv_str(struct cw_msgtrace *t, const char *text)
 {

@@ -14,16 +14,7 @@
 #include "common/spool.h"
 #include "common/wire.h"
 
-static int failures;
-
-#define CHECK(cond)                                                            \
-	do {                                                                   \
-		if (!(cond)) {                                                 \
-			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, \
-				__LINE__, #cond);                              \
-			failures++;                                            \
-		}                                                              \
-	} while (0)
+#include "tests/unit/check.h"
 
 struct sink {
 	uint64_t next;	/* the record number we expect */
