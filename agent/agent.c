@@ -7,6 +7,7 @@
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <linux/capability.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,7 @@
 #include <linux/magic.h>
 #include <unistd.h>
 
+#include "agent/nat.h"
 #include "agent/variant.h"
 #include "common/htab.h"
 #include "common/log.h"
@@ -46,6 +48,7 @@ struct cw_agent {
 	int64_t mono_to_real;
 	uint64_t seq;
 	bool need_scan;
+	struct cw_nat *nat;	   /* DNAT undone for client ends; NULL: off */
 	struct cw_agent_stats st;
 	char host[CW_HOST_LEN];
 };
@@ -85,6 +88,8 @@ static int attach_udp(struct cw_agent *a, const char *cgroup2)
 	return 0;
 }
 
+static void nat_resolve_closed(struct cw_agent *a, const struct cw_conn *c);
+
 static int on_closed(void *ctx, void *data, size_t len)
 {
 	struct cw_agent *a = ctx;
@@ -93,6 +98,11 @@ static int on_closed(void *ctx, void *data, size_t len)
 
 	if (len < sizeof(*c))
 		return 0;
+	/*
+	 * The earliest this end may be seen (it opened and closed between two
+	 * collections): its conntrack entry is still there (TIME_WAIT, CLOSE).
+	 */
+	nat_resolve_closed(a, c);
 	slot = cw_htab_upsert(&a->pending, &c->cookie, NULL);
 	if (slot)
 		*slot = *c;
@@ -321,6 +331,16 @@ int cw_agent_unpin(const char *dir)
 	return 0;
 }
 
+/* NAT is undone unless turned off (by callers whose opts know no_nat). */
+static bool want_nat(const struct cw_agent_opts *o)
+{
+	if (o->mode != CW_MODE_AGGREGATE)
+		return false;
+	return o->sz < offsetof(struct cw_agent_opts, no_nat) +
+			       sizeof(o->no_nat) ||
+	       !o->no_nat;
+}
+
 int cw_agent_open(struct cw_agent **out, const struct cw_agent_opts *opts)
 {
 	static const int keep[] = { CAP_BPF, CAP_PERFMON, CAP_NET_ADMIN };
@@ -408,6 +428,11 @@ int cw_agent_open(struct cw_agent **out, const struct cw_agent_opts *opts)
 	a->since_mono = 0;
 	if (scan_files(a))
 		cw_warn("connections open before the agent are not counted");
+	/* Entering the watched namespace needs CAP_SYS_ADMIN: before the drop. */
+	if (want_nat(opts) && cw_nat_open(&a->nat, opts->netns)) {
+		detach_all(a);
+		goto fail;
+	}
 	if (!opts->keep_caps &&
 	    cw_drop_caps(keep, (int)CW_ARRAY_SIZE(keep)))
 		cw_warn("unable to drop capabilities");
@@ -584,27 +609,44 @@ static int pre_role(struct cw_agent *a, const struct cw_conn *c)
 		       CW_REC_ROLE_SERVER;
 }
 
-static void conn_to_record(struct cw_agent *a, const struct cw_conn *c,
-			   struct cw_conn_record *r)
+/* Who the end is: namespace, cookie, protocol, role and addresses. */
+static void conn_to_tuple(struct cw_agent *a, const struct cw_conn *c,
+			  struct cw_conn_record *r)
 {
 	int af = c->family == 10 ? AF_INET6 : AF_INET;
 
 	memset(r, 0, sizeof(*r));
-	snprintf(r->host, sizeof(r->host), "%s", a->host);
 	r->netns = c->netns;
 	r->cookie = c->cookie;
 	r->protocol = c->protocol;
 	r->role = c->role;
 	if (c->flags & CW_F_PREEXISTING && !r->role)
 		r->role = pre_role(a, c);
-	if (c->flags & CW_F_CLOSED)
-		r->flags |= CW_REC_CLOSED;
-	if (c->flags & CW_F_PREEXISTING)
-		r->flags |= CW_REC_PREEXISTING;
 	cw_addr_from_raw(&r->laddr, af, c->laddr);
 	cw_addr_from_raw(&r->raddr, af, c->raddr);
 	r->lport = c->lport;
 	r->rport = c->rport;
+}
+
+static void nat_resolve_closed(struct cw_agent *a, const struct cw_conn *c)
+{
+	struct cw_conn_record r;
+
+	if (!a->nat || c->protocol != IPPROTO_TCP)
+		return;
+	conn_to_tuple(a, c, &r);
+	cw_nat_resolve(a->nat, &r);
+}
+
+static void conn_to_record(struct cw_agent *a, const struct cw_conn *c,
+			   struct cw_conn_record *r)
+{
+	conn_to_tuple(a, c, r);
+	snprintf(r->host, sizeof(r->host), "%s", a->host);
+	if (c->flags & CW_F_CLOSED)
+		r->flags |= CW_REC_CLOSED;
+	if (c->flags & CW_F_PREEXISTING)
+		r->flags |= CW_REC_PREEXISTING;
 	r->bytes_out = c->bytes_out;
 	r->bytes_in = c->bytes_in;
 	r->calls_out = c->calls_out;
@@ -636,6 +678,8 @@ static void emit_conn(struct cw_agent *a, const void *data)
 	struct cw_conn_record r;
 
 	conn_to_record(a, data, &r);
+	/* One conntrack lookup per client end, at its first record. */
+	cw_nat_apply(a->nat, &r);
 	emit(a, &r);
 }
 
@@ -790,7 +834,13 @@ out:
 
 void cw_agent_stats(const struct cw_agent *a, struct cw_agent_stats *st)
 {
+	struct cw_nat_stats ns;
+
 	*st = a->st;
+	cw_nat_stats(a->nat, &ns);
+	st->nat_lookups = ns.lookups;
+	st->nat_undone = ns.undone;
+	st->nat_errors = ns.errors;
 }
 
 void cw_agent_close(struct cw_agent *a)
@@ -798,6 +848,7 @@ void cw_agent_close(struct cw_agent *a)
 	if (!a)
 		return;
 	detach_all(a);
+	cw_nat_free(a->nat);
 	cw_htab_release(&a->pending);
 	cw_htab_release(&a->event_sums);
 	free_timing(a);

@@ -81,6 +81,11 @@ struct cw_agent_opts {
 	 * made while no agent ran are still delivered.  NULL: no pinning.
 	 */
 	const char *pin_dir;
+	/*
+	 * Do not undo DNAT: a client end keeps the virtual address it
+	 * connected to (see agent/nat.h).  Read only if sz covers it.
+	 */
+	bool no_nat;
 };
 
 /* Remove what --pin left in dir (the folder too); 0 or -1. */
@@ -99,6 +104,9 @@ struct cw_agent_stats {
 	uint64_t events;	 /* per-event mode: events summed */
 	uint64_t timing_lost;	 /* message starts dropped: timing ring full */
 	uint64_t windows;	 /* timing windows collected */
+	uint64_t nat_lookups;	 /* conntrack queries (one per client end) */
+	uint64_t nat_undone;	 /* client ends found behind DNAT */
+	uint64_t nat_errors;	 /* conntrack queries that failed */
 };
 
 struct cw_agent;

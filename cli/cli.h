@@ -25,7 +25,8 @@ struct cli_watch {
 
 /*
  * Parse one of -i/--interval, -d/--duration, -a/--attach, -n/--netns,
- * --msg-gap ('g'), --no-udp ('U'): 1 if opt was one of them, 0 if not,
+ * --msg-gap ('g'), --no-udp ('U'),
+ * --no-nat ('N'): 1 if opt was one of them, 0 if not,
  * -1 on a bad value (one line printed).
  */
 int cli_watch_option(int opt, const char *arg, struct cli_watch *w);

@@ -116,6 +116,9 @@ int cli_watch_option(int opt, const char *arg, struct cli_watch *w)
 	case 'U':
 		w->ao.no_udp = true;
 		break;
+	case 'N':
+		w->ao.no_nat = true;
+		break;
 	default:
 		return 0;
 	}

@@ -47,6 +47,9 @@ void cli_stats_json(struct cw_jsonw *w, const struct cw_agent_stats *st,
 	cw_jsonw_u64(w, "events", st->events);
 	cw_jsonw_u64(w, "windows", st->windows);
 	cw_jsonw_u64(w, "timing_lost", st->timing_lost);
+	cw_jsonw_u64(w, "nat_lookups", st->nat_lookups);
+	cw_jsonw_u64(w, "nat_undone", st->nat_undone);
+	cw_jsonw_u64(w, "nat_errors", st->nat_errors);
 pairing:
 	cw_jsonw_u64(w, "applied", ps->records);
 	cw_jsonw_u64(w, "ends", ps->ends);
