@@ -625,6 +625,20 @@ int BPF_KRETPROBE(cw_krp_recvmsg, int ret)
 
 /* ---- UDP: per (socket, peer), from the packets ------------------------ */
 
+extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym __weak;
+
+/* The network namespace of a socket a cgroup_skb program holds: its
+ * struct bpf_sock view has no namespace, the kernel's struct sock does. */
+static __always_inline __u32 bpf_sock_netns(struct bpf_sock *bsk)
+{
+	struct sock *sk;
+
+	if (!bpf_rdonly_cast)
+		return 0;
+	sk = bpf_rdonly_cast(bsk, bpf_core_type_id_kernel(struct sock));
+	return sk->__sk_common.skc_net.net->ns.inum;
+}
+
 static __always_inline int udp_count(struct __sk_buff *skb, __u8 dir)
 {
 	struct cw_udp_key key = {};
@@ -672,8 +686,14 @@ static __always_inline int udp_count(struct __sk_buff *skb, __u8 dir)
 	udp_len = udp_len > UDP_HDR_LEN ? udp_len - UDP_HDR_LEN : 0;
 
 	c = bpf_sk_storage_get(&conns, sk, 0, 0);
-	if (c && target_netns && c->netns && c->netns != target_netns)
-		return 1;
+	if (target_netns) {
+		/* The cgroup hooks see every namespace's packets; a socket
+		 * without storage yet still has a namespace to check. */
+		__u32 ns = c && c->netns ? c->netns : bpf_sock_netns(sk);
+
+		if (ns && ns != target_netns)
+			return 1;
+	}
 	f = bpf_map_lookup_elem(&udp_flows, &key);
 	if (!f) {
 		nf.first_ns = bpf_ktime_get_ns();
