@@ -28,12 +28,19 @@
 
 enum cw_msg_dir { CW_MSG_IN = 0, CW_MSG_OUT = 1 };
 
-/* One observation of a message at `node`, talking with `peer`. */
+/*
+ * One observation of a message at `node`, talking with `peer`.  `conn`
+ * names the connection (or RPC) it travelled on, the same at both ends;
+ * 0 when unknown.  Nesting pairs calls with replies per connection when it
+ * is known (exact for call/return traffic), else first in, first out over
+ * everything between the two nodes.
+ */
 struct cw_msg {
 	uint64_t ts_ns; /* node's own clock */
 	uint64_t bytes; /* 0 if unknown */
 	uint32_t node, peer;
-	uint8_t dir; /* enum cw_msg_dir */
+	uint32_t conn; /* 0: unknown */
+	uint8_t dir;   /* enum cw_msg_dir */
 };
 
 /* A set of observations and the node names they refer to. */
@@ -54,6 +61,17 @@ int cw_msgtrace_node(struct cw_msgtrace *t, const char *name);
 int cw_msgtrace_find(const struct cw_msgtrace *t, const char *name);
 int cw_msgtrace_add(struct cw_msgtrace *t, uint64_t ts_ns, uint32_t node,
 		    uint32_t peer, enum cw_msg_dir dir, uint64_t bytes);
+/* The same, on connection `conn` (0: unknown). */
+static inline int cw_msgtrace_add_conn(struct cw_msgtrace *t, uint64_t ts_ns,
+				       uint32_t node, uint32_t peer,
+				       enum cw_msg_dir dir, uint64_t bytes,
+				       uint32_t conn)
+{
+	if (cw_msgtrace_add(t, ts_ns, node, peer, dir, bytes))
+		return -1;
+	t->msgs[t->n_msgs - 1].conn = conn;
+	return 0;
+}
 /* Sort by time (ties in a fixed order) and refuse an empty trace. */
 int cw_msgtrace_finish(struct cw_msgtrace *t, const char *what);
 
@@ -160,7 +178,7 @@ struct cw_edge_index {
 int cw_edge_index_build(struct cw_edge_index *ix, const struct cw_msgtrace *t);
 void cw_edge_index_release(struct cw_edge_index *ix);
 const struct cw_msg_edge *cw_edge_index_get(const struct cw_edge_index *ix,
-					uint32_t from, uint32_t to);
+					    uint32_t from, uint32_t to);
 /*
  * Where message `idx` of e->out arrived in e->in: pairs by rank when no
  * message was lost, else by the nearest arrival after the median offset.

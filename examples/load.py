@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Load generator: C concurrent keep-alive clients sending GETs to URL for
-a duration or a request count; prints a JSON summary with latencies.
+a duration; prints a JSON summary with latencies and the number of
+answers that were not 200 OK (errors).
 
   load.py http://ADDR:PORT/path --clients 4 --duration 10s [--rate 50]
 """
@@ -21,23 +22,25 @@ def seconds(s):
     return float(s)
 
 
-def client(url, stop_at, rate, out, lock, seed, linger):
+def client(url, stop_at, rate, out, failed, lock, seed, linger):
     rnd = random.Random(seed)
     u = urllib.parse.urlsplit(url)
     conn = http.client.HTTPConnection(u.hostname, u.port or 80, timeout=10)
-    lat = []
+    lat, errors = [], 0
     while time.monotonic() < stop_at:
         t0 = time.monotonic()
         conn.request("GET", "%s?i=%d" % (u.path or "/", rnd.randrange(1000)))
         resp = conn.getresponse()
         resp.read()
         lat.append(time.monotonic() - t0)
+        errors += resp.status != 200
         if rate:
             time.sleep(rnd.expovariate(rate))
     time.sleep(linger)  # keep the connection for ss-based ground truth
     conn.close()
     with lock:
         out.extend(lat)
+        failed.append(errors)
 
 
 def main():
@@ -52,10 +55,10 @@ def main():
     a = ap.parse_args()
     print(json.dumps({"pid": os.getpid()}), flush=True)
     stop_at = time.monotonic() + seconds(a.duration)
-    out, lock = [], threading.Lock()
+    out, failed, lock = [], [], threading.Lock()
     threads = [threading.Thread(target=client,
-                                args=(a.url, stop_at, a.rate, out, lock, i,
-                                      a.linger))
+                                args=(a.url, stop_at, a.rate, out, failed,
+                                      lock, i, a.linger))
                for i in range(a.clients)]
     for t in threads:
         t.start()
@@ -65,6 +68,7 @@ def main():
     n = len(out)
     print(json.dumps({
         "requests": n,
+        "errors": sum(failed),
         "p50_ms": round(out[n // 2] * 1000, 3) if n else None,
         "p90_ms": round(out[int(n * 0.9)] * 1000, 3) if n else None,
     }))

@@ -190,7 +190,7 @@ nginx_start() {
 	local ns=$1 addr=$2 port=$3 root=$4 conf up="" loc=""
 	conf="$T_TMP/nginx-$port.conf"
 	if [ $# -ge 5 ]; then
-		up="upstream backend { server $5; keepalive 16; }"
+		up="upstream backend { server $5; keepalive 16; keepalive_requests 1000000; }"
 		loc="location / { proxy_pass http://backend; proxy_http_version 1.1; proxy_set_header Connection \"\"; }"
 	fi
 	mkdir -p "$T_TMP/nginx-$port"
@@ -259,34 +259,111 @@ ss_bytes() {
 		END { printf "%d %d\n", s, r }'
 }
 
+# pg_start NS ADDR PORT: a throwaway postgresql cluster (initdb in
+# $T_TMP/pg, trust auth, no fsync) serving ADDR:PORT in NS as the postgres
+# user; sets PG_PID (the postmaster), PG_LOG (its log) and PG_BIN.  With
+# PG_LOG_DURATIONS=1 the server logs every statement's duration.
+pg_start() {
+	local ns=$1 dir=$T_TMP/pg i
+	PG_BIN=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
+	[ -x "$PG_BIN/postgres" ] || skip "postgresql is not installed (make deps)"
+	id postgres >/dev/null 2>&1 || skip "no postgres user (make deps)"
+	mkdir -p "$dir"
+	chown postgres: "$dir"
+	PG_LOG=$dir/log
+	setpriv --reuid postgres --regid postgres --init-groups \
+		"$PG_BIN/initdb" -D "$dir/data" -A trust -U postgres --no-sync \
+		>"$dir/initdb.log" 2>&1 || fail "initdb failed: $(cat "$dir/initdb.log")"
+	echo "host all all 10.77.0.0/16 trust" >>"$dir/data/pg_hba.conf"
+	ip netns exec "$ns" setpriv --reuid postgres --regid postgres \
+		--init-groups "$PG_BIN/postgres" -D "$dir/data" \
+		-c listen_addresses="$2" -c port="$3" \
+		-c unix_socket_directories="$dir" -c fsync=off \
+		-c synchronous_commit=off -c full_page_writes=off \
+		-c shared_buffers=16MB -c max_connections=40 -c jit=off \
+		-c log_min_duration_statement=$([ "${PG_LOG_DURATIONS:-}" = 1 ] &&
+			echo 0 || echo -1) >"$PG_LOG" 2>&1 &
+	PG_PID=$!
+	bg_pid "$PG_PID"
+	# A clean stop removes the cluster's shared memory; the namespace
+	# teardown would only kill it.
+	on_exit "setpriv --reuid postgres --regid postgres --init-groups" \
+		"'$PG_BIN/pg_ctl' stop -D '$dir/data' -m fast -w -t 10"
+	for i in $(seq 1 200); do
+		"$PG_BIN/pg_isready" -q -h "$dir" -p "$3" && break
+		kill -0 "$PG_PID" 2>/dev/null || fail "postgres exited: $(cat "$PG_LOG")"
+		sleep 0.05
+	done
+	wait_port "$ns" "$3"
+}
+
 # three_tier: test hosts $LOAD $WEB $APP $DB on one switch (10.77.0.10-13)
 # with nginx proxying to examples/app.py (APP_DELAY, default 2ms), backed
-# by redis-server, or with DB_DELAY set, by app.py's line database that
-# answers after exactly that long.
+# by the database DB_KIND names:
+#   redis     redis-server on 6379 (the default without DB_DELAY)
+#   line      app.py's line database on 6379 that answers after exactly
+#             DB_DELAY (the default with DB_DELAY)
+#   postgres  postgresql on 5432; the app runs SELECT pg_sleep(DB_DELAY)
+#             (SELECT 1 without DB_DELAY) on one connection per worker
+# Sets NGINX_PID, APP_PID, DB_PID (redis, the line db or the postmaster:
+# postgres serves each connection from its own backend process).  The app
+# runs under /usr/bin/python3 (APP_PYTHON), where Debian's psycopg2 is.
 three_tier() {
+	local db=${DB_KIND:-} backend
+	[ -n "$db" ] || { [ -n "${DB_DELAY:-}" ] && db=line || db=redis; }
+	APP_PYTHON=${APP_PYTHON:-/usr/bin/python3}
+	[ -x "$APP_PYTHON" ] || APP_PYTHON=python3
 	LOAD=$(ns_create load) WEB=$(ns_create web) APP=$(ns_create app)
 	DB=$(ns_create db)
 	switch_attach "$LOAD" 10.77.0.10
 	switch_attach "$WEB" 10.77.0.11
 	switch_attach "$APP" 10.77.0.12
 	switch_attach "$DB" 10.77.0.13
-	local backend="--redis 10.77.0.13:6379"
-	if [ -n "${DB_DELAY:-}" ]; then
-		ip netns exec "$DB" python3 "$CW_ROOT/examples/app.py" db \
-			--listen 10.77.0.13:6379 --delay "$DB_DELAY" &
-		backend="--db 10.77.0.13:6379"
-	else
+	case $db in
+	postgres)
+		"$APP_PYTHON" -c 'import psycopg2' 2>/dev/null ||
+			skip "$APP_PYTHON cannot import psycopg2 (make deps)"
+		pg_start "$DB" 10.77.0.13 5432
+		DB_PID=$PG_PID
+		PG_QUERY="SELECT 1"
+		[ -n "${DB_DELAY:-}" ] &&
+			PG_QUERY="SELECT pg_sleep($(cw_seconds "$DB_DELAY"))"
+		backend=(--postgres 10.77.0.13:5432 --query "$PG_QUERY")
+		;;
+	line)
+		ip netns exec "$DB" "$APP_PYTHON" "$CW_ROOT/examples/app.py" db \
+			--listen 10.77.0.13:6379 --delay "${DB_DELAY:-5ms}" &
+		DB_PID=$!
+		bg_pid $DB_PID
+		wait_port "$DB" 6379
+		backend=(--db 10.77.0.13:6379)
+		;;
+	redis)
 		ip netns exec "$DB" redis-server --bind 10.77.0.13 --port 6379 \
 			--save '' --appendonly no --protected-mode no \
 			--dir "$T_TMP" >/dev/null 2>&1 &
-	fi
-	DB_PID=$!
-	bg_pid $DB_PID
-	wait_port "$DB" 6379
-	ip netns exec "$APP" python3 "$CW_ROOT/examples/app.py" \
-		--listen 10.77.0.12:8080 $backend --delay "${APP_DELAY:-2ms}" &
+		DB_PID=$!
+		bg_pid $DB_PID
+		wait_port "$DB" 6379
+		backend=(--redis 10.77.0.13:6379)
+		;;
+	*) fail "three_tier: unknown DB_KIND '$db' (redis, line or postgres)" ;;
+	esac
+	ip netns exec "$APP" "$APP_PYTHON" "$CW_ROOT/examples/app.py" \
+		--listen 10.77.0.12:8080 "${backend[@]}" --delay "${APP_DELAY:-2ms}" \
+		2>"$T_TMP/app.log" &
 	APP_PID=$!
 	bg_pid $APP_PID
 	wait_port "$APP" 8080
 	nginx_start "$WEB" 10.77.0.11 80 "$T_TMP" 10.77.0.12:8080
+}
+
+# cw_seconds DUR: a duration with a us/ms/s suffix, in seconds.
+cw_seconds() {
+	awk -v d="$1" 'BEGIN {
+		m = 1
+		if (d ~ /us$/) { m = 1e-6; sub(/us$/, "", d) }
+		else if (d ~ /ms$/) { m = 1e-3; sub(/ms$/, "", d) }
+		else if (d ~ /s$/) sub(/s$/, "", d)
+		printf "%.9g\n", d * m }'
 }
