@@ -147,9 +147,9 @@ int cw_msgtrace_finish(struct cw_msgtrace *t, const char *what)
 
 /* ---- CSV ---------------------------------------------------------------- */
 
-enum { COL_TS, COL_NODE, COL_PEER, COL_DIR, COL_BYTES, N_COLS };
-static const char *const col_names[N_COLS] = {"ts_ns", "node", "peer", "dir",
-					      "bytes"};
+enum { COL_TS, COL_NODE, COL_PEER, COL_DIR, COL_BYTES, COL_CONN, N_COLS };
+static const char *const col_names[N_COLS] = {"ts_ns", "node", "peer",
+					      "dir",   "bytes", "conn"};
 
 struct csv_state {
 	const char *what;
@@ -250,7 +250,7 @@ static int parse_row(struct cw_msgtrace *t, struct csv_state *st, char *line)
 {
 	char *f[16];
 	int n = split_csv(line, f, 16), node, peer;
-	uint64_t ts, bytes = 0;
+	uint64_t ts, bytes = 0, conn = 0;
 	enum cw_msg_dir dir;
 
 	if (n != st->n_fields)
@@ -272,6 +272,11 @@ static int parse_row(struct cw_msgtrace *t, struct csv_state *st, char *line)
 	    parse_u64(f[st->col[COL_BYTES]], &bytes))
 		return cw_error("'%s' line %zu: bad bytes '%s'", st->what,
 				st->line, f[st->col[COL_BYTES]]);
+	if (st->col[COL_CONN] >= 0 && *f[st->col[COL_CONN]] &&
+	    (parse_u64(f[st->col[COL_CONN]], &conn) || conn > UINT32_MAX))
+		return cw_error("'%s' line %zu: bad conn '%s' (want 0 to "
+				"4294967295)",
+				st->what, st->line, f[st->col[COL_CONN]]);
 	if (!*f[st->col[COL_NODE]] || !*f[st->col[COL_PEER]])
 		return cw_error("'%s' line %zu: empty node or peer", st->what,
 				st->line);
@@ -288,8 +293,8 @@ static int parse_row(struct cw_msgtrace *t, struct csv_state *st, char *line)
 				"node's clock order; not sorted for you)",
 				st->what, st->line, (unsigned long long)ts,
 				t->names[node]);
-	return cw_msgtrace_add(t, ts, (uint32_t)node, (uint32_t)peer, dir,
-			       bytes);
+	return cw_msgtrace_add_conn(t, ts, (uint32_t)node, (uint32_t)peer, dir,
+				    bytes, (uint32_t)conn);
 }
 
 int cw_msgtrace_read_csv(struct cw_msgtrace *t, FILE *fp, const char *what)

@@ -28,6 +28,8 @@ printf 'ts_ns,node,peer,dir\n1,a,b,out\nx,b,a,in\n' >$D/badts.csv
 expect_error "bad timestamp" "line 3: bad ts_ns" "$CW" paths $D/badts.csv
 printf 'ts_ns,node,peer,dir\n1,a,b,out\n2,a,c\n' >$D/short.csv
 expect_error "short row" "line 3: 3 fields" "$CW" paths $D/short.csv
+printf 'ts_ns,node,peer,dir,conn\n1,a,b,out,7\n2,b,a,in,-1\n' >$D/badconn.csv
+expect_error "bad conn" "line 3: bad conn '-1'" "$CW" paths $D/badconn.csv
 printf 'ts_ns,node,peer,dir\n5,a,b,out\n9,b,a,in\n4,a,c,out\n' >$D/unsorted.csv
 expect_error "unsorted" "line 4: timestamp 4 goes back in time for node 'a'" \
 	"$CW" paths $D/unsorted.csv
