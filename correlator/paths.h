@@ -51,12 +51,20 @@ struct cw_msgtrace {
 	size_t n_names, cap_names;
 	uint32_t *slots; /* open-addressing name index: id + 1, 0 free */
 	size_t n_slots;
+	/* Who calls whom, where the source knows it (a live trace knows each
+	 * connection's client and server): client << 32 | server.  Without
+	 * them the caller is guessed from who spoke first. */
+	uint64_t *calls;
+	size_t n_calls, cap_calls;
 };
 
 void cw_msgtrace_init(struct cw_msgtrace *t);
 void cw_msgtrace_release(struct cw_msgtrace *t);
 /* The id of a node name, created on first use; -1 on allocation failure. */
 int cw_msgtrace_node(struct cw_msgtrace *t, const char *name);
+/* Node `client` opens connections to `server` (a hint, see above). */
+int cw_msgtrace_add_call(struct cw_msgtrace *t, uint32_t client,
+			 uint32_t server);
 /* The id of a known node name, or -1. */
 int cw_msgtrace_find(const struct cw_msgtrace *t, const char *name);
 int cw_msgtrace_add(struct cw_msgtrace *t, uint64_t ts_ns, uint32_t node,
@@ -173,6 +181,8 @@ struct cw_edge_index {
 	uint64_t *node_t0, *node_t1; /* each node's first and last stamp */
 	uint64_t span_ns; /* longest node span: the observation window */
 	uint64_t *ts;	  /* storage behind out/in */
+	uint64_t *calls;  /* the trace's known calls, sorted, unique */
+	size_t n_calls;
 };
 
 int cw_edge_index_build(struct cw_edge_index *ix, const struct cw_msgtrace *t);

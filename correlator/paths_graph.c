@@ -96,16 +96,60 @@ static void index_nodes(struct cw_edge_index *ix, const struct cw_msgtrace *t)
 			ix->span_ns = ix->node_t1[i] - ix->node_t0[i];
 }
 
-/* Whether `a` started the conversation with `b`: on a's own clock, it sent
- * to b before it heard from b. */
+static int u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static bool known_call(const struct cw_edge_index *ix, uint32_t a, uint32_t b)
+{
+	uint64_t key = (uint64_t)a << 32 | b;
+
+	return ix->n_calls && bsearch(&key, ix->calls, ix->n_calls,
+				      sizeof(key), u64_cmp);
+}
+
+/*
+ * Whether `a` started the conversation with `b`.  The trace's own call
+ * list decides when it knows one direction only (a live trace has each
+ * connection's roles); else: on a's own clock, it sent to b before it
+ * heard from b.  That guess fails when a window opens in the middle of a
+ * call, with the reply seen first.
+ */
 static bool initiates(const struct cw_edge_index *ix, uint32_t a, uint32_t b)
 {
 	const struct cw_msg_edge *ab = cw_edge_index_get(ix, a, b);
 	const struct cw_msg_edge *ba = cw_edge_index_get(ix, b, a);
+	bool ac, bc;
 
 	if (!ab || !ab->n_out)
 		return false;
+	ac = known_call(ix, a, b);
+	bc = known_call(ix, b, a);
+	if (ac != bc)
+		return ac;
 	return !ba || !ba->n_in || ab->out[0] <= ba->in[0];
+}
+
+/* The trace's known calls, sorted and unique, for known_call(). */
+static int index_calls(struct cw_edge_index *ix, const struct cw_msgtrace *t)
+{
+	size_t i, n = 0;
+
+	if (!t->n_calls)
+		return 0;
+	ix->calls = malloc(t->n_calls * sizeof(*ix->calls));
+	if (!ix->calls)
+		return cw_error("out of memory for %zu calls", t->n_calls);
+	memcpy(ix->calls, t->calls, t->n_calls * sizeof(*ix->calls));
+	qsort(ix->calls, t->n_calls, sizeof(*ix->calls), u64_cmp);
+	for (i = 0; i < t->n_calls; i++)
+		if (!n || ix->calls[n - 1] != ix->calls[i])
+			ix->calls[n++] = ix->calls[i];
+	ix->n_calls = n;
+	return 0;
 }
 
 static void mark_replies(struct cw_edge_index *ix)
@@ -146,6 +190,10 @@ int cw_edge_index_build(struct cw_edge_index *ix, const struct cw_msgtrace *t)
 	ix->n_edges = (size_t)index_fill(ix, k, n);
 	free(k);
 	index_nodes(ix, t);
+	if (index_calls(ix, t)) {
+		cw_edge_index_release(ix);
+		return -1;
+	}
 	mark_replies(ix);
 	return 0;
 }
@@ -153,6 +201,7 @@ int cw_edge_index_build(struct cw_edge_index *ix, const struct cw_msgtrace *t)
 void cw_edge_index_release(struct cw_edge_index *ix)
 {
 	free(ix->edges);
+	free(ix->calls);
 	free(ix->ts);
 	free(ix->out_first);
 	free(ix->node_t0);

@@ -21,7 +21,24 @@ void cw_msgtrace_release(struct cw_msgtrace *t)
 	free(t->names);
 	free(t->msgs);
 	free(t->slots);
+	free(t->calls);
 	cw_msgtrace_init(t);
+}
+
+int cw_msgtrace_add_call(struct cw_msgtrace *t, uint32_t client,
+			 uint32_t server)
+{
+	if (t->n_calls == t->cap_calls) {
+		size_t cap = t->cap_calls ? t->cap_calls * 2 : 16;
+		uint64_t *c = realloc(t->calls, cap * sizeof(*c));
+
+		if (!c)
+			return cw_error("out of memory for %zu calls", cap);
+		t->calls = c;
+		t->cap_calls = cap;
+	}
+	t->calls[t->n_calls++] = (uint64_t)client << 32 | server;
+	return 0;
 }
 
 static uint64_t name_hash(const char *s)

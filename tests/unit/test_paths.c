@@ -167,6 +167,39 @@ static void test_root_option(void)
 	cw_msgtrace_release(&t);
 }
 
+/*
+ * A window that opens while the app is in the middle of a database call:
+ * the first thing the app sees on that connection is the reply.  Spoken
+ * first, the database looks like the caller; the connection's roles say
+ * otherwise.
+ */
+static void test_known_calls(void)
+{
+	const char *csv = "ts_ns,node,peer,dir\n"
+			  "100,db,app,out\n"
+			  "110,app,db,in\n"
+			  "200,client,app,out\n"
+			  "210,app,client,in\n"
+			  "300,app,db,out\n"
+			  "310,db,app,in\n"
+			  "400,db,app,out\n"
+			  "410,app,db,in\n"
+			  "500,app,client,out\n"
+			  "510,client,app,in\n";
+	struct cw_msgtrace t;
+	int roots[8], n, app, db;
+
+	CHECK(!read_csv_str(&t, csv));
+	app = cw_msgtrace_find(&t, "app");
+	db = cw_msgtrace_find(&t, "db");
+	n = cw_paths_roots(&t, roots, 8);
+	CHECK(n == 2); /* guessed: client and db both "call" app */
+	CHECK(!cw_msgtrace_add_call(&t, (uint32_t)app, (uint32_t)db));
+	n = cw_paths_roots(&t, roots, 8);
+	CHECK(n == 1 && roots[0] == cw_msgtrace_find(&t, "client"));
+	cw_msgtrace_release(&t);
+}
+
 static const char spans_csv[] =
 	"TraceID,SpanID,ParentID,PodName,OperationName,StartTimeUnixNano,"
 	"EndTimeUnixNano,Duration\n"
@@ -258,6 +291,7 @@ int main(void)
 	test_names_grow();
 	test_tiers_fft_equals_direct();
 	test_root_option();
+	test_known_calls();
 	test_spans_csv();
 	test_spans_jaeger();
 	test_spans_bad();
