@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "agent/sampler.h"
 #include "cli/commands.h"
 #include "common/jsonw.h"
 #include "common/kafka.h"
@@ -51,7 +52,12 @@ static void usage(FILE *fp)
 		"  --kafka BROKERS      bootstrap servers (host:port,...)\n"
 		"  --topic T            topic to read (default "
 		"causeway.conns); "
-		"repeatable\n"
+		"repeatable;\n"
+		"                       conns, meta, timing, samples: that "
+		"topic\n"
+		"                       of the prefix\n"
+		"  --topic-prefix P     prefix of the short names (default "
+		"causeway)\n"
 		"  --from-beginning     read topics from their start (default: "
 		"new records)\n"
 		"  --count N            stop after N records\n"
@@ -68,7 +74,10 @@ static void usage(FILE *fp)
 		"  causeway dump --kafka k1:9092 --from-beginning --timeout "
 		"5s\n"
 		"  causeway dump --kafka k1:9092 --topic causeway.meta --count "
-		"10\n");
+		"10\n"
+		"  causeway dump --kafka k1:9092 --topic samples --topic "
+		"timing \\\n"
+		"      --from-beginning --timeout 5s\n");
 }
 
 static void print_process(struct cw_jsonw *w, const struct cw_process *p)
@@ -84,9 +93,56 @@ static void print_process(struct cw_jsonw *w, const struct cw_process *p)
 	cw_jsonw_obj_close(w);
 }
 
+/* A sample run: the fields of `causeway samples export --format json`. */
+static void print_samples(struct cw_jsonw *w, const struct cw_wire_samples *s)
+{
+	const struct cw_sample_run *run = s->run;
+	uint32_t i;
+	int f;
+
+	cw_jsonw_obj_open(w, NULL);
+	cw_jsonw_str(w, "kind", "samples");
+	cw_jsonw_str(w, "host", run->host);
+	cw_jsonw_u64(w, "seq", s->seq);
+	cw_jsonw_str(w, "dev", run->dev);
+	cw_jsonw_u64(w, "start_ns", run->start_real_ns);
+	cw_jsonw_u64(w, "interval_ns", run->interval_ns);
+	cw_jsonw_u64(w, "samples", run->samples);
+	cw_jsonw_u64(w, "nbins", run->nbins);
+	cw_jsonw_u64(w, "link_speed_bps", run->link_speed_bps);
+	cw_jsonw_u64(w, "ncpus", run->ncpus);
+	cw_jsonw_bool(w, "interrupted", !!(run->flags & CW_RUN_INTERRUPTED));
+	cw_jsonw_bool(w, "regions", !!(run->flags & CW_RUN_REGIONS));
+	cw_jsonw_u64(w, "past_end", run->past_end);
+	cw_jsonw_u64(w, "seq_map_full", run->seq_map_full);
+	cw_jsonw_obj_open(w, "totals");
+	for (f = 0; f < CW_SF_FLOWS_FIRST; f++)
+		cw_jsonw_u64(w, cw_sample_field_names[f],
+			     cw_sample_run_total(run, f));
+	cw_jsonw_obj_close(w);
+	cw_jsonw_arr_open(w, "bins");
+	for (i = 0; i < run->nbins; i++) {
+		cw_jsonw_obj_open(w, NULL);
+		cw_jsonw_u64(w, "bin", i);
+		for (f = 0; f < CW_SF_MAX; f++)
+			cw_jsonw_u64(w, cw_sample_field_names[f],
+				     run->bins[i].v[f]);
+		cw_jsonw_u64(w, "flows_saturated", run->bins[i].saturated);
+		cw_jsonw_obj_close(w);
+	}
+	cw_jsonw_arr_close(w);
+	cw_jsonw_obj_close(w);
+}
+
 static void print_msg(struct cw_jsonw *w, const struct cw_wire_msg *m)
 {
 	switch (m->kind) {
+	case CW_WIRE_TIMING:
+		cw_timing_window_json(w, &m->timing);
+		break;
+	case CW_WIRE_SAMPLES:
+		print_samples(w, &m->samples);
+		break;
 	case CW_WIRE_CONN:
 		cw_conn_record_json(w, &m->conn);
 		break;
@@ -131,6 +187,7 @@ static bool dump_one(struct dump *d, const uint8_t *buf, size_t len,
 		return true;
 	}
 	print_msg(&d->w, &m);
+	cw_wire_msg_release(&m);
 	d->printed++;
 	if (ferror(stdout)) {
 		d->stdout_failed = true;
@@ -244,7 +301,8 @@ int cmd_dump(int argc, char **argv)
 		OPT_COUNT,
 		OPT_TIMEOUT,
 		OPT_GROUP,
-		OPT_PROPS
+		OPT_PROPS,
+		OPT_PREFIX
 	};
 	static const struct option opts[] = {
 		{"kafka", required_argument, NULL, OPT_KAFKA},
@@ -254,9 +312,11 @@ int cmd_dump(int argc, char **argv)
 		{"timeout", required_argument, NULL, OPT_TIMEOUT},
 		{"group", required_argument, NULL, OPT_GROUP},
 		{"properties", required_argument, NULL, OPT_PROPS},
+		{"topic-prefix", required_argument, NULL, OPT_PREFIX},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
+	static char names[DUMP_MAX_TOPICS][CW_KAFKA_TOPIC_MAX];
 	const char *topics[DUMP_MAX_TOPICS];
 	struct cw_kafka_conf conf = {0};
 	static struct dump d;
@@ -306,6 +366,15 @@ int cmd_dump(int argc, char **argv)
 		case OPT_PROPS:
 			conf.properties = optarg;
 			break;
+		case OPT_PREFIX:
+			if (!*optarg || strlen(optarg) > 100) {
+				cw_error("bad --topic-prefix '%s' (want 1 to "
+					 "100 characters)",
+					 optarg);
+				return 2;
+			}
+			conf.topic_prefix = optarg;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -314,11 +383,29 @@ int cmd_dump(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (!conf.brokers && (ntopics || conf.from_beginning || conf.group ||
-			      conf.properties || timeout_ns)) {
-		cw_error("--topic, --from-beginning, --timeout, --group and "
-			 "--properties need --kafka");
+	if (!conf.brokers &&
+	    (ntopics || conf.from_beginning || conf.group || conf.properties ||
+	     timeout_ns || conf.topic_prefix)) {
+		cw_error("--topic, --topic-prefix, --from-beginning, "
+			 "--timeout, --group and --properties need --kafka");
 		return 2;
+	}
+	/* Short names: the topic of that kind under the prefix. */
+	for (i = 0; i < ntopics; i++) {
+		static const struct {
+			const char *name;
+			int kind;
+		} kinds[] = {{"conns", CW_WIRE_CONN},
+			     {"meta", CW_WIRE_HOST},
+			     {"timing", CW_WIRE_TIMING},
+			     {"samples", CW_WIRE_SAMPLES}};
+		size_t k;
+
+		for (k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++)
+			if (!strcmp(topics[i], kinds[k].name))
+				topics[i] = cw_kafka_topic(&conf, kinds[k].kind,
+							   names[i],
+							   sizeof(names[i]));
 	}
 	if (conf.brokers && optind < argc) {
 		cw_error("give either --kafka or files, not both");
@@ -333,7 +420,9 @@ int cmd_dump(int argc, char **argv)
 	cw_jsonw_init(&d.w, stdout);
 	if (conf.brokers) {
 		if (!ntopics)
-			topics[ntopics++] = CW_KAFKA_PREFIX ".conns";
+			topics[ntopics++] =
+				cw_kafka_topic(&conf, CW_WIRE_CONN, names[0],
+					       sizeof(names[0]));
 		if (!conf.group) {
 			snprintf(group, sizeof(group),
 				 "causeway-dump-%d-%" PRIu64, (int)getpid(),

@@ -27,8 +27,23 @@ const char *cw_kafka_topic(const struct cw_kafka_conf *conf, int kind,
 	const char *prefix = conf && conf->topic_prefix ? conf->topic_prefix
 							: CW_KAFKA_PREFIX;
 
-	snprintf(buf, len, "%s.%s", prefix,
-		 kind == CW_WIRE_CONN ? "conns" : "meta");
+	const char *what;
+
+	switch (kind) {
+	case CW_WIRE_CONN:
+		what = "conns";
+		break;
+	case CW_WIRE_TIMING:
+		what = "timing";
+		break;
+	case CW_WIRE_SAMPLES:
+		what = "samples";
+		break;
+	default:
+		what = "meta";
+		break;
+	}
+	snprintf(buf, len, "%s.%s", prefix, what);
 	return buf;
 }
 
@@ -134,7 +149,7 @@ static rd_kafka_conf_t *conf_common(const struct cw_kafka_conf *c)
 
 struct cw_kafka_producer {
 	rd_kafka_t *rk;
-	rd_kafka_topic_t *topics[CW_WIRE_PROC + 1];
+	rd_kafka_topic_t *topics[CW_WIRE_KIND_MAX + 1];
 	struct cw_spool *spool;
 	struct cw_kafka_producer_stats st;
 	uint64_t replay_in_flight;
@@ -243,7 +258,7 @@ struct cw_kafka_producer *cw_kafka_producer_new(const struct cw_kafka_conf *c)
 		cw_error("unable to create kafka producer: %s", err);
 		goto fail;
 	}
-	for (k = CW_WIRE_CONN; k <= CW_WIRE_PROC; k++) {
+	for (k = CW_WIRE_CONN; k <= CW_WIRE_KIND_MAX; k++) {
 		cw_kafka_topic(c, k, topic, sizeof(topic));
 		p->topics[k] = rd_kafka_topic_new(p->rk, topic, NULL);
 		if (!p->topics[k]) {
@@ -264,7 +279,7 @@ static int enqueue(struct cw_kafka_producer *p, int kind, const char *key,
 {
 	rd_kafka_resp_err_t err;
 
-	if (kind < CW_WIRE_CONN || kind > CW_WIRE_PROC)
+	if (kind < CW_WIRE_CONN || kind > CW_WIRE_KIND_MAX)
 		return cw_error("kafka: no topic for record kind %d", kind);
 	err = rd_kafka_producev(p->rk, RD_KAFKA_V_RKT(p->topics[kind]),
 				RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
@@ -326,11 +341,57 @@ int cw_kafka_produce_conn(struct cw_kafka_producer *p,
 	return ret;
 }
 
+int cw_kafka_produce_timing(struct cw_kafka_producer *p,
+			    const struct cw_timing_record *t)
+{
+	char key[32];
+	uint8_t *buf;
+	size_t len;
+	int ret;
+
+	snprintf(key, sizeof(key), "%" PRIu64, t->slot_ns);
+	if (cw_wire_encode_timing(t, &buf, &len))
+		return cw_error("unable to encode the timing window of socket "
+				"%" PRIu64 " (%zu messages)",
+				t->cookie, t->n);
+	ret = cw_kafka_produce(p, CW_WIRE_TIMING, key, buf, len);
+	free(buf);
+	return ret;
+}
+
+int cw_kafka_produce_samples(struct cw_kafka_producer *p,
+			     const struct cw_sample_run *run, uint64_t seq)
+{
+	struct cw_wire_msg *m = malloc(sizeof(*m)); /* only for the key */
+	char key[CW_WIRE_ANYKEY_MAX];
+	uint8_t *buf;
+	size_t len;
+	int ret, n;
+
+	if (!m)
+		return cw_error("out of memory");
+	m->kind = CW_WIRE_SAMPLES;
+	m->samples.run = (struct cw_sample_run *)run;
+	n = cw_wire_key(m, key, sizeof(key));
+	free(m);
+	if (n < 0 || cw_wire_encode_samples(run, seq, &buf, &len))
+		return cw_error("unable to encode a sample run");
+	if (len > CW_KAFKA_VALUE_MAX) {
+		free(buf);
+		return cw_error("kafka: sample run of %zu bytes is over the "
+				"%d-byte record limit: kept in the store only",
+				len, CW_KAFKA_VALUE_MAX);
+	}
+	ret = cw_kafka_produce(p, CW_WIRE_SAMPLES, key, buf, len);
+	free(buf);
+	return ret;
+}
+
 /* Spool replay: the topic and key come back from the record itself. */
 static int replay_one(const uint8_t *buf, size_t len, void *arg)
 {
 	struct cw_kafka_producer *p = arg;
-	char key[CW_WIRE_KEY_MAX], err[128];
+	char key[CW_WIRE_ANYKEY_MAX], err[128];
 	struct cw_wire_msg *m;
 	int kind, r;
 
@@ -348,11 +409,11 @@ static int replay_one(const uint8_t *buf, size_t len, void *arg)
 		p->st.lost++;
 		return 0;
 	}
-	if (kind == CW_WIRE_CONN)
-		cw_wire_conn_key(&m->conn, key, sizeof(key));
+	if (cw_wire_key(m, key, sizeof(key)) < 0)
+		key[0] = 0;
+	cw_wire_msg_release(m);
 	free(m);
-	r = enqueue(p, kind, kind == CW_WIRE_CONN ? key : NULL, buf, len,
-		    OPAQUE_REPLAY);
+	r = enqueue(p, kind, key[0] ? key : NULL, buf, len, OPAQUE_REPLAY);
 	if (r == 0)
 		p->st.replayed++;
 	return r;
@@ -404,7 +465,7 @@ void cw_kafka_producer_free(struct cw_kafka_producer *p)
 		if (p->st.in_flight)
 			cw_warn("kafka: %" PRIu64 " records never reported",
 				p->st.in_flight);
-		for (k = 0; k <= CW_WIRE_PROC; k++)
+		for (k = 0; k <= CW_WIRE_KIND_MAX; k++)
 			if (p->topics[k])
 				rd_kafka_topic_destroy(p->topics[k]);
 		rd_kafka_destroy(p->rk);
@@ -438,9 +499,12 @@ struct cw_kafka_consumer *cw_kafka_consumer_new(const struct cw_kafka_conf *c,
 	conf = conf_common(c);
 	if (!conf)
 		goto fail;
+	/* A topic made after we subscribed (the first agent with timing
+	 * windows on) is found within 10 s rather than 5 min. */
 	if (conf_set(conf, "group.id", c->group ? c->group : CW_KAFKA_GROUP) ||
 	    conf_set(conf, "auto.offset.reset",
 		     c->from_beginning ? "earliest" : "latest") ||
+	    conf_set(conf, "topic.metadata.refresh.interval.ms", "10000") ||
 	    (c->properties && conf_load_file(conf, c->properties)) ||
 	    /* Offsets move only for records the caller applied. */
 	    conf_set(conf, "enable.auto.commit", "false") ||
@@ -486,8 +550,13 @@ int cw_kafka_consume(struct cw_kafka_consumer *c, int timeout_ms,
 	if (km->err) {
 		rd_kafka_resp_err_t err = km->err;
 
-		if (err != RD_KAFKA_RESP_ERR__PARTITION_EOF &&
-		    err != c->last_err)
+		/* A topic no producer made yet (say, .timing while no agent
+		 * has windows on) is normal: it is picked up once it exists. */
+		if (err == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART ||
+		    err == RD_KAFKA_RESP_ERR__UNKNOWN_TOPIC)
+			cw_debug("kafka: %s", rd_kafka_message_errstr(km));
+		else if (err != RD_KAFKA_RESP_ERR__PARTITION_EOF &&
+			 err != c->last_err)
 			cw_warn("kafka: %s", rd_kafka_message_errstr(km));
 		c->last_err = err;
 		rd_kafka_message_destroy(km);
@@ -522,6 +591,25 @@ void cw_kafka_msg_applied(struct cw_kafka_consumer *c, struct cw_kafka_msg *m)
 			 rd_kafka_err2str(err));
 	rd_kafka_topic_partition_list_destroy(list);
 	cw_kafka_msg_release(m);
+}
+
+int cw_kafka_offset_store(struct cw_kafka_consumer *c, const char *topic,
+			  int32_t partition, int64_t next)
+{
+	rd_kafka_topic_partition_list_t *list;
+	rd_kafka_resp_err_t err;
+
+	list = rd_kafka_topic_partition_list_new(1);
+	rd_kafka_topic_partition_list_add(list, topic, partition)->offset =
+		next;
+	err = rd_kafka_offsets_store(c->rk, list);
+	rd_kafka_topic_partition_list_destroy(list);
+	if (err) {
+		cw_debug("kafka: unable to store offset %s[%d]@%" PRId64 ": %s",
+			 topic, partition, next, rd_kafka_err2str(err));
+		return -1;
+	}
+	return 0;
 }
 
 void cw_kafka_msg_release(struct cw_kafka_msg *m)

@@ -53,8 +53,13 @@ struct cw_kafka_conf {
 	int message_timeout_ms;
 };
 
-/* Topic names: "<prefix>.conns" for connections, "<prefix>.meta" for host
- * and process metadata.  `kind` is an enum cw_wire_kind. */
+/*
+ * Topic names: "<prefix>.conns" for connections, "<prefix>.meta" for host
+ * and process metadata, "<prefix>.timing" for timing windows (keyed by the
+ * window's slot, so one correlator sees a whole window of the fleet) and
+ * "<prefix>.samples" for sample runs (keyed by host/device).  `kind` is an
+ * enum cw_wire_kind.
+ */
 const char *cw_kafka_topic(const struct cw_kafka_conf *conf, int kind,
 			   char *buf, size_t len);
 
@@ -84,6 +89,16 @@ int cw_kafka_produce(struct cw_kafka_producer *p, int kind, const char *key,
 /* Encode, key and queue a connection record. */
 int cw_kafka_produce_conn(struct cw_kafka_producer *p,
 			  const struct cw_conn_record *r);
+/* The same for one timing window record (at most CW_WIRE_TIMING_CHUNK
+ * messages: split larger ones first) ... */
+int cw_kafka_produce_timing(struct cw_kafka_producer *p,
+			    const struct cw_timing_record *t);
+/* ... and for a sample run; one over CW_KAFKA_VALUE_MAX is refused. */
+struct cw_sample_run;
+int cw_kafka_produce_samples(struct cw_kafka_producer *p,
+			     const struct cw_sample_run *run, uint64_t seq);
+/* Largest record value produced: under Kafka's default message.max.bytes. */
+#define CW_KAFKA_VALUE_MAX 950000
 /*
  * Serve delivery reports (waiting up to `timeout_ms`) and, when brokers
  * take records again, replay the spool.  Call it often.  Returns the
@@ -130,6 +145,13 @@ int cw_kafka_consume(struct cw_kafka_consumer *c, int timeout_ms,
 void cw_kafka_msg_applied(struct cw_kafka_consumer *c, struct cw_kafka_msg *m);
 /* Release without marking it applied. */
 void cw_kafka_msg_release(struct cw_kafka_msg *m);
+/*
+ * Store `next` (the offset of the first record not yet applied) as the
+ * partition's commit point, for records kept past their release (timing
+ * windows are applied when their whole window is).  0 or -1 (not assigned).
+ */
+int cw_kafka_offset_store(struct cw_kafka_consumer *c, const char *topic,
+			  int32_t partition, int64_t next);
 /* Commit the offsets of applied records, synchronously. */
 int cw_kafka_consumer_commit(struct cw_kafka_consumer *c);
 /* Leave the group (committing applied offsets first) and destroy. */

@@ -29,8 +29,8 @@ int cw_addr_parse(struct cw_addr *a, const char *s)
 
 void cw_addr_from_raw(struct cw_addr *a, int af, const uint8_t raw[16])
 {
-	static const uint8_t v4mapped[12] = { 0, 0, 0, 0, 0, 0,
-					      0, 0, 0, 0, 0xff, 0xff };
+	static const uint8_t v4mapped[12] = {0, 0, 0, 0, 0,    0,
+					     0, 0, 0, 0, 0xff, 0xff};
 	uint8_t tmp[16];
 
 	memcpy(tmp, raw, 16);
@@ -115,15 +115,25 @@ void cw_conn_record_json(struct cw_jsonw *w, const struct cw_conn_record *r)
 	cw_jsonw_obj_close(w);
 }
 
+static void timing_msgs_json(struct cw_jsonw *w,
+			     const struct cw_timing_record *t);
+
 void cw_timing_record_json(struct cw_jsonw *w, const struct cw_timing_record *t)
 {
-	size_t i;
-
 	cw_jsonw_obj_open(w, NULL);
 	cw_jsonw_str(w, "host", t->host);
 	cw_jsonw_u64(w, "cookie", t->cookie);
 	cw_jsonw_u64(w, "window_start_ns", t->window_start_ns);
 	cw_jsonw_u64(w, "window_ns", t->window_ns);
+	timing_msgs_json(w, t);
+	cw_jsonw_obj_close(w);
+}
+
+static void timing_msgs_json(struct cw_jsonw *w,
+			     const struct cw_timing_record *t)
+{
+	size_t i;
+
 	cw_jsonw_arr_open(w, "msgs");
 	for (i = 0; i < t->n; i++) {
 		cw_jsonw_arr_open(w, NULL);
@@ -133,5 +143,60 @@ void cw_timing_record_json(struct cw_jsonw *w, const struct cw_timing_record *t)
 		cw_jsonw_arr_close(w);
 	}
 	cw_jsonw_arr_close(w);
+}
+
+void cw_timing_window_json(struct cw_jsonw *w, const struct cw_timing_record *t)
+{
+	char buf[64];
+
+	cw_jsonw_obj_open(w, NULL);
+	cw_jsonw_str(w, "kind", "timing");
+	cw_jsonw_str(w, "host", t->host);
+	cw_jsonw_u64(w, "netns", t->netns);
+	cw_jsonw_u64(w, "cookie", t->cookie);
+	cw_jsonw_u64(w, "seq", t->seq);
+	cw_jsonw_u64(w, "slot_ns", t->slot_ns);
+	cw_jsonw_u64(w, "window_start_ns", t->window_start_ns);
+	cw_jsonw_u64(w, "window_end_ns", t->window_start_ns + t->window_ns);
+	if (t->has_conn) {
+		cw_jsonw_str(w, "proto", cw_proto_name(t->protocol));
+		cw_jsonw_str(w, "role", cw_role_name(t->role));
+		cw_jsonw_str(w, "laddr",
+			     cw_addr_str(&t->laddr, buf, sizeof(buf)));
+		cw_jsonw_u64(w, "lport", t->lport);
+		cw_jsonw_str(w, "raddr",
+			     cw_addr_str(&t->raddr, buf, sizeof(buf)));
+		cw_jsonw_u64(w, "rport", t->rport);
+		cw_jsonw_bool(w, "nat", !!(t->flags & CW_REC_NAT));
+		cw_jsonw_obj_open(w, "process");
+		if (t->flags & CW_REC_NO_OWNER) {
+			cw_jsonw_null(w, "pid");
+		} else {
+			cw_jsonw_u64(w, "pid", t->proc.tgid);
+			cw_jsonw_u64(w, "start_ns", t->proc.start_ns);
+			cw_jsonw_str(w, "comm", t->proc.comm);
+			cw_jsonw_str(w, "cmdline", t->proc.cmdline);
+			cw_jsonw_u64(w, "cgroup_id", t->proc.cgroup_id);
+			cw_jsonw_str(w, "container", t->proc.container);
+			cw_jsonw_str(w, "pod", t->proc.pod);
+		}
+		cw_jsonw_obj_close(w);
+	}
+	timing_msgs_json(w, t);
 	cw_jsonw_obj_close(w);
+}
+
+void cw_timing_record_set_conn(struct cw_timing_record *t,
+			       const struct cw_conn_record *r)
+{
+	t->has_conn = true;
+	t->netns = r->netns;
+	t->protocol = r->protocol;
+	t->role = r->role;
+	t->flags = r->flags;
+	t->laddr = r->laddr;
+	t->raddr = r->raddr;
+	t->lport = r->lport;
+	t->rport = r->rport;
+	t->proc = r->proc;
 }

@@ -31,9 +31,9 @@ struct cw_process {
 	uint64_t start_ns; /* CLOCK_BOOTTIME of the process start */
 	uint64_t cgroup_id;
 	char comm[CW_COMM_MAX];
-	char cmdline[CW_CMDLINE_MAX];	/* argv joined by spaces, truncated */
+	char cmdline[CW_CMDLINE_MAX];	  /* argv joined by spaces, truncated */
 	char container[CW_CONTAINER_MAX]; /* container id, "" if none */
-	char pod[CW_POD_MAX];		/* pod uid from kubepods, "" if none */
+	char pod[CW_POD_MAX]; /* pod uid from kubepods, "" if none */
 };
 
 enum cw_rec_role {
@@ -70,9 +70,9 @@ struct cw_conn_record {
 
 /* One message start seen at the observing host (its own clock). */
 struct cw_msg_obs {
-	uint64_t ts_ns;	 /* CLOCK_REALTIME of the observing host */
-	uint32_t bytes;	 /* message size; 0 if it ran past the window */
-	uint8_t dir;	 /* 1 out (sent by this end), 2 in (received) */
+	uint64_t ts_ns; /* CLOCK_REALTIME of the observing host */
+	uint32_t bytes; /* message size; 0 if it ran past the window */
+	uint8_t dir;	/* 1 out (sent by this end), 2 in (received) */
 	uint8_t pad[3];
 };
 
@@ -83,13 +83,41 @@ struct cw_msg_obs {
 struct cw_timing_record {
 	char host[CW_HOST_LEN];
 	uint64_t cookie;
-	uint64_t window_start_ns; /* CLOCK_REALTIME, a multiple of the period */
-	uint64_t window_ns;
+	uint64_t window_start_ns; /* CLOCK_REALTIME: capture began */
+	uint64_t window_ns;	  /* capture lasted this long */
 	size_t n;
 	struct cw_msg_obs *msgs;
+	/*
+	 * Filled when the window is published (the wire's TimingWindow), so
+	 * a consumer can pair the two ends from the windows alone; the agent
+	 * library leaves them zero.  has_conn: the end's fields are known.
+	 */
+	uint64_t slot_ns; /* the scheduled wall-clock multiple: same fleet-wide
+			   */
+	uint64_t seq;	  /* per-agent timing record sequence number */
+	bool has_conn;
+	uint32_t netns;
+	uint8_t protocol; /* 6 TCP, 17 UDP */
+	uint8_t role;	  /* enum cw_rec_role */
+	uint32_t flags;	  /* enum cw_rec_flag */
+	struct cw_addr laddr, raddr;
+	uint16_t lport, rport;
+	struct cw_process proc;
 };
 
-void cw_timing_record_json(struct cw_jsonw *w, const struct cw_timing_record *t);
+/* The agent's local form: host, cookie, window, msgs. */
+void cw_timing_record_json(struct cw_jsonw *w,
+			   const struct cw_timing_record *t);
+/*
+ * The published form, one object with "kind": "timing": the window (slot,
+ * start, end), the end (addresses, process) and msgs as [ts_ns, "out" or
+ * "in", bytes] triples.
+ */
+void cw_timing_window_json(struct cw_jsonw *w,
+			   const struct cw_timing_record *t);
+/* Copy the end's fields (netns ... proc) from its connection record. */
+void cw_timing_record_set_conn(struct cw_timing_record *t,
+			       const struct cw_conn_record *r);
 
 /* "10.0.0.1" or "fd00::1"; buf of at least 46 bytes. */
 const char *cw_addr_str(const struct cw_addr *a, char *buf, size_t len);

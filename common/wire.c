@@ -5,6 +5,7 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "agent/sampler.h"
 #include "common/log.h"
 #include "common/wire.h"
 #include "common/wire.pb-c.h"
@@ -14,6 +15,8 @@ typedef Causeway__Wire__ConnRecord pb_conn;
 typedef Causeway__Wire__Process pb_process;
 typedef Causeway__Wire__HostMeta pb_host;
 typedef Causeway__Wire__ProcessMeta pb_procmeta;
+typedef Causeway__Wire__TimingWindow pb_timing;
+typedef Causeway__Wire__SampleRun pb_samples;
 
 /*
  * Record strings are fixed arrays that a careless filler may leave without
@@ -145,6 +148,126 @@ static int encode_proc(pb_envelope *env, const struct cw_proc_meta *pm,
 	return pack(env, buf, len);
 }
 
+/* The lists of a timing window: deltas, sizes and the direction bitmap. */
+struct timing_lists {
+	uint64_t *deltas;
+	uint32_t *sizes;
+	uint8_t *dirs;
+};
+
+static void timing_lists_free(struct timing_lists *l)
+{
+	free(l->deltas);
+	free(l->sizes);
+	free(l->dirs);
+}
+
+static int timing_lists_fill(struct timing_lists *l,
+			     const struct cw_timing_record *t)
+{
+	uint64_t prev = t->window_start_ns, end;
+	size_t i;
+
+	memset(l, 0, sizeof(*l));
+	if (t->n > CW_WIRE_TIMING_MAX ||
+	    t->window_ns > UINT64_MAX - t->window_start_ns)
+		return -1;
+	end = t->window_start_ns + t->window_ns;
+	l->deltas = malloc((t->n ? t->n : 1) * sizeof(*l->deltas));
+	l->sizes = malloc((t->n ? t->n : 1) * sizeof(*l->sizes));
+	l->dirs = calloc(t->n / 8 + 1, 1);
+	if (!l->deltas || !l->sizes || !l->dirs)
+		goto fail;
+	for (i = 0; i < t->n; i++) {
+		const struct cw_msg_obs *o = &t->msgs[i];
+
+		/* Sorted, inside the window: what the decoder will demand. */
+		if (o->ts_ns < prev || o->ts_ns > end)
+			goto fail;
+		l->deltas[i] = o->ts_ns - prev;
+		prev = o->ts_ns;
+		l->sizes[i] = o->bytes;
+		if (o->dir == 2)
+			l->dirs[i / 8] |= (uint8_t)(1u << (i % 8));
+	}
+	return 0;
+fail:
+	timing_lists_free(l);
+	return -1;
+}
+
+static int encode_timing(pb_envelope *env, const struct cw_timing_record *t,
+			 uint8_t **buf, size_t *len)
+{
+	struct timing_lists l;
+	pb_timing w;
+	pb_process p;
+	struct process_strs ps;
+	char host[CW_HOST_LEN];
+	int ret;
+
+	if (timing_lists_fill(&l, t))
+		return -1;
+	causeway__wire__timing_window__init(&w);
+	w.host = cstr(t->host, sizeof(t->host), host);
+	w.netns = t->netns;
+	w.cookie = t->cookie;
+	w.protocol = t->protocol;
+	w.role = (Causeway__Wire__Role)t->role;
+	w.flags = t->flags;
+	w.laddr.data = (uint8_t *)t->laddr.bytes;
+	w.laddr.len = addr_len(&t->laddr);
+	w.lport = t->lport;
+	w.raddr.data = (uint8_t *)t->raddr.bytes;
+	w.raddr.len = addr_len(&t->raddr);
+	w.rport = t->rport;
+	process_to_pb(&p, &t->proc, &ps);
+	w.process = &p;
+	w.slot_ns = t->slot_ns;
+	w.start_ns = t->window_start_ns;
+	w.end_ns = t->window_start_ns + t->window_ns;
+	w.seq = t->seq;
+	w.n_ts_delta_ns = t->n;
+	w.ts_delta_ns = l.deltas;
+	w.n_sizes = t->n;
+	w.sizes = l.sizes;
+	w.dirs.data = l.dirs;
+	w.dirs.len = (t->n + 7) / 8;
+	env->kind_case = CAUSEWAY__WIRE__ENVELOPE__KIND_TIMING;
+	env->timing = &w;
+	ret = pack(env, buf, len);
+	timing_lists_free(&l);
+	return ret;
+}
+
+static int encode_samples(pb_envelope *env, const struct cw_sample_run *run,
+			  uint64_t seq, uint8_t **buf, size_t *len)
+{
+	char host[CW_SAMPLE_HOST_MAX], dev[CW_SAMPLE_DEV_MAX];
+	pb_samples r;
+	uint8_t *enc;
+	size_t n;
+	int ret;
+
+	if (!run || cw_sample_run_encode(run, &enc, &n))
+		return -1;
+	causeway__wire__sample_run__init(&r);
+	r.host = cstr(run->host, sizeof(run->host), host);
+	r.device = cstr(run->dev, sizeof(run->dev), dev);
+	r.start_ns = run->start_real_ns;
+	r.interval_ns = run->interval_ns;
+	r.samples = run->samples;
+	r.nbins = run->nbins;
+	r.seq = seq;
+	r.run.data = enc;
+	r.run.len = n;
+	env->kind_case = CAUSEWAY__WIRE__ENVELOPE__KIND_SAMPLES;
+	env->samples = &r;
+	ret = pack(env, buf, len);
+	free(enc);
+	return ret;
+}
+
 int cw_wire_encode(const struct cw_wire_msg *m, uint8_t **buf, size_t *len)
 {
 	pb_envelope env;
@@ -158,8 +281,48 @@ int cw_wire_encode(const struct cw_wire_msg *m, uint8_t **buf, size_t *len)
 		return encode_host(&env, &m->host, buf, len);
 	case CW_WIRE_PROC:
 		return encode_proc(&env, &m->proc, buf, len);
+	case CW_WIRE_TIMING:
+		return encode_timing(&env, &m->timing, buf, len);
+	case CW_WIRE_SAMPLES:
+		return encode_samples(&env, m->samples.run, m->samples.seq, buf,
+				      len);
 	}
 	return -1;
+}
+
+int cw_wire_encode_timing(const struct cw_timing_record *t, uint8_t **buf,
+			  size_t *len)
+{
+	pb_envelope env;
+
+	causeway__wire__envelope__init(&env);
+	env.version = CW_WIRE_VERSION;
+	return encode_timing(&env, t, buf, len);
+}
+
+int cw_wire_encode_samples(const struct cw_sample_run *run, uint64_t seq,
+			   uint8_t **buf, size_t *len)
+{
+	pb_envelope env;
+
+	causeway__wire__envelope__init(&env);
+	env.version = CW_WIRE_VERSION;
+	return encode_samples(&env, run, seq, buf, len);
+}
+
+void cw_wire_msg_release(struct cw_wire_msg *m)
+{
+	if (!m)
+		return;
+	if (m->kind == CW_WIRE_TIMING) {
+		free(m->timing.msgs);
+		m->timing.msgs = NULL;
+		m->timing.n = 0;
+	} else if (m->kind == CW_WIRE_SAMPLES) {
+		cw_sample_run_free(m->samples.run);
+		m->samples.run = NULL;
+	}
+	m->kind = 0;
 }
 
 int cw_wire_encode_conn(const struct cw_conn_record *r, uint8_t **buf,
@@ -315,6 +478,103 @@ static int decode_proc(struct decode_ctx *d, const pb_procmeta *m,
 	return CW_WIRE_PROC;
 }
 
+static int decode_timing(struct decode_ctx *d, const pb_timing *w,
+			 struct cw_timing_record *t)
+{
+	uint64_t ts;
+	size_t i, n = w->n_ts_delta_ns;
+
+	memset(t, 0, sizeof(*t));
+	if (get_str(d, "host", w->host, t->host, sizeof(t->host)) ||
+	    get_u(d, "protocol", w->protocol, UINT8_MAX) ||
+	    get_u(d, "role", (uint32_t)w->role, UINT8_MAX) ||
+	    get_u(d, "lport", w->lport, UINT16_MAX) ||
+	    get_u(d, "rport", w->rport, UINT16_MAX) ||
+	    get_addr(d, "laddr", &w->laddr, &t->laddr) ||
+	    get_addr(d, "raddr", &w->raddr, &t->raddr) ||
+	    get_process(d, w->process, &t->proc))
+		return CW_WIRE_EMALFORMED;
+	if (w->start_ns > w->end_ns)
+		return fail(d, CW_WIRE_EMALFORMED,
+			    "window ends (%" PRIu64
+			    ") before it starts (%" PRIu64 ")",
+			    w->end_ns, w->start_ns);
+	if (n > CW_WIRE_TIMING_MAX)
+		return fail(d, CW_WIRE_EMALFORMED,
+			    "%zu messages in one window record (at most %u)", n,
+			    CW_WIRE_TIMING_MAX);
+	if (w->n_sizes != n || w->dirs.len != (n + 7) / 8)
+		return fail(d, CW_WIRE_EMALFORMED,
+			    "%zu message starts but %zu sizes and %zu "
+			    "direction bytes (want %zu)",
+			    n, w->n_sizes, w->dirs.len, (n + 7) / 8);
+	if (n % 8 && w->dirs.data[n / 8] >> (n % 8))
+		return fail(d, CW_WIRE_EMALFORMED,
+			    "direction bits set past the last message");
+	t->netns = w->netns;
+	t->cookie = w->cookie;
+	t->protocol = (uint8_t)w->protocol;
+	t->role = (uint8_t)w->role;
+	t->flags = w->flags;
+	t->lport = (uint16_t)w->lport;
+	t->rport = (uint16_t)w->rport;
+	t->has_conn = t->protocol != 0;
+	t->slot_ns = w->slot_ns;
+	t->window_start_ns = w->start_ns;
+	t->window_ns = w->end_ns - w->start_ns;
+	t->seq = w->seq;
+	t->msgs = malloc((n ? n : 1) * sizeof(*t->msgs));
+	if (!t->msgs)
+		return fail(d, CW_WIRE_EMALFORMED,
+			    "out of memory for %zu messages", n);
+	ts = w->start_ns;
+	for (i = 0; i < n; i++) {
+		if (w->ts_delta_ns[i] > w->end_ns - ts) {
+			free(t->msgs);
+			t->msgs = NULL;
+			return fail(d, CW_WIRE_EMALFORMED,
+				    "message %zu starts after the window ends",
+				    i);
+		}
+		ts += w->ts_delta_ns[i];
+		t->msgs[i] = (struct cw_msg_obs){
+			.ts_ns = ts,
+			.bytes = w->sizes[i],
+			.dir = w->dirs.data[i / 8] & (1u << (i % 8)) ? 2 : 1,
+		};
+	}
+	t->n = n;
+	return CW_WIRE_TIMING;
+}
+
+static int decode_samples(struct decode_ctx *d, const pb_samples *r,
+			  struct cw_wire_samples *out)
+{
+	struct cw_sample_run *run = NULL;
+	char why[128];
+
+	memset(out, 0, sizeof(*out));
+	if (!r->run.len)
+		return fail(d, CW_WIRE_EMALFORMED, "sample run without a run");
+	if (cw_sample_run_decode(r->run.data, r->run.len, &run, why,
+				 sizeof(why)))
+		return fail(d, CW_WIRE_EMALFORMED, "sample run: %s", why);
+	/* The header fields repeat the run's: they must agree. */
+	if (strcmp(r->host ? r->host : "", run->host) ||
+	    strcmp(r->device ? r->device : "", run->dev) ||
+	    r->start_ns != run->start_real_ns ||
+	    r->interval_ns != run->interval_ns || r->samples != run->samples ||
+	    r->nbins != run->nbins) {
+		cw_sample_run_free(run);
+		return fail(d, CW_WIRE_EMALFORMED,
+			    "sample run header disagrees with the run it "
+			    "carries");
+	}
+	out->seq = r->seq;
+	out->run = run;
+	return CW_WIRE_SAMPLES;
+}
+
 static int read_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
 {
 	unsigned int shift;
@@ -410,6 +670,12 @@ int cw_wire_decode(const uint8_t *buf, size_t len, struct cw_wire_msg *out,
 	case CAUSEWAY__WIRE__ENVELOPE__KIND_PROCESS:
 		ret = decode_proc(&d, env->process, &out->proc);
 		break;
+	case CAUSEWAY__WIRE__ENVELOPE__KIND_TIMING:
+		ret = decode_timing(&d, env->timing, &out->timing);
+		break;
+	case CAUSEWAY__WIRE__ENVELOPE__KIND_SAMPLES:
+		ret = decode_samples(&d, env->samples, &out->samples);
+		break;
 	default:
 		ret = fail(&d, CW_WIRE_EKIND,
 			   "no record kind this build knows");
@@ -442,6 +708,10 @@ const char *cw_wire_kind_name(int kind)
 		return "host";
 	case CW_WIRE_PROC:
 		return "process";
+	case CW_WIRE_TIMING:
+		return "timing";
+	case CW_WIRE_SAMPLES:
+		return "samples";
 	}
 	return "unknown";
 }
@@ -466,26 +736,71 @@ static const char *endpoint_str(const struct cw_addr *a, uint16_t port,
 	return buf;
 }
 
-int cw_wire_conn_key(const struct cw_conn_record *r, char *buf, size_t len)
+static int endpoints_key(int protocol, const struct cw_addr *lo,
+			 uint16_t loport, const struct cw_addr *hi,
+			 uint16_t hiport, char *buf, size_t len)
 {
 	char a[64], b[64], proto[8];
-	const struct cw_addr *lo = &r->laddr, *hi = &r->raddr;
-	uint16_t loport = r->lport, hiport = r->rport;
 	int n;
 
 	if (endpoint_cmp(lo, loport, hi, hiport) > 0) {
-		lo = &r->raddr, loport = r->rport;
-		hi = &r->laddr, hiport = r->lport;
+		const struct cw_addr *ta = lo;
+		uint16_t tp = loport;
+
+		lo = hi, loport = hiport;
+		hi = ta, hiport = tp;
 	}
-	if (r->protocol == 6 || r->protocol == 17)
-		snprintf(proto, sizeof(proto), "%s",
-			 cw_proto_name(r->protocol));
+	if (protocol == 6 || protocol == 17)
+		snprintf(proto, sizeof(proto), "%s", cw_proto_name(protocol));
 	else
-		snprintf(proto, sizeof(proto), "ip%u", r->protocol);
+		snprintf(proto, sizeof(proto), "ip%u", protocol);
 	n = snprintf(buf, len, "%s:%s-%s", proto,
 		     endpoint_str(lo, loport, a, sizeof(a)),
 		     endpoint_str(hi, hiport, b, sizeof(b)));
 	return n < 0 || (size_t)n >= len ? -1 : n;
+}
+
+int cw_wire_timing_conn_key(const struct cw_timing_record *t, char *buf,
+			    size_t len)
+{
+	return endpoints_key(t->protocol, &t->laddr, t->lport, &t->raddr,
+			     t->rport, buf, len);
+}
+
+int cw_wire_key(const struct cw_wire_msg *m, char *buf, size_t len)
+{
+	int n;
+
+	if (!len)
+		return -1;
+	buf[0] = 0;
+	switch (m->kind) {
+	case CW_WIRE_CONN:
+		return cw_wire_conn_key(&m->conn, buf, len);
+	case CW_WIRE_TIMING:
+		n = snprintf(buf, len, "%" PRIu64, m->timing.slot_ns);
+		break;
+	case CW_WIRE_SAMPLES:
+		if (!m->samples.run)
+			return -1;
+		n = snprintf(buf, len, "%.*s/%.*s",
+			     (int)strnlen(m->samples.run->host,
+					  sizeof(m->samples.run->host)),
+			     m->samples.run->host,
+			     (int)strnlen(m->samples.run->dev,
+					  sizeof(m->samples.run->dev)),
+			     m->samples.run->dev);
+		break;
+	default:
+		return 0;
+	}
+	return n < 0 || (size_t)n >= len ? -1 : n;
+}
+
+int cw_wire_conn_key(const struct cw_conn_record *r, char *buf, size_t len)
+{
+	return endpoints_key(r->protocol, &r->laddr, r->lport, &r->raddr,
+			     r->rport, buf, len);
 }
 
 void cw_wire_errors_count(struct cw_wire_errors *e, int err, const char *where,

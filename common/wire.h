@@ -41,10 +41,13 @@
 
 /* Record kinds: cw_wire_decode()'s positive returns. */
 enum cw_wire_kind {
-	CW_WIRE_CONN = 1, /* connection aggregate: struct cw_conn_record */
-	CW_WIRE_HOST = 2, /* host metadata: struct cw_host_meta */
-	CW_WIRE_PROC = 3, /* process metadata: struct cw_proc_meta */
+	CW_WIRE_CONN = 1,    /* connection aggregate: struct cw_conn_record */
+	CW_WIRE_HOST = 2,    /* host metadata: struct cw_host_meta */
+	CW_WIRE_PROC = 3,    /* process metadata: struct cw_proc_meta */
+	CW_WIRE_TIMING = 4,  /* one end's timing window: cw_timing_record */
+	CW_WIRE_SAMPLES = 5, /* a sample run: struct cw_wire_samples */
 };
+#define CW_WIRE_KIND_MAX CW_WIRE_SAMPLES
 
 /*
  * Decode errors: distinct negative returns, so a consumer can count each and
@@ -80,7 +83,28 @@ struct cw_proc_meta {
 	uint64_t seq;
 };
 
-/* One decoded record; `kind` says which member is set. */
+struct cw_sample_run; /* agent/sampler.h */
+
+/* A sample run and its place in the agent's sequence. */
+struct cw_wire_samples {
+	uint64_t seq;
+	struct cw_sample_run *run; /* decoded: owned by the message */
+};
+
+/*
+ * Timing windows: a record holds at most this many messages (about 500 KB
+ * at worst); an end with more is sent as several records (same host,
+ * cookie and slot_ns, consecutive seq) that a consumer concatenates.  A
+ * decoded record may hold up to CW_WIRE_TIMING_MAX.
+ */
+#define CW_WIRE_TIMING_CHUNK 32768
+#define CW_WIRE_TIMING_MAX   (1U << 20)
+
+/*
+ * One decoded record; `kind` says which member is set.  Timing windows and
+ * sample runs own memory: cw_wire_msg_release() frees it (and is a no-op
+ * for the other kinds, so consumers may call it on every message).
+ */
 struct cw_wire_msg {
 	int kind;
 	uint32_t version;
@@ -88,8 +112,12 @@ struct cw_wire_msg {
 		struct cw_conn_record conn;
 		struct cw_host_meta host;
 		struct cw_proc_meta proc;
+		struct cw_timing_record timing; /* msgs malloc'ed */
+		struct cw_wire_samples samples; /* run malloc'ed */
 	};
 };
+
+void cw_wire_msg_release(struct cw_wire_msg *m);
 
 /*
  * Encode one record into a new malloc'ed buffer the caller frees.
@@ -98,6 +126,15 @@ struct cw_wire_msg {
 int cw_wire_encode(const struct cw_wire_msg *m, uint8_t **buf, size_t *len);
 int cw_wire_encode_conn(const struct cw_conn_record *r, uint8_t **buf,
 			size_t *len);
+/*
+ * A timing window: msgs sorted by time, within [window_start_ns,
+ * window_start_ns + window_ns], at most CW_WIRE_TIMING_MAX; -1 otherwise.
+ */
+int cw_wire_encode_timing(const struct cw_timing_record *t, uint8_t **buf,
+			  size_t *len);
+/* A sample run with the agent's sequence number. */
+int cw_wire_encode_samples(const struct cw_sample_run *run, uint64_t seq,
+			   uint8_t **buf, size_t *len);
 
 /*
  * Decode one Envelope.  Returns its enum cw_wire_kind, or an enum
@@ -109,7 +146,7 @@ int cw_wire_decode(const uint8_t *buf, size_t len, struct cw_wire_msg *out,
 
 /* "malformed", "unknown version", "unknown kind". */
 const char *cw_wire_strerror(int err);
-/* "conn", "host", "process". */
+/* "conn", "host", "process", "timing", "samples". */
 const char *cw_wire_kind_name(int kind);
 
 /*
@@ -121,6 +158,23 @@ const char *cw_wire_kind_name(int kind);
  */
 #define CW_WIRE_KEY_MAX 112
 int cw_wire_conn_key(const struct cw_conn_record *r, char *buf, size_t len);
+/*
+ * The same for the end a timing window belongs to (its has_conn fields):
+ * the two ends of one connection give the same string.
+ */
+int cw_wire_timing_conn_key(const struct cw_timing_record *t, char *buf,
+			    size_t len);
+
+/*
+ * The Kafka key of any record: connections by 4-tuple (above); timing
+ * windows by slot_ns in decimal, so a whole window of the fleet is in one
+ * partition (path inference needs every connection through a node, which
+ * 4-tuple keys would spread over partitions and correlators); sample runs
+ * by "<host>/<device>".  Metadata has none: returns 0 with buf "".
+ * Returns the length, or -1 if `len` is too small.
+ */
+#define CW_WIRE_ANYKEY_MAX (CW_HOST_LEN + 256 + 2)
+int cw_wire_key(const struct cw_wire_msg *m, char *buf, size_t len);
 
 /*
  * Decode errors seen by one consumer: counted per kind, each kind logged

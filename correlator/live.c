@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "common/wire.h"
 #include "correlator/live.h"
 
 struct obs {
@@ -26,8 +27,8 @@ static int cmp_obs(const void *a, const void *b)
 }
 
 /* "comm[pid]" for a process, the address for what nobody watched. */
-static void end_label(const struct cw_conn_record *r, bool with_host,
-		      char *buf, size_t len)
+static void end_label(const struct cw_conn_record *r, bool with_host, char *buf,
+		      size_t len)
 {
 	if (r->flags & CW_REC_NO_OWNER)
 		snprintf(buf, len, "?[netns %u]", r->netns);
@@ -50,8 +51,8 @@ static void peer_label(const struct cw_conn_record *r, char *buf, size_t len)
 }
 
 int cw_live_trace(const struct cw_pairing *p,
-		  const struct cw_timing_record *recs, size_t n,
-		  bool with_host, struct cw_msgtrace *t)
+		  const struct cw_timing_record *recs, size_t n, bool with_host,
+		  struct cw_msgtrace *t)
 {
 	const struct cw_conn_record *me, *peer;
 	struct obs *o = NULL, *tmp;
@@ -103,7 +104,244 @@ int cw_live_trace(const struct cw_pairing *p,
 	err = cw_msgtrace_finish(t, "timing windows");
 out:
 	if (err)
-		cw_error("unable to build the message trace from timing windows");
+		cw_error("unable to build the message trace from timing "
+			 "windows");
 	free(o);
+	return err;
+}
+
+/* ---- pairing the ends from the windows alone ---------------------------- */
+
+struct wend {
+	const struct cw_timing_record *rec; /* its first record */
+	size_t first, nrecs;		    /* in the sorted record order */
+	long partner;			    /* index in ends, or -1 */
+	char key[CW_WIRE_KEY_MAX];	    /* canonical 4-tuple + protocol */
+};
+
+static int cmp_rec(const void *a, const void *b)
+{
+	const struct cw_timing_record *x =
+		*(const struct cw_timing_record *const *)a;
+	const struct cw_timing_record *y =
+		*(const struct cw_timing_record *const *)b;
+	int c = strcmp(x->host, y->host);
+
+	if (c)
+		return c;
+	if (x->cookie != y->cookie)
+		return x->cookie < y->cookie ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static int cmp_wend(const void *a, const void *b)
+{
+	const struct wend *x = a, *y = b;
+	int c = strcmp(x->key, y->key);
+
+	if (c)
+		return c;
+	c = strcmp(x->rec->host, y->rec->host);
+	if (c)
+		return c;
+	return x->rec->cookie < y->rec->cookie	 ? -1
+	       : x->rec->cookie > y->rec->cookie ? 1
+						 : 0;
+}
+
+/* b is a's other end: mirrored endpoints, roles not the same. */
+static bool mirrored(const struct cw_timing_record *a,
+		     const struct cw_timing_record *b)
+{
+	if (a->protocol != b->protocol || a->lport != b->rport ||
+	    a->rport != b->lport || cw_addr_cmp(&a->laddr, &b->raddr) ||
+	    cw_addr_cmp(&a->raddr, &b->laddr))
+		return false;
+	if (!strcmp(a->host, b->host) && a->cookie == b->cookie)
+		return false;
+	return !(a->role && a->role == b->role);
+}
+
+static void wend_label(const struct cw_timing_record *r, bool with_host,
+		       char *buf, size_t len)
+{
+	if (r->flags & CW_REC_NO_OWNER)
+		snprintf(buf, len, with_host ? "?[netns %u]@%s" : "?[netns %u]",
+			 r->netns, r->host);
+	else if (with_host)
+		snprintf(buf, len, "%s[%u]@%s", r->proc.comm, r->proc.tgid,
+			 r->host);
+	else
+		snprintf(buf, len, "%s[%u]", r->proc.comm, r->proc.tgid);
+}
+
+static void wend_peer_label(const struct cw_timing_record *r, char *buf,
+			    size_t len)
+{
+	char a[64];
+
+	cw_addr_str(&r->raddr, a, sizeof(a));
+	if (r->role == CW_REC_ROLE_CLIENT)
+		snprintf(buf, len, "%s:%u", a, r->rport);
+	else
+		snprintf(buf, len, "%s", a);
+}
+
+/* Pair the ends of one 4-tuple group [lo, hi) of the sorted ends. */
+static void pair_group(struct wend *e, size_t lo, size_t hi,
+		       struct cw_live_stats *st)
+{
+	size_t i, j, found, cand = 0;
+
+	for (i = lo; i < hi; i++) {
+		if (e[i].partner >= 0)
+			continue;
+		found = 0;
+		for (j = lo; j < hi; j++)
+			if (j != i && mirrored(e[i].rec, e[j].rec)) {
+				found++;
+				cand = j;
+			}
+		if (found == 1 && e[cand].partner < 0) {
+			/* Mutual: cand must see only i as well. */
+			size_t back = 0;
+
+			for (j = lo; j < hi; j++)
+				if (j != cand &&
+				    mirrored(e[cand].rec, e[j].rec))
+					back++;
+			if (back == 1) {
+				e[i].partner = (long)cand;
+				e[cand].partner = (long)i;
+				continue;
+			}
+		}
+		if (found > 1)
+			st->ambiguous++;
+	}
+}
+
+int cw_live_trace_windows(const struct cw_timing_record *recs, size_t n,
+			  bool with_host, struct cw_msgtrace *t,
+			  struct cw_live_stats *stp)
+{
+	const struct cw_timing_record **r = NULL, *prev = NULL;
+	struct cw_live_stats st = {.records = n};
+	bool oom = true;
+	struct wend *e = NULL;
+	struct obs *o = NULL;
+	size_t i, j, k, nr = 0, ne = 0, no = 0, nmsgs = 0;
+	char a[192], b[192];
+	int node, pnode, err = -1;
+	uint8_t role, first_dir;
+
+	r = malloc((n ? n : 1) * sizeof(*r));
+	e = calloc(n ? n : 1, sizeof(*e));
+	if (!r || !e)
+		goto out;
+	for (i = 0; i < n; i++) {
+		if (!recs[i].has_conn) {
+			st.unknown++;
+			continue;
+		}
+		r[nr++] = &recs[i];
+	}
+	qsort(r, nr, sizeof(*r), cmp_rec);
+	/* Ends: runs of one (host, cookie); a repeated seq is a replay. */
+	for (i = 0; i < nr; i++) {
+		if (prev && !cmp_rec(&prev, &r[i])) {
+			st.duplicates++;
+			r[i] = NULL;
+			continue;
+		}
+		prev = r[i];
+		if (ne && !strcmp(e[ne - 1].rec->host, r[i]->host) &&
+		    e[ne - 1].rec->cookie == r[i]->cookie) {
+			e[ne - 1].nrecs = i + 1 - e[ne - 1].first;
+			continue;
+		}
+		e[ne] = (struct wend){
+			.rec = r[i], .first = i, .nrecs = 1, .partner = -1};
+		cw_wire_timing_conn_key(r[i], e[ne].key, sizeof(e[ne].key));
+		ne++;
+	}
+	for (i = 0; i < nr; i++)
+		if (r[i])
+			nmsgs += r[i]->n;
+	qsort(e, ne, sizeof(*e), cmp_wend);
+	for (i = 0; i < ne; i = j) {
+		for (j = i + 1; j < ne && !strcmp(e[i].key, e[j].key); j++)
+			;
+		if (j - i > 1)
+			pair_group(e, i, j, &st);
+	}
+	st.ends = ne;
+	o = malloc((nmsgs ? nmsgs : 1) * sizeof(*o));
+	if (!o)
+		goto out;
+	for (i = 0; i < ne; i++) {
+		wend_label(e[i].rec, with_host, a, sizeof(a));
+		if (e[i].partner >= 0) {
+			wend_label(e[e[i].partner].rec, with_host, b,
+				   sizeof(b));
+			st.paired++;
+		} else {
+			wend_peer_label(e[i].rec, b, sizeof(b));
+			st.unpaired++;
+		}
+		node = cw_msgtrace_node(t, a);
+		pnode = cw_msgtrace_node(t, b);
+		if (node < 0 || pnode < 0)
+			goto out;
+		/*
+		 * A window may open in the middle of an exchange: drop what
+		 * answers a request sent before it, so that each connection
+		 * begins with its client's request at both ends and the
+		 * inference sees who calls whom (it goes by the first message
+		 * on each node's clock).
+		 */
+		role = e[i].rec->role;
+		first_dir = role == CW_REC_ROLE_CLIENT	 ? 1
+			    : role == CW_REC_ROLE_SERVER ? 2
+							 : 0;
+		for (k = e[i].first; k < e[i].first + e[i].nrecs; k++) {
+			const struct cw_timing_record *w = r[k];
+
+			if (!w)
+				continue;
+			for (j = 0; j < w->n; j++) {
+				if (first_dir && w->msgs[j].dir != first_dir) {
+					st.trimmed++;
+					continue;
+				}
+				first_dir = 0;
+				o[no++] = (struct obs){
+					.node = (uint32_t)node,
+					.peer = (uint32_t)pnode,
+					.ts_ns = w->msgs[j].ts_ns,
+					.bytes = w->msgs[j].bytes,
+					.dir = w->msgs[j].dir,
+				};
+			}
+		}
+	}
+	st.messages = no;
+	qsort(o, no, sizeof(*o), cmp_obs);
+	for (i = 0; i < no; i++)
+		if (cw_msgtrace_add(t, o[i].ts_ns, o[i].node, o[i].peer,
+				    o[i].dir == 1 ? CW_MSG_OUT : CW_MSG_IN,
+				    o[i].bytes))
+			goto out;
+	oom = false;
+	err = cw_msgtrace_finish(t, "timing windows");
+out:
+	if (err && oom)
+		cw_error("out of memory building the message trace of a "
+			 "window");
+	if (stp)
+		*stp = st;
+	free(o);
+	free(e);
+	free(r);
 	return err;
 }

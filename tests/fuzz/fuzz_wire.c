@@ -1,23 +1,70 @@
 // clang-format off
-// fuzz-sources: common/log.c common/util.c common/record.c common/jsonw.c common/wire.c build/common/wire.pb-c.c
+// fuzz-sources: common/log.c common/util.c common/record.c common/jsonw.c common/wire.c build/common/wire.pb-c.c agent/sampler_store.c
 // clang-format on
 // SPDX-License-Identifier: MIT
 /*
  * The wire decoder and the frame reader on arbitrary bytes: never a crash,
  * only a kind or a distinct error; whatever decodes re-encodes to a record
- * that decodes the same; a conn record always has a key.
+ * that decodes the same; a conn record always has a key, and so do timing
+ * windows and sample runs.
  */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "agent/sampler.h"
 #include "common/wire.h"
+
+static bool timing_same(const struct cw_timing_record *a,
+			const struct cw_timing_record *b)
+{
+	size_t i;
+
+	if (strcmp(a->host, b->host) || a->cookie != b->cookie ||
+	    a->window_start_ns != b->window_start_ns ||
+	    a->window_ns != b->window_ns || a->n != b->n ||
+	    a->slot_ns != b->slot_ns || a->seq != b->seq ||
+	    a->has_conn != b->has_conn || a->netns != b->netns ||
+	    a->protocol != b->protocol || a->role != b->role ||
+	    a->flags != b->flags ||
+	    memcmp(&a->laddr, &b->laddr, sizeof(a->laddr)) ||
+	    memcmp(&a->raddr, &b->raddr, sizeof(a->raddr)) ||
+	    a->lport != b->lport || a->rport != b->rport ||
+	    memcmp(&a->proc, &b->proc, sizeof(a->proc)))
+		return false;
+	for (i = 0; i < a->n; i++) {
+		/* Sorted, inside the window, one of the two directions. */
+		if (a->msgs[i].ts_ns < a->window_start_ns ||
+		    a->msgs[i].ts_ns > a->window_start_ns + a->window_ns ||
+		    (i && a->msgs[i].ts_ns < a->msgs[i - 1].ts_ns) ||
+		    (a->msgs[i].dir != 1 && a->msgs[i].dir != 2))
+			abort();
+		if (a->msgs[i].ts_ns != b->msgs[i].ts_ns ||
+		    a->msgs[i].bytes != b->msgs[i].bytes ||
+		    a->msgs[i].dir != b->msgs[i].dir)
+			return false;
+	}
+	return true;
+}
+
+static bool samples_same(const struct cw_wire_samples *a,
+			 const struct cw_wire_samples *b)
+{
+	const struct cw_sample_run *x = a->run, *y = b->run;
+
+	return a->seq == b->seq && !strcmp(x->host, y->host) &&
+	       !strcmp(x->dev, y->dev) &&
+	       x->start_real_ns == y->start_real_ns &&
+	       x->interval_ns == y->interval_ns && x->samples == y->samples &&
+	       x->nbins == y->nbins && x->flags == y->flags &&
+	       !memcmp(x->bins, y->bins, x->nbins * sizeof(*x->bins));
+}
 
 static void check_msg(const struct cw_wire_msg *m)
 {
 	static struct cw_wire_msg again;
-	char key[CW_WIRE_KEY_MAX];
+	char key[CW_WIRE_ANYKEY_MAX];
 	uint8_t *buf;
 	size_t len;
 
@@ -26,6 +73,8 @@ static void check_msg(const struct cw_wire_msg *m)
 	if (cw_wire_decode(buf, len, &again, NULL, 0) != m->kind)
 		abort();
 	free(buf);
+	if (cw_wire_key(m, key, sizeof(key)) < 0)
+		abort();
 	switch (m->kind) {
 	case CW_WIRE_CONN:
 		if (memcmp(&again.conn, &m->conn, sizeof(m->conn)))
@@ -41,7 +90,19 @@ static void check_msg(const struct cw_wire_msg *m)
 		if (memcmp(&again.proc, &m->proc, sizeof(m->proc)))
 			abort();
 		break;
+	case CW_WIRE_TIMING:
+		if (!timing_same(&m->timing, &again.timing))
+			abort();
+		if (m->timing.has_conn &&
+		    cw_wire_timing_conn_key(&m->timing, key, sizeof(key)) < 0)
+			abort();
+		break;
+	case CW_WIRE_SAMPLES:
+		if (!samples_same(&m->samples, &again.samples))
+			abort();
+		break;
 	}
+	cw_wire_msg_release(&again);
 }
 
 static void fuzz_frames(const uint8_t *data, size_t size)
@@ -60,8 +121,10 @@ static void fuzz_frames(const uint8_t *data, size_t size)
 	if (cw_wire_reader_init(&rd, fp, err, sizeof(err)) == 0) {
 		for (i = 0; i < 64; i++) {
 			r = cw_wire_reader_next(&rd, &p, &n);
-			if (r == 1 && cw_wire_decode(p, n, &m, NULL, 0) > 0)
+			if (r == 1 && cw_wire_decode(p, n, &m, NULL, 0) > 0) {
 				check_msg(&m);
+				cw_wire_msg_release(&m);
+			}
 			if (r != 1 && r != CW_WIRE_RCRC)
 				break;
 		}
@@ -79,10 +142,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int r;
 
 	r = cw_wire_decode(data, size, &m, err, sizeof(err));
-	if (r > 0)
+	if (r > 0) {
 		check_msg(&m);
-	else if (r != CW_WIRE_EMALFORMED && r != CW_WIRE_EVERSION &&
-		 r != CW_WIRE_EKIND)
+		cw_wire_msg_release(&m);
+	} else if (r != CW_WIRE_EMALFORMED && r != CW_WIRE_EVERSION &&
+		   r != CW_WIRE_EKIND)
 		abort();
 	else if (!err[0])
 		abort(); /* every error says why */

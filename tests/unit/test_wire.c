@@ -7,7 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agent/sampler.h"
 #include "common/wire.h"
+#include "common/wire.pb-c.h"
+#include "correlator/live.h"
 
 #include "tests/unit/check.h"
 
@@ -207,8 +210,8 @@ static void test_errors(void)
 	CHECK(cw_wire_decode(bad, 2, &m, err, sizeof(err)) ==
 	      CW_WIRE_EMALFORMED);
 
-	/* Version 1 with an unknown kind (field 13, reserved for later). */
-	bad[0] = 0x08, bad[1] = 1, bad[2] = 0x6a, bad[3] = 0;
+	/* Version 1 with an unknown kind (field 15, none yet). */
+	bad[0] = 0x08, bad[1] = 1, bad[2] = 0x7a, bad[3] = 0;
 	CHECK(cw_wire_decode(bad, 4, &m, err, sizeof(err)) == CW_WIRE_EKIND);
 
 	/* Version 1, conn whose lport is out of range (field 8 = 70000). */
@@ -227,6 +230,389 @@ static void test_errors(void)
 
 	CHECK(strcmp(cw_wire_strerror(CW_WIRE_EVERSION), "unknown version") ==
 	      0);
+}
+
+/* A timing window of n messages: alternating out/in, sizes 100 + i. */
+static void fill_timing(struct cw_timing_record *t, size_t n)
+{
+	struct cw_conn_record r;
+	size_t i;
+
+	memset(t, 0, sizeof(*t));
+	fill(&r);
+	strcpy(t->host, "host-a.example");
+	t->cookie = r.cookie;
+	cw_timing_record_set_conn(t, &r);
+	t->slot_ns = 1700000000000000000ULL;
+	t->window_start_ns = t->slot_ns + 1234567;
+	t->window_ns = 2000000000ULL;
+	t->seq = 7;
+	t->n = n;
+	t->msgs = calloc(n ? n : 1, sizeof(*t->msgs));
+	for (i = 0; i < n; i++) {
+		t->msgs[i].ts_ns = t->window_start_ns + i * 1000 + (i % 3);
+		t->msgs[i].dir = i % 2 ? 2 : 1;
+		t->msgs[i].bytes = (uint32_t)(100 + i);
+	}
+	if (n) {
+		t->msgs[0].ts_ns = t->window_start_ns; /* a zero delta */
+		t->msgs[n - 1].bytes = 0;	       /* ran past the end */
+	}
+}
+
+static bool timing_equal(const struct cw_timing_record *a,
+			 const struct cw_timing_record *b)
+{
+	size_t i;
+
+	if (strcmp(a->host, b->host) || a->cookie != b->cookie ||
+	    a->window_start_ns != b->window_start_ns ||
+	    a->window_ns != b->window_ns || a->n != b->n ||
+	    a->slot_ns != b->slot_ns || a->seq != b->seq ||
+	    a->has_conn != b->has_conn || a->netns != b->netns ||
+	    a->protocol != b->protocol || a->role != b->role ||
+	    a->flags != b->flags || cw_addr_cmp(&a->laddr, &b->laddr) ||
+	    cw_addr_cmp(&a->raddr, &b->raddr) || a->lport != b->lport ||
+	    a->rport != b->rport || memcmp(&a->proc, &b->proc, sizeof(a->proc)))
+		return false;
+	for (i = 0; i < a->n; i++)
+		if (a->msgs[i].ts_ns != b->msgs[i].ts_ns ||
+		    a->msgs[i].bytes != b->msgs[i].bytes ||
+		    a->msgs[i].dir != b->msgs[i].dir)
+			return false;
+	return true;
+}
+
+static void test_timing(void)
+{
+	static const size_t sizes[] = {0, 1, 7, 8, 9, 1000};
+	struct cw_timing_record t;
+	struct cw_wire_msg m;
+	char key[CW_WIRE_ANYKEY_MAX], ka[CW_WIRE_KEY_MAX], kb[CW_WIRE_KEY_MAX];
+	uint8_t *buf;
+	size_t len, i;
+	char err[128];
+
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		fill_timing(&t, sizes[i]);
+		CHECK(cw_wire_encode_timing(&t, &buf, &len) == 0);
+		CHECK(cw_wire_decode(buf, len, &m, err, sizeof(err)) ==
+		      CW_WIRE_TIMING);
+		CHECK(m.kind == CW_WIRE_TIMING && timing_equal(&m.timing, &t));
+		/* Compact: a few bytes a message, not a struct's 16. */
+		if (sizes[i] == 1000)
+			CHECK(len < 250 + 5 * 1000);
+		CHECK(cw_wire_key(&m, key, sizeof(key)) > 0);
+		CHECK(strcmp(key, "1700000000000000000") == 0);
+		cw_wire_msg_release(&m);
+		CHECK(m.kind == 0);
+		free(buf);
+		free(t.msgs);
+	}
+
+	/* The two ends of a connection share a connection key. */
+	fill_timing(&t, 0);
+	CHECK(cw_wire_timing_conn_key(&t, ka, sizeof(ka)) > 0);
+	{
+		struct cw_addr a = t.laddr;
+		uint16_t p = t.lport;
+
+		t.laddr = t.raddr, t.lport = t.rport;
+		t.raddr = a, t.rport = p;
+	}
+	CHECK(cw_wire_timing_conn_key(&t, kb, sizeof(kb)) > 0);
+	CHECK(strcmp(ka, kb) == 0);
+	free(t.msgs);
+
+	/* The encoder refuses what the decoder would: unsorted, outside. */
+	fill_timing(&t, 4);
+	t.msgs[2].ts_ns = t.msgs[1].ts_ns - 1;
+	CHECK(cw_wire_encode_timing(&t, &buf, &len) == -1);
+	free(t.msgs);
+	fill_timing(&t, 4);
+	t.msgs[3].ts_ns = t.window_start_ns + t.window_ns + 1;
+	CHECK(cw_wire_encode_timing(&t, &buf, &len) == -1);
+	free(t.msgs);
+}
+
+/* Pack a hand-made TimingWindow; the caller frees. */
+static uint8_t *pack_timing(Causeway__Wire__TimingWindow *w, size_t *len)
+{
+	Causeway__Wire__Envelope env;
+	uint8_t *buf;
+
+	causeway__wire__envelope__init(&env);
+	env.version = 1;
+	env.kind_case = CAUSEWAY__WIRE__ENVELOPE__KIND_TIMING;
+	env.timing = w;
+	*len = protobuf_c_message_get_packed_size(&env.base);
+	buf = malloc(*len + 1);
+	protobuf_c_message_pack(&env.base, buf);
+	return buf;
+}
+
+static int decode_timing_case(Causeway__Wire__TimingWindow *w, char *err,
+			      size_t errlen)
+{
+	struct cw_wire_msg m;
+	uint8_t *buf;
+	size_t len;
+	int r;
+
+	buf = pack_timing(w, &len);
+	r = cw_wire_decode(buf, len, &m, err, errlen);
+	if (r > 0)
+		cw_wire_msg_release(&m);
+	free(buf);
+	return r;
+}
+
+static void test_timing_errors(void)
+{
+	Causeway__Wire__TimingWindow w;
+	uint64_t deltas[3] = {1, 2, 3};
+	uint32_t sizes[3] = {10, 20, 30};
+	uint8_t dirs[1] = {0x05};
+	char err[160];
+
+	causeway__wire__timing_window__init(&w);
+	w.host = "h";
+	w.protocol = 6;
+	w.start_ns = 1000;
+	w.end_ns = 2000;
+	w.n_ts_delta_ns = 3, w.ts_delta_ns = deltas;
+	w.n_sizes = 3, w.sizes = sizes;
+	w.dirs.len = 1, w.dirs.data = dirs;
+	CHECK(decode_timing_case(&w, err, sizeof(err)) == CW_WIRE_TIMING);
+
+	/* Parallel lists of different lengths. */
+	w.n_sizes = 2;
+	CHECK(decode_timing_case(&w, err, sizeof(err)) == CW_WIRE_EMALFORMED);
+	CHECK(strstr(err, "sizes") != NULL);
+	w.n_sizes = 3;
+	w.dirs.len = 0;
+	CHECK(decode_timing_case(&w, err, sizeof(err)) == CW_WIRE_EMALFORMED);
+	w.dirs.len = 1;
+
+	/* Direction bits past the last message. */
+	dirs[0] = 0x0d;
+	CHECK(decode_timing_case(&w, err, sizeof(err)) == CW_WIRE_EMALFORMED);
+	CHECK(strstr(err, "direction bits") != NULL);
+	dirs[0] = 0x05;
+
+	/* Deltas running past the window's end, or overflowing 64 bits. */
+	deltas[2] = 998;
+	CHECK(decode_timing_case(&w, err, sizeof(err)) == CW_WIRE_EMALFORMED);
+	CHECK(strstr(err, "after the window ends") != NULL);
+	deltas[2] = 997;
+	CHECK(decode_timing_case(&w, err, sizeof(err)) == CW_WIRE_TIMING);
+	deltas[1] = UINT64_MAX;
+	CHECK(decode_timing_case(&w, err, sizeof(err)) == CW_WIRE_EMALFORMED);
+	deltas[1] = 2;
+
+	/* A window that ends before it starts. */
+	w.end_ns = 999;
+	CHECK(decode_timing_case(&w, err, sizeof(err)) == CW_WIRE_EMALFORMED);
+	CHECK(strstr(err, "before it starts") != NULL);
+	w.end_ns = 2000;
+
+	/* Fields out of range, as for connections. */
+	w.rport = 65536;
+	CHECK(decode_timing_case(&w, err, sizeof(err)) == CW_WIRE_EMALFORMED);
+	CHECK(strstr(err, "rport") != NULL);
+	w.rport = 80;
+	w.laddr.len = 3, w.laddr.data = (uint8_t *)"abc";
+	CHECK(decode_timing_case(&w, err, sizeof(err)) == CW_WIRE_EMALFORMED);
+}
+
+static struct cw_sample_run *make_run(void)
+{
+	struct cw_sample_run *run = cw_sample_run_new(50);
+	uint32_t i;
+	int f;
+
+	strcpy(run->host, "host-a");
+	strcpy(run->dev, "eth0,eth1");
+	run->start_real_ns = 1700000000000000000ULL;
+	run->interval_ns = 100000;
+	run->samples = 60;
+	run->ncpus = 2;
+	run->flags = CW_RUN_INTERRUPTED;
+	run->past_end = 3;
+	for (i = 0; i < run->nbins; i++)
+		for (f = 0; f < CW_SF_MAX; f++)
+			run->bins[i].v[f] = (i * 7 + (uint32_t)f) % 5
+						    ? 0
+						    : (uint64_t)i << f;
+	run->bins[4].saturated = 3;
+	return run;
+}
+
+static void test_samples(void)
+{
+	struct cw_sample_run *run = make_run();
+	Causeway__Wire__Envelope *env;
+	struct cw_wire_msg m;
+	char key[CW_WIRE_ANYKEY_MAX], err[160];
+	uint8_t *buf, *again;
+	size_t len, n;
+
+	CHECK(cw_wire_encode_samples(run, 42, &buf, &len) == 0);
+	CHECK(cw_wire_decode(buf, len, &m, err, sizeof(err)) ==
+	      CW_WIRE_SAMPLES);
+	CHECK(m.samples.seq == 42 && m.samples.run);
+	CHECK(strcmp(m.samples.run->host, "host-a") == 0);
+	CHECK(strcmp(m.samples.run->dev, "eth0,eth1") == 0);
+	CHECK(m.samples.run->nbins == 50 && m.samples.run->samples == 60);
+	CHECK(m.samples.run->flags == CW_RUN_INTERRUPTED);
+	CHECK(memcmp(m.samples.run->bins, run->bins, 50 * sizeof(*run->bins)) ==
+	      0);
+	CHECK(cw_wire_key(&m, key, sizeof(key)) > 0);
+	CHECK(strcmp(key, "host-a/eth0,eth1") == 0);
+	cw_wire_msg_release(&m);
+
+	/* The run's bytes are exactly what the store writes. */
+	CHECK(cw_sample_run_encode(run, &again, &n) == 0);
+	env = causeway__wire__envelope__unpack(NULL, len, buf);
+	CHECK(env && env->samples && env->samples->run.len == n &&
+	      !memcmp(env->samples->run.data, again, n));
+	free(again);
+
+	/* A header that disagrees with the run it carries. */
+	env->samples->nbins = 49;
+	free(buf);
+	len = protobuf_c_message_get_packed_size(&env->base);
+	buf = malloc(len);
+	protobuf_c_message_pack(&env->base, buf);
+	CHECK(cw_wire_decode(buf, len, &m, err, sizeof(err)) ==
+	      CW_WIRE_EMALFORMED);
+	CHECK(strstr(err, "disagrees") != NULL);
+	free(buf);
+
+	/* A damaged run (its CRC fails). */
+	env->samples->nbins = 50;
+	env->samples->run.data[env->samples->run.len / 2] ^= 0x10;
+	len = protobuf_c_message_get_packed_size(&env->base);
+	buf = malloc(len);
+	protobuf_c_message_pack(&env->base, buf);
+	CHECK(cw_wire_decode(buf, len, &m, err, sizeof(err)) ==
+	      CW_WIRE_EMALFORMED);
+	CHECK(strstr(err, "sample run") != NULL);
+	free(buf);
+
+	/* No run at all. */
+	env->samples->run.len = 0;
+	len = protobuf_c_message_get_packed_size(&env->base);
+	buf = malloc(len);
+	protobuf_c_message_pack(&env->base, buf);
+	CHECK(cw_wire_decode(buf, len, &m, err, sizeof(err)) ==
+	      CW_WIRE_EMALFORMED);
+	free(buf);
+	causeway__wire__envelope__free_unpacked(env, NULL);
+
+	/* Every truncation of a good record is an error, never a crash. */
+	CHECK(cw_wire_encode_samples(run, 1, &buf, &len) == 0);
+	for (n = 1; n < len; n++)
+		if (cw_wire_decode(buf, n, &m, NULL, 0) > 0)
+			cw_wire_msg_release(&m);
+	free(buf);
+	CHECK(strcmp(cw_wire_kind_name(CW_WIRE_SAMPLES), "samples") == 0);
+	CHECK(strcmp(cw_wire_kind_name(CW_WIRE_TIMING), "timing") == 0);
+	cw_sample_run_free(run);
+}
+
+/* One end for the pairing test: host, cookie, role, local/remote ports. */
+static void end_rec(struct cw_timing_record *t, const char *host,
+		    uint64_t cookie, int role, const char *la, uint16_t lp,
+		    const char *ra, uint16_t rp, const char *comm,
+		    const uint8_t *dirs, size_t n)
+{
+	size_t i;
+
+	memset(t, 0, sizeof(*t));
+	snprintf(t->host, sizeof(t->host), "%s", host);
+	t->cookie = cookie;
+	t->has_conn = true;
+	t->protocol = 6;
+	t->role = (uint8_t)role;
+	cw_addr_parse(&t->laddr, la);
+	cw_addr_parse(&t->raddr, ra);
+	t->lport = lp;
+	t->rport = rp;
+	t->proc.tgid = (uint32_t)cookie;
+	snprintf(t->proc.comm, sizeof(t->proc.comm), "%s", comm);
+	t->slot_ns = 1000000000;
+	t->window_start_ns = 1000000000;
+	t->window_ns = 1000000000;
+	t->seq = cookie;
+	t->n = n;
+	t->msgs = calloc(n ? n : 1, sizeof(*t->msgs));
+	for (i = 0; i < n; i++) {
+		t->msgs[i].ts_ns = t->window_start_ns + 1000 * (i + 1);
+		t->msgs[i].dir = dirs[i];
+		t->msgs[i].bytes = 10;
+	}
+}
+
+/* The correlator pairs the two ends of a connection from windows alone. */
+static void test_live_windows(void)
+{
+	/* The client's window opened mid-exchange: it first sees a reply. */
+	static const uint8_t cli[] = {2, 1, 2, 1, 2}, srv[] = {2, 1, 2, 1};
+	static const uint8_t one[] = {1};
+	struct cw_timing_record r[7];
+	struct cw_live_stats st;
+	struct cw_msgtrace t;
+	size_t i;
+
+	end_rec(&r[0], "a", 1, CW_REC_ROLE_CLIENT, "10.0.0.1", 40000,
+		"10.0.0.2", 80, "curl", cli, 5);
+	end_rec(&r[1], "b", 2, CW_REC_ROLE_SERVER, "10.0.0.2", 80, "10.0.0.1",
+		40000, "nginx", srv, 4);
+	r[2] = r[1]; /* a replayed record: same host, cookie and seq */
+	r[2].msgs = calloc(1, sizeof(*r[2].msgs));
+	r[2].n = 0;
+	/* The second record of a split end (next seq). */
+	end_rec(&r[3], "b", 2, CW_REC_ROLE_SERVER, "10.0.0.2", 80, "10.0.0.1",
+		40000, "nginx", one, 1);
+	r[3].seq = 3;
+	r[3].msgs[0].ts_ns += 10000;
+	/* A connection whose peer nobody watched. */
+	end_rec(&r[4], "b", 5, CW_REC_ROLE_CLIENT, "10.0.0.2", 41000,
+		"10.0.0.9", 5432, "nginx", one, 1);
+	/* An end without its connection's fields. */
+	end_rec(&r[5], "d", 7, CW_REC_ROLE_CLIENT, "10.0.0.3", 1, "10.0.0.4", 2,
+		"x", one, 1);
+	r[5].has_conn = false;
+	/* The same 4-tuple as curl's on another (isolated) host. */
+	end_rec(&r[6], "c", 6, CW_REC_ROLE_CLIENT, "10.0.0.1", 40000,
+		"10.0.0.2", 80, "curl", one, 1);
+
+	cw_msgtrace_init(&t);
+	CHECK(cw_live_trace_windows(r, 6, true, &t, &st) == 0);
+	CHECK(st.records == 6 && st.unknown == 1 && st.duplicates == 1);
+	CHECK(st.ends == 3 && st.paired == 2 && st.unpaired == 1);
+	/* curl's leading reply is dropped: 4 + 4 + 1 + 1. */
+	CHECK(st.trimmed == 1 && st.messages == 10);
+	CHECK(cw_msgtrace_find(&t, "curl[1]@a") >= 0);
+	CHECK(cw_msgtrace_find(&t, "nginx[2]@b") >= 0);
+	CHECK(cw_msgtrace_find(&t, "10.0.0.9:5432") >= 0);
+	CHECK(cw_msgtrace_find(&t, "x[7]@d") < 0);
+	for (i = 0; i < t.n_msgs; i++)
+		if (t.msgs[i].node ==
+		    (uint32_t)cw_msgtrace_find(&t, "curl[1]@a"))
+			CHECK(t.msgs[i].peer ==
+			      (uint32_t)cw_msgtrace_find(&t, "nginx[2]@b"));
+	cw_msgtrace_release(&t);
+
+	/* Two clients claim nginx's end: nobody is paired with it. */
+	cw_msgtrace_init(&t);
+	CHECK(cw_live_trace_windows(r, 7, true, &t, &st) == 0);
+	CHECK(st.ends == 4 && st.paired == 0 && st.ambiguous == 1);
+	CHECK(cw_msgtrace_find(&t, "10.0.0.1") >= 0); /* nginx's peer */
+	cw_msgtrace_release(&t);
+	for (i = 0; i < 7; i++)
+		free(r[i].msgs);
 }
 
 static void test_error_counts(void)
@@ -301,6 +687,10 @@ int main(void)
 	test_errors();
 	test_error_counts();
 	test_frames();
+	test_timing();
+	test_timing_errors();
+	test_samples();
+	test_live_windows();
 	if (failures) {
 		fprintf(stderr, "%d checks failed\n", failures);
 		return 1;
