@@ -5,6 +5,7 @@
  * neighbours of a node, the traffic matrix; JSON, GraphML, DOT or CSV.
  */
 #include <getopt.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,12 +50,17 @@ static void usage(FILE *fp)
 		"NODE]\n"
 		"                      [--matrix] [--format "
 		"table|json|graphml|dot|csv]\n"
-		"                      [--skip-bad] [-o FILE] "
-		"INPUT.jsonl...\n\n"
-		"Pair the connection ends in agent records (JSON lines from\n"
-		"'causeway agent', or conns.jsonl of 'causeway run -o') into "
-		"the\n"
-		"traffic graph and answer who talks to whom.\n\n"
+		"                      [--skip-bad] [--bench] [-o FILE] "
+		"INPUT...\n\n"
+		"Pair the connection ends in agent records into the traffic "
+		"graph and\n"
+		"answer who talks to whom.  INPUT is JSON lines ('causeway "
+		"agent',\n"
+		"conns.jsonl of 'causeway run -o') or a wire stream file "
+		"(protobuf\n"
+		"envelopes as on Kafka: a spool segment, 'causeway simulate "
+		"--format\n"
+		"wire'), told apart by the file's first bytes.\n\n"
 		"  -b, --by G           group processes: process (default), "
 		"cmdline,\n"
 		"                       container or host\n"
@@ -74,8 +80,13 @@ static void usage(FILE *fp)
 		"                       csv; with -o, taken from the file's "
 		"extension\n"
 		"  -o, --out FILE       write FILE (whole or not at all)\n"
-		"      --skip-bad       count and skip malformed lines instead "
-		"of failing\n\n"
+		"      --skip-bad       count and skip malformed lines (wire: "
+		"records)\n"
+		"                       instead of failing\n"
+		"      --bench          time each stage on stderr: ingest "
+		"(read, decode,\n"
+		"                       cw_pairing_add), pairing + graph "
+		"build, view\n\n"
 		"'-' reads standard input.  Exit status: 0 done, 1 bad input "
 		"or a\n"
 		"failure, 2 bad usage.\n\n"
@@ -86,7 +97,8 @@ static void usage(FILE *fp)
 		"  causeway graph --by container --top 20 --format json "
 		"conns.jsonl\n"
 		"  causeway graph --neighbours 'nginx[1234]' conns.jsonl\n"
-		"  causeway graph --by cmdline -o graph.graphml conns.jsonl\n");
+		"  causeway graph --by cmdline -o graph.graphml conns.jsonl\n"
+		"  causeway graph --bench --window 0 --top 1 fleet.cww\n");
 }
 
 static int parse_format(const char *s)
@@ -107,12 +119,16 @@ static int format_of_path(const char *path)
 	return f > 0 ? f : FMT_JSON;
 }
 
-static int on_record(const struct cw_conn_record *r, void *arg)
+static int on_records(const struct cw_conn_record *r, size_t n, void *arg)
 {
 	struct load_ctx *lc = arg;
+	size_t i;
 
-	if (cw_pairing_add(&lc->pairing, r) || cw_windows_add(&lc->windows, r))
+	if (cw_pairing_add_many(&lc->pairing, r, n))
 		return cw_error("out of memory");
+	for (i = 0; i < n; i++)
+		if (cw_windows_add(&lc->windows, &r[i]))
+			return cw_error("out of memory");
 	return 0;
 }
 
@@ -288,6 +304,7 @@ static int parse_args(int argc, char **argv, struct graph_args *a)
 int cmd_graph(int argc, char **argv)
 {
 	struct cw_record_read_stats rs;
+	struct cw_pairing_stats ps;
 	struct graph_args a;
 	struct load_ctx lc;
 	struct cw_outfile of = {0};
@@ -296,8 +313,9 @@ int cmd_graph(int argc, char **argv)
 	struct timespec t0;
 	size_t *edges = NULL, n = 0;
 	double t_read, t_pair, t_view;
+	uint64_t guess;
 	long vid = -1;
-	int ret = 1;
+	int i, ret = 1;
 
 	ret = parse_args(argc, argv, &a);
 	if (ret >= 0)
@@ -308,9 +326,25 @@ int cmd_graph(int argc, char **argv)
 	cw_graph_init(&g);
 	if (a.out && cw_outfile_open(&of, a.out))
 		goto out;
+	/*
+	 * Big arrays come and go (tables that grow, sort buffers, the view,
+	 * the igraph): keep freed memory for the next instead of giving it
+	 * back, so that it is not mapped and zeroed again.
+	 */
+	mallopt(M_MMAP_THRESHOLD, 1 << 30);
+	mallopt(M_TRIM_THRESHOLD, 1 << 30);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	if (cw_record_read_files(argv + optind, (size_t)(argc - optind),
-				 a.skip_bad, on_record, &lc, &rs))
+	for (i = optind, guess = 0; i < argc; i++)
+		guess += cw_record_file_guess(argv[i]);
+	/* Sized once from the files' sizes: no copies as the tables grow. */
+	if (guess && guess < 1000000000 &&
+	    cw_pairing_reserve(&lc.pairing, (size_t)guess)) {
+		cw_error("out of memory for %llu records",
+			 (unsigned long long)guess);
+		goto out;
+	}
+	if (cw_record_read_files_many(argv + optind, (size_t)(argc - optind),
+				      a.skip_bad, on_records, &lc, &rs))
 		goto out;
 	t_read = secs_since(&t0);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -319,6 +353,9 @@ int cmd_graph(int argc, char **argv)
 		goto out;
 	}
 	t_pair = secs_since(&t0);
+	/* The view needs the graph only: its memory can have the ends'. */
+	ps = lc.pairing.st;
+	cw_pairing_release(&lc.pairing);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if (cw_view_build(&v, &g, a.by, &lc.windows))
 		goto out;
@@ -341,14 +378,14 @@ int cmd_graph(int argc, char **argv)
 		fprintf(stderr,
 			"bench: records %llu read %.3fs (%.0f records/s) "
 			"ends %llu nodes %zu edges %zu pair+build %.3fs "
-			"project(%s) %.3fs vertices %zu edges %zu\n",
+			"project(%s) %.3fs build+project %.3fs vertices %zu "
+			"edges %zu\n",
 			(unsigned long long)rs.records, t_read,
 			t_read > 0 ? (double)rs.records / t_read : 0,
-			(unsigned long long)lc.pairing.st.ends, g.nnodes,
-			g.nedges, t_pair, cw_group_by_name(a.by), t_view, v.nv,
+			(unsigned long long)ps.ends, g.nnodes, g.nedges, t_pair,
+			cw_group_by_name(a.by), t_view, t_pair + t_view, v.nv,
 			v.ne);
-	if (write_view(&a, &v, &lc.pairing.st, &rs, edges, n,
-		       a.out ? of.fp : stdout))
+	if (write_view(&a, &v, &ps, &rs, edges, n, a.out ? of.fp : stdout))
 		goto out;
 	if (a.out) {
 		if (cw_outfile_commit(&of))

@@ -24,8 +24,10 @@ static void usage(FILE *fp)
 		"usage: causeway render [--by process|cmdline|container|host]\n"
 		"                       [--format svg|png|dot] [--min-share "
 		"F]\n"
-		"                       [--skip-bad] -o FILE INPUT.jsonl...\n\n"
-		"Pair the connection ends in agent records and draw the "
+		"                       [--skip-bad] -o FILE INPUT...\n\n"
+		"Pair the connection ends in agent records (JSON lines or a "
+		"wire\n"
+		"stream file, as for 'causeway graph') and draw the "
 		"traffic\n"
 		"graph with Graphviz: edge width from bytes, colours stable "
 		"per\n"
@@ -59,11 +61,11 @@ struct load_ctx {
 	struct cw_pairing pairing;
 };
 
-static int on_record(const struct cw_conn_record *r, void *arg)
+static int on_records(const struct cw_conn_record *r, size_t n, void *arg)
 {
 	struct load_ctx *lc = arg;
 
-	if (cw_pairing_add(&lc->pairing, r))
+	if (cw_pairing_add_many(&lc->pairing, r, n))
 		return cw_error("out of memory");
 	return 0;
 }
@@ -150,8 +152,8 @@ int cmd_render(int argc, char **argv)
 	ret = 1;
 	cw_pairing_init(&lc.pairing);
 	cw_graph_init(&g);
-	if (cw_record_read_files(argv + optind, (size_t)(argc - optind),
-				 skip_bad, on_record, &lc, &rs))
+	if (cw_record_read_files_many(argv + optind, (size_t)(argc - optind),
+				      skip_bad, on_records, &lc, &rs))
 		goto out;
 	if (cw_pairing_build(&lc.pairing, &g)) {
 		cw_error("out of memory pairing connection ends");

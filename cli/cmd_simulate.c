@@ -9,6 +9,7 @@
  * get intermediate records with cumulative counters.  The same seed gives
  * the same bytes.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
@@ -20,6 +21,7 @@
 #include "common/log.h"
 #include "common/record.h"
 #include "common/util.h"
+#include "common/wire.h"
 
 #define SIM_T0	     1767225600000000000ULL /* 2026-01-01T00:00:00Z */
 #define SIM_SPAN     (10 * 60 * NSEC_PER_SEC)
@@ -74,6 +76,8 @@ struct sim {
 	size_t *by_tier[T_NTIERS];
 	size_t ntier[T_NTIERS];
 	struct cw_jsonw w;
+	FILE *wire; /* wire frames to this, else JSON lines */
+	bool failed;
 	uint64_t seq;
 };
 
@@ -119,8 +123,10 @@ static void usage(FILE *fp)
 	fprintf(fp,
 		"usage: causeway simulate --hosts N --conns M [--procs P] "
 		"[--seed S]\n"
-		"                         [-o FILE]\n\n"
-		"Write the agent records of a synthetic fleet as JSON lines: N "
+		"                         [--format json|wire] [-o FILE]\n\n"
+		"Write the agent records of a synthetic fleet as JSON lines "
+		"(or a\n"
+		"wire stream file, what the correlator reads from Kafka): N "
 		"hosts\n"
 		"running P processes each from service tiers (nginx -> app -> "
 		"redis,\n"
@@ -133,9 +139,17 @@ static void usage(FILE *fp)
 		"  -p, --procs P   processes per host, 1 to 64 (default 4)\n"
 		"  -s, --seed S    random seed (default 1): the same seed, the "
 		"same file\n"
+		"  -f, --format F  json (JSON lines, the default) or wire "
+		"(protobuf\n"
+		"                  envelopes in CRC-checked frames, as "
+		"'causeway "
+		"dump'\n"
+		"                  reads); with -o FILE.cww, wire\n"
 		"  -o, --out FILE  write FILE (default standard output)\n\n"
 		"Examples:\n"
 		"  causeway simulate --hosts 20 --conns 50 -o fleet.jsonl\n"
+		"  causeway simulate -H 1000 -c 1000 --format wire -o "
+		"fleet.cww\n"
 		"  causeway simulate -H 1000 -c 1000 | causeway graph --by "
 		"host -\n");
 }
@@ -237,9 +251,24 @@ static void sim_release(struct sim *s)
 
 static void emit(struct sim *s, struct cw_conn_record *r)
 {
+	uint8_t *buf;
+	size_t len;
+
 	r->seq = ++s->seq;
-	cw_conn_record_json(&s->w, r);
-	cw_jsonw_end_line(&s->w);
+	if (!s->wire) {
+		cw_conn_record_json(&s->w, r);
+		cw_jsonw_end_line(&s->w);
+		return;
+	}
+	if (s->failed)
+		return;
+	if (cw_wire_encode_conn(r, &buf, &len)) {
+		s->failed = true;
+		return;
+	}
+	if (cw_wire_write_frame(s->wire, buf, len))
+		s->failed = true;
+	free(buf);
 }
 
 /* One end's records: cumulative updates every minute, the last closed. */
@@ -380,19 +409,23 @@ int cmd_simulate(int argc, char **argv)
 		{"conns", required_argument, NULL, 'c'},
 		{"procs", required_argument, NULL, 'p'},
 		{"seed", required_argument, NULL, 's'},
+		{"format", required_argument, NULL, 'f'},
 		{"out", required_argument, NULL, 'o'},
 		{"help", no_argument, NULL, 'h'},
 		{},
 	};
 	uint64_t hosts = 0, conns = 0, procs = 4, seed = 1, i, j;
 	struct cw_outfile of = {0};
-	const char *out = NULL;
+	const char *out = NULL, *format = NULL;
+	bool wire;
+	FILE *fp;
 	struct sim s;
 	int c, ret = 1;
 
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "H:c:p:s:o:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "H:c:p:s:f:o:h", opts, NULL)) !=
+	       -1) {
 		switch (c) {
 		case 'H':
 			if (cw_parse_u64(optarg, 1, 1000000, &hosts))
@@ -411,6 +444,12 @@ int cmd_simulate(int argc, char **argv)
 		case 's':
 			if (cw_parse_u64(optarg, 0, UINT64_MAX, &seed))
 				return bad_value("--seed", optarg, "a number");
+			break;
+		case 'f':
+			if (strcmp(optarg, "json") && strcmp(optarg, "wire"))
+				return bad_value("--format", optarg,
+						 "json or wire");
+			format = optarg;
 			break;
 		case 'o':
 			out = optarg;
@@ -435,14 +474,31 @@ int cmd_simulate(int argc, char **argv)
 		cw_error("--hosts x --conns: at most 200000000 connections");
 		return 2;
 	}
+	if (format)
+		wire = !strcmp(format, "wire");
+	else
+		wire = out && strlen(out) > 4 &&
+		       !strcmp(out + strlen(out) - 4, ".cww");
 	if (sim_init(&s, hosts, procs, seed))
 		goto out;
 	if (out && cw_outfile_open(&of, out))
 		goto out;
-	cw_jsonw_init(&s.w, out ? of.fp : stdout);
-	for (j = 0; j < conns; j++)
+	fp = out ? of.fp : stdout;
+	cw_jsonw_init(&s.w, fp);
+	if (wire) {
+		s.wire = fp;
+		if (cw_wire_write_magic(fp))
+			s.failed = true;
+	}
+	for (j = 0; j < conns && !s.failed; j++)
 		for (i = 0; i < hosts; i++)
 			one_conn(&s, i, rnd(&s) % procs);
+	if (s.failed) {
+		cw_error("unable to write the wire records to '%s': %s",
+			 out ? out : "standard output",
+			 errno ? strerror(errno) : "out of memory");
+		goto out;
+	}
 	if (out) {
 		if (cw_outfile_commit(&of))
 			goto out;

@@ -7,6 +7,13 @@
  * when asked, is counted and skipped.  Blank lines are ignored and unknown
  * fields are allowed, so newer writers stay readable.
  *
+ * A file that starts with the wire magic ("CWWIRE1\n", common/wire.h) is
+ * read as a wire stream instead: the connection records among its
+ * Envelopes, the other kinds (metadata, timing windows) passed over.  A
+ * frame that fails its CRC, a malformed Envelope, an unknown version or
+ * kind, and a torn last frame are bad records ("'<file>' offset <n>:
+ * <why>"), as bad lines are.
+ *
  * Required: host, cookie, proto, laddr, lport, raddr, rport, bytes_out,
  * bytes_in.  Everything else defaults to zero / false / no owner.
  */
@@ -21,6 +28,8 @@
 #include "common/record.h"
 
 struct json_tokener;
+struct cw_wire_msg;
+struct cw_wire_reader;
 
 /*
  * Parse one JSON object (not NUL-terminated; len bytes) into r.  0, or -1
@@ -33,12 +42,16 @@ struct cw_record_reader {
 	FILE *fp;
 	char *name;	  /* for messages: the path, or "-" for stdin */
 	bool skip_bad;	  /* count and skip bad lines instead of failing */
-	uint64_t line;	  /* number of the line last read */
+	uint64_t line;	  /* number of the line (wire: frame) last read */
 	uint64_t records; /* records returned */
 	uint64_t bad;	  /* lines skipped (skip_bad) */
 	char *buf;
 	size_t cap;
 	struct json_tokener *tok;
+	/* a wire stream file: its reader and the decoded message */
+	struct cw_wire_reader *wire;
+	struct cw_wire_msg *msg;
+	struct cw_conn_record *rec; /* JSON: the record last parsed */
 };
 
 /* Open path ("-" is stdin); 0 or -1 with a message. */
@@ -50,6 +63,11 @@ int cw_record_reader_open(struct cw_record_reader *rd, const char *path,
  */
 int cw_record_reader_next(struct cw_record_reader *rd,
 			  struct cw_conn_record *r);
+/* The same without a copy: *r is valid until the next call. */
+int cw_record_reader_next_ref(struct cw_record_reader *rd,
+			      const struct cw_conn_record **r);
+/* Is this a wire stream file? */
+bool cw_record_reader_is_wire(const struct cw_record_reader *rd);
 void cw_record_reader_close(struct cw_record_reader *rd);
 
 typedef int (*cw_record_fn)(const struct cw_conn_record *r, void *arg);
@@ -65,5 +83,18 @@ struct cw_record_read_stats {
 int cw_record_read_files(char *const *paths, size_t npaths, bool skip_bad,
 			 cw_record_fn fn, void *arg,
 			 struct cw_record_read_stats *st);
+
+/*
+ * About how many records the file at path holds, from its size (0 when it
+ * is not a regular file): to size tables once.
+ */
+uint64_t cw_record_file_guess(const char *path);
+
+/* The same, a few records at a time (r[0..n-1], valid during the call). */
+typedef int (*cw_records_fn)(const struct cw_conn_record *r, size_t n,
+			     void *arg);
+int cw_record_read_files_many(char *const *paths, size_t npaths, bool skip_bad,
+			      cw_records_fn fn, void *arg,
+			      struct cw_record_read_stats *st);
 
 #endif

@@ -38,106 +38,137 @@ void cw_graph_release(struct cw_graph *g)
 	memset(g, 0, sizeof(*g));
 }
 
+static int grow_nodes(struct cw_graph *g, size_t cap)
+{
+	struct cw_node *n = realloc(g->nodes, cap * sizeof(*n));
+
+	if (!n)
+		return -1;
+	g->nodes = n;
+	g->cap_nodes = cap;
+	return 0;
+}
+
+static int grow_edges(struct cw_graph *g, size_t cap)
+{
+	struct cw_edge *e = realloc(g->edges, cap * sizeof(*e));
+
+	if (!e)
+		return -1;
+	g->edges = e;
+	g->cap_edges = cap;
+	return 0;
+}
+
+int cw_graph_reserve(struct cw_graph *g, size_t nodes, size_t edges)
+{
+	if ((nodes > g->cap_nodes && grow_nodes(g, nodes)) ||
+	    (edges > g->cap_edges && grow_edges(g, edges)) ||
+	    cw_htab_reserve(&g->node_index, nodes) ||
+	    cw_htab_reserve(&g->edge_index, edges))
+		return -1;
+	return 0;
+}
+
+/* The node of key k; *made points to it, zeroed, when it is new. */
 static long node_get(struct cw_graph *g, const struct node_key *k,
-		     const struct cw_node *proto)
+		     struct cw_node **made)
 {
 	bool created;
 	size_t *idx = cw_htab_upsert(&g->node_index, k, &created);
 
+	*made = NULL;
 	if (!idx)
 		return -1;
 	if (!created)
 		return (long)*idx;
-	if (g->nnodes == g->cap_nodes) {
-		size_t cap = g->cap_nodes ? g->cap_nodes * 2 : 64;
-		struct cw_node *n = realloc(g->nodes, cap * sizeof(*n));
-
-		if (!n) {
-			cw_htab_delete(&g->node_index, k);
-			return -1;
-		}
-		g->nodes = n;
-		g->cap_nodes = cap;
+	if (g->nnodes == g->cap_nodes &&
+	    grow_nodes(g, g->cap_nodes ? g->cap_nodes * 2 : 64)) {
+		cw_htab_delete(&g->node_index, k);
+		return -1;
 	}
-	g->nodes[g->nnodes] = *proto;
+	*made = &g->nodes[g->nnodes];
+	memset(*made, 0, sizeof(**made));
 	*idx = g->nnodes;
 	return (long)g->nnodes++;
 }
 
-long cw_graph_node_for_end(struct cw_graph *g, const struct cw_conn_record *r)
+long cw_graph_node_for_proc(struct cw_graph *g, const char *host,
+			    uint32_t netns, bool no_owner,
+			    const struct cw_process *proc)
 {
 	struct node_key k;
-	struct cw_node n;
+	struct cw_node *n;
+	size_t len = strnlen(host, CW_HOST_LEN - 1);
+	long i;
 
 	memset(&k, 0, sizeof(k));
-	memset(&n, 0, sizeof(n));
-	snprintf(k.host, sizeof(k.host), "%s", r->host);
-	snprintf(n.host, sizeof(n.host), "%s", r->host);
-	n.netns = k.netns = r->netns;
-	if (r->flags & CW_REC_NO_OWNER) {
-		n.kind = CW_NODE_UNKNOWN;
-		k.kind = CW_NODE_UNKNOWN;
-	} else {
-		n.kind = CW_NODE_PROCESS;
-		k.kind = CW_NODE_PROCESS;
-		k.tgid = r->proc.tgid;
-		k.start_ns = r->proc.start_ns;
+	memcpy(k.host, host, len);
+	k.netns = netns;
+	k.kind = no_owner ? CW_NODE_UNKNOWN : CW_NODE_PROCESS;
+	if (!no_owner) {
+		k.tgid = proc->tgid;
+		k.start_ns = proc->start_ns;
 		k.netns = 0; /* a process may hold sockets in several */
-		n.proc = r->proc;
 	}
-	return node_get(g, &k, &n);
+	i = node_get(g, &k, &n);
+	if (n) {
+		n->kind = k.kind;
+		memcpy(n->host, host, len);
+		n->netns = netns;
+		if (!no_owner)
+			n->proc = *proc;
+	}
+	return i;
+}
+
+long cw_graph_node_for_end(struct cw_graph *g, const struct cw_conn_record *r)
+{
+	return cw_graph_node_for_proc(g, r->host, r->netns,
+				      r->flags & CW_REC_NO_OWNER, &r->proc);
 }
 
 long cw_graph_node_external(struct cw_graph *g, const struct cw_addr *a,
 			    uint16_t port)
 {
 	struct node_key k;
-	struct cw_node n;
+	struct cw_node *n;
+	long i;
 
 	memset(&k, 0, sizeof(k));
-	memset(&n, 0, sizeof(n));
-	k.kind = n.kind = CW_NODE_EXTERNAL;
-	k.addr = n.addr = *a;
-	k.port = n.port = port;
-	return node_get(g, &k, &n);
+	k.kind = CW_NODE_EXTERNAL;
+	k.addr = *a;
+	k.port = port;
+	i = node_get(g, &k, &n);
+	if (n) {
+		n->kind = CW_NODE_EXTERNAL;
+		n->addr = *a;
+		n->port = port;
+	}
+	return i;
 }
 
-int cw_graph_add(struct cw_graph *g, size_t client, size_t server,
-		 const struct cw_conn_traffic *t)
+static void edge_key_of(struct edge_key *k, size_t client, size_t server,
+			uint8_t protocol)
 {
-	struct edge_key k;
-	struct cw_edge *e;
-	bool created;
-	size_t *idx;
+	memset(k, 0, sizeof(*k));
+	k->client = client;
+	k->server = server;
+	k->protocol = protocol;
+}
 
-	memset(&k, 0, sizeof(k));
-	k.client = client;
-	k.server = server;
-	k.protocol = t->protocol;
-	idx = cw_htab_upsert(&g->edge_index, &k, &created);
-	if (!idx)
-		return -1;
-	if (created) {
-		if (g->nedges == g->cap_edges) {
-			size_t cap = g->cap_edges ? g->cap_edges * 2 : 64;
-			struct cw_edge *ne = realloc(g->edges, cap * sizeof(*ne));
+static void edge_start(struct cw_edge *e, size_t client, size_t server,
+		       const struct cw_conn_traffic *t)
+{
+	memset(e, 0, sizeof(*e));
+	e->client = client;
+	e->server = server;
+	e->protocol = t->protocol;
+	e->first_ns = t->first_ns;
+}
 
-			if (!ne) {
-				cw_htab_delete(&g->edge_index, &k);
-				return -1;
-			}
-			g->edges = ne;
-			g->cap_edges = cap;
-		}
-		*idx = g->nedges++;
-		e = &g->edges[*idx];
-		memset(e, 0, sizeof(*e));
-		e->client = client;
-		e->server = server;
-		e->protocol = t->protocol;
-		e->first_ns = t->first_ns;
-	}
-	e = &g->edges[*idx];
+static void edge_sum(struct cw_edge *e, const struct cw_conn_traffic *t)
+{
 	e->conns++;
 	e->paired += t->both_ends ? 1 : 0;
 	e->bytes_c2s += t->bytes_c2s;
@@ -151,7 +182,177 @@ int cw_graph_add(struct cw_graph *g, size_t client, size_t server,
 		e->first_ns = t->first_ns;
 	if (t->last_ns > e->last_ns)
 		e->last_ns = t->last_ns;
+}
+
+/* The edge index after cw_graph_add_links() or a sort; 0 or -1. */
+static int edge_index_rebuild(struct cw_graph *g)
+{
+	struct edge_key k;
+	size_t i, *idx;
+
+	cw_htab_release(&g->edge_index);
+	if (cw_htab_reserve(&g->edge_index, g->nedges))
+		return -1;
+	for (i = 0; i < g->nedges; i++) {
+		edge_key_of(&k, g->edges[i].client, g->edges[i].server,
+			    g->edges[i].protocol);
+		idx = cw_htab_upsert(&g->edge_index, &k, NULL);
+		if (!idx)
+			return -1;
+		*idx = i;
+	}
+	g->edge_index_stale = false;
 	return 0;
+}
+
+int cw_graph_add(struct cw_graph *g, size_t client, size_t server,
+		 const struct cw_conn_traffic *t)
+{
+	struct edge_key k;
+	bool created;
+	size_t *idx;
+
+	if (g->edge_index_stale && edge_index_rebuild(g))
+		return -1;
+	edge_key_of(&k, client, server, t->protocol);
+	idx = cw_htab_upsert(&g->edge_index, &k, &created);
+	if (!idx)
+		return -1;
+	if (created) {
+		if (g->nedges == g->cap_edges &&
+		    grow_edges(g, g->cap_edges ? g->cap_edges * 2 : 64)) {
+			cw_htab_delete(&g->edge_index, &k);
+			return -1;
+		}
+		*idx = g->nedges++;
+		edge_start(&g->edges[*idx], client, server, t);
+	}
+	edge_sum(&g->edges[*idx], t);
+	return 0;
+}
+
+int cw_sort_by_key(const uint64_t *key, size_t n, uint32_t *order)
+{
+	enum { DIGIT = 11, BUCKETS = 1 << DIGIT };
+	uint64_t max = 0, *k1 = NULL, *k2 = NULL, *kt;
+	uint32_t *o2 = NULL, *ot, *o1 = order;
+	size_t i, *count = NULL, sum, c;
+	unsigned int shift, bits = 0;
+	int err = -1;
+
+	for (i = 0; i < n; i++) {
+		o1[i] = (uint32_t)i;
+		max |= key[i];
+	}
+	while (bits < 64 && max >> bits)
+		bits++;
+	if (!bits || n < 2)
+		return 0;
+	k1 = malloc(n * sizeof(*k1));
+	k2 = malloc(n * sizeof(*k2));
+	o2 = malloc(n * sizeof(*o2));
+	count = malloc(BUCKETS * sizeof(*count));
+	if (!k1 || !k2 || !o2 || !count)
+		goto out;
+	memcpy(k1, key, n * sizeof(*k1));
+	/* Least significant digit first: each pass is stable. */
+	for (shift = 0; shift < bits; shift += DIGIT) {
+		memset(count, 0, BUCKETS * sizeof(*count));
+		for (i = 0; i < n; i++)
+			count[(k1[i] >> shift) & (BUCKETS - 1)]++;
+		for (i = 0, sum = 0; i < BUCKETS; i++) {
+			c = count[i];
+			count[i] = sum;
+			sum += c;
+		}
+		for (i = 0; i < n; i++) {
+			size_t d = count[(k1[i] >> shift) & (BUCKETS - 1)]++;
+
+			k2[d] = k1[i];
+			o2[d] = o1[i];
+		}
+		kt = k1, k1 = k2, k2 = kt;
+		ot = o1, o1 = o2, o2 = ot;
+	}
+	if (o1 != order) {
+		memcpy(order, o1, n * sizeof(*order));
+		o2 = o1; /* the spare buffer: freed below */
+	}
+	err = 0;
+out:
+	free(k1);
+	free(k2);
+	free(o2 == order ? NULL : o2);
+	free(count);
+	return err;
+}
+
+int cw_graph_add_links(struct cw_graph *g, const struct cw_conn_link *l,
+		       size_t n, cw_link_traffic_fn traffic, void *arg)
+{
+	struct cw_conn_traffic t;
+	uint32_t *order = NULL, *lead = NULL, max = 0;
+	unsigned int bits = 0;
+	uint64_t *key = NULL;
+	size_t i, j, runs = 0;
+	int err = -1;
+
+	if (!n)
+		return 0;
+	for (i = 0; i < n; i++)
+		max |= l[i].client | l[i].server;
+	while (bits < 32 && max >> bits)
+		bits++;
+	/* Into edges that are there already, or keys too wide: one by one. */
+	if (g->nedges || 2 * bits + 8 > 64 || n >= UINT32_MAX) {
+		for (i = 0; i < n; i++) {
+			memset(&t, 0, sizeof(t));
+			t.protocol = l[i].protocol;
+			traffic(&l[i], &t, arg);
+			if (cw_graph_add(g, l[i].client, l[i].server, &t))
+				return -1;
+		}
+		return 0;
+	}
+	key = malloc((n + 1) * sizeof(*key));
+	order = malloc((n + 1) * sizeof(*order));
+	lead = malloc((n + 1) * sizeof(*lead));
+	if (!key || !order || !lead)
+		goto out;
+	for (i = 0; i < n; i++)
+		key[i] = (uint64_t)l[i].client << (bits + 8) |
+			 (uint64_t)l[i].server << 8 | l[i].protocol;
+	if (cw_sort_by_key(key, n, order))
+		goto out;
+	/* Each run of one key: its first link (in order) leads it. */
+	for (i = 0; i < n; i = j, runs++)
+		for (j = i; j < n && key[order[j]] == key[order[i]]; j++)
+			lead[order[j]] = order[i];
+	free(key);
+	key = NULL;
+	if (runs > g->cap_edges && grow_edges(g, runs))
+		goto out;
+	/* In link order, as cw_graph_add() would: order[] now edge ids. */
+	for (i = 0; i < n; i++) {
+		memset(&t, 0, sizeof(t));
+		t.protocol = l[i].protocol;
+		traffic(&l[i], &t, arg);
+		if (lead[i] == i) {
+			order[i] = (uint32_t)g->nedges++;
+			edge_start(&g->edges[order[i]], l[i].client,
+				   l[i].server, &t);
+		} else {
+			order[i] = order[lead[i]];
+		}
+		edge_sum(&g->edges[order[i]], &t);
+	}
+	g->edge_index_stale = true;
+	err = 0;
+out:
+	free(key);
+	free(order);
+	free(lead);
+	return err;
 }
 
 static int edge_cmp(const void *a, const void *b)
@@ -169,19 +370,9 @@ static int edge_cmp(const void *a, const void *b)
 
 void cw_graph_sort_edges(struct cw_graph *g)
 {
-	struct edge_key k;
-	size_t i, *idx;
-
 	qsort(g->edges, g->nedges, sizeof(*g->edges), edge_cmp);
-	for (i = 0; i < g->nedges; i++) {
-		memset(&k, 0, sizeof(k));
-		k.client = g->edges[i].client;
-		k.server = g->edges[i].server;
-		k.protocol = g->edges[i].protocol;
-		idx = cw_htab_get(&g->edge_index, &k);
-		if (idx)
-			*idx = i;
-	}
+	/* Indices moved: the next cw_graph_add() rebuilds the index. */
+	g->edge_index_stale = g->nedges > 0;
 }
 
 const char *cw_node_label(const struct cw_node *n, char *buf, size_t len)
@@ -210,9 +401,9 @@ const char *cw_node_label(const struct cw_node *n, char *buf, size_t len)
 
 static const char *kind_name(enum cw_node_kind k)
 {
-	return k == CW_NODE_PROCESS ? "process" :
-	       k == CW_NODE_UNKNOWN ? "unknown" :
-				      "external";
+	return k == CW_NODE_PROCESS   ? "process"
+	       : k == CW_NODE_UNKNOWN ? "unknown"
+				      : "external";
 }
 
 static void node_json(const struct cw_node *n, size_t id, struct cw_jsonw *w)
@@ -224,7 +415,8 @@ static void node_json(const struct cw_node *n, size_t id, struct cw_jsonw *w)
 	cw_jsonw_str(w, "kind", kind_name(n->kind));
 	cw_jsonw_str(w, "label", cw_node_label(n, buf, sizeof(buf)));
 	if (n->kind == CW_NODE_EXTERNAL) {
-		cw_jsonw_str(w, "addr", cw_addr_str(&n->addr, buf, sizeof(buf)));
+		cw_jsonw_str(w, "addr",
+			     cw_addr_str(&n->addr, buf, sizeof(buf)));
 		cw_jsonw_u64(w, "port", n->port);
 	} else {
 		cw_jsonw_str(w, "host", n->host);

@@ -8,6 +8,7 @@
 #ifndef CW_GRAPH_H
 #define CW_GRAPH_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -62,20 +63,54 @@ struct cw_graph {
 	size_t nedges, cap_edges;
 	struct cw_htab node_index; /* node key -> index */
 	struct cw_htab edge_index; /* (client, server, proto) -> index */
+	bool edge_index_stale;	   /* rebuilt by the next cw_graph_add */
 };
+
+/* One connection for cw_graph_add_links(). */
+struct cw_conn_link {
+	uint32_t client, server; /* node indices */
+	uint32_t a, b;		 /* the caller's, for its traffic callback */
+	uint8_t protocol;
+};
+
+/* Fill *t, the traffic of link l (t->protocol is l's). */
+typedef void (*cw_link_traffic_fn)(const struct cw_conn_link *l,
+				   struct cw_conn_traffic *t, void *arg);
 
 void cw_graph_init(struct cw_graph *g);
 void cw_graph_release(struct cw_graph *g);
+/* Room for n nodes and m edges without growing; 0 or -1 (ENOMEM). */
+int cw_graph_reserve(struct cw_graph *g, size_t n, size_t m);
 /* Node for the process (or unknown owner) of a watched end; -1 on ENOMEM. */
 long cw_graph_node_for_end(struct cw_graph *g, const struct cw_conn_record *r);
+/* The same from the end's parts: its host, netns, whether its owner is
+ * unknown (CW_REC_NO_OWNER) and its process. */
+long cw_graph_node_for_proc(struct cw_graph *g, const char *host,
+			    uint32_t netns, bool no_owner,
+			    const struct cw_process *proc);
 /* Node for an address nobody watched; port 0 for a client. */
 long cw_graph_node_external(struct cw_graph *g, const struct cw_addr *a,
 			    uint16_t port);
 /* Add one connection's traffic to the client -> server edge; 0 or -1. */
 int cw_graph_add(struct cw_graph *g, size_t client, size_t server,
 		 const struct cw_conn_traffic *t);
+/*
+ * Add n connections, as n calls of cw_graph_add() in that order would
+ * (edges in order of first appearance), but by sorting instead of one
+ * hash lookup each; traffic() is asked for each link's traffic in order.  0 or
+ * -1 (out of memory; the graph is then unchanged or partly filled, as with a
+ * failed cw_graph_add()).
+ */
+int cw_graph_add_links(struct cw_graph *g, const struct cw_conn_link *l,
+		       size_t n, cw_link_traffic_fn traffic, void *arg);
 /* Edges by bytes (both ways), largest first; the array is the graph's. */
 void cw_graph_sort_edges(struct cw_graph *g);
+/*
+ * The indices 0..n-1 ordered by key (ties in index order) into order[n]:
+ * a radix sort, for grouping many things by a small integer key.  0 or -1
+ * (out of memory).
+ */
+int cw_sort_by_key(const uint64_t *key, size_t n, uint32_t *order);
 /* A short label: "nginx[1234]", "10.0.0.9:80", "?[netns 4026531840]". */
 const char *cw_node_label(const struct cw_node *n, char *buf, size_t len);
 void cw_graph_json(const struct cw_graph *g, struct cw_jsonw *w);

@@ -204,47 +204,56 @@ out:
 	return err;
 }
 
-struct vedge_key {
-	uint64_t from, to;
-};
-
+/*
+ * View edges: one per (client group, server group), in order of the first
+ * base edge between them; the groups are found by sorting, not hashing.
+ */
 static size_t *make_edges(struct cw_view *v, const struct cw_graph *g)
 {
-	size_t i, cap = 0, *idx, *edge_of;
-	struct cw_htab edges;
-	struct vedge_key k;
+	size_t i, j, n = g->nedges, *edge_of, runs = 0;
+	uint32_t *order = NULL, *lead = NULL;
+	unsigned int bits = 0;
+	uint64_t *key = NULL;
 	struct cw_view_edge *e;
-	bool created;
 
-	cw_htab_init(&edges, sizeof(k), sizeof(size_t));
-	edge_of = calloc(g->nedges + 1, sizeof(*edge_of));
-	if (!edge_of)
+	while (bits < 32 && (uint64_t)v->nv >> bits)
+		bits++;
+	edge_of = calloc(n + 1, sizeof(*edge_of));
+	key = malloc((n + 1) * sizeof(*key));
+	order = malloc((n + 1) * sizeof(*order));
+	lead = malloc((n + 1) * sizeof(*lead));
+	if (!edge_of || !key || !order || !lead || n >= UINT32_MAX)
 		goto fail;
-	for (i = 0; i < g->nedges; i++) {
+	for (i = 0; i < n; i++)
+		key[i] = (uint64_t)v->group_of[g->edges[i].client] << bits |
+			 v->group_of[g->edges[i].server];
+	if (cw_sort_by_key(key, n, order))
+		goto fail;
+	for (i = 0; i < n; i = j, runs++)
+		for (j = i; j < n && key[order[j]] == key[order[i]]; j++)
+			lead[order[j]] = order[i];
+	free(key);
+	key = NULL;
+	free(order);
+	order = NULL;
+	v->e = calloc(runs + 1, sizeof(*v->e));
+	if (!v->e)
+		goto fail;
+	for (i = 0; i < n; i++) {
 		const struct cw_edge *b = &g->edges[i];
+		size_t from = v->group_of[b->client],
+		       to = v->group_of[b->server];
 
-		k.from = v->group_of[b->client];
-		k.to = v->group_of[b->server];
-		idx = cw_htab_upsert(&edges, &k, &created);
-		if (!idx)
-			goto fail;
-		if (created) {
-			if (v->ne == cap) {
-				cap = cap ? cap * 2 : 64;
-				e = realloc(v->e, cap * sizeof(*e));
-				if (!e)
-					goto fail;
-				v->e = e;
-			}
-			*idx = v->ne++;
-			e = &v->e[*idx];
-			memset(e, 0, sizeof(*e));
-			e->from = k.from;
-			e->to = k.to;
+		if (lead[i] == i) {
+			edge_of[i] = v->ne++;
+			e = &v->e[edge_of[i]];
+			e->from = from;
+			e->to = to;
 			e->first_ns = b->first_ns;
+		} else {
+			edge_of[i] = edge_of[lead[i]];
 		}
-		edge_of[i] = *idx;
-		e = &v->e[*idx];
+		e = &v->e[edge_of[i]];
 		e->conns += b->conns;
 		e->paired += b->paired;
 		e->bytes_c2s += b->bytes_c2s;
@@ -255,15 +264,19 @@ static size_t *make_edges(struct cw_view *v, const struct cw_graph *g)
 			e->first_ns = b->first_ns;
 		if (b->last_ns > e->last_ns)
 			e->last_ns = b->last_ns;
-		v->v[k.from].bytes_out += b->bytes_c2s;
-		v->v[k.from].bytes_in += b->bytes_s2c;
-		v->v[k.to].bytes_out += b->bytes_s2c;
-		v->v[k.to].bytes_in += b->bytes_c2s;
+		v->v[from].bytes_out += b->bytes_c2s;
+		v->v[from].bytes_in += b->bytes_s2c;
+		v->v[to].bytes_out += b->bytes_s2c;
+		v->v[to].bytes_in += b->bytes_c2s;
 	}
-	cw_htab_release(&edges);
+	free(key);
+	free(order);
+	free(lead);
 	return edge_of;
 fail:
-	cw_htab_release(&edges);
+	free(key);
+	free(order);
+	free(lead);
 	free(edge_of);
 	return NULL;
 }
@@ -319,6 +332,18 @@ static const char *kind_name(enum cw_node_kind k)
 				      : "external";
 }
 
+/*
+ * A string attribute of vertex id: unset strings read as "", so only the
+ * first vertex (which makes the attribute) needs an empty one.
+ */
+static igraph_error_t set_vas(igraph_t *ig, const char *name,
+			      igraph_integer_t id, const char *value)
+{
+	if (!*value && id)
+		return IGRAPH_SUCCESS;
+	return SETVAS(ig, name, id, value);
+}
+
 static igraph_error_t set_vertex_attrs(igraph_t *ig, const struct cw_view *v)
 {
 	igraph_vector_t num;
@@ -331,25 +356,25 @@ static igraph_error_t set_vertex_attrs(igraph_t *ig, const struct cw_view *v)
 		bool p = n->kind == CW_NODE_PROCESS;
 		igraph_integer_t id = (igraph_integer_t)i;
 
-		IGRAPH_CHECK(SETVAS(ig, "name", id, x->name));
-		IGRAPH_CHECK(SETVAS(ig, "label", id, x->label));
-		IGRAPH_CHECK(SETVAS(ig, "kind", id, kind_name(n->kind)));
+		IGRAPH_CHECK(set_vas(ig, "name", id, x->name));
+		IGRAPH_CHECK(set_vas(ig, "label", id, x->label));
+		IGRAPH_CHECK(set_vas(ig, "kind", id, kind_name(n->kind)));
 		IGRAPH_CHECK(
-			SETVAS(ig, "host", id, x->same_host ? n->host : ""));
-		IGRAPH_CHECK(SETVAS(ig, "comm", id,
-				    p && v->by <= CW_BY_CMDLINE ? n->proc.comm
-								: ""));
-		IGRAPH_CHECK(SETVAS(
+			set_vas(ig, "host", id, x->same_host ? n->host : ""));
+		IGRAPH_CHECK(set_vas(ig, "comm", id,
+				     p && v->by <= CW_BY_CMDLINE ? n->proc.comm
+								 : ""));
+		IGRAPH_CHECK(set_vas(
 			ig, "cmdline", id,
 			p && v->by <= CW_BY_CMDLINE ? n->proc.cmdline : ""));
-		IGRAPH_CHECK(SETVAS(ig, "container", id,
-				    p && (proc || v->by == CW_BY_CONTAINER)
-					    ? n->proc.container
-					    : ""));
-		IGRAPH_CHECK(SETVAS(ig, "pod", id,
-				    p && (proc || v->by == CW_BY_CONTAINER)
-					    ? n->proc.pod
-					    : ""));
+		IGRAPH_CHECK(set_vas(ig, "container", id,
+				     p && (proc || v->by == CW_BY_CONTAINER)
+					     ? n->proc.container
+					     : ""));
+		IGRAPH_CHECK(set_vas(ig, "pod", id,
+				     p && (proc || v->by == CW_BY_CONTAINER)
+					     ? n->proc.pod
+					     : ""));
 	}
 	IGRAPH_VECTOR_INIT_FINALLY(&num, (igraph_integer_t)v->nv);
 	for (i = 0; i < v->nv; i++)

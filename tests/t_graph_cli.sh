@@ -89,5 +89,39 @@ grep -q "python3 /srv/app/server.py" tiers.svg || fail "tiers.svg lacks the app"
 head -c 4 hosts.png | od -c | grep -q "P   N   G" || fail "hosts.png is no PNG"
 "$CW" render --by container --format dot -o c.dot fleet.jsonl || fail "render dot failed"
 grep -q "digraph" c.dot || fail "c.dot is no DOT"
+# The same fleet as a wire stream file (what the correlator reads from
+# Kafka): the same bytes for the same seed, the same records as 'causeway
+# dump' prints, and the same graph, byte for byte, as from JSON lines.
+"$CW" simulate --hosts 8 --conns 40 --seed 3 --format wire -o fleet.cww ||
+	fail "simulate --format wire failed"
+"$CW" simulate --hosts 8 --conns 40 --seed 3 >again.cww || fail "simulate to stdout failed"
+cmp -s fleet.jsonl again.cww || fail "without --format or .cww, stdout is not JSON lines"
+"$CW" simulate --hosts 8 --conns 40 --seed 3 --format wire >again.cww ||
+	fail "simulate --format wire to stdout failed"
+cmp -s fleet.cww again.cww || fail "the same seed gave different wire files"
+[ "$(head -c 8 fleet.cww)" = "CWWIRE1" ] || fail "fleet.cww lacks the wire magic"
+"$CW" dump fleet.cww >dumped.jsonl || fail "dump of fleet.cww failed"
+check_eq "records in fleet.cww" "$(wc -l <dumped.jsonl)" "$(wc -l <fleet.jsonl)"
+for by in process host; do
+	"$CW" graph --by $by --format json fleet.jsonl >j-$by.json || fail "graph of JSON failed"
+	"$CW" graph --by $by --format json fleet.cww >w-$by.json || fail "graph of wire failed"
+	cmp -s j-$by.json w-$by.json || fail "--by $by: the wire file gave another graph"
+done
+# Both files at once: each record comes twice, to the same end.
+"$CW" graph --format json fleet.cww fleet.jsonl >both.json || fail "graph of wire and JSON together failed"
+pyjson '
+import json, sys
+g = json.load(open("both.json"))
+st = g["stats"]
+assert st["files"] == 2 and st["records"] == 2 * int(sys.argv[1]), st
+assert st["ends"] == int(sys.argv[1]), st
+tot = sum(e["bytes_c2s"] + e["bytes_s2c"] for e in g["edges"])
+assert tot == int(open("total").read()), (tot, open("total").read())
+' "$(wc -l <fleet.jsonl)" || fail "wire + JSON input counted twice"
+"$CW" render --by host --min-share 0 -o w.svg fleet.cww || fail "render of wire failed"
+grep -q "host&#45;00001" w.svg || fail "w.svg lacks the hosts"
+"$CW" graph --bench --window 0 --top 1 fleet.cww >/dev/null 2>bench.txt || fail "--bench failed"
+grep -q "^bench: records $(wc -l <fleet.jsonl) read .* records/s) .* build+project " bench.txt ||
+	fail "--bench line: $(cat bench.txt)"
 ls | grep -q "\.tmp\." && fail "temporary files left: $(ls)"
 note "ok"

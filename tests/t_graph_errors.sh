@@ -44,6 +44,35 @@ expect 2 "--hosts and --conns are required" none "$CW" simulate --hosts 3
 expect 1 "unable to create 'nodir/out.json'" nodir/out.json \
 	"$CW" graph -o nodir/out.json good.jsonl
 
+# Wire stream files: a damaged frame is a bad record, named by its offset.
+"$CW" simulate --hosts 2 --conns 3 --format wire -o good.cww || fail "simulate --format wire failed"
+nrec=$(wc -l <good.jsonl)
+python3 -c '
+import struct, sys
+d = bytearray(open("good.cww", "rb").read())
+n = struct.unpack_from("<I", d, 8)[0]
+second = 8 + 8 + n
+d[second + 8 + 3] ^= 0xff			# a byte of the second record
+open("crc.cww", "wb").write(d)
+open("torn.cww", "wb").write(d[:len(d) - 5])	# and the last one cut short
+print(second)
+' >offset || fail "unable to damage good.cww"
+printf 'CW not wire\n' >notwire.cww
+expect 1 "'crc.cww' offset $(cat offset): record fails its CRC check" out.json \
+	"$CW" graph -o out.json crc.cww
+expect 1 "'notwire.cww': not a causeway wire file" out.json "$CW" graph -o out.json notwire.cww
+expect 1 "'torn.cww' offset [0-9]*: record fails its CRC check" out.svg \
+	"$CW" render -o out.svg torn.cww
+"$CW" graph --skip-bad --format json -o ok.json torn.cww 2>stderr ||
+	fail "--skip-bad on wire failed: $(cat stderr)"
+grep -q "^causeway: warning: 'torn.cww' offset $(cat offset): record fails its CRC check (skipped)" stderr ||
+	fail "no warning for the damaged record: $(cat stderr)"
+grep -q "2 bad records skipped" stderr || fail "the torn record was not counted: $(cat stderr)"
+pyjson 'import json, sys; s = json.load(open("ok.json"))["stats"]; assert (s["records"], s["bad_lines"]) == (int(sys.argv[1]) - 2, 2), s' "$nrec" ||
+	fail "--skip-bad counted wrong on wire"
+expect 2 "--format 'xml': want json or wire" out.cww \
+	"$CW" simulate --hosts 1 --conns 1 --format xml -o out.cww
+
 # --skip-bad reads on: one warning, the good lines counted.
 "$CW" graph --skip-bad --format json -o ok.json bad.jsonl 2>stderr ||
 	fail "--skip-bad failed: $(cat stderr)"
