@@ -12,7 +12,7 @@
 #include "correlator/live.h"
 
 struct obs {
-	uint32_t node, peer;
+	uint32_t node, peer, conn; /* conn: the same id at both ends */
 	uint64_t ts_ns, bytes;
 	uint8_t dir;
 };
@@ -27,6 +27,17 @@ static int cmp_obs(const void *a, const void *b)
 }
 
 /* "comm[pid]" for a process, the address for what nobody watched. */
+/* The connection's roles tell the inference who calls whom. */
+static int add_role(struct cw_msgtrace *t, uint8_t role, uint32_t node,
+		    uint32_t peer)
+{
+	if (role == CW_REC_ROLE_CLIENT)
+		return cw_msgtrace_add_call(t, node, peer);
+	if (role == CW_REC_ROLE_SERVER)
+		return cw_msgtrace_add_call(t, peer, node);
+	return 0;
+}
+
 static void end_label(const struct cw_conn_record *r, bool with_host, char *buf,
 		      size_t len)
 {
@@ -59,7 +70,7 @@ int cw_live_trace(const struct cw_pairing *p,
 	size_t i, j, no = 0, cap = 0;
 	char a[192], b[192];
 	int node, pnode, err = -1;
-	long e;
+	long e, conn;
 
 	for (i = 0; i < n; i++) {
 		e = cw_pairing_find(p, recs[i].host, recs[i].cookie);
@@ -73,9 +84,12 @@ int cw_live_trace(const struct cw_pairing *p,
 		} else {
 			peer_label(me, b, sizeof(b));
 		}
+		conn = p->partner[e] >= 0 && p->partner[e] < e ? p->partner[e]
+							       : e;
 		node = cw_msgtrace_node(t, a);
 		pnode = cw_msgtrace_node(t, b);
-		if (node < 0 || pnode < 0)
+		if (node < 0 || pnode < 0 ||
+		    add_role(t, me->role, (uint32_t)node, (uint32_t)pnode))
 			goto out;
 		for (j = 0; j < recs[i].n; j++) {
 			if (no == cap) {
@@ -88,6 +102,7 @@ int cw_live_trace(const struct cw_pairing *p,
 			o[no++] = (struct obs){
 				.node = (uint32_t)node,
 				.peer = (uint32_t)pnode,
+				.conn = (uint32_t)conn + 1,
 				.ts_ns = recs[i].msgs[j].ts_ns,
 				.bytes = recs[i].msgs[j].bytes,
 				.dir = recs[i].msgs[j].dir,
@@ -97,9 +112,9 @@ int cw_live_trace(const struct cw_pairing *p,
 	/* The trace wants each node's messages in its own clock's order. */
 	qsort(o, no, sizeof(*o), cmp_obs);
 	for (i = 0; i < no; i++)
-		if (cw_msgtrace_add(t, o[i].ts_ns, o[i].node, o[i].peer,
-				    o[i].dir == 1 ? CW_MSG_OUT : CW_MSG_IN,
-				    o[i].bytes))
+		if (cw_msgtrace_add_conn(t, o[i].ts_ns, o[i].node, o[i].peer,
+					 o[i].dir == 1 ? CW_MSG_OUT : CW_MSG_IN,
+					 o[i].bytes, o[i].conn))
 			goto out;
 	err = cw_msgtrace_finish(t, "timing windows");
 out:
@@ -291,7 +306,9 @@ int cw_live_trace_windows(const struct cw_timing_record *recs, size_t n,
 		}
 		node = cw_msgtrace_node(t, a);
 		pnode = cw_msgtrace_node(t, b);
-		if (node < 0 || pnode < 0)
+		if (node < 0 || pnode < 0 ||
+		    add_role(t, e[i].rec->role, (uint32_t)node,
+			     (uint32_t)pnode))
 			goto out;
 		/*
 		 * A window may open in the middle of an exchange: drop what
@@ -318,6 +335,13 @@ int cw_live_trace_windows(const struct cw_timing_record *recs, size_t n,
 				o[no++] = (struct obs){
 					.node = (uint32_t)node,
 					.peer = (uint32_t)pnode,
+					.conn = (uint32_t)(e[i].partner >= 0 &&
+									   (size_t)e[i].partner <
+										   i
+								   ? (size_t)e[i]
+									     .partner
+								   : i) +
+						1,
 					.ts_ns = w->msgs[j].ts_ns,
 					.bytes = w->msgs[j].bytes,
 					.dir = w->msgs[j].dir,
@@ -328,9 +352,9 @@ int cw_live_trace_windows(const struct cw_timing_record *recs, size_t n,
 	st.messages = no;
 	qsort(o, no, sizeof(*o), cmp_obs);
 	for (i = 0; i < no; i++)
-		if (cw_msgtrace_add(t, o[i].ts_ns, o[i].node, o[i].peer,
-				    o[i].dir == 1 ? CW_MSG_OUT : CW_MSG_IN,
-				    o[i].bytes))
+		if (cw_msgtrace_add_conn(t, o[i].ts_ns, o[i].node, o[i].peer,
+					 o[i].dir == 1 ? CW_MSG_OUT : CW_MSG_IN,
+					 o[i].bytes, o[i].conn))
 			goto out;
 	oom = false;
 	err = cw_msgtrace_finish(t, "timing windows");
