@@ -41,7 +41,8 @@ static void usage(FILE *fp)
 		"usage: causeway run [--duration D] [--interval I] [-o DIR] "
 		"[--json]\n"
 		"                    [--attach auto|fentry|kprobe|tracepoint]\n"
-		"                    [--netns NS] [--msg-gap D] [--no-udp]\n\n"
+		"                    [--netns NS] [--msg-gap D] [--no-udp]\n"
+		"                    [--no-nat]\n\n"
 		"Watch TCP and UDP traffic on this host from the kernel, with "
 		"no\n"
 		"change to the programs watched; pair the two ends of every "
@@ -64,6 +65,8 @@ static void usage(FILE *fp)
 		"      --msg-gap D    an idle gap of D also starts a new "
 		"message\n"
 		"      --no-udp       do not count UDP\n"
+		"      --no-nat       keep DNAT'ed (virtual) addresses: no "
+		"conntrack lookups\n"
 		"  -w, --window D     record message start times in timing "
 		"windows\n"
 		"                     of D (into timing.jsonl with -o)\n"
@@ -231,21 +234,15 @@ static int watch(struct cw_agent *a, struct run_ctx *rc, uint64_t duration,
 
 int cmd_run(int argc, char **argv)
 {
-	static const struct option opts[] = {{"duration", 1, 0, 'd'},
-					     {"interval", 1, 0, 'i'},
-					     {"out", 1, 0, 'o'},
-					     {"json", 0, 0, 'j'},
-					     {"attach", 1, 0, 'a'},
-					     {"netns", 1, 0, 'n'},
-					     {"msg-gap", 1, 0, 'g'},
-					     {"no-udp", 0, 0, 'U'},
-					     {"mode", 1, 0, 'm'},
-					     {"min-share", 1, 0, 's'},
-					     {"window", 1, 0, 'w'},
-					     {"window-every", 1, 0, 'W'},
-					     {"paths", 0, 0, 'p'},
-					     {"help", 0, 0, 'h'},
-					     {0}};
+	static const struct option opts[] = {
+		{"duration", 1, 0, 'd'},     {"interval", 1, 0, 'i'},
+		{"out", 1, 0, 'o'},	     {"json", 0, 0, 'j'},
+		{"attach", 1, 0, 'a'},	     {"netns", 1, 0, 'n'},
+		{"msg-gap", 1, 0, 'g'},	     {"no-udp", 0, 0, 'U'},
+		{"no-nat", 0, 0, 'N'},	     {"mode", 1, 0, 'm'},
+		{"min-share", 1, 0, 's'},    {"window", 1, 0, 'w'},
+		{"window-every", 1, 0, 'W'}, {"paths", 0, 0, 'p'},
+		{"help", 0, 0, 'h'},	     {0}};
 	struct cli_watch w = {.ao = {.sz = sizeof(w.ao)},
 			      .interval_ns = NSEC_PER_SEC};
 	struct cw_agent_stats st;
