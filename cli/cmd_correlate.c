@@ -636,6 +636,13 @@ int cmd_correlate(int argc, char **argv)
 		cw_jsonw_obj_open(&w, NULL);
 		cw_graph_json(&g, &w);
 		cli_stats_json(&w, NULL, &c.pairing.st);
+		cw_jsonw_obj_open(&w, "bad_records");
+		cw_jsonw_u64(&w, "malformed",
+			     c.errors.count[-CW_WIRE_EMALFORMED]);
+		cw_jsonw_u64(&w, "unknown_version",
+			     c.errors.count[-CW_WIRE_EVERSION]);
+		cw_jsonw_u64(&w, "unknown_kind", c.errors.count[-CW_WIRE_EKIND]);
+		cw_jsonw_obj_close(&w);
 		cw_jsonw_obj_close(&w);
 		cw_jsonw_end_line(&w);
 	} else {

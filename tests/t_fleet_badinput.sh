@@ -135,7 +135,7 @@ correlate() {
 	local rc
 	"$CW" correlate --kafka "$BOOT" --kafka-config "$T_TMP/kafka.properties" \
 		--group badinput --from-beginning --idle "$2" -o "$T_TMP/corr$1" \
-		>"$T_TMP/corr$1.txt" 2>"$T_TMP/corr$1.log"
+		--json >"$T_TMP/corr$1.json" 2>"$T_TMP/corr$1.log"
 	rc=$?
 	cat "$T_TMP/corr$1.log" >&2
 	check_eq "correlator $1: exit status" "$rc" 0
@@ -157,6 +157,11 @@ check_eq "correlator 1: bad records skipped" "$bad" "$WANT_BAD"
 check_eq "correlator 1: counts per kind" \
 	"$(sed -n 's/.*records: skipped //p' "$T_TMP/corr1.log")" \
 	"$WANT_MALFORMED malformed, $WANT_VERSION unknown version, $WANT_KIND unknown kind"
+check_eq "correlator 1: bad records in --json" "$(python3 -c '
+import json, sys
+b = json.load(open(sys.argv[1]))["bad_records"]
+print(b["malformed"], b["unknown_version"], b["unknown_kind"])' "$T_TMP/corr1.json")" \
+	"$WANT_MALFORMED $WANT_VERSION $WANT_KIND"
 check_eq "correlator 1: malformed logged once" "$(count 1 malformed)" 1
 check_eq "correlator 1: unknown version logged once" "$(count 1 'unknown version')" 1
 check_eq "correlator 1: unknown kind logged once" "$(count 1 'unknown kind')" 1
