@@ -80,19 +80,6 @@ static void usage(FILE *fp)
 		"      --from-beginning --timeout 5s\n");
 }
 
-static void print_process(struct cw_jsonw *w, const struct cw_process *p)
-{
-	cw_jsonw_obj_open(w, "process");
-	cw_jsonw_u64(w, "pid", p->tgid);
-	cw_jsonw_u64(w, "start_ns", p->start_ns);
-	cw_jsonw_str(w, "comm", p->comm);
-	cw_jsonw_str(w, "cmdline", p->cmdline);
-	cw_jsonw_u64(w, "cgroup_id", p->cgroup_id);
-	cw_jsonw_str(w, "container", p->container);
-	cw_jsonw_str(w, "pod", p->pod);
-	cw_jsonw_obj_close(w);
-}
-
 /* A sample run: the fields of `causeway samples export --format json`. */
 static void print_samples(struct cw_jsonw *w, const struct cw_wire_samples *s)
 {
@@ -164,7 +151,7 @@ static void print_msg(struct cw_jsonw *w, const struct cw_wire_msg *m)
 		cw_jsonw_str(w, "kind", "process");
 		cw_jsonw_str(w, "host", m->proc.host);
 		cw_jsonw_u64(w, "seq", m->proc.seq);
-		print_process(w, &m->proc.proc);
+		cw_process_json(w, 0, &m->proc.proc);
 		cw_jsonw_u64(w, "rss_bytes", m->proc.rss_bytes);
 		cw_jsonw_u64(w, "cpu_ns", m->proc.cpu_ns);
 		cw_jsonw_u64(w, "time_ns", m->proc.time_ns);

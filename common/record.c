@@ -71,6 +71,24 @@ const char *cw_proto_name(int protocol)
 	return protocol == 6 ? "tcp" : protocol == 17 ? "udp" : "other";
 }
 
+void cw_process_json(struct cw_jsonw *w, uint32_t flags,
+		     const struct cw_process *p)
+{
+	cw_jsonw_obj_open(w, "process");
+	if (flags & CW_REC_NO_OWNER) {
+		cw_jsonw_null(w, "pid");
+	} else {
+		cw_jsonw_u64(w, "pid", p->tgid);
+		cw_jsonw_u64(w, "start_ns", p->start_ns);
+		cw_jsonw_str(w, "comm", p->comm);
+		cw_jsonw_str(w, "cmdline", p->cmdline);
+		cw_jsonw_u64(w, "cgroup_id", p->cgroup_id);
+		cw_jsonw_str(w, "container", p->container);
+		cw_jsonw_str(w, "pod", p->pod);
+	}
+	cw_jsonw_obj_close(w);
+}
+
 void cw_conn_record_json(struct cw_jsonw *w, const struct cw_conn_record *r)
 {
 	char buf[64];
@@ -99,19 +117,7 @@ void cw_conn_record_json(struct cw_jsonw *w, const struct cw_conn_record *r)
 	cw_jsonw_bool(w, "closed", !!(r->flags & CW_REC_CLOSED));
 	cw_jsonw_bool(w, "preexisting", !!(r->flags & CW_REC_PREEXISTING));
 	cw_jsonw_bool(w, "nat", !!(r->flags & CW_REC_NAT));
-	cw_jsonw_obj_open(w, "process");
-	if (r->flags & CW_REC_NO_OWNER) {
-		cw_jsonw_null(w, "pid");
-	} else {
-		cw_jsonw_u64(w, "pid", r->proc.tgid);
-		cw_jsonw_u64(w, "start_ns", r->proc.start_ns);
-		cw_jsonw_str(w, "comm", r->proc.comm);
-		cw_jsonw_str(w, "cmdline", r->proc.cmdline);
-		cw_jsonw_u64(w, "cgroup_id", r->proc.cgroup_id);
-		cw_jsonw_str(w, "container", r->proc.container);
-		cw_jsonw_str(w, "pod", r->proc.pod);
-	}
-	cw_jsonw_obj_close(w);
+	cw_process_json(w, r->flags, &r->proc);
 	cw_jsonw_obj_close(w);
 }
 
@@ -168,19 +174,7 @@ void cw_timing_window_json(struct cw_jsonw *w, const struct cw_timing_record *t)
 			     cw_addr_str(&t->raddr, buf, sizeof(buf)));
 		cw_jsonw_u64(w, "rport", t->rport);
 		cw_jsonw_bool(w, "nat", !!(t->flags & CW_REC_NAT));
-		cw_jsonw_obj_open(w, "process");
-		if (t->flags & CW_REC_NO_OWNER) {
-			cw_jsonw_null(w, "pid");
-		} else {
-			cw_jsonw_u64(w, "pid", t->proc.tgid);
-			cw_jsonw_u64(w, "start_ns", t->proc.start_ns);
-			cw_jsonw_str(w, "comm", t->proc.comm);
-			cw_jsonw_str(w, "cmdline", t->proc.cmdline);
-			cw_jsonw_u64(w, "cgroup_id", t->proc.cgroup_id);
-			cw_jsonw_str(w, "container", t->proc.container);
-			cw_jsonw_str(w, "pod", t->proc.pod);
-		}
-		cw_jsonw_obj_close(w);
+		cw_process_json(w, t->flags, &t->proc);
 	}
 	timing_msgs_json(w, t);
 	cw_jsonw_obj_close(w);

@@ -132,5 +132,8 @@ const char *cw_proto_name(int protocol);
 
 /* Write a record as one JSON object (no newline). */
 void cw_conn_record_json(struct cw_jsonw *w, const struct cw_conn_record *r);
+/* "process": an end's owner, or a null pid if flags has CW_REC_NO_OWNER. */
+void cw_process_json(struct cw_jsonw *w, uint32_t flags,
+		     const struct cw_process *p);
 
 #endif
