@@ -38,28 +38,39 @@ static int add_role(struct cw_msgtrace *t, uint8_t role, uint32_t node,
 	return 0;
 }
 
-static void end_label(const struct cw_conn_record *r, bool with_host, char *buf,
-		      size_t len)
+/* A node's name: comm[pid], @host when ends of several hosts meet. */
+static void node_label(char *buf, size_t len, bool with_host, uint32_t flags,
+		       uint32_t netns, const struct cw_process *proc,
+		       const char *host)
 {
-	if (r->flags & CW_REC_NO_OWNER)
-		snprintf(buf, len, "?[netns %u]", r->netns);
+	if (flags & CW_REC_NO_OWNER)
+		snprintf(buf, len, with_host ? "?[netns %u]@%s" : "?[netns %u]",
+			 netns, host);
 	else if (with_host)
-		snprintf(buf, len, "%s[%u]@%s", r->proc.comm, r->proc.tgid,
-			 r->host);
+		snprintf(buf, len, "%s[%u]@%s", proc->comm, proc->tgid, host);
 	else
-		snprintf(buf, len, "%s[%u]", r->proc.comm, r->proc.tgid);
+		snprintf(buf, len, "%s[%u]", proc->comm, proc->tgid);
 }
 
-static void peer_label(const struct cw_conn_record *r, char *buf, size_t len)
+/* An unpaired end's peer: the server's address and port, a client's
+ * address alone (its port changes with every connection). */
+static void addr_label(char *buf, size_t len, uint8_t role,
+		       const struct cw_addr *raddr, uint16_t rport)
 {
 	char a[64];
 
-	cw_addr_str(&r->raddr, a, sizeof(a));
-	if (r->role == CW_REC_ROLE_CLIENT)
-		snprintf(buf, len, "%s:%u", a, r->rport);
+	cw_addr_str(raddr, a, sizeof(a));
+	if (role == CW_REC_ROLE_CLIENT)
+		snprintf(buf, len, "%s:%u", a, rport);
 	else
 		snprintf(buf, len, "%s", a);
 }
+
+#define END_LABEL(r, with_host, buf)                                           \
+	node_label(buf, sizeof(buf), with_host, (r)->flags, (r)->netns,        \
+		   &(r)->proc, (r)->host)
+#define PEER_LABEL(r, buf)                                                     \
+	addr_label(buf, sizeof(buf), (r)->role, &(r)->raddr, (r)->rport)
 
 int cw_live_trace(const struct cw_pairing *p,
 		  const struct cw_timing_record *recs, size_t n, bool with_host,
@@ -77,12 +88,12 @@ int cw_live_trace(const struct cw_pairing *p,
 		if (e < 0 || !p->partner)
 			continue; /* a window of a connection never collected */
 		me = cw_pairing_end(p, (size_t)e);
-		end_label(me, with_host, a, sizeof(a));
+		END_LABEL(me, with_host, a);
 		if (p->partner[e] >= 0) {
 			peer = cw_pairing_end(p, (size_t)p->partner[e]);
-			end_label(peer, with_host, b, sizeof(b));
+			END_LABEL(peer, with_host, b);
 		} else {
-			peer_label(me, b, sizeof(b));
+			PEER_LABEL(me, b);
 		}
 		conn = p->partner[e] >= 0 && p->partner[e] < e ? p->partner[e]
 							       : e;
@@ -175,31 +186,6 @@ static bool mirrored(const struct cw_timing_record *a,
 	if (!strcmp(a->host, b->host) && a->cookie == b->cookie)
 		return false;
 	return !(a->role && a->role == b->role);
-}
-
-static void wend_label(const struct cw_timing_record *r, bool with_host,
-		       char *buf, size_t len)
-{
-	if (r->flags & CW_REC_NO_OWNER)
-		snprintf(buf, len, with_host ? "?[netns %u]@%s" : "?[netns %u]",
-			 r->netns, r->host);
-	else if (with_host)
-		snprintf(buf, len, "%s[%u]@%s", r->proc.comm, r->proc.tgid,
-			 r->host);
-	else
-		snprintf(buf, len, "%s[%u]", r->proc.comm, r->proc.tgid);
-}
-
-static void wend_peer_label(const struct cw_timing_record *r, char *buf,
-			    size_t len)
-{
-	char a[64];
-
-	cw_addr_str(&r->raddr, a, sizeof(a));
-	if (r->role == CW_REC_ROLE_CLIENT)
-		snprintf(buf, len, "%s:%u", a, r->rport);
-	else
-		snprintf(buf, len, "%s", a);
 }
 
 /* Pair the ends of one 4-tuple group [lo, hi) of the sorted ends. */
@@ -295,13 +281,12 @@ int cw_live_trace_windows(const struct cw_timing_record *recs, size_t n,
 	if (!o)
 		goto out;
 	for (i = 0; i < ne; i++) {
-		wend_label(e[i].rec, with_host, a, sizeof(a));
+		END_LABEL(e[i].rec, with_host, a);
 		if (e[i].partner >= 0) {
-			wend_label(e[e[i].partner].rec, with_host, b,
-				   sizeof(b));
+			END_LABEL(e[e[i].partner].rec, with_host, b);
 			st.paired++;
 		} else {
-			wend_peer_label(e[i].rec, b, sizeof(b));
+			PEER_LABEL(e[i].rec, b);
 			st.unpaired++;
 		}
 		node = cw_msgtrace_node(t, a);
