@@ -44,24 +44,48 @@ LDLIBS     += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lcap -lm -lpthread
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I$(BUILD) -Ibpf \
 	-Wall -Werror -Wno-unused-function
 
-# Every component folder is part of libcauseway.a; cli/ holds the binary.
-LIB_DIRS   := common agent correlator graph viz
-LIB_SRCS   := $(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c))
+# Components and what each may include: the layers, one way.  The core
+# library is everything a central machine needs and builds with no BTF,
+# clang BPF target or bpftool; the agent library alone needs the skeletons.
+# `make check-layers` enforces the table; `make check-core` builds and runs
+# the core unit tests with the BPF toolchain hidden.
+LAYER_common     :=
+LAYER_paths      := common
+LAYER_samples    := common
+LAYER_correlator := common paths graph # graph: until pairing stops building cw_graph
+LAYER_graph      := common correlator
+LAYER_viz        := common graph
+LAYER_agent      := common bpf samples
+LAYER_cli        := common paths samples correlator graph viz agent cli
+CORE_DIRS  := common paths samples correlator graph viz
+AGENT_DIRS := agent
+CORE_SRCS  := $(foreach d,$(CORE_DIRS),$(wildcard $(d)/*.c))
+AGENT_SRCS := $(foreach d,$(AGENT_DIRS),$(wildcard $(d)/*.c))
+LIB_SRCS   := $(CORE_SRCS) $(AGENT_SRCS)
 CLI_SRCS   := $(wildcard cli/*.c)
 BPF_SRCS   := $(wildcard bpf/*.bpf.c)
 SKELS      := $(patsubst bpf/%.bpf.c,$(BUILD)/%.skel.h,$(BPF_SRCS))
-LIB_OBJS   := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRCS))
+CORE_OBJS  := $(patsubst %.c,$(BUILD)/obj/%.o,$(CORE_SRCS))
+AGENT_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(AGENT_SRCS))
+LIB_OBJS   := $(CORE_OBJS) $(AGENT_OBJS)
 CLI_OBJS   := $(patsubst %.c,$(BUILD)/obj/%.o,$(CLI_SRCS))
 UNIT_SRCS  := $(wildcard tests/unit/*.c)
+# Unit tests that include the agent link the agent library too.
+AGENT_UNIT_SRCS := $(shell grep -l '^\#include "agent/' $(UNIT_SRCS) 2>/dev/null)
+CORE_UNIT_SRCS  := $(filter-out $(AGENT_UNIT_SRCS),$(UNIT_SRCS))
 UNIT_BINS  := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
+CORE_UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(CORE_UNIT_SRCS))
+AGENT_UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(AGENT_UNIT_SRCS))
 BIN        := $(BUILD)/causeway
+CORE_LIB   := $(BUILD)/libcauseway-core.a
+AGENT_LIB  := $(BUILD)/libcauseway-agent.a
 # Wire schemas: protoc-c output lives in $(BUILD), never in the tree.
 PROTOS     := $(wildcard common/*.proto)
 PROTO_SRCS := $(patsubst %.proto,$(BUILD)/%.pb-c.c,$(PROTOS))
 PROTO_HDRS := $(PROTO_SRCS:.c=.h)
 PROTO_OBJS := $(patsubst $(BUILD)/%.c,$(BUILD)/obj/gen/%.o,$(PROTO_SRCS))
 
-.PHONY: all deps test unit bench demo fuzz format clean
+.PHONY: all deps test unit bench demo fuzz format clean check-layers check-core core-units
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -106,27 +130,52 @@ $(BUILD)/obj/gen/%.o: $(BUILD)/%.c $(BUILD)/.flags
 
 $(LIB_OBJS) $(CLI_OBJS) $(UNIT_BINS): | $(PROTO_HDRS)
 
-$(BUILD)/obj/%.o: %.c $(BUILD)/.flags | $(SKELS)
+# Only the agent's objects (and what links them) wait for the skeletons.
+$(AGENT_OBJS) $(CLI_OBJS) $(AGENT_UNIT_BINS): | $(SKELS)
+
+$(BUILD)/obj/%.o: %.c $(BUILD)/.flags
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
 
-$(BUILD)/libcauseway.a: $(LIB_OBJS) $(PROTO_OBJS)
+$(CORE_LIB): $(CORE_OBJS) $(PROTO_OBJS)
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(BIN): $(CLI_OBJS) $(BUILD)/libcauseway.a
-	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) -o $@ $(CLI_OBJS) $(BUILD)/libcauseway.a $(LDLIBS)
+$(AGENT_LIB): $(AGENT_OBJS)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libcauseway.a
+$(BIN): $(CLI_OBJS) $(AGENT_LIB) $(CORE_LIB)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) -o $@ $(CLI_OBJS) $(AGENT_LIB) $(CORE_LIB) $(LDLIBS)
+
+$(CORE_UNIT_BINS): $(BUILD)/tests/%: tests/unit/%.c $(CORE_LIB)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) -MMD -MP -o $@ $< $(BUILD)/libcauseway.a $(LDLIBS)
+	$(Q)$(CC) $(CFLAGS) -MMD -MP -o $@ $< $(CORE_LIB) $(LDLIBS)
+
+$(AGENT_UNIT_BINS): $(BUILD)/tests/%: tests/unit/%.c $(AGENT_LIB) $(CORE_LIB)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -MMD -MP -o $@ $< $(AGENT_LIB) $(CORE_LIB) $(LDLIBS)
 
 unit: $(UNIT_BINS)
 
-test: $(BIN) $(UNIT_BINS) fuzz
+# Every folder includes only what its LAYER_ line allows.
+check-layers:
+	$(Q)tests/check_layers.sh $(foreach d,$(sort $(CORE_DIRS) $(AGENT_DIRS) cli),$(d)='$(LAYER_$(d))')
+
+# The core library and its unit tests, built apart with no BTF, no clang
+# BPF target and no bpftool (each replaced by one that fails), then run.
+core-units: $(CORE_UNIT_BINS)
+
+check-core:
+	$(Q)$(MAKE) --no-print-directory BUILD=$(BUILD)/core CLANG=false \
+		BPFTOOL=false core-units
+	$(Q)tests/run_units.sh $(BUILD)/core/tests
+
+test: check-layers check-core $(BIN) $(UNIT_BINS) fuzz
 	$(Q)BUILD=$(BUILD) tests/run.sh $(TESTS)
 
 bench: $(BIN)
@@ -144,7 +193,7 @@ FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -std=gnu11 \
 
 fuzz: $(FUZZ_BINS)
 
-$(BUILD)/fuzz/%: tests/fuzz/%.c $(LIB_SRCS) $(PROTO_SRCS) $(BUILD)/.flags | $(SKELS)
+$(BUILD)/fuzz/%: tests/fuzz/%.c $(CORE_SRCS) $(PROTO_SRCS) $(BUILD)/.flags
 	$(call msg,FUZZ,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) $(FUZZ_FLAGS) -o $@ $< \

@@ -18,6 +18,7 @@
 
 #include "agent/agent.h"
 #include "agent/sampler.h"
+#include "samples/samples.h"
 #include "cli/cli.h"
 #include "cli/commands.h"
 #include "common/jsonw.h"

@@ -31,7 +31,7 @@
 #include "common/wire.h"
 #include "correlator/correlator.h"
 #include "correlator/live.h"
-#include "correlator/paths.h"
+#include "paths/paths.h"
 
 /* Windows held at once; past this the oldest is inferred as it is. */
 #define MAX_PENDING_WINDOWS 8
@@ -641,7 +641,8 @@ int cmd_correlate(int argc, char **argv)
 			     c.errors.count[-CW_WIRE_EMALFORMED]);
 		cw_jsonw_u64(&w, "unknown_version",
 			     c.errors.count[-CW_WIRE_EVERSION]);
-		cw_jsonw_u64(&w, "unknown_kind", c.errors.count[-CW_WIRE_EKIND]);
+		cw_jsonw_u64(&w, "unknown_kind",
+			     c.errors.count[-CW_WIRE_EKIND]);
 		cw_jsonw_obj_close(&w);
 		cw_jsonw_obj_close(&w);
 		cw_jsonw_end_line(&w);

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "agent/sampler.h"
+#include "samples/samples.h"
 #include "cli/commands.h"
 #include "common/jsonw.h"
 #include "common/kafka.h"

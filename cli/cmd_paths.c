@@ -10,7 +10,7 @@
 #include "common/jsonw.h"
 #include "common/log.h"
 #include "common/util.h"
-#include "correlator/paths.h"
+#include "paths/paths.h"
 
 enum { M_CONV = 1, M_NEST = 2 };
 

@@ -18,7 +18,7 @@
 #include "common/util.h"
 #include "correlator/correlator.h"
 #include "correlator/live.h"
-#include "correlator/paths.h"
+#include "paths/paths.h"
 #include "graph/graph.h"
 #include "viz/viz.h"
 

@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "agent/sampler.h"
+#include "samples/samples.h"
 #include "cli/commands.h"
 #include "common/jsonw.h"
 #include "common/log.h"

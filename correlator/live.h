@@ -11,7 +11,7 @@
 
 #include "common/record.h"
 #include "correlator/correlator.h"
-#include "correlator/paths.h"
+#include "paths/paths.h"
 
 /*
  * Fill t (initialised by the caller) from the windows in recs, after

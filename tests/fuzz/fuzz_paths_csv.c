@@ -1,5 +1,5 @@
-// fuzz-sources: common/log.c common/util.c correlator/paths_trace.c
-// fuzz-sources: correlator/paths_spans.c
+// fuzz-sources: common/log.c common/util.c paths/trace.c
+// fuzz-sources: paths/spans.c
 // SPDX-License-Identifier: MIT
 /*
  * libFuzzer target for the readers of causeway paths: the observation CSV
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "correlator/paths.h"
+#include "paths/paths.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,4 +1,4 @@
-// fuzz-sources: common/log.c common/util.c agent/sampler_store.c
+// fuzz-sources: common/log.c common/util.c common/sample_run.c samples/store.c
 // SPDX-License-Identifier: MIT
 /*
  * libFuzzer target for the run-file parser: any buffer is refused or
@@ -10,7 +10,7 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "agent/sampler.h"
+#include "samples/samples.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,5 +1,5 @@
 // clang-format off
-// fuzz-sources: common/log.c common/util.c common/record.c common/jsonw.c common/wire.c common/wire_file.c build/common/wire.pb-c.c agent/sampler_store.c
+// fuzz-sources: common/log.c common/util.c common/record.c common/jsonw.c common/wire.c common/wire_file.c build/common/wire.pb-c.c common/sample_run.c
 // clang-format on
 // SPDX-License-Identifier: MIT
 /*
@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/sampler.h"
+#include "common/sample_run.h"
 #include "common/wire.h"
 
 static bool timing_same(const struct cw_timing_record *a,

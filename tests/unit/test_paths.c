@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "correlator/paths.h"
+#include "paths/paths.h"
 
 #include "tests/unit/check.h"
 

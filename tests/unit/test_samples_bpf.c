@@ -14,6 +14,7 @@
 #include <bpf/bpf.h>
 
 #include "agent/sampler.h"
+#include "samples/samples.h"
 #include "common/log.h"
 #include "common/util.h"
 

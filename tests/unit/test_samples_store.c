@@ -11,7 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "agent/sampler.h"
+#include "samples/samples.h"
 #include "common/log.h"
 #include "common/util.h"
 

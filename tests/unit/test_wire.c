@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/sampler.h"
+#include "common/sample_run.h"
 #include "common/wire.h"
 #include "common/wire.pb-c.h"
 #include "correlator/live.h"

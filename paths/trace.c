@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "common/log.h"
-#include "correlator/paths.h"
+#include "paths/paths.h"
 
 void cw_msgtrace_init(struct cw_msgtrace *t)
 {
@@ -165,7 +165,7 @@ int cw_msgtrace_finish(struct cw_msgtrace *t, const char *what)
 /* ---- CSV ---------------------------------------------------------------- */
 
 enum { COL_TS, COL_NODE, COL_PEER, COL_DIR, COL_BYTES, COL_CONN, N_COLS };
-static const char *const col_names[N_COLS] = {"ts_ns", "node", "peer",
+static const char *const col_names[N_COLS] = {"ts_ns", "node",	"peer",
 					      "dir",   "bytes", "conn"};
 
 struct csv_state {

@@ -11,7 +11,7 @@
 
 #include "common/log.h"
 #include "common/util.h"
-#include "correlator/paths.h"
+#include "paths/paths.h"
 
 struct synth {
 	uint64_t rng;

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "common/jsonw.h"
-#include "correlator/paths.h"
+#include "paths/paths.h"
 
 /* The direct return of hop h (j->i after i->j), or NULL. */
 static const struct cw_hop *return_of(const struct cw_path *p,

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "common/util.h"
-#include "correlator/paths_conv.h"
+#include "paths/conv.h"
 
 static double log_poisson_tail(double s, double lambda)
 {

@@ -5,7 +5,7 @@
 
 #include "common/log.h"
 #include "common/util.h"
-#include "correlator/paths.h"
+#include "paths/paths.h"
 
 struct keyed_ts {
 	uint64_t key; /* from << 32 | to */
@@ -107,8 +107,8 @@ static bool known_call(const struct cw_edge_index *ix, uint32_t a, uint32_t b)
 {
 	uint64_t key = (uint64_t)a << 32 | b;
 
-	return ix->n_calls && bsearch(&key, ix->calls, ix->n_calls,
-				      sizeof(key), u64_cmp);
+	return ix->n_calls &&
+	       bsearch(&key, ix->calls, ix->n_calls, sizeof(key), u64_cmp);
 }
 
 /*
@@ -210,7 +210,7 @@ void cw_edge_index_release(struct cw_edge_index *ix)
 }
 
 const struct cw_msg_edge *cw_edge_index_get(const struct cw_edge_index *ix,
-					uint32_t from, uint32_t to)
+					    uint32_t from, uint32_t to)
 {
 	size_t i;
 

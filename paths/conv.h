@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "correlator/paths.h"
+#include "paths/paths.h"
 
 #define MAX_FFT	    (1u << 24)
 #define N_PLANS	    25

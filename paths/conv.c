@@ -19,8 +19,7 @@
 
 #include "common/log.h"
 #include "common/util.h"
-#include "correlator/paths_conv.h"
-
+#include "paths/conv.h"
 
 static int get_plans(struct conv_ctx *c, int lg)
 {

@@ -6,7 +6,7 @@
 
 #include <json-c/json.h>
 
-#include "agent/sampler.h"
+#include "samples/samples.h"
 #include "common/log.h"
 #include "common/util.h"
 

@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "correlator/paths.h"
+#include "paths/paths.h"
 
 #define SCAN_LIMIT 512 /* calls into j looked at, latest first */
 #define MAX_CAND   32  /* candidate parents kept per call */

@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "common/log.h"
-#include "correlator/paths.h"
+#include "paths/paths.h"
 
 #define CLIENT_NODE "client"
 

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "common/log.h"
-#include "correlator/paths.h"
+#include "paths/paths.h"
 
 struct tcp_conn {
 	uint8_t key[36]; /* lower endpoint first: addr16 port2, addr16 port2 */

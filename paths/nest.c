@@ -31,7 +31,7 @@
 
 #include "common/log.h"
 #include "common/util.h"
-#include "correlator/paths_nest.h"
+#include "paths/nest.h"
 
 /* ---- candidates --------------------------------------------------------- */
 

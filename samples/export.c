@@ -3,7 +3,7 @@
 #include <inttypes.h>
 #include <string.h>
 
-#include "agent/sampler.h"
+#include "samples/samples.h"
 #include "common/jsonw.h"
 #include "common/util.h"
 
