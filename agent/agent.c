@@ -41,14 +41,14 @@ struct cw_agent {
 	struct cw_htab pending;	   /* cookie -> struct cw_conn: closed */
 	struct cw_htab event_sums; /* per-event mode: cookie -> u64 bytes */
 	struct ring_buffer *timing_rb;
-	struct cw_htab timing;	   /* cookie -> struct msg_list */
+	struct cw_htab timing; /* cookie -> struct msg_list */
 	uint64_t window_start_real, window_ns, window_end_mono;
 	uint64_t event_bytes;
-	uint64_t since_mono;	   /* start of the previous collection */
+	uint64_t since_mono; /* start of the previous collection */
 	int64_t mono_to_real;
 	uint64_t seq;
 	bool need_scan;
-	struct cw_nat *nat;	   /* DNAT undone for client ends; NULL: off */
+	struct cw_nat *nat; /* DNAT undone for client ends; NULL: off */
 	struct cw_agent_stats st;
 	char host[CW_HOST_LEN];
 };
@@ -69,8 +69,8 @@ static int attach_prog(struct cw_agent *a, struct bpf_program *prog)
 
 static int attach_udp(struct cw_agent *a, const char *cgroup2)
 {
-	struct bpf_program *progs[] = { a->skel->progs.cw_udp_egress,
-					a->skel->progs.cw_udp_ingress };
+	struct bpf_program *progs[] = {a->skel->progs.cw_udp_egress,
+				       a->skel->progs.cw_udp_ingress};
 	struct bpf_link *link;
 	size_t i;
 
@@ -81,8 +81,9 @@ static int attach_udp(struct cw_agent *a, const char *cgroup2)
 	for (i = 0; i < CW_ARRAY_SIZE(progs); i++) {
 		link = bpf_program__attach_cgroup(progs[i], a->cgroup_fd);
 		if (!link)
-			return cw_error("unable to attach UDP counter to '%s': %s",
-					cgroup2, strerror(errno));
+			return cw_error(
+				"unable to attach UDP counter to '%s': %s",
+				cgroup2, strerror(errno));
 		a->links[a->nlinks++] = link;
 	}
 	return 0;
@@ -160,7 +161,8 @@ static int attach_all(struct cw_agent *a, const struct cw_kernel_caps *caps,
 	struct bpf_program *prog;
 	int err;
 
-	bpf_object__for_each_program(prog, a->skel->obj) {
+	bpf_object__for_each_program(prog, a->skel->obj)
+	{
 		if (!bpf_program__autoload(prog) ||
 		    prog == a->skel->progs.cw_udp_egress ||
 		    prog == a->skel->progs.cw_udp_ingress ||
@@ -186,8 +188,9 @@ static int attach_all(struct cw_agent *a, const struct cw_kernel_caps *caps,
 		a->collect_link = bpf_program__attach_iter(
 			a->skel->progs.cw_collect, &opts);
 		if (!a->collect_link)
-			return cw_error("unable to attach collection iterator: %s",
-					strerror(errno));
+			return cw_error(
+				"unable to attach collection iterator: %s",
+				strerror(errno));
 	}
 	if (bpf_program__autoload(a->skel->progs.cw_scan_files)) {
 		a->scan_link = bpf_program__attach_iter(
@@ -279,8 +282,8 @@ static int scan_files(struct cw_agent *a)
 	return run_iter(a->scan_link, 1, NULL, a);
 }
 
-static const char *pinned_maps[] = { "conns", "conn_hash", "closed",
-				      "udp_flows", "stats" };
+static const char *pinned_maps[] = {"conns", "conn_hash", "closed", "udp_flows",
+				    "stats"};
 
 /* The folder must be on bpffs; mount it at /sys/fs/bpf if that is bare. */
 static int prepare_pin_dir(const char *dir)
@@ -343,7 +346,7 @@ static bool want_nat(const struct cw_agent_opts *o)
 
 int cw_agent_open(struct cw_agent **out, const struct cw_agent_opts *opts)
 {
-	static const int keep[] = { CAP_BPF, CAP_PERFMON, CAP_NET_ADMIN };
+	static const int keep[] = {CAP_BPF, CAP_PERFMON, CAP_NET_ADMIN};
 	enum cw_attach order[3], want = opts->attach;
 	struct cw_kernel_caps caps;
 	struct cw_agent *a;
@@ -356,7 +359,8 @@ int cw_agent_open(struct cw_agent **out, const struct cw_agent_opts *opts)
 		return cw_error("--attach kprobe: %s", caps.kprobe_err);
 	if (want == CW_ATTACH_FENTRY && !caps.fentry_loads)
 		return cw_error("--attach fentry: the kernel refuses fentry "
-				"programs (%s)", caps.fentry_err);
+				"programs (%s)",
+				caps.fentry_err);
 	if (want == CW_ATTACH_TRACEPOINT && !caps.tp_btf_loads)
 		return cw_error("--attach tracepoint: the kernel lacks "
 				"sock:sock_send_length (needs >= 6.5)");
@@ -417,10 +421,11 @@ int cw_agent_open(struct cw_agent **out, const struct cw_agent_opts *opts)
 			 strerror(-err));
 		detach_all(a);
 		if (i + 1 == n) {
-			cw_error("unable to load and attach the '%s' programs: %s",
+			cw_error("unable to load and attach the '%s' programs: "
+				 "%s",
 				 cw_attach_name(order[i]),
-				 err < 0 && err != -1 ? strerror(-err) :
-							"see messages above");
+				 err < 0 && err != -1 ? strerror(-err)
+						      : "see messages above");
 			goto fail;
 		}
 	}
@@ -428,13 +433,13 @@ int cw_agent_open(struct cw_agent **out, const struct cw_agent_opts *opts)
 	a->since_mono = 0;
 	if (scan_files(a))
 		cw_warn("connections open before the agent are not counted");
-	/* Entering the watched namespace needs CAP_SYS_ADMIN: before the drop. */
+	/* Entering the watched namespace needs CAP_SYS_ADMIN: before the drop.
+	 */
 	if (want_nat(opts) && cw_nat_open(&a->nat, opts->netns)) {
 		detach_all(a);
 		goto fail;
 	}
-	if (!opts->keep_caps &&
-	    cw_drop_caps(keep, (int)CW_ARRAY_SIZE(keep)))
+	if (!opts->keep_caps && cw_drop_caps(keep, (int)CW_ARRAY_SIZE(keep)))
 		cw_warn("unable to drop capabilities");
 	*out = a;
 	return 0;
@@ -523,8 +528,9 @@ static void fill_sizes(const struct msg_list *l, struct cw_msg_obs *out,
 		out[i].bytes = 0;
 		for (j = i + 1; j < l->n; j++) {
 			if (l->ev[j].dir == l->ev[i].dir) {
-				out[i].bytes = (uint32_t)(l->ev[j].bytes_before -
-							  l->ev[i].bytes_before);
+				out[i].bytes =
+					(uint32_t)(l->ev[j].bytes_before -
+						   l->ev[i].bytes_before);
 				break;
 			}
 		}
@@ -600,13 +606,13 @@ static int pre_role(struct cw_agent *a, const struct cw_conn *c)
 		__u32 netns;
 		__u16 port;
 		__u16 pad;
-	} key = { c->netns, c->lport, 0 };
+	} key = {c->netns, c->lport, 0};
 	__u8 v;
 
 	return bpf_map_lookup_elem(bpf_map__fd(a->skel->maps.listeners), &key,
-				   &v) ?
-		       CW_REC_ROLE_CLIENT :
-		       CW_REC_ROLE_SERVER;
+				   &v)
+		       ? CW_REC_ROLE_CLIENT
+		       : CW_REC_ROLE_SERVER;
 }
 
 /* Who the end is: namespace, cookie, protocol, role and addresses. */
@@ -687,7 +693,7 @@ static void udp_to_record(struct cw_agent *a, const struct cw_udp_key *k,
 			  const struct cw_udp_flow *f, bool closed)
 {
 	int af = k->family == 10 ? AF_INET6 : AF_INET;
-	struct cw_conn_record r = { 0 };
+	struct cw_conn_record r = {0};
 
 	snprintf(r.host, sizeof(r.host), "%s", a->host);
 	r.netns = f->netns;
@@ -760,8 +766,8 @@ static int collect_hash(struct cw_agent *a)
 		prev = &key;
 		if (bpf_map_lookup_elem(fd, &key, &c))
 			continue;
-		if (c.protocol != IPPROTO_TCP || !(c.flags & CW_F_ESTABLISHED) ||
-		    c.last_ns < a->since_mono)
+		if (c.protocol != IPPROTO_TCP ||
+		    !(c.flags & CW_F_ESTABLISHED) || c.last_ns < a->since_mono)
 			continue;
 		emit_conn(a, &c);
 	}
@@ -772,7 +778,7 @@ static void read_stats(struct cw_agent *a)
 {
 	int fd = bpf_map__fd(a->skel->maps.stats);
 	int ncpu = libbpf_num_possible_cpus();
-	uint64_t *vals, sum[CW_STAT_MAX] = { 0 };
+	uint64_t *vals, sum[CW_STAT_MAX] = {0};
 	__u32 i;
 	int c;
 
@@ -799,7 +805,7 @@ static void read_stats(struct cw_agent *a)
 
 int cw_agent_collect(struct cw_agent *a, cw_record_fn fn, void *ctx)
 {
-	struct emit_ctx ec = { a, fn, ctx, 0 };
+	struct emit_ctx ec = {a, fn, ctx, 0};
 	uint64_t start = cw_now_mono_ns();
 	size_t i;
 	int err = 0;

@@ -40,16 +40,16 @@ enum cw_agent_mode {
 
 /* What this kernel allows; filled by cw_probe_kernel(). */
 struct cw_kernel_caps {
-	bool btf;		/* /sys/kernel/btf/vmlinux readable */
-	bool tracepoints;	/* sock_send_length and friends (>= 6.5) */
-	bool tp_btf_loads;	/* a tp_btf program loads */
-	bool fentry_loads;	/* an fentry program loads */
-	bool kprobe_pmu;	/* kprobes can be attached */
-	bool kprobe_loads;	/* a kprobe program loads */
-	bool task_file_iter;	/* pre-existing connections can be found */
-	bool cgroup2;		/* UDP per-peer counting possible */
+	bool btf;	     /* /sys/kernel/btf/vmlinux readable */
+	bool tracepoints;    /* sock_send_length and friends (>= 6.5) */
+	bool tp_btf_loads;   /* a tp_btf program loads */
+	bool fentry_loads;   /* an fentry program loads */
+	bool kprobe_pmu;     /* kprobes can be attached */
+	bool kprobe_loads;   /* a kprobe program loads */
+	bool task_file_iter; /* pre-existing connections can be found */
+	bool cgroup2;	     /* UDP per-peer counting possible */
 	char cgroup2_path[256];
-	char fentry_err[128];	/* why fentry is refused, if it is */
+	char fentry_err[128]; /* why fentry is refused, if it is */
 	char kprobe_err[128];
 	enum cw_attach auto_pick;
 };
@@ -101,12 +101,12 @@ struct cw_agent_stats {
 	uint64_t no_owner;	 /* closed before any process-context hook */
 	uint64_t records;	 /* records handed out */
 	uint64_t collections;
-	uint64_t events;	 /* per-event mode: events summed */
-	uint64_t timing_lost;	 /* message starts dropped: timing ring full */
-	uint64_t windows;	 /* timing windows collected */
-	uint64_t nat_lookups;	 /* conntrack queries (one per client end) */
-	uint64_t nat_undone;	 /* client ends found behind DNAT */
-	uint64_t nat_errors;	 /* conntrack queries that failed */
+	uint64_t events;      /* per-event mode: events summed */
+	uint64_t timing_lost; /* message starts dropped: timing ring full */
+	uint64_t windows;     /* timing windows collected */
+	uint64_t nat_lookups; /* conntrack queries (one per client end) */
+	uint64_t nat_undone;  /* client ends found behind DNAT */
+	uint64_t nat_errors;  /* conntrack queries that failed */
 };
 
 struct cw_agent;

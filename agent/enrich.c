@@ -29,7 +29,7 @@ static void find_container(const char *path, char *out, size_t len)
 	const char *p, *best = NULL;
 	size_t run = 0;
 
-	for (p = path; ; p++) {
+	for (p = path;; p++) {
 		if (*p && isxdigit((unsigned char)*p)) {
 			run++;
 			continue;
@@ -56,7 +56,8 @@ static void find_pod(const char *path, char *out, size_t len)
 		const char *u = p + 3;
 
 		for (i = 0; i < 36 && (isxdigit((unsigned char)u[i]) ||
-				       u[i] == '-' || u[i] == '_'); i++)
+				       u[i] == '-' || u[i] == '_');
+		     i++)
 			;
 		if (i == 36 && len > 36 && strstr(path, "kubepods")) {
 			for (i = 0; i < 36; i++)
@@ -139,7 +140,7 @@ static bool same_process(const struct cw_process *p)
 
 int cw_enrich_process(struct cw_process *p)
 {
-	struct proc_key key = { p->tgid, 0, p->start_ns };
+	struct proc_key key = {p->tgid, 0, p->start_ns};
 	struct cw_process *hit;
 	bool created;
 

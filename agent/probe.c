@@ -18,24 +18,24 @@
 #define KPROBE_PMU "/sys/bus/event_source/devices/kprobe/type"
 
 const struct cw_prog_spec cw_prog_specs[] = {
-	{ "cw_tp_set_state", CW_ATTACH_TRACEPOINT, CW_PROG_STATE },
-	{ "cw_tp_send", CW_ATTACH_TRACEPOINT, CW_PROG_IO },
-	{ "cw_tp_recv", CW_ATTACH_TRACEPOINT, CW_PROG_IO },
-	{ "cw_tp_retransmit", CW_ATTACH_TRACEPOINT, CW_PROG_RETRANS },
-	{ "cw_fentry_connect", CW_ATTACH_FENTRY, CW_PROG_STATE },
-	{ "cw_fexit_accept", CW_ATTACH_FENTRY, CW_PROG_STATE },
-	{ "cw_fexit_accept_old", CW_ATTACH_FENTRY, CW_PROG_STATE },
-	{ "cw_fentry_set_state", CW_ATTACH_FENTRY, CW_PROG_STATE },
-	{ "cw_fexit_sendmsg", CW_ATTACH_FENTRY, CW_PROG_IO },
-	{ "cw_fexit_recvmsg", CW_ATTACH_FENTRY, CW_PROG_IO },
-	{ "cw_kp_connect", CW_ATTACH_KPROBE, CW_PROG_STATE },
-	{ "cw_krp_accept", CW_ATTACH_KPROBE, CW_PROG_STATE },
-	{ "cw_kp_set_state", CW_ATTACH_KPROBE, CW_PROG_STATE },
-	{ "cw_kp_retransmit", CW_ATTACH_KPROBE, CW_PROG_RETRANS },
-	{ "cw_kp_sendmsg", CW_ATTACH_KPROBE, CW_PROG_IO },
-	{ "cw_krp_sendmsg", CW_ATTACH_KPROBE, CW_PROG_IO },
-	{ "cw_kp_recvmsg", CW_ATTACH_KPROBE, CW_PROG_IO },
-	{ "cw_krp_recvmsg", CW_ATTACH_KPROBE, CW_PROG_IO },
+	{"cw_tp_set_state", CW_ATTACH_TRACEPOINT, CW_PROG_STATE},
+	{"cw_tp_send", CW_ATTACH_TRACEPOINT, CW_PROG_IO},
+	{"cw_tp_recv", CW_ATTACH_TRACEPOINT, CW_PROG_IO},
+	{"cw_tp_retransmit", CW_ATTACH_TRACEPOINT, CW_PROG_RETRANS},
+	{"cw_fentry_connect", CW_ATTACH_FENTRY, CW_PROG_STATE},
+	{"cw_fexit_accept", CW_ATTACH_FENTRY, CW_PROG_STATE},
+	{"cw_fexit_accept_old", CW_ATTACH_FENTRY, CW_PROG_STATE},
+	{"cw_fentry_set_state", CW_ATTACH_FENTRY, CW_PROG_STATE},
+	{"cw_fexit_sendmsg", CW_ATTACH_FENTRY, CW_PROG_IO},
+	{"cw_fexit_recvmsg", CW_ATTACH_FENTRY, CW_PROG_IO},
+	{"cw_kp_connect", CW_ATTACH_KPROBE, CW_PROG_STATE},
+	{"cw_krp_accept", CW_ATTACH_KPROBE, CW_PROG_STATE},
+	{"cw_kp_set_state", CW_ATTACH_KPROBE, CW_PROG_STATE},
+	{"cw_kp_retransmit", CW_ATTACH_KPROBE, CW_PROG_RETRANS},
+	{"cw_kp_sendmsg", CW_ATTACH_KPROBE, CW_PROG_IO},
+	{"cw_krp_sendmsg", CW_ATTACH_KPROBE, CW_PROG_IO},
+	{"cw_kp_recvmsg", CW_ATTACH_KPROBE, CW_PROG_IO},
+	{"cw_krp_recvmsg", CW_ATTACH_KPROBE, CW_PROG_IO},
 };
 const int cw_prog_spec_count = CW_ARRAY_SIZE(cw_prog_specs);
 
@@ -125,8 +125,8 @@ int cw_variant_prepare(struct conn_bpf *skel, enum cw_attach variant,
 }
 
 /* Load exactly one program (plus nothing else); 0 or -errno. */
-static int try_load(const char *prog_name, enum cw_attach variant,
-		    char *why, size_t whylen)
+static int try_load(const char *prog_name, enum cw_attach variant, char *why,
+		    size_t whylen)
 {
 	struct bpf_program *prog;
 	struct conn_bpf *skel;
@@ -208,9 +208,11 @@ int cw_probe_kernel(struct cw_kernel_caps *caps)
 	btf = btf__load_vmlinux_btf();
 	if (btf) {
 		caps->tracepoints =
-			btf__find_by_name_kind(btf, "btf_trace_sock_send_length",
+			btf__find_by_name_kind(btf,
+					       "btf_trace_sock_send_length",
 					       BTF_KIND_TYPEDEF) > 0 &&
-			btf__find_by_name_kind(btf, "btf_trace_sock_recv_length",
+			btf__find_by_name_kind(btf,
+					       "btf_trace_sock_recv_length",
 					       BTF_KIND_TYPEDEF) > 0;
 		btf__free(btf);
 	}
@@ -223,12 +225,12 @@ int cw_probe_kernel(struct cw_kernel_caps *caps)
 		return cw_error("not enough privilege to load BPF programs "
 				"(run as root, or with CAP_BPF, CAP_PERFMON "
 				"and CAP_NET_ADMIN)");
-	caps->tp_btf_loads = caps->tracepoints &&
-			     !try_load("cw_tp_send", CW_ATTACH_TRACEPOINT, why,
-				       sizeof(why));
-	caps->fentry_loads = !try_load("cw_fentry_set_state", CW_ATTACH_FENTRY,
-				       caps->fentry_err,
-				       sizeof(caps->fentry_err));
+	caps->tp_btf_loads =
+		caps->tracepoints &&
+		!try_load("cw_tp_send", CW_ATTACH_TRACEPOINT, why, sizeof(why));
+	caps->fentry_loads =
+		!try_load("cw_fentry_set_state", CW_ATTACH_FENTRY,
+			  caps->fentry_err, sizeof(caps->fentry_err));
 	caps->kprobe_loads = !try_load("cw_kp_set_state", CW_ATTACH_KPROBE, why,
 				       sizeof(why));
 	if (!caps->kprobe_loads && caps->kprobe_pmu)

@@ -30,20 +30,20 @@
 
 #include "conn.h"
 
-#define AF_INET	      2
-#define AF_INET6      10
-#define MSG_PEEK      2
-#define ETH_P_IP      0x0800
-#define ETH_P_IPV6    0x86DD
-#define IPV6_HDR_LEN  40
-#define UDP_HDR_LEN   8
+#define AF_INET	     2
+#define AF_INET6     10
+#define MSG_PEEK     2
+#define ETH_P_IP     0x0800
+#define ETH_P_IPV6   0x86DD
+#define IPV6_HDR_LEN 40
+#define UDP_HDR_LEN  8
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
 /* Set by the loader before load. */
-const volatile __u32 target_netns = 0; /* 0: every network namespace */
-const volatile __u64 msg_gap_ns = 0;   /* 0: only a direction flip splits */
-const volatile bool per_event = false; /* benchmark: one event per call */
+const volatile __u32 target_netns = 0;	 /* 0: every network namespace */
+const volatile __u64 msg_gap_ns = 0;	 /* 0: only a direction flip splits */
+const volatile bool per_event = false;	 /* benchmark: one event per call */
 const volatile bool use_sk_hash = false; /* kprobe variant */
 /* The agent's own process: its Kafka traffic would feed on itself. */
 const volatile __u32 self_tgid = 0;
@@ -154,7 +154,7 @@ static __always_inline void stat_inc(__u32 idx)
  * cost of a send.  use_sk_hash is known at load, so the verifier drops the
  * branch a variant does not take.
  */
-#define SK_FIELD(sk, field) \
+#define SK_FIELD(sk, field)                                                    \
 	(use_sk_hash ? BPF_CORE_READ(sk, field) : (sk)->field)
 
 static __always_inline __u32 sk_netns(struct sock *sk)
@@ -243,8 +243,8 @@ static __always_inline struct cw_conn *conn_get(struct sock *sk, bool create)
 
 	if (!use_sk_hash)
 		return bpf_sk_storage_get(&conns, sk, 0,
-					  create ? BPF_SK_STORAGE_GET_F_CREATE :
-						   0);
+					  create ? BPF_SK_STORAGE_GET_F_CREATE
+						 : 0);
 	key = (__u64)sk;
 	c = bpf_map_lookup_elem(&conn_hash, &key);
 	if (c || !create)
@@ -344,7 +344,8 @@ static __always_inline void on_io(struct sock *sk, int bytes, __u8 dir)
 	if (proto != IPPROTO_TCP)
 		return; /* UDP bytes are counted per peer by cgroup_skb */
 	now = bpf_ktime_get_ns();
-	if (c->last_dir != dir || (msg_gap_ns && now - c->last_ns > msg_gap_ns)) {
+	if (c->last_dir != dir ||
+	    (msg_gap_ns && now - c->last_ns > msg_gap_ns)) {
 		msg_start(c, dir, now);
 		if (dir == CW_DIR_OUT)
 			__sync_fetch_and_add(&c->msgs_out, 1);
@@ -421,9 +422,9 @@ static __always_inline void on_state(struct sock *sk, int old, int new)
 		if (!c)
 			return;
 		if (!c->role)
-			c->role = old == TCP_SYN_SENT ? CW_ROLE_CLIENT :
-			old == TCP_SYN_RECV	      ? CW_ROLE_SERVER :
-							CW_ROLE_UNKNOWN;
+			c->role = old == TCP_SYN_SENT	? CW_ROLE_CLIENT
+				  : old == TCP_SYN_RECV ? CW_ROLE_SERVER
+							: CW_ROLE_UNKNOWN;
 		c->flags |= CW_F_ESTABLISHED;
 		fill_addrs(c, sk);
 		break;
@@ -528,8 +529,7 @@ int BPF_PROG(cw_fentry_set_state, struct sock *sk, int state)
 }
 
 SEC("fexit/sock_sendmsg")
-int BPF_PROG(cw_fexit_sendmsg, struct socket *sock, struct msghdr *msg,
-	     int ret)
+int BPF_PROG(cw_fexit_sendmsg, struct socket *sock, struct msghdr *msg, int ret)
 {
 	on_io(BPF_CORE_READ(sock, sk), ret, CW_DIR_OUT);
 	return 0;

@@ -23,16 +23,16 @@ enum cw_dir {
 enum cw_conn_flag {
 	CW_F_PREEXISTING = 1 << 0, /* open before the agent started */
 	CW_F_ESTABLISHED = 1 << 1,
-	CW_F_CLOSED = 1 << 2,	  /* close record already sent */
-	CW_F_OWNER = 1 << 3,	  /* owner filled in process context */
+	CW_F_CLOSED = 1 << 2, /* close record already sent */
+	CW_F_OWNER = 1 << 3,  /* owner filled in process context */
 };
 
 /* The process that owns a socket, taken in process context. */
 struct cw_owner {
 	__u32 tgid;
-	__u32 pid;	     /* the thread that was seen */
-	__u64 start_ns;	     /* group leader's start, CLOCK_BOOTTIME */
-	__u64 cgroup_id;     /* cgroup v2 id */
+	__u32 pid;	 /* the thread that was seen */
+	__u64 start_ns;	 /* group leader's start, CLOCK_BOOTTIME */
+	__u64 cgroup_id; /* cgroup v2 id */
 	char comm[CW_COMM_LEN];
 };
 
@@ -42,26 +42,26 @@ struct cw_owner {
  * Times are CLOCK_MONOTONIC ns.  Addresses: IPv4 in the first 4 bytes.
  */
 struct cw_conn {
-	__u64 cookie;	       /* socket cookie: unique while the host is up */
-	__u64 bytes_out;       /* bytes the owner sent */
-	__u64 bytes_in;	       /* bytes the owner received */
-	__u64 calls_out;       /* successful send calls */
-	__u64 calls_in;	       /* successful recv calls (MSG_PEEK excluded) */
-	__u64 msgs_out;	       /* runs of bytes sent: direction flip or gap */
+	__u64 cookie;	 /* socket cookie: unique while the host is up */
+	__u64 bytes_out; /* bytes the owner sent */
+	__u64 bytes_in;	 /* bytes the owner received */
+	__u64 calls_out; /* successful send calls */
+	__u64 calls_in;	 /* successful recv calls (MSG_PEEK excluded) */
+	__u64 msgs_out;	 /* runs of bytes sent: direction flip or gap */
 	__u64 msgs_in;
 	__u64 first_ns;
 	__u64 last_ns;
-	__u64 tcp_bytes_acked;	  /* tcp_sock's own counters, at copy-out */
+	__u64 tcp_bytes_acked; /* tcp_sock's own counters, at copy-out */
 	__u64 tcp_bytes_received;
-	__u32 retrans;	       /* retransmitted segments */
-	__u32 srtt_us;	       /* smoothed RTT at copy-out */
-	__u32 netns;	       /* network namespace inode */
-	__u16 family;	       /* AF_INET or AF_INET6 */
-	__u8 protocol;	       /* IPPROTO_TCP or IPPROTO_UDP */
-	__u8 role;	       /* enum cw_role */
-	__u8 last_dir;	       /* enum cw_dir */
-	__u8 flags;	       /* enum cw_conn_flag */
-	__u16 lport;	       /* host byte order */
+	__u32 retrans; /* retransmitted segments */
+	__u32 srtt_us; /* smoothed RTT at copy-out */
+	__u32 netns;   /* network namespace inode */
+	__u16 family;  /* AF_INET or AF_INET6 */
+	__u8 protocol; /* IPPROTO_TCP or IPPROTO_UDP */
+	__u8 role;     /* enum cw_role */
+	__u8 last_dir; /* enum cw_dir */
+	__u8 flags;    /* enum cw_conn_flag */
+	__u16 lport;   /* host byte order */
 	__u16 rport;
 	__u16 pad;
 	__u8 laddr[16];
@@ -108,9 +108,9 @@ struct cw_io_event {
  */
 struct cw_msg_event {
 	__u64 cookie;
-	__u64 ts_ns;	    /* CLOCK_MONOTONIC, this host */
+	__u64 ts_ns; /* CLOCK_MONOTONIC, this host */
 	__u64 bytes_before;
-	__u32 dir;	    /* enum cw_dir */
+	__u32 dir; /* enum cw_dir */
 	__u32 pad;
 };
 

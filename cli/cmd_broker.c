@@ -36,7 +36,8 @@ static void usage(FILE *fp)
 		"stdout.  Agents and correlators use it like any broker.\n"
 		"SIGUSR1 takes all brokers down, SIGUSR2 brings them back;\n"
 		"SIGINT/SIGTERM stop it.\n\n"
-		"  -b, --brokers N    brokers in the cluster (1 to 9, default 1)\n"
+		"  -b, --brokers N    brokers in the cluster (1 to 9, default "
+		"1)\n"
 		"  -d, --duration D   stop after D (default: at a signal)\n\n"
 		"Examples:\n"
 		"  causeway broker > /tmp/bootstrap &\n"
@@ -48,19 +49,21 @@ static void set_all(int n, bool up)
 	int i;
 
 	for (i = 1; i <= n; i++)
-		if (up ? cw_kafka_mock_broker_up(i) : cw_kafka_mock_broker_down(i))
-			cw_warn("broker %d: unable to set %s", i, up ? "up" : "down");
+		if (up ? cw_kafka_mock_broker_up(i)
+		       : cw_kafka_mock_broker_down(i))
+			cw_warn("broker %d: unable to set %s", i,
+				up ? "up" : "down");
 	cw_info("brokers %s", up ? "up" : "down");
 }
 
 int cmd_broker(int argc, char **argv)
 {
-	static const struct option opts[] = { { "brokers", 1, 0, 'b' },
-					      { "duration", 1, 0, 'd' },
-					      { "help", 0, 0, 'h' },
-					      { 0 } };
+	static const struct option opts[] = {{"brokers", 1, 0, 'b'},
+					     {"duration", 1, 0, 'd'},
+					     {"help", 0, 0, 'h'},
+					     {0}};
 	uint64_t n = 1, duration = 0, start;
-	struct sigaction sa = { .sa_handler = on_usr };
+	struct sigaction sa = {.sa_handler = on_usr};
 	char bootstrap[256];
 	int opt;
 

@@ -14,11 +14,14 @@ static void usage(FILE *fp)
 	fprintf(fp,
 		"usage: causeway probe [--json] [--load VARIANT]\n\n"
 		"Load one tiny program of each attach variant and print what\n"
-		"this kernel allows, and which variant '--attach auto' picks.\n\n"
+		"this kernel allows, and which variant '--attach auto' "
+		"picks.\n\n"
 		"  -j, --json        print a JSON object\n"
 		"  -l, --load V      load every program of variant V (fentry,\n"
-		"                    kprobe, tracepoint) without attaching; exit 0\n"
-		"                    if the verifier accepts them, 1 if refused\n\n"
+		"                    kprobe, tracepoint) without attaching; "
+		"exit 0\n"
+		"                    if the verifier accepts them, 1 if "
+		"refused\n\n"
 		"Examples:\n"
 		"  causeway probe\n"
 		"  causeway probe --json\n"
@@ -32,10 +35,10 @@ static const char *yes_no(bool b)
 
 int cmd_probe(int argc, char **argv)
 {
-	static const struct option opts[] = { { "json", 0, 0, 'j' },
-					       { "load", 1, 0, 'l' },
-					       { "help", 0, 0, 'h' },
-					       { 0 } };
+	static const struct option opts[] = {{"json", 0, 0, 'j'},
+					     {"load", 1, 0, 'l'},
+					     {"help", 0, 0, 'h'},
+					     {0}};
 	struct cw_kernel_caps c;
 	struct cw_jsonw w;
 	enum cw_attach load = CW_ATTACH_AUTO;
@@ -53,7 +56,8 @@ int cmd_probe(int argc, char **argv)
 			if (cw_attach_parse(optarg, &load) ||
 			    load == CW_ATTACH_AUTO) {
 				cw_error("--load '%s': want fentry, kprobe or "
-					 "tracepoint", optarg);
+					 "tracepoint",
+					 optarg);
 				return 2;
 			}
 			break;
@@ -98,20 +102,24 @@ int cmd_probe(int argc, char **argv)
 	}
 	printf("BTF (/sys/kernel/btf/vmlinux)      %s\n", yes_no(c.btf));
 	printf("fentry/fexit programs load         %s%s%s%s\n",
-	       yes_no(c.fentry_loads), c.fentry_err[0] ? " (" : "", c.fentry_err,
-	       c.fentry_err[0] ? ")" : "");
-	printf("kprobe programs load               %s\n", yes_no(c.kprobe_loads));
+	       yes_no(c.fentry_loads), c.fentry_err[0] ? " (" : "",
+	       c.fentry_err, c.fentry_err[0] ? ")" : "");
+	printf("kprobe programs load               %s\n",
+	       yes_no(c.kprobe_loads));
 	printf("kprobes can attach                 %s%s%s%s\n",
 	       yes_no(c.kprobe_pmu), c.kprobe_err[0] ? " (" : "", c.kprobe_err,
 	       c.kprobe_err[0] ? ")" : "");
-	printf("sock_send/recv_length tracepoints  %s\n", yes_no(c.tracepoints));
-	printf("tp_btf programs load               %s\n", yes_no(c.tp_btf_loads));
+	printf("sock_send/recv_length tracepoints  %s\n",
+	       yes_no(c.tracepoints));
+	printf("tp_btf programs load               %s\n",
+	       yes_no(c.tp_btf_loads));
 	printf("iter/task_file (open connections)  %s\n",
 	       yes_no(c.task_file_iter));
 	printf("cgroup v2 (UDP per peer)           %s%s%s\n", yes_no(c.cgroup2),
 	       c.cgroup2 ? " at " : "", c.cgroup2 ? c.cgroup2_path : "");
 	if (c.auto_pick == CW_ATTACH_AUTO)
-		printf("--attach auto picks                nothing: no variant works here\n");
+		printf("--attach auto picks                nothing: no variant "
+		       "works here\n");
 	else
 		printf("--attach auto picks                %s\n",
 		       cw_attach_name(c.auto_pick));

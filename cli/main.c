@@ -16,17 +16,19 @@ static const struct command {
 	int (*fn)(int argc, char **argv);
 	const char *summary;
 } commands[] = {
-	{ "run", cmd_run, "watch this host and print who talks to whom" },
-	{ "agent", cmd_agent, "long-running host agent: publish aggregates" },
-	{ "correlate", cmd_correlate, "pair both ends from Kafka into the graph" },
-	{ "broker", cmd_broker, "an embedded Kafka broker for one machine" },
-	{ "probe", cmd_probe, "what this kernel supports, what auto picks" },
-	{ "paths", cmd_paths, "infer causal paths from message timing" },
-	{ "samples", cmd_samples, "fine-timescale tc counters: record, show" },
-	{ "dump", cmd_dump, "print wire records from a file or topic as JSON" },
-	{ "graph", cmd_graph, "project, query and export the process graph" },
-	{ "render", cmd_render, "draw the graph with Graphviz (SVG, PNG, DOT)" },
-	{ "simulate", cmd_simulate, "a synthetic fleet's records, for benchmarks" },
+	{"run", cmd_run, "watch this host and print who talks to whom"},
+	{"agent", cmd_agent, "long-running host agent: publish aggregates"},
+	{"correlate", cmd_correlate,
+	 "pair both ends from Kafka into the graph"},
+	{"broker", cmd_broker, "an embedded Kafka broker for one machine"},
+	{"probe", cmd_probe, "what this kernel supports, what auto picks"},
+	{"paths", cmd_paths, "infer causal paths from message timing"},
+	{"samples", cmd_samples, "fine-timescale tc counters: record, show"},
+	{"dump", cmd_dump, "print wire records from a file or topic as JSON"},
+	{"graph", cmd_graph, "project, query and export the process graph"},
+	{"render", cmd_render, "draw the graph with Graphviz (SVG, PNG, DOT)"},
+	{"simulate", cmd_simulate,
+	 "a synthetic fleet's records, for benchmarks"},
 };
 
 static void usage(FILE *fp)
@@ -38,12 +40,11 @@ static void usage(FILE *fp)
 	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		fprintf(fp, "  %-10s %s\n", commands[i].name,
 			commands[i].summary);
-	fprintf(fp,
-		"\n'causeway <command> --help' describes a command.\n\n"
-		"Examples:\n"
-		"  causeway probe\n"
-		"  causeway run --duration 10s -o out/\n"
-		"  causeway paths --truth ../shared/data/spans/x.csv\n");
+	fprintf(fp, "\n'causeway <command> --help' describes a command.\n\n"
+		    "Examples:\n"
+		    "  causeway probe\n"
+		    "  causeway run --duration 10s -o out/\n"
+		    "  causeway paths --truth ../shared/data/spans/x.csv\n");
 }
 
 int main(int argc, char **argv)

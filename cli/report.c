@@ -31,7 +31,7 @@ void cli_print_table(const struct cw_graph *g)
 }
 
 void cli_stats_json(struct cw_jsonw *w, const struct cw_agent_stats *st,
-		       const struct cw_pairing_stats *ps)
+		    const struct cw_pairing_stats *ps)
 {
 	cw_jsonw_obj_open(w, "stats");
 	if (!st)
@@ -85,7 +85,7 @@ static int write_graph_json(const char *path, const struct cw_graph *g,
 static int write_dot(const char *path, const struct cw_graph *g,
 		     double min_share)
 {
-	struct cw_viz_opts vo = { .sz = sizeof(vo), .min_share = min_share };
+	struct cw_viz_opts vo = {.sz = sizeof(vo), .min_share = min_share};
 	struct cw_outfile of;
 
 	if (cw_outfile_open(&of, path))
@@ -98,9 +98,9 @@ static int write_dot(const char *path, const struct cw_graph *g,
 }
 
 int cli_write_outputs(const char *dir, const struct cw_graph *g,
-			 const char *host, const char *attach,
-			 const struct cw_agent_stats *st,
-			 const struct cw_pairing_stats *ps, double min_share)
+		      const char *host, const char *attach,
+		      const struct cw_agent_stats *st,
+		      const struct cw_pairing_stats *ps, double min_share)
 {
 	char path[PATH_MAX];
 
@@ -110,4 +110,3 @@ int cli_write_outputs(const char *dir, const struct cw_graph *g,
 	snprintf(path, sizeof(path), "%s/graph.dot", dir);
 	return write_dot(path, g, min_share);
 }
-

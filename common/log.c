@@ -15,7 +15,7 @@ static void vlog(const char *prefix, const char *fmt, va_list ap)
 
 void cw_log(enum cw_log_level level, const char *fmt, ...)
 {
-	static const char *prefix[] = { "error: ", "warning: ", "", "debug: " };
+	static const char *prefix[] = {"error: ", "warning: ", "", "debug: "};
 	va_list ap;
 
 	if (level > cw_log_level)

@@ -53,10 +53,13 @@ static const struct {
 	const char *suffix;
 	uint64_t ns;
 } duration_units[] = {
-	{ "ns", 1 },	       { "us", NSEC_PER_USEC },
-	{ "ms", NSEC_PER_MSEC }, { "s", NSEC_PER_SEC },
-	{ "m", 60 * NSEC_PER_SEC }, { "h", 3600 * NSEC_PER_SEC },
-	{ "d", 86400 * NSEC_PER_SEC },
+	{"ns", 1},
+	{"us", NSEC_PER_USEC},
+	{"ms", NSEC_PER_MSEC},
+	{"s", NSEC_PER_SEC},
+	{"m", 60 * NSEC_PER_SEC},
+	{"h", 3600 * NSEC_PER_SEC},
+	{"d", 86400 * NSEC_PER_SEC},
 };
 
 int cw_parse_duration(const char *s, uint64_t bare_unit_ns, uint64_t *out_ns)
@@ -127,7 +130,7 @@ const char *cw_fmt_duration(uint64_t ns, char *buf, size_t len)
 
 const char *cw_fmt_bytes(uint64_t bytes, char *buf, size_t len)
 {
-	static const char *units[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+	static const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
 	double v = (double)bytes;
 	size_t i = 0;
 
@@ -153,7 +156,8 @@ int cw_outfile_open(struct cw_outfile *of, const char *path)
 		free(of->tmp);
 		free(of->path);
 		memset(of, 0, sizeof(*of));
-		return cw_error("unable to create '%s': %s", path, strerror(err));
+		return cw_error("unable to create '%s': %s", path,
+				strerror(err));
 	}
 	return 0;
 }
@@ -256,7 +260,7 @@ static void on_signal(int sig)
 
 void cw_catch_signals(void)
 {
-	struct sigaction sa = { .sa_handler = on_signal };
+	struct sigaction sa = {.sa_handler = on_signal};
 
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);

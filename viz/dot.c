@@ -67,9 +67,10 @@ int cw_viz_write_dot(const struct cw_graph *g, FILE *fp,
 
 	if (!done)
 		return -1;
-	fprintf(fp, "digraph causeway {\n  rankdir=LR;\n"
-		    "  node [shape=box, style=rounded, fontname=\"Helvetica\"];\n"
-		    "  edge [fontname=\"Helvetica\", fontsize=10];\n");
+	fprintf(fp,
+		"digraph causeway {\n  rankdir=LR;\n"
+		"  node [shape=box, style=rounded, fontname=\"Helvetica\"];\n"
+		"  edge [fontname=\"Helvetica\", fontsize=10];\n");
 	for (i = 0; i < g->nnodes; i++) {
 		if (done[i])
 			continue;
@@ -83,7 +84,8 @@ int cw_viz_write_dot(const struct cw_graph *g, FILE *fp,
 		put_id(fp, label);
 		fprintf(fp, ";\n");
 		for (j = i; j < g->nnodes; j++) {
-			if (!done[j] && same_group(&g->nodes[i], &g->nodes[j])) {
+			if (!done[j] &&
+			    same_group(&g->nodes[i], &g->nodes[j])) {
 				node_dot(g, j, fp);
 				done[j] = true;
 			}
@@ -92,7 +94,8 @@ int cw_viz_write_dot(const struct cw_graph *g, FILE *fp,
 	}
 	free(done);
 	for (i = 0; i < g->nedges; i++)
-		total += (double)(g->edges[i].bytes_c2s + g->edges[i].bytes_s2c);
+		total +=
+			(double)(g->edges[i].bytes_c2s + g->edges[i].bytes_s2c);
 	for (i = 0; i < g->nedges; i++) {
 		const struct cw_edge *e = &g->edges[i];
 
@@ -100,7 +103,8 @@ int cw_viz_write_dot(const struct cw_graph *g, FILE *fp,
 		if (share < min_share)
 			continue;
 		fprintf(fp,
-			"  n%zu -> n%zu [penwidth=%.2f, label=\"%s %s / %s\"];\n",
+			"  n%zu -> n%zu [penwidth=%.2f, label=\"%s %s / "
+			"%s\"];\n",
 			e->client, e->server, 1 + 7 * sqrt(share),
 			cw_proto_name(e->protocol),
 			cw_fmt_bytes(e->bytes_c2s, a, sizeof(a)),
