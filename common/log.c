@@ -34,13 +34,3 @@ int cw_error(const char *fmt, ...)
 	va_end(ap);
 	return -1;
 }
-
-void cw_die(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vlog("fatal: ", fmt, ap);
-	va_end(ap);
-	exit(1);
-}

@@ -5,6 +5,16 @@
  * Messages go to stderr as "causeway: <message>", lowercase, no full stop,
  * the subject in quotes: "unable to open 'x.csv': No such file or directory".
  * cw_error() returns -1 so a caller can write `return cw_error(...)`.
+ *
+ * The error contract of every library function in causeway:
+ *  - it returns 0 (or a count, or a pointer) on success, and -1 (or NULL)
+ *    after printing exactly one message that names what failed and why;
+ *  - a function whose header says "no message" instead returns -1 with the
+ *    reason in the caller's err buffer or in errno: the decoders and parsers
+ *    of outside data, whose callers count and skip bad input;
+ *  - negative errno codes (libbpf, librdkafka) are converted where they are
+ *    received and never passed up;
+ *  - nothing in a library exits the process: commands decide exit codes.
  */
 #ifndef CW_LOG_H
 #define CW_LOG_H
@@ -19,8 +29,6 @@ extern enum cw_log_level cw_log_level;
 void cw_log(enum cw_log_level level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 int cw_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-void cw_die(const char *fmt, ...)
-	__attribute__((format(printf, 1, 2), noreturn));
 
 #define cw_warn(...)  cw_log(CW_LOG_WARN, __VA_ARGS__)
 #define cw_info(...)  cw_log(CW_LOG_INFO, __VA_ARGS__)

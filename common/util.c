@@ -267,3 +267,29 @@ void cw_catch_signals(void)
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 }
+
+int cw_grow(void *arrp, size_t *cap, size_t need, size_t size, size_t min)
+{
+	void **arr = arrp;
+	size_t n = *cap ? *cap : (min ? min : 1);
+	void *p;
+
+	if (need <= *cap)
+		return 0;
+	while (n < need) {
+		if (n > SIZE_MAX / 2)
+			goto nomem;
+		n *= 2;
+	}
+	if (size && n > SIZE_MAX / size)
+		goto nomem;
+	p = realloc(*arr, n * size);
+	if (!p)
+		goto nomem;
+	*arr = p;
+	*cap = n;
+	return 0;
+nomem:
+	errno = ENOMEM;
+	return -1;
+}

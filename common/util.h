@@ -7,6 +7,7 @@
 #define CW_UTIL_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -14,6 +15,20 @@
 #define NSEC_PER_SEC	 1000000000ULL
 #define NSEC_PER_MSEC	 1000000ULL
 #define NSEC_PER_USEC	 1000ULL
+
+/*
+ * Make room for `need` elements of `size` bytes in the array *arrp (a T **
+ * passed as void *), whose room is *cap: doubles, starting at `min`, and
+ * checks every multiplication for overflow.  Returns 0, or -1 with errno
+ * ENOMEM and nothing printed; on failure *arrp and *cap are unchanged.
+ *
+ *	if (CW_GROW(v->items, v->cap, v->n + 1, 64))
+ *		return cw_error("out of memory for items");
+ *	v->items[v->n++] = x;
+ */
+int cw_grow(void *arrp, size_t *cap, size_t need, size_t size, size_t min);
+#define CW_GROW(arr, cap, need, min)                                           \
+	cw_grow(&(arr), &(cap), (need), sizeof(*(arr)), (min))
 
 /* CLOCK_MONOTONIC in ns: the clock bpf_ktime_get_ns() reads. */
 uint64_t cw_now_mono_ns(void);
