@@ -53,7 +53,8 @@ static void usage(FILE *fp)
 		"container|pod|workload]\n"
 		"                      [--method ga|partition|ilp|all] "
 		"[--hosts fewest|fixed]\n"
-		"                      [--max-moves N] [--headroom F] "
+		"                      [--max-moves N] [--max-hosts N] "
+		"[--headroom F] "
 		"[--seed S] [--time-limit SEC]\n"
 		"                      [--format table|json|k8s|appgroup] "
 		"[--namespace NS]\n"
@@ -82,6 +83,9 @@ static void usage(FILE *fp)
 		"      --hosts fixed   the fewest bytes on the hosts there "
 		"are\n"
 		"      --max-moves N   the best plan moving at most N units\n"
+		"      --max-hosts N   use at most N hosts (those of pinned "
+		"units, then\n"
+		"                      the largest)\n"
 		"      --headroom F    capacity kept free, 0 to 0.9 (default "
 		"0.1)\n"
 		"  -s, --seed S        the genetic algorithm's seed (default "
@@ -808,6 +812,11 @@ static int parse_option(struct place_cmd *c, int opt, const char *arg)
 	case 'n':
 		c->ns = arg;
 		return 0;
+	case 'K':
+		if (cw_parse_u64(arg, 1, 100000000, &v))
+			return bad_value("--max-hosts", arg, "1 or more");
+		c->p.host_limit = (size_t)v;
+		return 0;
 	}
 	return 1;
 }
@@ -929,6 +938,7 @@ int cmd_place(int argc, char **argv)
 		{"method", required_argument, NULL, 'm'},
 		{"hosts", required_argument, NULL, 'F'},
 		{"max-moves", required_argument, NULL, 'M'},
+		{"max-hosts", required_argument, NULL, 'K'},
 		{"headroom", required_argument, NULL, 'r'},
 		{"seed", required_argument, NULL, 's'},
 		{"time-limit", required_argument, NULL, 'T'},

@@ -467,14 +467,14 @@ static int write_units(struct sim *s, const char *path, uint64_t seed)
 				pcpu += cpu, pmib += mib;
 				continue;
 			}
-			/* Workloads of about four replicas each, per role. */
+			/* Workloads of two replicas each, per role. */
 			fprintf(of.fp,
 				"%s,%.3f,%lluMi,%s,%s,%s-%zu,default,%s\n",
 				p->proc.container, cpu, (unsigned long long)mib,
 				s->hosts[i].id,
 				p->proc.pod[0] ? p->proc.pod
 					       : p->proc.container,
-				p->proc.comm, wl[p->tier]++ / 4,
+				p->proc.comm, wl[p->tier]++ / 2,
 				p->tier == T_DB ? "StatefulSet" : "Deployment");
 		}
 		if (pmib)
