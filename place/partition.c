@@ -348,7 +348,7 @@ static size_t used_hosts(const struct cw_place *p, const uint32_t *host,
 static int restarts(struct cw_place *p, const uint32_t *hosts, size_t k,
 		    uint8_t *allowed, uint32_t *best)
 {
-	size_t tries = 200000 / (p->nunits + p->nlinks + 1), t, nlv, bu, u;
+	size_t tries = 2000000 / (p->nunits + p->nlinks + 1), t, nlv, bu, u;
 	uint32_t *x = malloc((p->nunits + 1) * sizeof(*x));
 	uint8_t *mark = malloc(p->nhosts + 1);
 	struct level lv[MAX_LEVELS];
