@@ -61,9 +61,9 @@ int cw_workload_lookup(const char *root, const char *container_id,
  * The owning workload from a pod's name, as controllers name pods:
  * NAME-<pod-template-hash>-<5 chars> a Deployment NAME (hash and suffix of
  * the characters Kubernetes generates them from: no vowels, no 0, 1, 3),
- * NAME-<ordinal> a
- * StatefulSet NAME, NAME-<5 chars> a DaemonSet or Job NAME (kind "" when
- * it cannot tell), else the pod is its own owner (kind "").
+ * NAME-<ordinal> a StatefulSet NAME, NAME-<5 chars> a DaemonSet or Job
+ * NAME (kind "": it cannot tell which), else the pod is its own owner
+ * (kind "").
  */
 void cw_workload_owner(const char *pod, char *kind, size_t klen, char *owner,
 		       size_t olen);
