@@ -592,7 +592,14 @@ static void pattern_conns(struct sim *s, int pattern, uint64_t conns)
 			}
 }
 
-int cmd_simulate(int argc, char **argv)
+struct sim_opts {
+	uint64_t hosts, conns, procs, seed;
+	const char *out, *format, *units_out, *hosts_out;
+	int pattern; /* 0: the tiers; 1, 2: Q1, Q2 */
+};
+
+/* Options into o: -1 to go on, else the exit status (help, bad usage). */
+static int parse_options(int argc, char **argv, struct sim_opts *o)
 {
 	static const struct option opts[] = {
 		{"hosts", required_argument, NULL, 'H'},
@@ -607,15 +614,7 @@ int cmd_simulate(int argc, char **argv)
 		{"help", no_argument, NULL, 'h'},
 		{},
 	};
-	uint64_t hosts = 0, conns = 0, procs = 4, seed = 1, i, j;
-	struct cw_outfile of = {0};
-	const char *out = NULL, *format = NULL, *units_out = NULL,
-		   *hosts_out = NULL;
-	int pattern = 0;
-	bool wire;
-	FILE *fp;
-	struct sim s;
-	int c, ret = 1;
+	int c;
 
 	opterr = 0;
 	optind = 1;
@@ -623,43 +622,43 @@ int cmd_simulate(int argc, char **argv)
 	       -1) {
 		switch (c) {
 		case 'H':
-			if (cw_parse_u64(optarg, 1, 1000000, &hosts))
+			if (cw_parse_u64(optarg, 1, 1000000, &o->hosts))
 				return bad_value("--hosts", optarg,
 						 "1 to 1000000");
 			break;
 		case 'c':
-			if (cw_parse_u64(optarg, 1, 1000000, &conns))
+			if (cw_parse_u64(optarg, 1, 1000000, &o->conns))
 				return bad_value("--conns", optarg,
 						 "1 to 1000000");
 			break;
 		case 'p':
-			if (cw_parse_u64(optarg, 1, 64, &procs))
+			if (cw_parse_u64(optarg, 1, 64, &o->procs))
 				return bad_value("--procs", optarg, "1 to 64");
 			break;
 		case 's':
-			if (cw_parse_u64(optarg, 0, UINT64_MAX, &seed))
+			if (cw_parse_u64(optarg, 0, UINT64_MAX, &o->seed))
 				return bad_value("--seed", optarg, "a number");
 			break;
 		case 'f':
 			if (strcmp(optarg, "json") && strcmp(optarg, "wire"))
 				return bad_value("--format", optarg,
 						 "json or wire");
-			format = optarg;
+			o->format = optarg;
 			break;
 		case 'o':
-			out = optarg;
+			o->out = optarg;
 			break;
 		case 'U':
-			units_out = optarg;
+			o->units_out = optarg;
 			break;
 		case 'C':
-			hosts_out = optarg;
+			o->hosts_out = optarg;
 			break;
 		case 'P':
 			if (strcmp(optarg, "q1") && strcmp(optarg, "q2"))
 				return bad_value("--pattern", optarg,
 						 "q1 or q2");
-			pattern = optarg[1] - '0';
+			o->pattern = optarg[1] - '0';
 			break;
 		case 'h':
 			usage(stdout);
@@ -672,26 +671,44 @@ int cmd_simulate(int argc, char **argv)
 		cw_error("unexpected argument '%s'", argv[optind]);
 		return 2;
 	}
-	if (!hosts || !conns) {
+	if (!o->hosts || !o->conns) {
 		cw_error("--hosts and --conns are required (see 'causeway "
 			 "simulate --help')");
 		return 2;
 	}
-	if (hosts * conns > 200000000ULL) {
+	if (o->hosts * o->conns > 200000000ULL) {
 		cw_error("--hosts x --conns: at most 200000000 connections");
 		return 2;
 	}
-	if (format)
-		wire = !strcmp(format, "wire");
+	return -1;
+}
+
+int cmd_simulate(int argc, char **argv)
+{
+	struct sim_opts o = {.procs = 4, .seed = 1};
+	struct cw_outfile of = {0};
+	const char *out;
+	uint64_t i, j;
+	bool wire;
+	FILE *fp;
+	struct sim s;
+	int ret = parse_options(argc, argv, &o);
+
+	if (ret >= 0)
+		return ret;
+	ret = 1;
+	out = o.out;
+	if (o.format)
+		wire = !strcmp(o.format, "wire");
 	else
 		wire = out && strlen(out) > 4 &&
 		       !strcmp(out + strlen(out) - 4, ".cww");
-	if (sim_init(&s, hosts, procs, seed))
+	if (sim_init(&s, o.hosts, o.procs, o.seed))
 		goto out;
-	if (pattern)
-		pattern_setup(&s, pattern);
-	if ((units_out && write_units(&s, units_out, seed)) ||
-	    (hosts_out && write_hosts(&s, hosts_out)))
+	if (o.pattern)
+		pattern_setup(&s, o.pattern);
+	if ((o.units_out && write_units(&s, o.units_out, o.seed)) ||
+	    (o.hosts_out && write_hosts(&s, o.hosts_out)))
 		goto out;
 	if (out && cw_outfile_open(&of, out))
 		goto out;
@@ -702,12 +719,12 @@ int cmd_simulate(int argc, char **argv)
 		if (cw_wire_write_magic(fp))
 			s.failed = true;
 	}
-	if (pattern)
-		pattern_conns(&s, pattern, conns);
+	if (o.pattern)
+		pattern_conns(&s, o.pattern, o.conns);
 	else
-		for (j = 0; j < conns && !s.failed; j++)
-			for (i = 0; i < hosts; i++)
-				one_conn(&s, i, rnd(&s) % procs);
+		for (j = 0; j < o.conns && !s.failed; j++)
+			for (i = 0; i < o.hosts; i++)
+				one_conn(&s, i, rnd(&s) % o.procs);
 	if (s.failed) {
 		cw_error("unable to write the wire records to '%s': %s",
 			 out ? out : "standard output",
