@@ -340,6 +340,76 @@ static size_t used_hosts(const struct cw_place *p, const uint32_t *host,
 	return n;
 }
 
+/* best = x when x uses fewer hosts (unless fixed) or, as many, fewer bytes. */
+static void keep_if_better(const struct cw_place *p, const uint32_t *x,
+			   uint32_t *best, uint8_t *mark, size_t *bu,
+			   uint64_t *bb)
+{
+	size_t u = used_hosts(p, x, mark);
+	uint64_t b = cw_place_cross_bytes(p, x);
+
+	if ((!p->fixed_hosts && u < *bu) ||
+	    ((p->fixed_hosts || u == *bu) && b < *bb)) {
+		memcpy(best, x, p->nunits * sizeof(*x));
+		*bb = b;
+		*bu = u;
+	}
+}
+
+/* Move a few random units to random hosts among the k, where they fit. */
+static int kick(const struct cw_place *p, uint32_t *x, const uint32_t *hosts,
+		size_t k, uint64_t *rng)
+{
+	struct place_load ld;
+	size_t j, n = 2 + p->nunits / 10;
+
+	if (place_load_init(&ld, p, x))
+		return -1;
+	for (j = 0; j < (n > 50 ? 50 : n); j++) {
+		uint32_t u = (uint32_t)(place_rand(rng) % p->nunits),
+			 h = hosts[place_rand(rng) % k];
+
+		if (!p->units[u].movable || !place_fits(p, &ld, u, h))
+			continue;
+		place_load_move(p, &ld, u, x[u], h);
+		x[u] = h;
+	}
+	place_load_release(&ld);
+	return 0;
+}
+
+/*
+ * Iterated local search from the best plan: kick it, refine, keep it when
+ * better; as many rounds as the size allows (at most 64).  0 or -1.
+ */
+static int iterate(struct cw_place *p, const uint32_t *hosts, size_t k,
+		   const uint8_t *allowed, uint32_t *best, size_t rounds)
+{
+	uint32_t *x = malloc((p->nunits + 1) * sizeof(*x));
+	uint8_t *mark = malloc(p->nhosts + 1);
+	uint64_t rng = p->seed ^ 0x1157ULL, bb;
+	size_t r, bu;
+	int ret = 0;
+
+	if (!x || !mark) {
+		free(x);
+		free(mark);
+		return cw_error("out of memory for the plan");
+	}
+	bb = cw_place_cross_bytes(p, best);
+	bu = used_hosts(p, best, mark);
+	for (r = 0; r < (rounds > 256 ? 256 : rounds) && !ret; r++) {
+		memcpy(x, best, p->nunits * sizeof(*x));
+		ret = kick(p, x, hosts, k, &rng) ||
+		      place_refine(p, x, allowed, NULL, 8);
+		if (!ret)
+			keep_if_better(p, x, best, mark, &bu, &bb);
+	}
+	free(x);
+	free(mark);
+	return ret ? -1 : 0;
+}
+
 /*
  * Other matchings give other partitions: on small and middle instances try
  * a few more (the number shrinks with the size) on the same k hosts and
@@ -348,7 +418,7 @@ static size_t used_hosts(const struct cw_place *p, const uint32_t *host,
 static int restarts(struct cw_place *p, const uint32_t *hosts, size_t k,
 		    uint8_t *allowed, uint32_t *best)
 {
-	size_t tries = 2000000 / (p->nunits + p->nlinks + 1), t, nlv, bu, u;
+	size_t tries = 2000000 / (p->nunits + p->nlinks + 1), t, nlv, bu;
 	uint32_t *x = malloc((p->nunits + 1) * sizeof(*x));
 	uint8_t *mark = malloc(p->nhosts + 1);
 	struct level lv[MAX_LEVELS];
@@ -373,18 +443,11 @@ static int restarts(struct cw_place *p, const uint32_t *hosts, size_t k,
 			ret = -1;
 		if (r)
 			continue;
-		u = used_hosts(p, x, mark);
-		if ((!p->fixed_hosts && u < bu) ||
-		    ((p->fixed_hosts || u == bu) &&
-		     cw_place_cross_bytes(p, x) < bb)) {
-			memcpy(best, x, p->nunits * sizeof(*x));
-			bb = cw_place_cross_bytes(p, x);
-			bu = u;
-		}
+		keep_if_better(p, x, best, mark, &bu, &bb);
 	}
 	free(x);
 	free(mark);
-	return ret;
+	return ret ? ret : iterate(p, hosts, k, allowed, best, tries);
 }
 
 /*
