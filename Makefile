@@ -30,7 +30,7 @@ DEPS_BUILD := clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev libcap-dev \
 	libnetfilter-conntrack-dev libglpk-dev libclang-rt-14-dev pkg-config make gcc
 DEPS_TEST  := iproute2 iptables conntrack procps curl iperf3 nginx-light \
 	redis-server redis-tools postgresql postgresql-client memcached \
-	python3 python3-psycopg2 kcat tcpdump kmod
+	python3 python3-psycopg2 python3-yaml kcat tcpdump kmod
 DEPS       := $(DEPS_BUILD) $(DEPS_TEST)
 
 PKGS       := libbpf libelf zlib json-c fftw3 libpcap rdkafka libprotobuf-c igraph libcgraph libgvc \
@@ -39,7 +39,7 @@ CFLAGS     ?= -O2 -g
 CFLAGS     += -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter \
 	-Wmissing-prototypes -Wstrict-prototypes -fno-strict-aliasing \
 	-D_GNU_SOURCE -I$(BUILD) -I. $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-LDLIBS     += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lcap -lm -lpthread
+LDLIBS     += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lcap -lm -lpthread -lglpk
 
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I$(BUILD) -Ibpf \
 	-Wall -Werror -Wno-unused-function
@@ -55,9 +55,10 @@ LAYER_samples    := common
 LAYER_correlator := common paths graph # graph: until pairing stops building cw_graph
 LAYER_graph      := common correlator
 LAYER_viz        := common graph
+LAYER_place      := common graph
 LAYER_agent      := common bpf samples
-LAYER_cli        := common paths samples correlator graph viz agent cli
-CORE_DIRS  := common paths samples correlator graph viz
+LAYER_cli        := common paths samples correlator graph viz place agent cli
+CORE_DIRS  := common paths samples correlator graph viz place
 AGENT_DIRS := agent
 CORE_SRCS  := $(foreach d,$(CORE_DIRS),$(wildcard $(d)/*.c))
 AGENT_SRCS := $(foreach d,$(AGENT_DIRS),$(wildcard $(d)/*.c))

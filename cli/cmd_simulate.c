@@ -123,7 +123,9 @@ static void usage(FILE *fp)
 	fprintf(fp,
 		"usage: causeway simulate --hosts N --conns M [--procs P] "
 		"[--seed S]\n"
-		"                         [--format json|wire] [-o FILE]\n\n"
+		"                         [--format json|wire] [-o FILE]\n"
+		"                         [--units-out F] [--hosts-out F] "
+		"[--pattern q1|q2]\n\n"
 		"Write the agent records of a synthetic fleet as JSON lines "
 		"(or a\n"
 		"wire stream file, what the correlator reads from Kafka): N "
@@ -145,7 +147,23 @@ static void usage(FILE *fp)
 		"'causeway "
 		"dump'\n"
 		"                  reads); with -o FILE.cww, wire\n"
-		"  -o, --out FILE  write FILE (default standard output)\n\n"
+		"  -o, --out FILE  write FILE (default standard output)\n"
+		"  --units-out F   also write the placement units as CSV "
+		"(container, cpu,\n"
+		"                  memory, host, pod, workload, namespace, "
+		"kind), for\n"
+		"                  'causeway place -U'\n"
+		"  --hosts-out F   also write the hosts' capacities as CSV "
+		"(host, cpu,\n"
+		"                  memory), for 'causeway place -H'\n"
+		"  --pattern Q     the SAC'20 paper's traffic instead of the "
+		"tiers: q1,\n"
+		"                  workers scanning from storage servers; q2, "
+		"workers\n"
+		"                  shuffling among themselves (process 0 of "
+		"each host\n"
+		"                  stores, the others work; all in "
+		"containers)\n\n"
 		"Examples:\n"
 		"  causeway simulate --hosts 20 --conns 50 -o fleet.jsonl\n"
 		"  causeway simulate -H 1000 -c 1000 --format wire -o "
@@ -402,7 +420,186 @@ static void one_conn(struct sim *s, size_t ci, size_t cj)
 		emit_end(s, &r, first + dur / 20, first + dur - dur / 10);
 }
 
-int cmd_simulate(int argc, char **argv)
+/*
+ * Placement units and resources.  Their own random stream (from the seed),
+ * so the records stay what they were without these options.
+ */
+static uint64_t mix(uint64_t *st)
+{
+	uint64_t z = (*st += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+/* CPU (cores) and memory (MiB) of a process: by its role, jittered. */
+static void proc_resources(const struct sim_proc *p, uint64_t *st, double *cpu,
+			   uint64_t *mib)
+{
+	static const double base_cpu[T_NTIERS] = {0.5, 1.0, 0.5, 2.0, 1.5};
+	static const uint64_t base_mib[T_NTIERS] = {512, 2048, 4096, 8192,
+						    4096};
+	double j = 0.5 + (double)(mix(st) % 1001) / 1000.0; /* 0.5 to 1.5 */
+
+	*cpu = round(base_cpu[p->tier] * j * 1000) / 1000;
+	*mib = (uint64_t)((double)base_mib[p->tier] * j);
+}
+
+/* One row per container; processes outside containers per host. */
+static int write_units(struct sim *s, const char *path, uint64_t seed)
+{
+	struct cw_outfile of;
+	uint64_t st = seed ^ 0x706c616365ULL, mib, pmib;
+	size_t i, j, wl[T_NTIERS] = {0};
+	double cpu, pcpu;
+
+	if (cw_outfile_open(&of, path))
+		return -1;
+	fprintf(of.fp, "unit,cpu,memory,host,pod,workload,namespace,kind\n");
+	for (i = 0; i < s->nhosts; i++) {
+		pcpu = 0, pmib = 0;
+		for (j = 0; j < s->hosts[i].nprocs; j++) {
+			const struct sim_proc *p = &s->hosts[i].procs[j];
+
+			proc_resources(p, &st, &cpu, &mib);
+			if (!p->proc.container[0]) {
+				pcpu += cpu, pmib += mib;
+				continue;
+			}
+			/* Workloads of two replicas each, per role. */
+			fprintf(of.fp,
+				"%s,%.3f,%lluMi,%s,%s,%s-%zu,default,%s\n",
+				p->proc.container, cpu, (unsigned long long)mib,
+				s->hosts[i].id,
+				p->proc.pod[0] ? p->proc.pod
+					       : p->proc.container,
+				p->proc.comm, wl[p->tier]++ / 2,
+				p->tier == T_DB ? "StatefulSet" : "Deployment");
+		}
+		if (pmib)
+			fprintf(of.fp, "%s (no container),%.3f,%lluMi,%s,,,,\n",
+				s->hosts[i].id, pcpu, (unsigned long long)pmib,
+				s->hosts[i].id);
+	}
+	return cw_outfile_commit(&of);
+}
+
+/* Every host the same: twice what the processes need on average. */
+static int write_hosts(struct sim *s, const char *path)
+{
+	struct cw_outfile of;
+	size_t i;
+
+	if (cw_outfile_open(&of, path))
+		return -1;
+	fprintf(of.fp, "host,cpu,memory\n");
+	for (i = 0; i < s->nhosts; i++)
+		fprintf(of.fp, "%s,%zu,%zuGi\n", s->hosts[i].id, 3 * s->nprocs,
+			8 * s->nprocs);
+	return cw_outfile_commit(&of);
+}
+
+/* The paper's stack: process 0 of each host stores, the others work. */
+static void pattern_setup(struct sim *s, int pattern)
+{
+	static const char hex[] = "0123456789abcdef";
+	uint64_t st = 0x5ac2020 + (uint64_t)pattern;
+	size_t i, j, k;
+
+	for (i = 0; i < s->nhosts; i++)
+		for (j = 0; j < s->nprocs; j++) {
+			struct sim_proc *p = &s->hosts[i].procs[j];
+
+			p->tier = j == 0 ? T_DB : T_BATCH;
+			snprintf(p->proc.comm, sizeof(p->proc.comm), "%s",
+				 j == 0 ? "cassandra" : "java");
+			snprintf(p->proc.cmdline, sizeof(p->proc.cmdline), "%s",
+				 j == 0 ? "cassandra -f"
+					: "java org.apache.spark.executor");
+			if (p->proc.container[0])
+				continue;
+			for (k = 0; k < 64; k++)
+				p->proc.container[k] = hex[mix(&st) & 15];
+			p->proc.container[64] = '\0';
+		}
+}
+
+/* One connection between two given processes, both ends watched. */
+static void emit_pair(struct sim *s, size_t ci, size_t cj, size_t si, size_t sj,
+		      uint64_t c2s, uint64_t s2c, uint16_t port)
+{
+	struct sim_host *ch = &s->hosts[ci], *sh = &s->hosts[si];
+	struct cw_conn_record c, r;
+	uint64_t first = SIM_T0 + rnd(s) % (SIM_SPAN / 2), dur = SIM_SPAN / 4;
+
+	end_of(ch, &ch->procs[cj], &c);
+	c.role = CW_REC_ROLE_CLIENT;
+	c.lport = ch->next_port++;
+	if (ch->next_port < 32768)
+		ch->next_port = 32768;
+	c.cookie = ++ch->cookie;
+	c.raddr = sh->addr;
+	c.rport = port;
+	c.bytes_out = c2s;
+	c.bytes_in = s2c;
+	c.msgs_out = c.msgs_in = 1 + c2s / 65536;
+	end_of(sh, &sh->procs[sj], &r);
+	r.role = CW_REC_ROLE_SERVER;
+	r.lport = port;
+	r.raddr = c.laddr;
+	r.rport = c.lport;
+	r.cookie = ++sh->cookie;
+	r.bytes_out = s2c;
+	r.bytes_in = c2s;
+	r.msgs_out = r.msgs_in = c.msgs_out;
+	emit_end(s, &c, first, first + dur);
+	emit_end(s, &r, first, first + dur);
+}
+
+/*
+ * Q1: each worker scans mostly from the storage server of the next host
+ * (placed away from its data on purpose), a little from others.  Q2: each
+ * worker shuffles with other workers.  `conns` connections per worker.
+ */
+static void pattern_conns(struct sim *s, int pattern, uint64_t conns)
+{
+	size_t i, j, n = s->nhosts, w = s->nprocs;
+	uint64_t k;
+
+	for (k = 0; k < conns && !s->failed; k++)
+		for (i = 0; i < n; i++)
+			for (j = 1; j < w; j++) {
+				size_t si = (i + 1) % n, sj = 0;
+
+				if (pattern == 1 && rnd(s) % 10 >= 8)
+					si = rnd(s) % n;
+				if (pattern == 2) {
+					si = rnd(s) % n;
+					sj = w > 1 ? 1 + rnd(s) % (w - 1) : 0;
+					if (si == i && sj == j)
+						continue;
+				}
+				if (pattern == 1)
+					emit_pair(s, i, j, si, sj,
+						  4096 + rnd(s) % 4096,
+						  (16 + rnd(s) % 48) << 20,
+						  9042);
+				else
+					emit_pair(s, i, j, si, sj,
+						  (4 + rnd(s) % 12) << 20,
+						  65536, 7337);
+			}
+}
+
+struct sim_opts {
+	uint64_t hosts, conns, procs, seed;
+	const char *out, *format, *units_out, *hosts_out;
+	int pattern; /* 0: the tiers; 1, 2: Q1, Q2 */
+};
+
+/* Options into o: -1 to go on, else the exit status (help, bad usage). */
+static int parse_options(int argc, char **argv, struct sim_opts *o)
 {
 	static const struct option opts[] = {
 		{"hosts", required_argument, NULL, 'H'},
@@ -411,16 +608,13 @@ int cmd_simulate(int argc, char **argv)
 		{"seed", required_argument, NULL, 's'},
 		{"format", required_argument, NULL, 'f'},
 		{"out", required_argument, NULL, 'o'},
+		{"units-out", required_argument, NULL, 'U'},
+		{"hosts-out", required_argument, NULL, 'C'},
+		{"pattern", required_argument, NULL, 'P'},
 		{"help", no_argument, NULL, 'h'},
 		{},
 	};
-	uint64_t hosts = 0, conns = 0, procs = 4, seed = 1, i, j;
-	struct cw_outfile of = {0};
-	const char *out = NULL, *format = NULL;
-	bool wire;
-	FILE *fp;
-	struct sim s;
-	int c, ret = 1;
+	int c;
 
 	opterr = 0;
 	optind = 1;
@@ -428,31 +622,43 @@ int cmd_simulate(int argc, char **argv)
 	       -1) {
 		switch (c) {
 		case 'H':
-			if (cw_parse_u64(optarg, 1, 1000000, &hosts))
+			if (cw_parse_u64(optarg, 1, 1000000, &o->hosts))
 				return bad_value("--hosts", optarg,
 						 "1 to 1000000");
 			break;
 		case 'c':
-			if (cw_parse_u64(optarg, 1, 1000000, &conns))
+			if (cw_parse_u64(optarg, 1, 1000000, &o->conns))
 				return bad_value("--conns", optarg,
 						 "1 to 1000000");
 			break;
 		case 'p':
-			if (cw_parse_u64(optarg, 1, 64, &procs))
+			if (cw_parse_u64(optarg, 1, 64, &o->procs))
 				return bad_value("--procs", optarg, "1 to 64");
 			break;
 		case 's':
-			if (cw_parse_u64(optarg, 0, UINT64_MAX, &seed))
+			if (cw_parse_u64(optarg, 0, UINT64_MAX, &o->seed))
 				return bad_value("--seed", optarg, "a number");
 			break;
 		case 'f':
 			if (strcmp(optarg, "json") && strcmp(optarg, "wire"))
 				return bad_value("--format", optarg,
 						 "json or wire");
-			format = optarg;
+			o->format = optarg;
 			break;
 		case 'o':
-			out = optarg;
+			o->out = optarg;
+			break;
+		case 'U':
+			o->units_out = optarg;
+			break;
+		case 'C':
+			o->hosts_out = optarg;
+			break;
+		case 'P':
+			if (strcmp(optarg, "q1") && strcmp(optarg, "q2"))
+				return bad_value("--pattern", optarg,
+						 "q1 or q2");
+			o->pattern = optarg[1] - '0';
 			break;
 		case 'h':
 			usage(stdout);
@@ -465,21 +671,44 @@ int cmd_simulate(int argc, char **argv)
 		cw_error("unexpected argument '%s'", argv[optind]);
 		return 2;
 	}
-	if (!hosts || !conns) {
+	if (!o->hosts || !o->conns) {
 		cw_error("--hosts and --conns are required (see 'causeway "
 			 "simulate --help')");
 		return 2;
 	}
-	if (hosts * conns > 200000000ULL) {
+	if (o->hosts * o->conns > 200000000ULL) {
 		cw_error("--hosts x --conns: at most 200000000 connections");
 		return 2;
 	}
-	if (format)
-		wire = !strcmp(format, "wire");
+	return -1;
+}
+
+int cmd_simulate(int argc, char **argv)
+{
+	struct sim_opts o = {.procs = 4, .seed = 1};
+	struct cw_outfile of = {0};
+	const char *out;
+	uint64_t i, j;
+	bool wire;
+	FILE *fp;
+	struct sim s;
+	int ret = parse_options(argc, argv, &o);
+
+	if (ret >= 0)
+		return ret;
+	ret = 1;
+	out = o.out;
+	if (o.format)
+		wire = !strcmp(o.format, "wire");
 	else
 		wire = out && strlen(out) > 4 &&
 		       !strcmp(out + strlen(out) - 4, ".cww");
-	if (sim_init(&s, hosts, procs, seed))
+	if (sim_init(&s, o.hosts, o.procs, o.seed))
+		goto out;
+	if (o.pattern)
+		pattern_setup(&s, o.pattern);
+	if ((o.units_out && write_units(&s, o.units_out, o.seed)) ||
+	    (o.hosts_out && write_hosts(&s, o.hosts_out)))
 		goto out;
 	if (out && cw_outfile_open(&of, out))
 		goto out;
@@ -490,9 +719,12 @@ int cmd_simulate(int argc, char **argv)
 		if (cw_wire_write_magic(fp))
 			s.failed = true;
 	}
-	for (j = 0; j < conns && !s.failed; j++)
-		for (i = 0; i < hosts; i++)
-			one_conn(&s, i, rnd(&s) % procs);
+	if (o.pattern)
+		pattern_conns(&s, o.pattern, o.conns);
+	else
+		for (j = 0; j < o.conns && !s.failed; j++)
+			for (i = 0; i < o.hosts; i++)
+				one_conn(&s, i, rnd(&s) % o.procs);
 	if (s.failed) {
 		cw_error("unable to write the wire records to '%s': %s",
 			 out ? out : "standard output",

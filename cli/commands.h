@@ -18,5 +18,6 @@ int cmd_dump(int argc, char **argv);
 int cmd_graph(int argc, char **argv);
 int cmd_render(int argc, char **argv);
 int cmd_simulate(int argc, char **argv);
+int cmd_place(int argc, char **argv);
 
 #endif

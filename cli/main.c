@@ -29,6 +29,7 @@ static const struct command {
 	{"render", cmd_render, "draw the graph with Graphviz (SVG, PNG, DOT)"},
 	{"simulate", cmd_simulate,
 	 "a synthetic fleet's records, for benchmarks"},
+	{"place", cmd_place, "plan where containers run, from the traffic"},
 };
 
 static void usage(FILE *fp)

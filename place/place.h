@@ -1,0 +1,175 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Container placement: which host each unit (container, pod or workload)
+ * should run on, from the traffic measured between units and their CPU and
+ * memory.  One instance, three methods that solve it, one evaluation that
+ * scores every plan the same way.
+ *
+ *	struct cw_place p;
+ *	cw_place_init(&p);
+ *	long h = cw_place_add_host(&p, "node-1", 16.0, 64e9);
+ *	long u = cw_place_add_unit(&p, "web", h, 1.5, 2e9, true);
+ *	cw_place_add_traffic(&p, u, v, bytes);	// summed per pair
+ *	p.headroom = 0.1;
+ *	struct cw_place_plan plan;
+ *	if (cw_place_check(&p) == 0 &&
+ *	    cw_place_solve(&p, CW_PLACE_PARTITION, &plan) == 0)
+ *		use(plan.host[u], plan.cross_bytes, plan.hosts_used);
+ *	cw_place_plan_release(&plan);
+ *	cw_place_release(&p);
+ *
+ * The objective, in order: every host within its CPU and memory capacity
+ * less the headroom; the fewest hosts in use (unless fixed_hosts); the
+ * fewest bytes between units on different hosts.  Units that are not
+ * movable stay on their host and count against its capacity.  With
+ * max_moves >= 0 at most that many movable units leave their host (and the
+ * host count is not minimised: the plan is a set of moves).
+ */
+#ifndef CW_PLACE_H
+#define CW_PLACE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct cw_place_host {
+	char *name;
+	double cpu;    /* cores */
+	double memory; /* bytes */
+};
+
+struct cw_place_unit {
+	char *name;
+	uint32_t host; /* where it runs now */
+	double cpu, memory;
+	bool movable;
+};
+
+struct cw_place_link {
+	uint32_t a, b; /* a < b */
+	uint64_t bytes;
+};
+
+struct cw_place {
+	struct cw_place_host *hosts;
+	size_t nhosts, cap_hosts;
+	struct cw_place_unit *units;
+	size_t nunits, cap_units;
+	struct cw_place_link *links; /* merged per pair by cw_place_check */
+	size_t nlinks, cap_links;
+	double headroom;   /* fraction of each capacity kept free, [0, 1) */
+	bool fixed_hosts;  /* minimise bytes only, on the hosts there are */
+	long max_moves;	   /* -1: no limit */
+	size_t host_limit; /* > 0: use only this many hosts (see below) */
+	uint64_t seed;	   /* the genetic algorithm's */
+	double time_limit; /* seconds, for the integer program; 0: 60 */
+	/* filled by cw_place_check: adjacency (CSR) over links */
+	size_t *adj_off;
+	uint32_t *adj_to;
+	uint64_t *adj_bytes;
+};
+
+enum cw_place_method { CW_PLACE_GA, CW_PLACE_PARTITION, CW_PLACE_ILP };
+
+struct cw_place_move {
+	uint32_t unit, from, to;
+	int64_t gain; /* cross-host bytes saved by this move, in plan order */
+};
+
+struct cw_place_plan {
+	uint32_t *host; /* per unit */
+	size_t nunits;
+	uint64_t cross_bytes;
+	size_t hosts_used;
+	bool fits;	/* every host within capacity less headroom */
+	bool optimal;	/* CW_PLACE_ILP proved it */
+	double seconds; /* CPU time the method took */
+	struct cw_place_move *moves;
+	size_t nmoves;
+};
+
+void cw_place_init(struct cw_place *p);
+void cw_place_release(struct cw_place *p);
+/* A host or unit; its index, or -1 (out of memory, message printed). */
+long cw_place_add_host(struct cw_place *p, const char *name, double cpu,
+		       double memory);
+long cw_place_add_unit(struct cw_place *p, const char *name, uint32_t host,
+		       double cpu, double memory, bool movable);
+/* Bytes between two units (either order, summed); a == b is ignored. */
+int cw_place_add_traffic(struct cw_place *p, uint32_t a, uint32_t b,
+			 uint64_t bytes);
+/* Index of a host or unit by name, or -1; linear (inputs are small). */
+long cw_place_host_index(const struct cw_place *p, const char *name);
+
+/*
+ * Merge the links, build the adjacency and check that a plan can exist:
+ * 0, or -1 with one message naming the unit (or host) and why: no units,
+ * a unit larger than every host, pinned units over their host, or more
+ * CPU or memory than all hosts (or the host limit) hold together.
+ */
+int cw_place_check(struct cw_place *p);
+
+/*
+ * Solve with one method (after cw_place_check).  0 and *plan filled (the
+ * caller releases it), or -1 with a message: out of memory, GLPK failing,
+ * or no plan within capacity found.
+ */
+int cw_place_solve(struct cw_place *p, enum cw_place_method m,
+		   struct cw_place_plan *plan);
+void cw_place_plan_release(struct cw_place_plan *plan);
+/* "ga", "partition", "ilp"; 0 or -1 (no message). */
+int cw_place_method_parse(const char *s, enum cw_place_method *out);
+const char *cw_place_method_name(enum cw_place_method m);
+
+/* Cross-host bytes of an assignment (host per unit). */
+uint64_t cw_place_cross_bytes(const struct cw_place *p, const uint32_t *host);
+/* Bytes of unit u's links whose other end is on u's host in `host`. */
+uint64_t cw_place_local_bytes(const struct cw_place *p, const uint32_t *host,
+			      uint32_t u);
+/* Fill cross_bytes, hosts_used, fits and the moves (gains in order). */
+int cw_place_plan_score(const struct cw_place *p, struct cw_place_plan *plan);
+/* The hosts a plan may use, best first (see host_limit); its count. */
+size_t cw_place_host_order(const struct cw_place *p, uint32_t *order);
+
+/*
+ * Reading the inputs of 'causeway place' (place/input.c).
+ *
+ * A small CSV file with a header line naming its columns (any order,
+ * "#" comments, blank lines skipped): hosts need host,cpu,memory; the units
+ * file (resources per unit) unit,cpu,memory and optionally host, pod,
+ * workload, namespace, kind.  CPU in cores ("1.5") or millicores ("500m");
+ * memory in bytes with an optional suffix k, M, G, T (powers of 1000) or
+ * Ki, Mi, Gi, Ti (of 1024).
+ */
+struct cw_place_row {
+	char *f[8]; /* by column below, NULL when absent */
+};
+enum {
+	CW_PCOL_NAME, /* host or unit */
+	CW_PCOL_CPU,
+	CW_PCOL_MEMORY,
+	CW_PCOL_HOST, /* units: where it runs */
+	CW_PCOL_POD,
+	CW_PCOL_WORKLOAD,
+	CW_PCOL_NAMESPACE,
+	CW_PCOL_KIND,
+};
+struct cw_place_table {
+	struct cw_place_row *rows;
+	size_t nrows, cap;
+	double *cpu, *memory; /* parsed, per row */
+};
+
+/*
+ * Parse text (len bytes) as a hosts (units == false) or units table: 0, or
+ * -1 with "line N: why" in err and no message (outside data).
+ */
+int cw_place_table_parse(struct cw_place_table *t, const char *text, size_t len,
+			 bool units, char *err, size_t errlen);
+void cw_place_table_release(struct cw_place_table *t);
+/* "1.5", "500m" in cores; 0 or -1 (no message). */
+int cw_place_parse_cpu(const char *s, double *out);
+/* "64Gi", "2G", "1048576"; 0 or -1 (no message). */
+int cw_place_parse_memory(const char *s, double *out);
+
+#endif
