@@ -259,7 +259,10 @@ static int copy_vertex(const struct cw_view *v, size_t i,
 	out->members = x->members;
 	out->name = strdup(x->name);
 	out->label = strdup(x->label);
-	out->host = ext ? address_of(x->label) : strdup(n->host);
+	/* A group spread over hosts has none. */
+	out->host = ext		   ? address_of(x->label)
+		    : x->same_host ? strdup(n->host)
+				   : strdup("");
 	out->comm = strdup(ext || by_host || n->kind != CW_NODE_PROCESS
 				   ? ""
 				   : n->proc.comm);

@@ -99,9 +99,14 @@ static int add_nodes(const struct serve_graph *sg, Agraph_t *g,
 		if (sg->by == CW_SERVE_BY_HOST || x->external)
 			snprintf(label, sizeof(label), "%.200s\n%s", x->label,
 				 bytes);
-		else
+		else if (x->host[0])
 			snprintf(label, sizeof(label), "%.200s\n%.60s\n%s",
 				 x->label, x->host, bytes);
+		else
+			snprintf(label, sizeof(label),
+				 "%.200s\n%llu processes, several hosts\n%s",
+				 x->label, (unsigned long long)x->members,
+				 bytes);
 		snprintf(buf, sizeof(buf), "%.2f",
 			 0.5 + 1.0 * sqrt((double)b / (double)max));
 		if (set(nodes[i], "label", label) ||

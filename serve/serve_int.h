@@ -38,7 +38,7 @@ extern const size_t serve_nassets;
 struct serve_node {
 	char *name;  /* unique in the view */
 	char *label; /* for people */
-	char *host;  /* the host, or the address of an external peer */
+	char *host;  /* its host ("": several), an external peer's address */
 	char *comm;  /* command ("" for hosts and external peers) */
 	char *container;
 	bool external;
