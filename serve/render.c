@@ -77,6 +77,17 @@ static const char *node_color(const struct serve_graph *sg,
 	return cw_viz_color(x->comm[0] ? x->comm : x->name);
 }
 
+/* A label without the "@host" the next line shows anyway. */
+static int short_len(const struct serve_node *x)
+{
+	size_t n = strlen(x->label), h = strlen(x->host);
+
+	if (n > h + 1 && x->label[n - h - 1] == '@' &&
+	    !strcmp(x->label + n - h, x->host))
+		n -= h + 1;
+	return (int)(n > 200 ? 200 : n);
+}
+
 static int add_nodes(const struct serve_graph *sg, Agraph_t *g,
 		     Agnode_t **nodes)
 {
@@ -100,8 +111,8 @@ static int add_nodes(const struct serve_graph *sg, Agraph_t *g,
 			snprintf(label, sizeof(label), "%.200s\n%s", x->label,
 				 bytes);
 		else if (x->host[0])
-			snprintf(label, sizeof(label), "%.200s\n%.60s\n%s",
-				 x->label, x->host, bytes);
+			snprintf(label, sizeof(label), "%.*s\n%.16s\n%s",
+				 short_len(x), x->label, x->host, bytes);
 		else
 			snprintf(label, sizeof(label),
 				 "%.200s\n%llu processes, several hosts\n%s",

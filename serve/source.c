@@ -78,9 +78,24 @@ static bool changed(struct serve_source *s)
 	return any;
 }
 
+/*
+ * Read the files that exist: a run folder whose conns.jsonl is not written
+ * yet is empty until it is.
+ */
 static int reload(struct serve_source *s, bool first)
 {
-	if (!serve_model_load_files(s->model, s->files, s->nfiles, s->skip_bad))
+	char **present = calloc(s->nfiles + 1, sizeof(*present));
+	size_t i, n = 0;
+	int err;
+
+	if (!present)
+		return cw_error("out of memory");
+	for (i = 0; i < s->nfiles; i++)
+		if (s->sig[i].present)
+			present[n++] = s->files[i];
+	err = serve_model_load_files(s->model, present, n, s->skip_bad);
+	free(present);
+	if (!err)
 		return 0;
 	serve_model_note(s->model, 0, 0, 0,
 			 "reading the inputs failed; the last good state is "
@@ -141,7 +156,7 @@ struct serve_source *serve_source_new(const struct cw_serve_opts *o,
 		s->nfiles++;
 	}
 	changed(s);
-	if (s->nfiles && reload(s, true))
+	if (reload(s, true))
 		goto fail;
 	return s;
 oom:
@@ -213,7 +228,7 @@ int serve_source_poll(struct serve_source *s, int timeout_ms)
 	if (now < s->next_check)
 		return 0;
 	s->next_check = now + s->poll_ns;
-	if (s->nfiles && changed(s))
+	if (changed(s))
 		return reload(s, false);
 	return 0;
 }
