@@ -3,9 +3,10 @@
  * Prometheus text format (version 0.0.4).  Edges are summed to a level
  * whose cardinality stays bounded: (host, command) at each end, never a
  * pid or a port; a peer nobody watched is its address with the command
- * "external".  Counters are the totals of the records served, so they only
- * grow while records only grow (a re-read file that shrank is a reset,
- * which Prometheus handles).
+ * "external", an end whose owner was never seen has the command "unknown".
+ * Counters are the totals of the records served, so they only grow while
+ * records only grow (a re-read file that shrank is a reset, which
+ * Prometheus handles).
  */
 #include <stddef.h>
 #include <stdlib.h>
@@ -30,7 +31,11 @@ struct edge_sum {
 static void key_end(const struct serve_node *n, char *host, char *comm)
 {
 	snprintf(host, LBL, "%s", n->host);
-	snprintf(comm, LBL, "%s", n->external ? "external" : n->comm);
+	/* An end whose owner was never seen has no command: "unknown". */
+	snprintf(comm, LBL, "%s",
+		 n->external  ? "external"
+		 : n->comm[0] ? n->comm
+			      : "unknown");
 }
 
 /* Process edges summed per (host, command) pair; 0 or -1. */

@@ -100,11 +100,8 @@ static int reload(struct serve_source *s, bool first)
 	serve_model_note(s->model, 0, 0, 0,
 			 "reading the inputs failed; the last good state is "
 			 "kept (see the log)");
-	/* Try again on the next change, or at once if it never worked. */
-	if (first)
-		return -1;
-	memset(s->sig, 0, s->nfiles * sizeof(*s->sig));
-	return 0;
+	/* Try again on the next change: the writer may be mid-way. */
+	return first ? -1 : 0;
 }
 
 static int open_kafka(struct serve_source *s, const struct cw_serve_opts *o)

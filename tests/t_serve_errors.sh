@@ -35,7 +35,8 @@ expect_error 1 "bad.jsonl' line 1" "$CW" serve --listen 127.0.0.1:0 bad.jsonl
 
 port=$((20000 + $$ % 20000))
 cp fleet.jsonl live.jsonl
-"$CW" serve --listen 127.0.0.1:$port live.jsonl >serve.out 2>serve.err &
+mkdir store
+"$CW" serve --listen 127.0.0.1:$port --samples store live.jsonl >serve.out 2>serve.err &
 SERVE_PID=$!
 bg_pid $SERVE_PID
 for i in $(seq 100); do
@@ -90,7 +91,9 @@ done <<EOF
 404|no such page|/etc/passwd
 404|no such page|/../../etc/passwd
 404|no such endpoint|/api/nothing
-404|no sample store|/api/samples?run=../../etc/passwd
+400|not a path|/api/samples?run=../../etc/passwd
+400|not a path|/api/samples.svg?run=/etc/passwd
+404|no run 'nosuch'|/api/samples?run=nosuch
 EOF
 
 for m in POST PUT DELETE; do

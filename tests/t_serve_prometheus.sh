@@ -62,7 +62,7 @@ assert got == want_total, (got, want_total)
 
 nodes = {n["id"]: n for n in g["nodes"]}
 def comm(n):
-    return "external" if n["external"] else n["comm"]
+    return "external" if n["external"] else n["comm"] or "unknown"
 pairs = {}
 for e in g["edges"]:
     k = (comm(nodes[e["from"]]), comm(nodes[e["to"]]))
