@@ -210,6 +210,10 @@ static void api_matrix(const struct serve_ctx *c, struct cw_serve_query *q,
 	for (i = 0; i < g.nn; i++)
 		cw_jsonw_str(&w, NULL, g.nodes[i].label);
 	cw_jsonw_arr_close(&w);
+	cw_jsonw_arr_open(&w, "external");
+	for (i = 0; i < g.nn; i++)
+		cw_jsonw_bool(&w, NULL, g.nodes[i].external);
+	cw_jsonw_arr_close(&w);
 	cw_jsonw_arr_open(&w, "bytes");
 	for (i = 0; i < g.nn; i++) {
 		cw_jsonw_arr_open(&w, NULL);

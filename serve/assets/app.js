@@ -102,6 +102,9 @@ function drawGraph(g, svgText) {
   const svg = document.importNode(doc.documentElement, true);
   const byId = new Map(g.nodes.map((n) => [n.id, n]));
   $('graph').replaceChildren(svg);
+  // Shrunk to fit unless that would make the text unreadable: then scroll.
+  const w = parseFloat(svg.getAttribute('width')) * 4 / 3;
+  svg.style.maxWidth = w > 1.6 * $('graph').clientWidth ? 'none' : '';
   for (const gn of svg.querySelectorAll('g.node')) {
     const n = byId.get(gn.id);
     if (!n) continue;
@@ -164,10 +167,14 @@ async function loadMatrix() {
     const m = await getJSON('/api/matrix?' + p);
     let max = 1;
     for (const row of m.bytes) for (const v of row) max = Math.max(max, v);
+    // Watched hosts first, then the peers nobody watched, each by name.
+    const order = m.names.map((_, i) => i).sort((a, b) =>
+      (m.external[a] - m.external[b]) || m.labels[a].localeCompare(m.labels[b]));
     const head = el('tr', {}, el('th', {}, 'from \\ to'),
-      ...m.labels.map((l) => el('th', {}, l)));
-    const rows = m.bytes.map((row, i) => el('tr', {}, el('th', {}, m.labels[i]),
-      ...row.map((v, j) => {
+      ...order.map((i) => el('th', {}, m.labels[i])));
+    const rows = order.map((i) => el('tr', {}, el('th', {}, m.labels[i]),
+      ...order.map((j) => m.bytes[i][j]).map((v, k) => {
+        const j = order[k];
         const a = v ? 0.08 + 0.92 * Math.log1p(v) / Math.log1p(max) : 0;
         const td = el('td', {
           class: i === j ? 'diag' : '',
