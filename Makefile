@@ -27,14 +27,16 @@ endif
 DEPS_BUILD := clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev libcap-dev \
 	libjson-c-dev libfftw3-dev libpcap-dev librdkafka-dev libigraph-dev \
 	libgraphviz-dev graphviz libprotobuf-c-dev protobuf-c-compiler \
-	libnetfilter-conntrack-dev libglpk-dev libclang-rt-14-dev pkg-config make gcc
+	libnetfilter-conntrack-dev libglpk-dev libclang-rt-14-dev pkg-config make gcc \
+	libmicrohttpd-dev
 DEPS_TEST  := iproute2 iptables conntrack procps curl iperf3 nginx-light \
 	redis-server redis-tools postgresql postgresql-client memcached \
-	python3 python3-psycopg2 python3-yaml kcat tcpdump kmod
+	python3 python3-psycopg2 python3-yaml kcat tcpdump kmod \
+	chromium chromium-driver prometheus
 DEPS       := $(DEPS_BUILD) $(DEPS_TEST)
 
 PKGS       := libbpf libelf zlib json-c fftw3 libpcap rdkafka libprotobuf-c igraph libcgraph libgvc \
-	libnetfilter_conntrack
+	libnetfilter_conntrack libmicrohttpd
 CFLAGS     ?= -O2 -g
 CFLAGS     += -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter \
 	-Wmissing-prototypes -Wstrict-prototypes -fno-strict-aliasing \
@@ -57,8 +59,9 @@ LAYER_graph      := common correlator
 LAYER_viz        := common graph
 LAYER_place      := common graph
 LAYER_agent      := common bpf samples
-LAYER_cli        := common paths samples correlator graph viz place agent cli
-CORE_DIRS  := common paths samples correlator graph viz place
+LAYER_serve      := common paths samples correlator graph viz
+LAYER_cli        := common paths samples correlator graph viz place agent serve cli
+CORE_DIRS  := common paths samples correlator graph viz place serve
 AGENT_DIRS := agent
 CORE_SRCS  := $(foreach d,$(CORE_DIRS),$(wildcard $(d)/*.c))
 AGENT_SRCS := $(foreach d,$(AGENT_DIRS),$(wildcard $(d)/*.c))
@@ -139,7 +142,14 @@ $(BUILD)/obj/%.o: %.c $(BUILD)/.flags
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
 
-$(CORE_LIB): $(CORE_OBJS) $(PROTO_OBJS)
+# The page's files (serve/assets/*) as a C table, made in $(BUILD).
+SERVE_ASSETS := $(sort $(wildcard serve/assets/*))
+$(BUILD)/serve_assets.c: $(SERVE_ASSETS) serve/mkassets.sh
+	$(call msg,GEN,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)sh serve/mkassets.sh $(SERVE_ASSETS) > $@.tmp && mv $@.tmp $@
+
+$(CORE_LIB): $(CORE_OBJS) $(PROTO_OBJS) $(BUILD)/obj/gen/serve_assets.o
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^
 

@@ -17,6 +17,7 @@ int cmd_samples(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
 int cmd_graph(int argc, char **argv);
 int cmd_render(int argc, char **argv);
+int cmd_serve(int argc, char **argv);
 int cmd_simulate(int argc, char **argv);
 int cmd_place(int argc, char **argv);
 

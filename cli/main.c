@@ -27,6 +27,7 @@ static const struct command {
 	{"dump", cmd_dump, "print wire records from a file or topic as JSON"},
 	{"graph", cmd_graph, "project, query and export the process graph"},
 	{"render", cmd_render, "draw the graph with Graphviz (SVG, PNG, DOT)"},
+	{"serve", cmd_serve, "live page, HTTP API and Prometheus metrics"},
 	{"simulate", cmd_simulate,
 	 "a synthetic fleet's records, for benchmarks"},
 	{"place", cmd_place, "plan where containers run, from the traffic"},

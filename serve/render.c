@@ -1,0 +1,222 @@
+// SPDX-License-Identifier: MIT
+/*
+ * A serve_graph laid out by Graphviz's dot into SVG in memory, for the
+ * page.  Edge labels are dot's own `label`s, which dot lays out as objects
+ * of their own (virtual nodes of the ranking), so they never sit on a
+ * node; hosts are therefore not drawn as clusters (dot 2.42 mishandles
+ * labelled edges between nodes of one rank inside clusters): the host is
+ * in each node's label instead.
+ */
+#include <graphviz/cgraph.h>
+#include <graphviz/gvc.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/log.h"
+#include "common/util.h"
+#include "serve/serve_int.h"
+#include "viz/viz.h"
+
+/* Graphviz keeps global state: one layout at a time. */
+static pthread_mutex_t gv_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int set(void *obj, const char *name, const char *val)
+{
+	if (agsafeset(obj, (char *)name, (char *)val, ""))
+		return cw_error("graphviz: unable to set '%s'", name);
+	return 0;
+}
+
+static int defaults(Agraph_t *g)
+{
+	static const char *const attrs[][3] = {
+		{"G", "rankdir", "LR"},
+		{"G", "fontname", "Helvetica"},
+		{"G", "bgcolor", "transparent"},
+		{"G", "nodesep", "0.3"},
+		{"N", "shape", "box"},
+		{"N", "style", "rounded,filled"},
+		{"N", "fillcolor", "white"},
+		{"N", "fontname", "Helvetica"},
+		{"N", "fontsize", "10"},
+		{"N", "label", "\\N"},
+		{"N", "height", "0.5"},
+		{"N", "color", "black"},
+		{"N", "id", ""},
+		{"N", "tooltip", ""},
+		{"N", "penwidth", "1.5"},
+		{"E", "fontname", "Helvetica"},
+		{"E", "fontsize", "8"},
+		{"E", "penwidth", "1"},
+		{"E", "label", ""},
+		{"E", "id", ""},
+		{"E", "color", "black"},
+		{"E", "tooltip", ""},
+		{"E", "fontcolor", "#444444"},
+	};
+	size_t i;
+
+	for (i = 0; i < CW_ARRAY_SIZE(attrs); i++) {
+		int kind = attrs[i][0][0] == 'G'   ? AGRAPH
+			   : attrs[i][0][0] == 'N' ? AGNODE
+						   : AGEDGE;
+
+		if (!agattr(g, kind, (char *)attrs[i][1], (char *)attrs[i][2]))
+			return cw_error("graphviz: unable to set a default");
+	}
+	return 0;
+}
+
+static const char *node_color(const struct serve_graph *sg,
+			      const struct serve_node *x)
+{
+	if (x->external)
+		return "#555555";
+	return cw_viz_color(x->comm[0] ? x->comm : x->name);
+}
+
+/* A label without the "@host" the next line shows anyway. */
+static int short_len(const struct serve_node *x)
+{
+	size_t n = strlen(x->label), h = strlen(x->host);
+
+	if (n > h + 1 && x->label[n - h - 1] == '@' &&
+	    !strcmp(x->label + n - h, x->host))
+		n -= h + 1;
+	return (int)(n > 200 ? 200 : n);
+}
+
+static int add_nodes(const struct serve_graph *sg, Agraph_t *g,
+		     Agnode_t **nodes)
+{
+	char name[32], label[600], bytes[32], buf[32];
+	uint64_t max = 1;
+	size_t i;
+
+	for (i = 0; i < sg->nn; i++)
+		if (sg->nodes[i].bytes_out + sg->nodes[i].bytes_in > max)
+			max = sg->nodes[i].bytes_out + sg->nodes[i].bytes_in;
+	for (i = 0; i < sg->nn; i++) {
+		const struct serve_node *x = &sg->nodes[i];
+		uint64_t b = x->bytes_out + x->bytes_in;
+
+		snprintf(name, sizeof(name), "n%zu", i);
+		nodes[i] = agnode(g, name, 1);
+		if (!nodes[i])
+			return cw_error("graphviz: unable to add a node");
+		cw_fmt_bytes(b, bytes, sizeof(bytes));
+		if (sg->by == CW_SERVE_BY_HOST || x->external)
+			snprintf(label, sizeof(label), "%.200s\n%s", x->label,
+				 bytes);
+		else if (x->host[0])
+			snprintf(label, sizeof(label), "%.*s\n%.16s\n%s",
+				 short_len(x), x->label, x->host, bytes);
+		else
+			snprintf(label, sizeof(label),
+				 "%.200s\n%llu processes, several hosts\n%s",
+				 x->label, (unsigned long long)x->members,
+				 bytes);
+		snprintf(buf, sizeof(buf), "%.2f",
+			 0.5 + 1.0 * sqrt((double)b / (double)max));
+		if (set(nodes[i], "label", label) ||
+		    set(nodes[i], "id", name) ||
+		    set(nodes[i], "tooltip", x->name) ||
+		    set(nodes[i], "height", buf) ||
+		    set(nodes[i], "color", node_color(sg, x)) ||
+		    (x->external && set(nodes[i], "style", "rounded,dashed")))
+			return -1;
+	}
+	return 0;
+}
+
+static int add_edges(const struct serve_graph *sg, Agraph_t *g,
+		     Agnode_t **nodes)
+{
+	char a[32], b[32], label[96], width[16], id[32];
+	double share, total = 0;
+	Agedge_t *e;
+	size_t i;
+
+	for (i = 0; i < sg->ne; i++)
+		total += (double)(sg->edges[i].bytes_c2s +
+				  sg->edges[i].bytes_s2c);
+	for (i = 0; i < sg->ne; i++) {
+		const struct serve_edge *x = &sg->edges[i];
+
+		snprintf(id, sizeof(id), "e%zu", i);
+		e = agedge(g, nodes[x->from], nodes[x->to], id, 1);
+		if (!e)
+			return cw_error("graphviz: unable to add an edge");
+		share = total > 0 ? (x->bytes_c2s + x->bytes_s2c) / total : 0;
+		snprintf(width, sizeof(width), "%.2f", 1 + 9 * sqrt(share));
+		snprintf(label, sizeof(label), "%s / %s",
+			 cw_fmt_bytes(x->bytes_c2s, a, sizeof(a)),
+			 cw_fmt_bytes(x->bytes_s2c, b, sizeof(b)));
+		if (set(e, "penwidth", width) || set(e, "label", label) ||
+		    set(e, "id", id) || set(e, "tooltip", label) ||
+		    set(e, "color", node_color(sg, &sg->nodes[x->from])))
+			return -1;
+	}
+	return 0;
+}
+
+static int layout(GVC_t *gvc, Agraph_t *g, char **svg, size_t *len)
+{
+	unsigned int n = 0;
+	char *data = NULL;
+	int ret = -1;
+
+	if (gvLayout(gvc, g, "dot"))
+		return cw_error("graphviz: layout failed");
+	if (gvRenderData(gvc, g, "svg", &data, &n) || !data) {
+		cw_error("graphviz: unable to render SVG");
+		goto out;
+	}
+	*svg = malloc(n + 1);
+	if (!*svg) {
+		cw_error("out of memory");
+		goto out;
+	}
+	memcpy(*svg, data, n);
+	(*svg)[n] = '\0';
+	*len = n;
+	ret = 0;
+out:
+	if (data)
+		gvFreeRenderData(data);
+	gvFreeLayout(gvc, g);
+	return ret;
+}
+
+int serve_render_svg(const struct serve_graph *sg, char **svg, size_t *len)
+{
+	Agnode_t **nodes = calloc(sg->nn + 1, sizeof(*nodes));
+	GVC_t *gvc = NULL;
+	Agraph_t *g = NULL;
+	int ret = -1;
+
+	if (!nodes)
+		return cw_error("out of memory");
+	pthread_mutex_lock(&gv_lock);
+	agseterr(AGMAX);
+	gvc = gvContext();
+	if (gvc)
+		g = agopen("causeway", Agdirected, NULL);
+	if (!gvc || !g) {
+		cw_error("graphviz: unable to create a graph");
+		goto out;
+	}
+	if (defaults(g) || add_nodes(sg, g, nodes) || add_edges(sg, g, nodes))
+		goto out;
+	ret = layout(gvc, g, svg, len);
+out:
+	if (g)
+		agclose(g);
+	if (gvc)
+		gvFreeContext(gvc);
+	pthread_mutex_unlock(&gv_lock);
+	free(nodes);
+	return ret;
+}

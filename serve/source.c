@@ -1,0 +1,248 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Where serve's records come from.  Files: record files and `causeway run`
+ * output folders (their conns.jsonl), all read again into a fresh state
+ * when any of them changes (size, time or inode), so a rewritten or
+ * truncated file never double counts.  Kafka: a consumer of its own group
+ * reads the conns topic from the beginning and feeds records as they come;
+ * one feed per topic kind, so the correlator's edge buckets can be followed
+ * the same way once it publishes them.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "common/kafka.h"
+#include "common/log.h"
+#include "common/util.h"
+#include "common/wire.h"
+#include "serve/serve_int.h"
+
+#define BATCH 256
+
+struct file_sig {
+	uint64_t mtime_ns, size, ino;
+	bool present;
+};
+
+struct serve_source {
+	struct serve_model *model;
+	bool skip_bad;
+	uint64_t poll_ns, next_check;
+	/* files */
+	char **files;
+	size_t nfiles;
+	struct file_sig *sig;
+	/* Kafka */
+	struct cw_kafka_consumer *consumer;
+	struct cw_conn_record batch[BATCH];
+	size_t nbatch;
+};
+
+/* A run folder stands for its conns.jsonl. */
+static char *expand(const char *path)
+{
+	struct stat st;
+	char *p;
+
+	if (stat(path, &st) || !S_ISDIR(st.st_mode))
+		return strdup(path);
+	if (asprintf(&p, "%s/conns.jsonl", path) < 0)
+		return NULL;
+	return p;
+}
+
+static bool changed(struct serve_source *s)
+{
+	struct file_sig now;
+	struct stat st;
+	bool any = false;
+	size_t i;
+
+	for (i = 0; i < s->nfiles; i++) {
+		memset(&now, 0, sizeof(now));
+		if (!stat(s->files[i], &st)) {
+			now.present = true;
+			now.size = (uint64_t)st.st_size;
+			now.ino = (uint64_t)st.st_ino;
+			now.mtime_ns =
+				(uint64_t)st.st_mtim.tv_sec * NSEC_PER_SEC +
+				(uint64_t)st.st_mtim.tv_nsec;
+		}
+		if (memcmp(&now, &s->sig[i], sizeof(now)))
+			any = true;
+		s->sig[i] = now;
+	}
+	return any;
+}
+
+/*
+ * Read the files that exist: a run folder whose conns.jsonl is not written
+ * yet is empty until it is.
+ */
+static int reload(struct serve_source *s, bool first)
+{
+	char **present = calloc(s->nfiles + 1, sizeof(*present));
+	size_t i, n = 0;
+	int err;
+
+	if (!present)
+		return cw_error("out of memory");
+	for (i = 0; i < s->nfiles; i++)
+		if (s->sig[i].present)
+			present[n++] = s->files[i];
+	err = serve_model_load_files(s->model, present, n, s->skip_bad);
+	free(present);
+	if (!err)
+		return 0;
+	serve_model_note(s->model, 0, 0, 0,
+			 "reading the inputs failed; the last good state is "
+			 "kept (see the log)");
+	/* Try again on the next change: the writer may be mid-way. */
+	return first ? -1 : 0;
+}
+
+static int open_kafka(struct serve_source *s, const struct cw_serve_opts *o)
+{
+	struct cw_kafka_conf conf = {
+		.brokers = o->brokers,
+		.properties = o->kafka_properties,
+		.topic_prefix = o->topic_prefix,
+		.group = o->group ? o->group : "causeway-serve",
+		.from_beginning = true,
+	};
+	char topic[CW_KAFKA_TOPIC_MAX];
+	const char *topics[1];
+
+	topics[0] = cw_kafka_topic(&conf, CW_WIRE_CONN, topic, sizeof(topic));
+	if (!topics[0])
+		return -1;
+	s->consumer = cw_kafka_consumer_new(&conf, topics, 1);
+	if (!s->consumer)
+		return -1;
+	cw_info("following '%s' on %s", topic, o->brokers);
+	return 0;
+}
+
+struct serve_source *serve_source_new(const struct cw_serve_opts *o,
+				      struct serve_model *m)
+{
+	struct serve_source *s = calloc(1, sizeof(*s));
+	size_t i;
+
+	if (!s)
+		goto oom;
+	s->model = m;
+	s->skip_bad = o->skip_bad;
+	s->poll_ns = o->poll_ns ? o->poll_ns : NSEC_PER_SEC;
+	if (o->brokers) {
+		if (open_kafka(s, o))
+			goto fail;
+		return s;
+	}
+	s->files = calloc(o->ninputs + 1, sizeof(*s->files));
+	s->sig = calloc(o->ninputs + 1, sizeof(*s->sig));
+	if (!s->files || !s->sig)
+		goto oom;
+	for (i = 0; i < o->ninputs; i++) {
+		s->files[i] = expand(o->inputs[i]);
+		if (!s->files[i])
+			goto oom;
+		s->nfiles++;
+	}
+	changed(s);
+	if (reload(s, true))
+		goto fail;
+	return s;
+oom:
+	cw_error("out of memory");
+fail:
+	serve_source_free(s);
+	return NULL;
+}
+
+/* Hand the records gathered so far to the model. */
+static int flush(struct serve_source *s)
+{
+	int err =
+		s->nbatch ? serve_model_add(s->model, s->batch, s->nbatch) : 0;
+
+	s->nbatch = 0;
+	return err;
+}
+
+/* One feed per kind of topic: conns now; P.edges buckets later. */
+static void feed(struct serve_source *s, const struct cw_kafka_msg *km,
+		 uint64_t *bad, uint64_t *other)
+{
+	struct cw_wire_msg m;
+	char err[128];
+	int kind = cw_wire_decode(km->value, km->len, &m, err, sizeof(err));
+
+	if (kind < 0) {
+		(*bad)++;
+		return;
+	}
+	if (kind == CW_WIRE_CONN)
+		s->batch[s->nbatch++] = m.conn;
+	else
+		(*other)++;
+	cw_wire_msg_release(&m);
+}
+
+static int poll_kafka(struct serve_source *s, int timeout_ms)
+{
+	uint64_t n = 0, bad = 0, other = 0;
+	struct cw_kafka_msg km;
+	int r = 0;
+
+	while (s->nbatch < BATCH &&
+	       (r = cw_kafka_consume(s->consumer, n ? 0 : timeout_ms, &km)) >
+		       0) {
+		n++;
+		feed(s, &km, &bad, &other);
+		/* Read from the beginning every start: no offsets to keep. */
+		cw_kafka_msg_release(&km);
+	}
+	if (n)
+		serve_model_note(s->model, n, bad, other, NULL);
+	if (flush(s))
+		return -1;
+	return r < 0 ? cw_error("the Kafka consumer failed") : 0;
+}
+
+int serve_source_poll(struct serve_source *s, int timeout_ms)
+{
+	struct timespec ts = {.tv_nsec = (long)timeout_ms * 1000000L};
+	uint64_t now;
+
+	if (s->consumer)
+		return poll_kafka(s, timeout_ms);
+	nanosleep(&ts, NULL);
+	now = cw_now_mono_ns();
+	if (now < s->next_check)
+		return 0;
+	s->next_check = now + s->poll_ns;
+	if (changed(s))
+		return reload(s, false);
+	return 0;
+}
+
+void serve_source_free(struct serve_source *s)
+{
+	size_t i;
+
+	if (!s)
+		return;
+	if (s->consumer) {
+		flush(s);
+		cw_kafka_consumer_free(s->consumer);
+	}
+	for (i = 0; i < s->nfiles; i++)
+		free(s->files[i]);
+	free(s->files);
+	free(s->sig);
+	free(s);
+}
