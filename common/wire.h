@@ -83,7 +83,7 @@ struct cw_proc_meta {
 	uint64_t seq;
 };
 
-struct cw_sample_run; /* agent/sampler.h */
+struct cw_sample_run; /* common/sample_run.h */
 
 /* A sample run and its place in the agent's sequence. */
 struct cw_wire_samples {
@@ -148,6 +148,11 @@ int cw_wire_decode(const uint8_t *buf, size_t len, struct cw_wire_msg *out,
 const char *cw_wire_strerror(int err);
 /* "conn", "host", "process", "timing", "samples". */
 const char *cw_wire_kind_name(int kind);
+/*
+ * One decoded message as a JSON object with a "kind" key (what `causeway
+ * dump` prints); no line end.
+ */
+void cw_wire_msg_json(struct cw_jsonw *w, const struct cw_wire_msg *m);
 
 /*
  * The canonical Kafka key of a connection: both (addr, port) endpoints in
