@@ -67,6 +67,75 @@ static int split_devs(char *arg, const char **devs, size_t *n)
 	return 0;
 }
 
+struct record_args {
+	const char *devs[CW_SAMPLER_MAX_DEVS];
+	const char *prefixes[CW_SAMPLER_MAX_PREFIXES];
+	struct cw_sampler_opts o;
+	struct cw_sample_store_limits lim;
+	const char *store, *output;
+};
+
+/* One option of 'record' into a; 0, or 2 after a message. */
+static int record_opt(int c, struct record_args *a)
+{
+	struct cw_sampler_opts *o = &a->o;
+	uint64_t v;
+
+	switch (c) {
+	case 'd':
+		if (split_devs(optarg, a->devs, &o->n_devs))
+			return bad_usage("too many interfaces%s", "");
+		return 0;
+	case 'i':
+		if (cw_parse_duration(optarg, NSEC_PER_MSEC, &v) ||
+		    v < CW_SAMPLER_MIN_INTERVAL_NS ||
+		    v > CW_SAMPLER_MAX_INTERVAL_NS)
+			return bad_usage("--interval '%s' is not a duration "
+					 "from 10us to 1s",
+					 optarg);
+		o->interval_ns = v;
+		return 0;
+	case 'n':
+		if (cw_parse_u64(optarg, CW_SAMPLER_MIN_SAMPLES,
+				 CW_SAMPLER_MAX_SAMPLES, &v))
+			return bad_usage("--samples '%s' is not a number from "
+					 "1 to 20000",
+					 optarg);
+		o->samples = v;
+		return 0;
+	case 'r':
+		if (o->n_in_region == CW_SAMPLER_MAX_PREFIXES)
+			return bad_usage("too many prefixes%s", "");
+		a->prefixes[o->n_in_region++] = optarg;
+		return 0;
+	case 'l':
+		if (cw_parse_u64(optarg, 1, UINT64_MAX / 8, &v))
+			return bad_usage("--link-speed '%s' is not a bit rate",
+					 optarg);
+		o->link_speed_bps = v;
+		return 0;
+	case 's':
+		a->store = optarg;
+		return 0;
+	case 'k':
+		if (cw_parse_duration(optarg, NSEC_PER_SEC, &v) || !v)
+			return bad_usage("--keep '%s' is not a duration",
+					 optarg);
+		a->lim.keep_ns = v;
+		return 0;
+	case 'm':
+		if (cw_parse_u64(optarg, 1, UINT64_MAX, &v))
+			return bad_usage("--max-size '%s' is not a byte count",
+					 optarg);
+		a->lim.max_bytes = v;
+		return 0;
+	case 'o':
+		a->output = optarg;
+		return 0;
+	}
+	return 2;
+}
+
 static int cmd_record(int argc, char **argv)
 {
 	static const struct option lopts[] = {
@@ -82,103 +151,46 @@ static int cmd_record(int argc, char **argv)
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
-	const char *devs[CW_SAMPLER_MAX_DEVS],
-		*prefixes[CW_SAMPLER_MAX_PREFIXES];
-	struct cw_sampler_opts o = {.sz = sizeof(o)};
-	struct cw_sample_store_limits lim = {0};
-	const char *store = NULL, *output = NULL, *dir;
+	static struct record_args a;
 	char name[CW_SAMPLE_NAME_MAX];
 	struct cw_sample_run *run = NULL;
-	uint64_t v;
+	const char *dir;
 	int c, err;
 
-	o.devs = devs;
-	o.in_region = prefixes;
-	o.interval_ns = CW_SAMPLER_DEF_INTERVAL_NS;
-	o.samples = CW_SAMPLER_DEF_SAMPLES;
+	memset(&a, 0, sizeof(a));
+	a.o.sz = sizeof(a.o);
+	a.o.devs = a.devs;
+	a.o.in_region = a.prefixes;
+	a.o.interval_ns = CW_SAMPLER_DEF_INTERVAL_NS;
+	a.o.samples = CW_SAMPLER_DEF_SAMPLES;
 	while ((c = getopt_long(argc, argv, "d:i:n:o:h", lopts, NULL)) != -1) {
-		switch (c) {
-		case 'd':
-			if (split_devs(optarg, devs, &o.n_devs))
-				return bad_usage("too many interfaces%s", "");
-			break;
-		case 'i':
-			if (cw_parse_duration(optarg, NSEC_PER_MSEC, &v) ||
-			    v < CW_SAMPLER_MIN_INTERVAL_NS ||
-			    v > CW_SAMPLER_MAX_INTERVAL_NS)
-				return bad_usage("--interval '%s' is not a "
-						 "duration from 10us to 1s",
-						 optarg);
-			o.interval_ns = v;
-			break;
-		case 'n':
-			if (cw_parse_u64(optarg, CW_SAMPLER_MIN_SAMPLES,
-					 CW_SAMPLER_MAX_SAMPLES, &v))
-				return bad_usage("--samples '%s' is not a "
-						 "number from 1 to 20000",
-						 optarg);
-			o.samples = v;
-			break;
-		case 'r':
-			if (o.n_in_region == CW_SAMPLER_MAX_PREFIXES)
-				return bad_usage("too many prefixes%s", "");
-			prefixes[o.n_in_region++] = optarg;
-			break;
-		case 'l':
-			if (cw_parse_u64(optarg, 1, UINT64_MAX / 8, &v))
-				return bad_usage("--link-speed '%s' is not a "
-						 "bit rate",
-						 optarg);
-			o.link_speed_bps = v;
-			break;
-		case 's':
-			store = optarg;
-			break;
-		case 'k':
-			if (cw_parse_duration(optarg, NSEC_PER_SEC, &v) || !v)
-				return bad_usage("--keep '%s' is not a "
-						 "duration",
-						 optarg);
-			lim.keep_ns = v;
-			break;
-		case 'm':
-			if (cw_parse_u64(optarg, 1, UINT64_MAX, &v))
-				return bad_usage("--max-size '%s' is not a "
-						 "byte count",
-						 optarg);
-			lim.max_bytes = v;
-			break;
-		case 'o':
-			output = optarg;
-			break;
-		case 'h':
+		if (c == 'h') {
 			usage(stdout);
 			return 0;
-		default:
-			return 2;
 		}
+		if (record_opt(c, &a))
+			return 2;
 	}
 	if (optind < argc)
 		return bad_usage("unexpected argument '%s'", argv[optind]);
-	dir = cw_sample_store_dir(store);
-	if (!output && (cw_mkdir_p(dir) || cw_check_writable_dir(dir)))
+	dir = cw_sample_store_dir(a.store);
+	if (!a.output && (cw_mkdir_p(dir) || cw_check_writable_dir(dir)))
 		return 1;
 	cw_catch_signals();
-	err = cw_sampler_record(&o, &run);
-	if (err)
+	if (cw_sampler_record(&a.o, &run))
 		return 1;
 	if (run->flags & CW_RUN_INTERRUPTED)
 		cw_info("interrupted after %u of %u bins", run->nbins,
 			run->samples);
-	if (output) {
-		err = cw_sample_run_save(output, run);
-		if (!err)
-			printf("%s\n", output);
-	} else {
-		err = cw_sample_store_write(dir, run, &lim, name, sizeof(name));
-		if (!err)
-			printf("%s/%s\n", dir, name);
-	}
+	if (a.output)
+		err = cw_sample_run_save(a.output, run);
+	else
+		err = cw_sample_store_write(dir, run, &a.lim, name,
+					    sizeof(name));
+	if (!err && a.output)
+		printf("%s\n", a.output);
+	else if (!err)
+		printf("%s/%s\n", dir, name);
 	cw_sample_run_free(run);
 	return err ? 1 : 0;
 }

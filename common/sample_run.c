@@ -151,19 +151,9 @@ static void put(struct wbuf *w, const void *src, size_t n)
 {
 	if (w->oom)
 		return;
-	if (w->len + n > w->cap) {
-		size_t cap = w->cap ? w->cap * 2 : 4096;
-		uint8_t *p;
-
-		while (cap < w->len + n)
-			cap *= 2;
-		p = realloc(w->p, cap);
-		if (!p) {
-			w->oom = true;
-			return;
-		}
-		w->p = p;
-		w->cap = cap;
+	if (w->len + n < w->len || CW_GROW(w->p, w->cap, w->len + n, 4096)) {
+		w->oom = true;
+		return;
 	}
 	memcpy(w->p + w->len, src, n);
 	w->len += n;

@@ -45,15 +45,8 @@ static void seg_path(const struct cw_spool *sp, uint64_t id, char *buf,
 
 static int seg_push(struct cw_spool *sp, uint64_t id)
 {
-	if (sp->nsegs == sp->cap) {
-		size_t cap = sp->cap ? sp->cap * 2 : 16;
-		struct spool_seg *s = realloc(sp->segs, cap * sizeof(*s));
-
-		if (!s)
-			return cw_error("out of memory");
-		sp->segs = s;
-		sp->cap = cap;
-	}
+	if (CW_GROW(sp->segs, sp->cap, sp->nsegs + 1, 16))
+		return cw_error("out of memory for spool segments");
 	sp->segs[sp->nsegs++] = (struct spool_seg){.id = id};
 	return 0;
 }

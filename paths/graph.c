@@ -314,15 +314,8 @@ struct cw_path *cw_pathset_add(struct cw_pathset *ps, uint32_t root)
 {
 	struct cw_path *p;
 
-	if (ps->n_paths == ps->cap_paths) {
-		size_t cap = ps->cap_paths ? ps->cap_paths * 2 : 8;
-
-		p = realloc(ps->paths, cap * sizeof(*p));
-		if (!p)
-			return NULL;
-		ps->paths = p;
-		ps->cap_paths = cap;
-	}
+	if (CW_GROW(ps->paths, ps->cap_paths, ps->n_paths + 1, 8))
+		return NULL;
 	p = &ps->paths[ps->n_paths++];
 	memset(p, 0, sizeof(*p));
 	p->root = root;
@@ -331,15 +324,8 @@ struct cw_path *cw_pathset_add(struct cw_pathset *ps, uint32_t root)
 
 int cw_path_add_hop(struct cw_path *p, const struct cw_hop *h)
 {
-	if (p->n_hops == p->cap_hops) {
-		size_t cap = p->cap_hops ? p->cap_hops * 2 : 8;
-		struct cw_hop *n = realloc(p->hops, cap * sizeof(*n));
-
-		if (!n)
-			return cw_error("out of memory");
-		p->hops = n;
-		p->cap_hops = cap;
-	}
+	if (CW_GROW(p->hops, p->cap_hops, p->n_hops + 1, 8))
+		return cw_error("out of memory for a path's hops");
 	p->hops[p->n_hops] = *h;
 	p->hops[p->n_hops].id = (int)p->n_hops;
 	return (int)p->n_hops++;

@@ -66,15 +66,8 @@ static struct served *served_by(const struct nest_ctx *c, uint32_t j, size_t *n)
 
 static int pool_add(struct nest_ctx *c, uint32_t rel, uint32_t idx)
 {
-	if (c->n_pool == c->cap_pool) {
-		size_t cap = c->cap_pool ? c->cap_pool * 2 : 1024;
-		struct cand *p = realloc(c->pool, cap * sizeof(*p));
-
-		if (!p)
-			return cw_error("out of memory");
-		c->pool = p;
-		c->cap_pool = cap;
-	}
+	if (CW_GROW(c->pool, c->cap_pool, c->n_pool + 1, 1024))
+		return cw_error("out of memory for candidate calls");
 	c->pool[c->n_pool++] = (struct cand){rel, idx};
 	return 0;
 }
@@ -205,15 +198,8 @@ static bool cover_holds(const struct cover *cv, const struct ival *x)
 
 static int add_triple(struct nest_ctx *c, size_t p, size_t r, double score)
 {
-	if (c->n_tri == c->cap_tri) {
-		size_t cap = c->cap_tri ? c->cap_tri * 2 : 64;
-		struct triple *n = realloc(c->tri, cap * sizeof(*n));
-
-		if (!n)
-			return cw_error("out of memory");
-		c->tri = n;
-		c->cap_tri = cap;
-	}
+	if (CW_GROW(c->tri, c->cap_tri, c->n_tri + 1, 64))
+		return cw_error("out of memory for triples");
 	c->tri[c->n_tri++] = (struct triple){p, r, score};
 	c->rel[r].sig[p] = 1;
 	return 0;
