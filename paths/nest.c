@@ -489,7 +489,14 @@ static int nest_visit(struct nest_walk *w, int hop, size_t p,
 		      const uint8_t *in_set)
 {
 	size_t t;
-	int err = reply_hop(w, hop, &w->c->rel[p], in_set);
+	int err;
+
+	if (w->c->n_visits >= cw_paths_max_visits(w->c->o)) {
+		w->c->truncated = true;
+		return 0;
+	}
+	w->c->n_visits++;
+	err = reply_hop(w, hop, &w->c->rel[p], in_set);
 
 	for (t = 0; !err && t < w->c->n_tri; t++)
 		if (w->c->tri[t].p == p)
@@ -539,8 +546,8 @@ static int nest_roots(struct nest_ctx *c, struct cw_pathset *ps)
 		   0) {
 		return -1;
 	}
-	for (i = 0; !err && i < n; i++)
-		for (r = 0; !err && r < c->n_rel; r++)
+	for (i = 0; !err && !c->truncated && i < n; i++)
+		for (r = 0; !err && !c->truncated && r < c->n_rel; r++)
 			if (c->rel[r].a == (uint32_t)roots[i] &&
 			    c->rel[r].n_srv)
 				err = nest_root(c, ps, r);
@@ -563,6 +570,8 @@ int cw_paths_nesting(const struct cw_msgtrace *t, const struct cw_paths_opts *o,
 	if (!err)
 		err = nest_roots(&c, ps);
 	ps->n_correlations = c.n_judged;
+	ps->n_visits = c.n_visits;
+	ps->truncated = c.truncated;
 	ps->method = CW_PATHS_NESTING;
 	for (r = 0; c.rel && r < c.n_rel; r++)
 		cw_nest_rel_free(&c.rel[r]);
