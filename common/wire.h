@@ -206,6 +206,19 @@ void cw_wire_errors_report(const struct cw_wire_errors *e, const char *what);
 void cw_wire_frame_header(uint8_t hdr[CW_WIRE_FRAME_HDR], const void *payload,
 			  uint32_t len);
 
+/*
+ * In buf[0, size) holding a wire stream: whether a whole frame whose CRC
+ * holds starts at `off` (true, its payload length in *len) ...
+ */
+bool cw_wire_frame_ok(const uint8_t *buf, size_t size, size_t off,
+		      uint32_t *len);
+/*
+ * ... and the first offset at or after `off` where one does, or `size` when
+ * none does: how a reader finds its way past a damaged stretch.
+ */
+size_t cw_wire_frame_find(const uint8_t *buf, size_t size, size_t off,
+			  uint32_t *len);
+
 /* Frame reader results, besides 1 (a frame) and 0 (clean end of file). */
 enum cw_wire_read_err {
 	CW_WIRE_RTORN = -10,   /* file ends inside a frame: a torn write */
