@@ -113,6 +113,15 @@ static int conf_load_file(rd_kafka_conf_t *conf, const char *path)
 	return ret;
 }
 
+int cw_kafka_properties_check(const char *path)
+{
+	rd_kafka_conf_t *conf = rd_kafka_conf_new();
+	int r = conf_load_file(conf, path);
+
+	rd_kafka_conf_destroy(conf);
+	return r;
+}
+
 static uint64_t now_ms(void)
 {
 	return cw_now_mono_ns() / NSEC_PER_MSEC;

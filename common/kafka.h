@@ -63,6 +63,12 @@ struct cw_kafka_conf {
 const char *cw_kafka_topic(const struct cw_kafka_conf *conf, int kind,
 			   char *buf, size_t len);
 
+/*
+ * Read a librdkafka properties file ("key=value" lines, '#' comments) into
+ * a scratch configuration: 0, or -1 naming the file, line and why.
+ */
+int cw_kafka_properties_check(const char *path);
+
 /* Producer. */
 
 struct cw_kafka_producer_stats {

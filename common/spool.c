@@ -328,11 +328,89 @@ static int cursor_save(struct cw_spool *sp)
 	return 0;
 }
 
+/* The good frames of s in order, as seg_check() counts them. */
+static void seg_walk(struct cw_spool *sp, const struct spool_seg *s,
+		     void (*fn)(uint64_t off, uint64_t idx, void *arg),
+		     void *arg)
+{
+	char path[PATH_MAX];
+	const uint8_t *m;
+	size_t size, off = CW_WIRE_MAGIC_LEN;
+	uint64_t idx = 0;
+	uint32_t len;
+
+	seg_path(sp, s->id, path, sizeof(path));
+	m = seg_map(path, s->bytes, &size);
+	if (m == MAP_FAILED || !m)
+		return;
+	while (off < size) {
+		if (!cw_wire_frame_ok(m, size, off, &len)) {
+			off = cw_wire_frame_find(m, size, off + 1, &len);
+			continue;
+		}
+		fn(off, idx++, arg);
+		off += CW_WIRE_FRAME_HDR + len;
+	}
+	munmap((void *)m, size);
+}
+
+struct find_ctx {
+	uint64_t off, idx; /* idx: UINT64_MAX until off is found */
+};
+
+static void find_frame(uint64_t off, uint64_t idx, void *arg)
+{
+	struct find_ctx *f = arg;
+
+	if (off == f->off)
+		f->idx = idx;
+}
+
+struct keep_ctx {
+	struct cw_spool *sp;
+	uint64_t seg;
+	size_t i, kept; /* acked[i..] still to match; acked[0..kept) kept */
+};
+
+static void keep_acked(uint64_t off, uint64_t idx, void *arg)
+{
+	struct keep_ctx *k = arg;
+	struct cw_spool *sp = k->sp;
+
+	(void)idx;
+	while (k->i < sp->nacked && sp->acked[k->i].seg == k->seg &&
+	       sp->acked[k->i].off < off)
+		k->i++; /* names no frame: dropped */
+	if (k->i < sp->nacked && sp->acked[k->i].seg == k->seg &&
+	    sp->acked[k->i].off == off)
+		sp->acked[k->kept++] = sp->acked[k->i++];
+}
+
+/* Keep only confirmations that name a good frame of a segment we have:
+ * a damaged cursor must not make records vanish from the counts. */
+static void acked_validate(struct cw_spool *sp)
+{
+	struct keep_ctx k = {.sp = sp};
+	size_t s;
+
+	for (s = 0; s < sp->nsegs && k.i < sp->nacked; s++) {
+		while (k.i < sp->nacked && sp->acked[k.i].seg < sp->segs[s].id)
+			k.i++;
+		k.seg = sp->segs[s].id;
+		seg_walk(sp, &sp->segs[s], keep_acked, &k);
+		while (k.i < sp->nacked && sp->acked[k.i].seg == k.seg)
+			k.i++;
+	}
+	sp->nacked = k.kept;
+}
+
 /* Segments the cursor says are used up (a crash came before their
- * deletion) go now; then its prefix and acknowledgements are taken. */
+ * deletion) go now; then its prefix, if it names a frame (its index is
+ * counted, not believed). */
 static void cursor_apply(struct cw_spool *sp, uint64_t id, uint64_t off,
 			 uint64_t idx)
 {
+	struct find_ctx f = {.off = off, .idx = UINT64_MAX};
 	char path[PATH_MAX];
 
 	/* A valid cursor names a segment we have (or, with none left, the
@@ -345,10 +423,16 @@ static void cursor_apply(struct cw_spool *sp, uint64_t id, uint64_t off,
 		seg_pop(sp);
 	}
 	if (!sp->nsegs || id != sp->segs[0].id || off > sp->segs[0].bytes ||
-	    off < CW_WIRE_MAGIC_LEN || idx > sp->segs[0].records)
+	    off < CW_WIRE_MAGIC_LEN)
+		return;
+	if (off == sp->segs[0].bytes)
+		f.idx = sp->segs[0].records;
+	else
+		seg_walk(sp, &sp->segs[0], find_frame, &f);
+	if (f.idx == UINT64_MAX || f.idx != idx)
 		return;
 	sp->done_off = sp->rd_off = off;
-	sp->done_idx = sp->rd_idx = idx;
+	sp->done_idx = sp->rd_idx = f.idx;
 }
 
 static void cursor_load(struct cw_spool *sp)
@@ -384,6 +468,7 @@ static void cursor_load(struct cw_spool *sp)
 			acked_add(sp, id, off);
 	}
 	free(buf);
+	acked_validate(sp);
 	advance(sp);
 	sp->dirty = false;
 }
@@ -855,7 +940,10 @@ static uint64_t remaining(const struct cw_spool *sp)
 
 	for (i = 0; i < sp->nsegs; i++)
 		n += sp->segs[i].records;
-	return sp->nsegs ? n - sp->done_idx - sp->nacked : 0;
+	/* Held at 0: the counts must never wrap, whatever is on disk. */
+	if (!sp->nsegs || n < sp->done_idx + sp->nacked)
+		return 0;
+	return n - sp->done_idx - sp->nacked;
 }
 
 bool cw_spool_empty(const struct cw_spool *sp)

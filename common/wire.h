@@ -214,8 +214,10 @@ bool cw_wire_frame_ok(const uint8_t *buf, size_t size, size_t off,
 		      uint32_t *len);
 /*
  * ... and the first offset at or after `off` where one does, or `size` when
- * none does: how a reader finds its way past a damaged stretch.
+ * none does: how a reader finds its way past a damaged stretch.  The CRC
+ * work is bounded (CW_WIRE_FIND_WORK bytes): beyond it, `size`.
  */
+#define CW_WIRE_FIND_WORK (256ULL << 20)
 size_t cw_wire_frame_find(const uint8_t *buf, size_t size, size_t off,
 			  uint32_t *len);
 

@@ -131,8 +131,8 @@ static void count_seqs(const char *boot, const char *prefix, int *seen)
 				     .group = prefix,
 				     .from_beginning = true};
 	char topic[CW_KAFKA_TOPIC_MAX];
-	const char *topics[] = {cw_kafka_topic(&conf, CW_WIRE_CONN, topic,
-					       sizeof(topic))};
+	const char *topics[] = {
+		cw_kafka_topic(&conf, CW_WIRE_CONN, topic, sizeof(topic))};
 	static struct cw_wire_msg w;
 	struct cw_kafka_consumer *c = cw_kafka_consumer_new(&conf, topics, 1);
 	struct cw_kafka_msg m;
@@ -194,8 +194,8 @@ static int run(const char *base, const char *boot, const char *prefix,
 		dup += seen[i] > 1;
 	}
 	printf("kill %s, %" PRIu64 " of %d confirmed: %d missing, %d twice\n",
-	       down ? "with the brokers down" : "while delivering", at, N,
-	       miss, dup);
+	       down ? "with the brokers down" : "while delivering", at, N, miss,
+	       dup);
 	CHECK(miss == 0);
 	return dup;
 }
@@ -216,7 +216,8 @@ int main(int argc, char **argv)
 	cw_kafka_mock_stop();
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", base);
 	CHECK(system(cmd) == 0);
-	printf("%s\n", failures ? "FAILED" : "test_kafka_crash: all checks "
-					     "passed");
+	printf("%s\n", failures ? "FAILED"
+				: "test_kafka_crash: all checks "
+				  "passed");
 	return failures ? 1 : 0;
 }
