@@ -1,5 +1,6 @@
 // fuzz-sources: common/log.c common/util.c common/sample_run.c common/jsonw.c
-// samples/bursts.c SPDX-License-Identifier: MIT
+// fuzz-sources: samples/bursts.c
+// SPDX-License-Identifier: MIT
 /*
  * libFuzzer target for the `samples bursts --conns` loader: JSON lines of
  * connection records are read into edges or refused naming the line;
