@@ -879,6 +879,20 @@ int cw_kafka_mock_broker_up(int id)
 	return mock_check(rd_kafka_mock_broker_set_up(mock, id), "up");
 }
 
+int cw_kafka_mock_produce_errors(int err, int count)
+{
+	rd_kafka_resp_err_t errs[64];
+	int i;
+
+	if (!mock || count < 1 || count > (int)CW_ARRAY_SIZE(errs))
+		return cw_error("kafka mock: no cluster, or %d errors", count);
+	for (i = 0; i < count; i++)
+		errs[i] = (rd_kafka_resp_err_t)err;
+	rd_kafka_mock_push_request_errors_array(mock, 0 /* Produce */,
+						(size_t)count, errs);
+	return 0;
+}
+
 void cw_kafka_mock_stop(void)
 {
 	if (mock)

@@ -194,6 +194,9 @@ int cw_kafka_mock_topic_create(const char *topic, int partitions);
 /* An outage: broker `id` (1..brokers, or -1 for all) refuses connections. */
 int cw_kafka_mock_broker_down(int id);
 int cw_kafka_mock_broker_up(int id);
+/* The next `count` produce requests fail with `err` (an rd_kafka_resp_err_t),
+ * to drill the producer's error handling. */
+int cw_kafka_mock_produce_errors(int err, int count);
 void cw_kafka_mock_stop(void);
 
 #endif
