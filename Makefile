@@ -6,6 +6,7 @@
 #   make bench      run the benchmarks and rewrite bench/RESULTS.md
 #   make demo       the main job: a multi-tier example watched by causeway
 #   make fuzz       build the libFuzzer targets
+#   make fuzz-long  run each for FUZZ_SECONDS (default 300)
 #   make format     clang-format every C source in place
 #   V=1             show the commands
 
@@ -89,7 +90,7 @@ PROTO_SRCS := $(patsubst %.proto,$(BUILD)/%.pb-c.c,$(PROTOS))
 PROTO_HDRS := $(PROTO_SRCS:.c=.h)
 PROTO_OBJS := $(patsubst $(BUILD)/%.c,$(BUILD)/obj/gen/%.o,$(PROTO_SRCS))
 
-.PHONY: all deps test unit bench demo fuzz format clean check-layers check-core core-units
+.PHONY: all deps test unit bench demo fuzz fuzz-long format clean check-layers check-core core-units
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -203,6 +204,23 @@ FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -std=gnu11 \
 	-D_GNU_SOURCE -I$(BUILD) -I. $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 
 fuzz: $(FUZZ_BINS)
+
+# A longer campaign than the smoke runs of tests/run.sh: every harness for
+# FUZZ_SECONDS from its corpus, new inputs kept in $(BUILD)/fuzz-long/,
+# crashes written there (crash-*); one summary line per harness.
+FUZZ_SECONDS ?= 300
+fuzz-long: $(FUZZ_BINS)
+	$(Q)for f in $(FUZZ_BINS); do n=$${f##*/fuzz_}; \
+		w=$(BUILD)/fuzz-long/$$n; mkdir -p $$w/corpus; \
+		$$f -max_total_time=$(FUZZ_SECONDS) -max_len=4096 \
+			-close_fd_mask=2 -print_final_stats=1 \
+			-artifact_prefix=$$w/ $$w/corpus \
+			$$( [ -d tests/fuzz/corpus/$$n ] && echo tests/fuzz/corpus/$$n ) \
+			>$$w/log 2>&1; rc=$$?; \
+		printf '%-16s rc=%d %s, %s corpus, %s crashes\n' $$n $$rc \
+			"$$(sed -n 's/^stat::number_of_executed_units: *//p' $$w/log) runs" \
+			"$$(ls $$w/corpus | wc -l)" "$$(ls $$w | grep -c '^crash-')"; \
+	done
 
 $(BUILD)/fuzz/%: tests/fuzz/%.c $(CORE_SRCS) $(PROTO_SRCS) $(BUILD)/.flags
 	$(call msg,FUZZ,$@)

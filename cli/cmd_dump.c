@@ -12,7 +12,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "samples/samples.h"
 #include "cli/commands.h"
 #include "common/jsonw.h"
 #include "common/kafka.h"
@@ -22,6 +21,17 @@
 #include "common/wire.h"
 
 #define DUMP_MAX_TOPICS 16
+
+enum {
+	OPT_KAFKA = 256,
+	OPT_TOPIC,
+	OPT_BEGIN,
+	OPT_COUNT,
+	OPT_TIMEOUT,
+	OPT_GROUP,
+	OPT_PROPS,
+	OPT_PREFIX
+};
 
 struct dump {
 	struct cw_jsonw w;
@@ -80,87 +90,6 @@ static void usage(FILE *fp)
 		"      --from-beginning --timeout 5s\n");
 }
 
-/* A sample run: the fields of `causeway samples export --format json`. */
-static void print_samples(struct cw_jsonw *w, const struct cw_wire_samples *s)
-{
-	const struct cw_sample_run *run = s->run;
-	uint32_t i;
-	int f;
-
-	cw_jsonw_obj_open(w, NULL);
-	cw_jsonw_str(w, "kind", "samples");
-	cw_jsonw_str(w, "host", run->host);
-	cw_jsonw_u64(w, "seq", s->seq);
-	cw_jsonw_str(w, "dev", run->dev);
-	cw_jsonw_u64(w, "start_ns", run->start_real_ns);
-	cw_jsonw_u64(w, "interval_ns", run->interval_ns);
-	cw_jsonw_u64(w, "samples", run->samples);
-	cw_jsonw_u64(w, "nbins", run->nbins);
-	cw_jsonw_u64(w, "link_speed_bps", run->link_speed_bps);
-	cw_jsonw_u64(w, "ncpus", run->ncpus);
-	cw_jsonw_bool(w, "interrupted", !!(run->flags & CW_RUN_INTERRUPTED));
-	cw_jsonw_bool(w, "regions", !!(run->flags & CW_RUN_REGIONS));
-	cw_jsonw_u64(w, "past_end", run->past_end);
-	cw_jsonw_u64(w, "seq_map_full", run->seq_map_full);
-	cw_jsonw_obj_open(w, "totals");
-	for (f = 0; f < CW_SF_FLOWS_FIRST; f++)
-		cw_jsonw_u64(w, cw_sample_field_names[f],
-			     cw_sample_run_total(run, f));
-	cw_jsonw_obj_close(w);
-	cw_jsonw_arr_open(w, "bins");
-	for (i = 0; i < run->nbins; i++) {
-		cw_jsonw_obj_open(w, NULL);
-		cw_jsonw_u64(w, "bin", i);
-		for (f = 0; f < CW_SF_MAX; f++)
-			cw_jsonw_u64(w, cw_sample_field_names[f],
-				     run->bins[i].v[f]);
-		cw_jsonw_u64(w, "flows_saturated", run->bins[i].saturated);
-		cw_jsonw_obj_close(w);
-	}
-	cw_jsonw_arr_close(w);
-	cw_jsonw_obj_close(w);
-}
-
-static void print_msg(struct cw_jsonw *w, const struct cw_wire_msg *m)
-{
-	switch (m->kind) {
-	case CW_WIRE_TIMING:
-		cw_timing_window_json(w, &m->timing);
-		break;
-	case CW_WIRE_SAMPLES:
-		print_samples(w, &m->samples);
-		break;
-	case CW_WIRE_CONN:
-		cw_conn_record_json(w, &m->conn);
-		break;
-	case CW_WIRE_HOST:
-		cw_jsonw_obj_open(w, NULL);
-		cw_jsonw_str(w, "kind", "host");
-		cw_jsonw_str(w, "host", m->host.host);
-		cw_jsonw_u64(w, "seq", m->host.seq);
-		cw_jsonw_str(w, "hostname", m->host.hostname);
-		cw_jsonw_str(w, "kernel", m->host.kernel);
-		cw_jsonw_str(w, "agent_version", m->host.agent_version);
-		cw_jsonw_u64(w, "cpus", m->host.cpus);
-		cw_jsonw_u64(w, "mem_bytes", m->host.mem_bytes);
-		cw_jsonw_u64(w, "time_ns", m->host.time_ns);
-		cw_jsonw_obj_close(w);
-		break;
-	case CW_WIRE_PROC:
-		cw_jsonw_obj_open(w, NULL);
-		cw_jsonw_str(w, "kind", "process");
-		cw_jsonw_str(w, "host", m->proc.host);
-		cw_jsonw_u64(w, "seq", m->proc.seq);
-		cw_process_json(w, 0, &m->proc.proc);
-		cw_jsonw_u64(w, "rss_bytes", m->proc.rss_bytes);
-		cw_jsonw_u64(w, "cpu_ns", m->proc.cpu_ns);
-		cw_jsonw_u64(w, "time_ns", m->proc.time_ns);
-		cw_jsonw_obj_close(w);
-		break;
-	}
-	cw_jsonw_end_line(w);
-}
-
 /* One record: print it or count why not.  false when output failed. */
 static bool dump_one(struct dump *d, const uint8_t *buf, size_t len,
 		     const char *where)
@@ -173,7 +102,8 @@ static bool dump_one(struct dump *d, const uint8_t *buf, size_t len,
 		cw_wire_errors_count(&d->errs, kind, where, err);
 		return true;
 	}
-	print_msg(&d->w, &m);
+	cw_wire_msg_json(&d->w, &m);
+	cw_jsonw_end_line(&d->w);
 	cw_wire_msg_release(&m);
 	d->printed++;
 	if (ferror(stdout)) {
@@ -279,18 +209,105 @@ static int dump_kafka(struct dump *d, struct cw_kafka_conf *conf,
 	return ret;
 }
 
-int cmd_dump(int argc, char **argv)
+struct dump_args {
+	struct cw_kafka_conf conf;
+	const char *topics[DUMP_MAX_TOPICS];
+	char names[DUMP_MAX_TOPICS][CW_KAFKA_TOPIC_MAX];
+	char group[64];
+	int ntopics;
+	uint64_t timeout_ns;
+};
+
+/* One option into a; 0, or 2 after a message. */
+static int parse_opt(int c, struct dump_args *a, struct dump *d)
 {
-	enum {
-		OPT_KAFKA = 256,
-		OPT_TOPIC,
-		OPT_BEGIN,
-		OPT_COUNT,
-		OPT_TIMEOUT,
-		OPT_GROUP,
-		OPT_PROPS,
-		OPT_PREFIX
-	};
+	switch (c) {
+	case OPT_KAFKA:
+		a->conf.brokers = optarg;
+		return 0;
+	case OPT_TOPIC:
+		if (a->ntopics == DUMP_MAX_TOPICS) {
+			cw_error("at most %d --topic options", DUMP_MAX_TOPICS);
+			return 2;
+		}
+		a->topics[a->ntopics++] = optarg;
+		return 0;
+	case OPT_BEGIN:
+		a->conf.from_beginning = true;
+		return 0;
+	case OPT_COUNT:
+		if (cw_parse_u64(optarg, 1, UINT64_MAX, &d->count)) {
+			cw_error("bad --count '%s' (want a number of records, "
+				 "at least 1)",
+				 optarg);
+			return 2;
+		}
+		return 0;
+	case OPT_TIMEOUT:
+		if (cw_parse_duration(optarg, NSEC_PER_SEC, &a->timeout_ns) ||
+		    !a->timeout_ns) {
+			cw_error("bad --timeout '%s' (want a duration such as "
+				 "5s or 500ms)",
+				 optarg);
+			return 2;
+		}
+		return 0;
+	case OPT_GROUP:
+		a->conf.group = optarg;
+		return 0;
+	case OPT_PROPS:
+		a->conf.properties = optarg;
+		return 0;
+	case OPT_PREFIX:
+		if (!*optarg || strlen(optarg) > 100) {
+			cw_error("bad --topic-prefix '%s' (want 1 to 100 "
+				 "characters)",
+				 optarg);
+			return 2;
+		}
+		a->conf.topic_prefix = optarg;
+		return 0;
+	}
+	usage(stderr);
+	return 2;
+}
+
+/* Short names (conns, meta, timing, samples): that topic under the prefix. */
+static void resolve_topics(struct dump_args *a)
+{
+	static const struct {
+		const char *name;
+		int kind;
+	} kinds[] = {{"conns", CW_WIRE_CONN},
+		     {"meta", CW_WIRE_HOST},
+		     {"timing", CW_WIRE_TIMING},
+		     {"samples", CW_WIRE_SAMPLES}};
+	size_t k;
+	int i;
+
+	for (i = 0; i < a->ntopics; i++)
+		for (k = 0; k < CW_ARRAY_SIZE(kinds); k++)
+			if (!strcmp(a->topics[i], kinds[k].name))
+				a->topics[i] = cw_kafka_topic(
+					&a->conf, kinds[k].kind, a->names[i],
+					sizeof(a->names[i]));
+	if (a->conf.brokers && !a->ntopics) {
+		a->topics[0] = cw_kafka_topic(&a->conf, CW_WIRE_CONN,
+					      a->names[0], sizeof(a->names[0]));
+		a->ntopics = 1;
+	}
+	if (a->conf.brokers && !a->conf.group) {
+		snprintf(a->group, sizeof(a->group),
+			 "causeway-dump-%d-%" PRIu64, (int)getpid(),
+			 cw_now_real_ns());
+		a->conf.group = a->group;
+	}
+}
+
+/* Options and files; 0, -1 after --help, or 2 after a message. */
+static int parse_args(int argc, char **argv, struct dump_args *a,
+		      struct dump *d)
+{
 	static const struct option opts[] = {
 		{"kafka", required_argument, NULL, OPT_KAFKA},
 		{"topic", required_argument, NULL, OPT_TOPIC},
@@ -303,125 +320,57 @@ int cmd_dump(int argc, char **argv)
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	static char names[DUMP_MAX_TOPICS][CW_KAFKA_TOPIC_MAX];
-	const char *topics[DUMP_MAX_TOPICS];
-	struct cw_kafka_conf conf = {0};
-	static struct dump d;
-	char group[64];
-	uint64_t timeout_ns = 0;
-	int ntopics = 0, c, i, ret = 0;
+	const struct cw_kafka_conf *conf = &a->conf;
+	int c;
 
-	memset(&d, 0, sizeof(d));
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		switch (c) {
-		case OPT_KAFKA:
-			conf.brokers = optarg;
-			break;
-		case OPT_TOPIC:
-			if (ntopics == DUMP_MAX_TOPICS) {
-				cw_error("at most %d --topic options",
-					 DUMP_MAX_TOPICS);
-				return 2;
-			}
-			topics[ntopics++] = optarg;
-			break;
-		case OPT_BEGIN:
-			conf.from_beginning = true;
-			break;
-		case OPT_COUNT:
-			if (cw_parse_u64(optarg, 1, UINT64_MAX, &d.count)) {
-				cw_error("bad --count '%s' (want a number of "
-					 "records, at least 1)",
-					 optarg);
-				return 2;
-			}
-			break;
-		case OPT_TIMEOUT:
-			if (cw_parse_duration(optarg, NSEC_PER_SEC,
-					      &timeout_ns) ||
-			    !timeout_ns) {
-				cw_error("bad --timeout '%s' (want a duration "
-					 "such as 5s or 500ms)",
-					 optarg);
-				return 2;
-			}
-			break;
-		case OPT_GROUP:
-			conf.group = optarg;
-			break;
-		case OPT_PROPS:
-			conf.properties = optarg;
-			break;
-		case OPT_PREFIX:
-			if (!*optarg || strlen(optarg) > 100) {
-				cw_error("bad --topic-prefix '%s' (want 1 to "
-					 "100 characters)",
-					 optarg);
-				return 2;
-			}
-			conf.topic_prefix = optarg;
-			break;
-		case 'h':
+		if (c == 'h') {
 			usage(stdout);
-			return 0;
-		default:
-			usage(stderr);
-			return 2;
+			return -1;
 		}
+		if (parse_opt(c, a, d))
+			return 2;
 	}
-	if (!conf.brokers &&
-	    (ntopics || conf.from_beginning || conf.group || conf.properties ||
-	     timeout_ns || conf.topic_prefix)) {
+	if (!conf->brokers &&
+	    (a->ntopics || conf->from_beginning || conf->group ||
+	     conf->properties || a->timeout_ns || conf->topic_prefix)) {
 		cw_error("--topic, --topic-prefix, --from-beginning, "
 			 "--timeout, --group and --properties need --kafka");
 		return 2;
 	}
-	/* Short names: the topic of that kind under the prefix. */
-	for (i = 0; i < ntopics; i++) {
-		static const struct {
-			const char *name;
-			int kind;
-		} kinds[] = {{"conns", CW_WIRE_CONN},
-			     {"meta", CW_WIRE_HOST},
-			     {"timing", CW_WIRE_TIMING},
-			     {"samples", CW_WIRE_SAMPLES}};
-		size_t k;
-
-		for (k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++)
-			if (!strcmp(topics[i], kinds[k].name))
-				topics[i] = cw_kafka_topic(&conf, kinds[k].kind,
-							   names[i],
-							   sizeof(names[i]));
-	}
-	if (conf.brokers && optind < argc) {
+	if (conf->brokers && optind < argc) {
 		cw_error("give either --kafka or files, not both");
 		return 2;
 	}
-	if (!conf.brokers && optind == argc) {
+	if (!conf->brokers && optind == argc) {
 		cw_error("nothing to dump: give files or --kafka");
 		usage(stderr);
 		return 2;
 	}
+	resolve_topics(a);
+	return 0;
+}
+
+int cmd_dump(int argc, char **argv)
+{
+	static struct dump_args a;
+	static struct dump d;
+	int i, ret = 0;
+
+	memset(&a, 0, sizeof(a));
+	memset(&d, 0, sizeof(d));
+	ret = parse_args(argc, argv, &a, &d);
+	if (ret)
+		return ret < 0 ? 0 : ret;
 	cw_catch_signals();
 	cw_jsonw_init(&d.w, stdout);
-	if (conf.brokers) {
-		if (!ntopics)
-			topics[ntopics++] =
-				cw_kafka_topic(&conf, CW_WIRE_CONN, names[0],
-					       sizeof(names[0]));
-		if (!conf.group) {
-			snprintf(group, sizeof(group),
-				 "causeway-dump-%d-%" PRIu64, (int)getpid(),
-				 cw_now_real_ns());
-			conf.group = group;
-		}
-		ret = dump_kafka(&d, &conf, topics, ntopics, timeout_ns);
-	} else {
-		for (i = optind; i < argc && !done(&d); i++)
-			if (dump_file(&d, argv[i]))
-				ret = -1;
-	}
+	if (a.conf.brokers)
+		ret = dump_kafka(&d, &a.conf, a.topics, a.ntopics,
+				 a.timeout_ns);
+	for (i = optind; !a.conf.brokers && i < argc && !done(&d); i++)
+		if (dump_file(&d, argv[i]))
+			ret = -1;
 	if (fflush(stdout) || d.stdout_failed) {
 		/* A closed pipe (dump | head) is not an error. */
 		if (errno != EPIPE)

@@ -150,7 +150,7 @@ static int parse_args(struct paths_args *a, int argc, char **argv)
 		return cw_error("no input (see 'causeway paths --help')");
 	if (a->input && a->truth)
 		return cw_error("give either INPUT or --truth SPANS, not both");
-	return 0;
+	return cw_paths_opts_check(&a->o);
 }
 
 static double now_s(void)
@@ -168,6 +168,14 @@ static int infer(const struct cw_msgtrace *t, const struct paths_args *a,
 static const char *method_name(int m)
 {
 	return m == M_CONV ? "convolution" : "nesting";
+}
+
+static void warn_truncated(const struct cw_pathset *ps, int m)
+{
+	if (ps->truncated)
+		cw_warn("%s: search stopped after %zu node visits (the "
+			"budget): the paths shown are partial",
+			method_name(m), ps->n_visits);
 }
 
 static void print_eval(const struct paths_args *a, int m,
@@ -226,6 +234,7 @@ static int run_truth(const struct cw_msgtrace *t, const struct cw_truth *tr,
 		t0 = now_s();
 		if (infer(t, a, m, &ps))
 			return -1;
+		warn_truncated(&ps, m);
 		cw_paths_evaluate(t, tr, &ps, &ev);
 		if (cw_log_level >= CW_LOG_DEBUG) /* -v: the trees too */
 			cw_pathset_print_text(stderr, t, &ps);
@@ -245,6 +254,7 @@ static int run_paths(const struct cw_msgtrace *t, const struct paths_args *a)
 			continue;
 		if (infer(t, a, m, &ps))
 			return -1;
+		warn_truncated(&ps, m);
 		if (!a->json && a->methods == (M_CONV | M_NEST))
 			printf("== %s\n", method_name(m));
 		if (a->json)

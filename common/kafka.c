@@ -18,8 +18,7 @@
 #define REPLAY_RETRY_MS	 1000
 #define FREE_FLUSH_MS	 10000
 
-/* Marks a record that came from the spool, in its delivery report. */
-#define OPAQUE_REPLAY ((void *)1)
+#define LOG_REPEAT_MS 30000 /* the same librdkafka complaint, at most */
 
 const char *cw_kafka_topic(const struct cw_kafka_conf *conf, int kind,
 			   char *buf, size_t len)
@@ -114,12 +113,87 @@ static int conf_load_file(rd_kafka_conf_t *conf, const char *path)
 	return ret;
 }
 
+int cw_kafka_properties_check(const char *path)
+{
+	rd_kafka_conf_t *conf = rd_kafka_conf_new();
+	int r = conf_load_file(conf, path);
+
+	rd_kafka_conf_destroy(conf);
+	return r;
+}
+
+static uint64_t now_ms(void)
+{
+	return cw_now_mono_ns() / NSEC_PER_MSEC;
+}
+
+/*
+ * librdkafka's errors (level 3 and worse: TLS handshakes, SASL
+ * authentication, bad settings) are shown without -v, each facility at
+ * most once per LOG_REPEAT_MS so a long outage does not flood the log;
+ * the rest (reconnects, state changes) is for -v only.
+ */
 static void on_log(const rd_kafka_t *rk, int level, const char *fac,
 		   const char *buf)
 {
-	/* Broker chatter (reconnects during an outage) is for -v only. */
-	cw_log(level <= 2 ? CW_LOG_WARN : CW_LOG_DEBUG, "kafka: %s: %s", fac,
-	       buf);
+	static struct {
+		char fac[16];
+		uint64_t last_ms;
+	} seen[16];
+	static unsigned int next;
+	uint64_t now = now_ms();
+	unsigned int i;
+
+	(void)rk;
+	if (level > 3) {
+		cw_debug("kafka: %s: %s", fac, buf);
+		return;
+	}
+	for (i = 0; i < CW_ARRAY_SIZE(seen); i++)
+		if (!strncmp(seen[i].fac, fac, sizeof(seen[i].fac) - 1))
+			break;
+	if (i < CW_ARRAY_SIZE(seen) && seen[i].last_ms &&
+	    now - seen[i].last_ms < LOG_REPEAT_MS) {
+		cw_debug("kafka: %s: %s", fac, buf);
+		return;
+	}
+	if (i == CW_ARRAY_SIZE(seen)) {
+		i = next++ % CW_ARRAY_SIZE(seen);
+		snprintf(seen[i].fac, sizeof(seen[i].fac), "%s", fac);
+	}
+	seen[i].last_ms = now;
+	cw_log(CW_LOG_WARN, "kafka: %s: %s", fac, buf);
+}
+
+enum cw_kafka_err_class cw_kafka_err_class(int err)
+{
+	switch (err) {
+	case RD_KAFKA_RESP_ERR_NO_ERROR:
+		return CW_KAFKA_OK;
+	case RD_KAFKA_RESP_ERR__FATAL:
+		return CW_KAFKA_FATAL;
+	/* The record itself, or what we may do, is refused: no retry
+	 * changes that. */
+	case RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE:
+	case RD_KAFKA_RESP_ERR_RECORD_LIST_TOO_LARGE:
+	case RD_KAFKA_RESP_ERR_INVALID_MSG:
+	case RD_KAFKA_RESP_ERR_INVALID_RECORD:
+	case RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED:
+	case RD_KAFKA_RESP_ERR_CLUSTER_AUTHORIZATION_FAILED:
+	case RD_KAFKA_RESP_ERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED:
+	case RD_KAFKA_RESP_ERR_TOPIC_EXCEPTION:
+	case RD_KAFKA_RESP_ERR_INVALID_REQUIRED_ACKS:
+	case RD_KAFKA_RESP_ERR_UNSUPPORTED_FOR_MESSAGE_FORMAT:
+	case RD_KAFKA_RESP_ERR_UNSUPPORTED_VERSION:
+	case RD_KAFKA_RESP_ERR_UNSUPPORTED_COMPRESSION_TYPE:
+	case RD_KAFKA_RESP_ERR__INVALID_ARG:
+	case RD_KAFKA_RESP_ERR__UNKNOWN_TOPIC:
+		return CW_KAFKA_PERMANENT;
+	default:
+		/* Timeouts, transport, leadership, purges at shutdown, and
+		 * whatever is not known to be permanent: the record is kept. */
+		return CW_KAFKA_RETRIABLE;
+	}
 }
 
 /*
@@ -150,6 +224,9 @@ static rd_kafka_conf_t *conf_common(const struct cw_kafka_conf *c)
 struct cw_kafka_producer {
 	rd_kafka_t *rk;
 	rd_kafka_topic_t *topics[CW_WIRE_KIND_MAX + 1];
+	struct cw_kafka_conf conf; /* to make the client again after a fatal */
+	volatile int fatal;	   /* set by the error callback */
+	int logged_lost[8];	   /* error codes whose loss was logged */
 	struct cw_spool *spool;
 	struct cw_kafka_producer_stats st;
 	uint64_t replay_in_flight;
@@ -157,11 +234,6 @@ struct cw_kafka_producer {
 	bool replay_ok; /* the last replayed record was delivered */
 	bool outage_logged;
 };
-
-static uint64_t now_ms(void)
-{
-	return cw_now_mono_ns() / NSEC_PER_MSEC;
-}
 
 static int spool_record(struct cw_kafka_producer *p, const void *buf,
 			size_t len)
@@ -174,19 +246,45 @@ static int spool_record(struct cw_kafka_producer *p, const void *buf,
 	return -1;
 }
 
+/* A record refused for good: counted, each reason logged once. */
+static void lost_for_good(struct cw_kafka_producer *p,
+			  const rd_kafka_message_t *m)
+{
+	size_t i;
+
+	p->st.lost++;
+	p->st.lost_permanent++;
+	for (i = 0; i < CW_ARRAY_SIZE(p->logged_lost); i++) {
+		if (p->logged_lost[i] == m->err)
+			return;
+		if (!p->logged_lost[i])
+			break;
+	}
+	if (i < CW_ARRAY_SIZE(p->logged_lost))
+		p->logged_lost[i] = m->err;
+	cw_warn("kafka: record to '%s' lost: %s (permanent: not retried; "
+		"further ones are counted)",
+		rd_kafka_topic_name(m->rkt), rd_kafka_err2str(m->err));
+}
+
 static void on_delivery(rd_kafka_t *rk, const rd_kafka_message_t *m,
 			void *opaque)
 {
 	struct cw_kafka_producer *p = opaque;
-	bool replay = m->_private == OPAQUE_REPLAY;
+	struct cw_spool_token *tok = m->_private; /* from the spool, or NULL */
+	int cls = cw_kafka_err_class(m->err);
 
+	(void)rk;
 	p->st.in_flight--;
-	if (replay)
+	if (tok)
 		p->replay_in_flight--;
-	if (!m->err) {
+	if (cls == CW_KAFKA_OK) {
 		p->st.delivered++;
-		if (replay)
+		if (tok) {
+			cw_spool_done(p->spool, tok);
 			p->replay_ok = true;
+		}
+		free(tok);
 		if (p->outage_logged) {
 			cw_info("kafka: delivering again");
 			p->outage_logged = false;
@@ -194,6 +292,13 @@ static void on_delivery(rd_kafka_t *rk, const rd_kafka_message_t *m,
 		return;
 	}
 	p->st.failed++;
+	if (cls == CW_KAFKA_PERMANENT) {
+		lost_for_good(p, m);
+		if (tok)
+			cw_spool_done(p->spool, tok);
+		free(tok);
+		return;
+	}
 	if (!p->outage_logged) {
 		cw_warn("kafka: delivery to '%s' failed: %s%s",
 			rd_kafka_topic_name(m->rkt), rd_kafka_err2str(m->err),
@@ -203,16 +308,24 @@ static void on_delivery(rd_kafka_t *rk, const rd_kafka_message_t *m,
 	/* Brokers are likely away: probe with one record, after a pause. */
 	p->replay_ok = false;
 	p->next_replay_ms = now_ms() + REPLAY_RETRY_MS;
-	spool_record(p, m->payload, m->len);
+	if (tok)
+		cw_spool_retry(p->spool, tok); /* still there: no copy */
+	else
+		spool_record(p, m->payload, m->len);
+	free(tok);
 }
 
 static void on_error(rd_kafka_t *rk, int err, const char *reason, void *opaque)
 {
+	struct cw_kafka_producer *p = opaque;
+
 	if (err == RD_KAFKA_RESP_ERR__FATAL) {
 		char buf[256];
 
 		rd_kafka_fatal_error(rk, buf, sizeof(buf));
 		cw_error("kafka: fatal: %s", buf);
+		if (p && rd_kafka_type(rk) == RD_KAFKA_PRODUCER)
+			p->fatal = 1; /* the next poll makes a new producer */
 		return;
 	}
 	/* Outages are reported by delivery; this one says why, once. */
@@ -222,32 +335,26 @@ static void on_error(rd_kafka_t *rk, int err, const char *reason, void *opaque)
 		cw_debug("kafka: %s: %s", rd_kafka_err2name(err), reason);
 }
 
-struct cw_kafka_producer *cw_kafka_producer_new(const struct cw_kafka_conf *c)
+/* The librdkafka client and its topics, from p->conf. */
+static int producer_connect(struct cw_kafka_producer *p)
 {
-	struct cw_kafka_producer *p;
-	rd_kafka_conf_t *conf;
+	const struct cw_kafka_conf *c = &p->conf;
 	char timeout[32], err[512], topic[CW_KAFKA_TOPIC_MAX];
+	rd_kafka_conf_t *conf;
 	int k;
 
-	p = calloc(1, sizeof(*p));
-	if (!p) {
-		cw_error("out of memory");
-		return NULL;
-	}
-	p->spool = c->spool;
-	p->replay_ok = true;
 	snprintf(timeout, sizeof(timeout), "%d",
 		 c->message_timeout_ms > 0 ? c->message_timeout_ms : 30000);
 	conf = conf_common(c);
 	if (!conf)
-		goto fail;
+		return -1;
 	if (conf_set(conf, "enable.idempotence", "true") ||
 	    conf_set(conf, "compression.type",
 		     c->compression ? c->compression : CW_KAFKA_COMPRESSION) ||
 	    conf_set(conf, "message.timeout.ms", timeout) ||
 	    (c->properties && conf_load_file(conf, c->properties))) {
 		rd_kafka_conf_destroy(conf);
-		goto fail;
+		return -1;
 	}
 	rd_kafka_conf_set_dr_msg_cb(conf, on_delivery);
 	rd_kafka_conf_set_error_cb(conf, on_error);
@@ -255,37 +362,99 @@ struct cw_kafka_producer *cw_kafka_producer_new(const struct cw_kafka_conf *c)
 	p->rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof(err));
 	if (!p->rk) {
 		rd_kafka_conf_destroy(conf);
-		cw_error("unable to create kafka producer: %s", err);
-		goto fail;
+		return cw_error("unable to create kafka producer: %s", err);
 	}
 	for (k = CW_WIRE_CONN; k <= CW_WIRE_KIND_MAX; k++) {
 		cw_kafka_topic(c, k, topic, sizeof(topic));
 		p->topics[k] = rd_kafka_topic_new(p->rk, topic, NULL);
-		if (!p->topics[k]) {
-			cw_error("kafka topic '%s': %s", topic,
-				 rd_kafka_err2str(rd_kafka_last_error()));
-			goto fail;
-		}
+		if (!p->topics[k])
+			return cw_error(
+				"kafka topic '%s': %s", topic,
+				rd_kafka_err2str(rd_kafka_last_error()));
+	}
+	return 0;
+}
+
+/*
+ * Flush for up to `flush_ms`, then purge what is left: its delivery
+ * reports (purged: retriable) put fresh records in the spool and leave
+ * replayed ones there.  Then destroy the client.
+ */
+static void producer_disconnect(struct cw_kafka_producer *p, int flush_ms)
+{
+	int k;
+
+	if (!p->rk)
+		return;
+	rd_kafka_flush(p->rk, flush_ms);
+	rd_kafka_purge(p->rk,
+		       RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
+	rd_kafka_flush(p->rk, 1000);
+	rd_kafka_poll(p->rk, 0);
+	for (k = 0; k <= CW_WIRE_KIND_MAX; k++) {
+		if (p->topics[k])
+			rd_kafka_topic_destroy(p->topics[k]);
+		p->topics[k] = NULL;
+	}
+	rd_kafka_destroy(p->rk);
+	p->rk = NULL;
+	if (p->spool)
+		cw_spool_sync(p->spool);
+}
+
+/*
+ * A fatal error (the idempotent producer lost its guarantees: fenced, out
+ * of sequence) leaves the client unusable: its records go back (to the
+ * spool, or counted lost without one) and a new client takes over.
+ */
+static void producer_recreate(struct cw_kafka_producer *p)
+{
+	p->fatal = 0;
+	producer_disconnect(p, 0);
+	p->st.in_flight = p->replay_in_flight = 0;
+	p->st.recreated++;
+	if (producer_connect(p)) {
+		cw_error("kafka: unable to make a new producer after a fatal "
+			 "error: records go to the spool");
+		return;
+	}
+	cw_warn("kafka: made a new producer after a fatal error");
+}
+
+struct cw_kafka_producer *cw_kafka_producer_new(const struct cw_kafka_conf *c)
+{
+	struct cw_kafka_producer *p;
+
+	p = calloc(1, sizeof(*p));
+	if (!p) {
+		cw_error("out of memory");
+		return NULL;
+	}
+	p->conf = *c;
+	p->spool = c->spool;
+	p->replay_ok = true;
+	if (producer_connect(p)) {
+		cw_kafka_producer_free(p);
+		return NULL;
 	}
 	return p;
-fail:
-	cw_kafka_producer_free(p);
-	return NULL;
 }
 
 /* Hand one record to librdkafka: 0, 1 if its queue is full, or -1. */
 static int enqueue(struct cw_kafka_producer *p, int kind, const char *key,
-		   const void *value, size_t len, void *opaque)
+		   const void *value, size_t len, struct cw_spool_token *tok)
 {
 	rd_kafka_resp_err_t err;
 
+	if (!p->rk)
+		return cw_error("kafka: no producer (see the error above)");
 	if (kind < CW_WIRE_CONN || kind > CW_WIRE_KIND_MAX)
 		return cw_error("kafka: no topic for record kind %d", kind);
 	err = rd_kafka_producev(p->rk, RD_KAFKA_V_RKT(p->topics[kind]),
 				RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
 				RD_KAFKA_V_KEY(key, key ? strlen(key) : 0),
 				RD_KAFKA_V_VALUE((void *)value, len),
-				RD_KAFKA_V_OPAQUE(opaque), RD_KAFKA_V_END);
+				RD_KAFKA_V_OPAQUE(tok), RD_KAFKA_V_END);
 	if (err == RD_KAFKA_RESP_ERR__QUEUE_FULL)
 		return 1;
 	if (err)
@@ -293,7 +462,7 @@ static int enqueue(struct cw_kafka_producer *p, int kind, const char *key,
 				rd_kafka_err2str(err));
 	p->st.produced++;
 	p->st.in_flight++;
-	if (opaque == OPAQUE_REPLAY)
+	if (tok)
 		p->replay_in_flight++;
 	return 0;
 }
@@ -388,10 +557,12 @@ int cw_kafka_produce_samples(struct cw_kafka_producer *p,
 }
 
 /* Spool replay: the topic and key come back from the record itself. */
-static int replay_one(const uint8_t *buf, size_t len, void *arg)
+static int replay_one(const uint8_t *buf, size_t len,
+		      const struct cw_spool_token *tok, void *arg)
 {
 	struct cw_kafka_producer *p = arg;
 	char key[CW_WIRE_ANYKEY_MAX], err[128];
+	struct cw_spool_token *t;
 	struct cw_wire_msg *m;
 	int kind, r;
 
@@ -407,23 +578,36 @@ static int replay_one(const uint8_t *buf, size_t len, void *arg)
 		cw_warn("kafka: dropping an unreadable spooled record: %s",
 			err);
 		p->st.lost++;
-		return 0;
+		return CW_SPOOL_DROP;
 	}
 	if (cw_wire_key(m, key, sizeof(key)) < 0)
 		key[0] = 0;
 	cw_wire_msg_release(m);
 	free(m);
-	r = enqueue(p, kind, key[0] ? key : NULL, buf, len, OPAQUE_REPLAY);
+	/* The token rides in the message until its delivery report. */
+	t = malloc(sizeof(*t));
+	if (!t)
+		return 1;
+	*t = *tok;
+	r = enqueue(p, kind, key[0] ? key : NULL, buf, len, t);
 	if (r == 0)
 		p->st.replayed++;
+	else
+		free(t);
 	return r;
 }
 
 int cw_kafka_producer_poll(struct cw_kafka_producer *p, int timeout_ms)
 {
-	int n = rd_kafka_poll(p->rk, timeout_ms);
+	int n = p->rk ? rd_kafka_poll(p->rk, timeout_ms) : 0;
 
-	if (p->spool && !cw_spool_empty(p->spool) &&
+	if (p->fatal || !p->rk)
+		producer_recreate(p);
+	if (!p->spool)
+		return n;
+	/* What the reports confirmed, on disk before more goes out. */
+	cw_spool_sync(p->spool);
+	if (p->rk && cw_spool_has_unsent(p->spool) &&
 	    p->replay_in_flight < (p->replay_ok ? REPLAY_BATCH : 1) &&
 	    now_ms() >= p->next_replay_ms &&
 	    cw_spool_replay(p->spool, replay_one, p) < 0)
@@ -452,24 +636,12 @@ void cw_kafka_producer_get_stats(const struct cw_kafka_producer *p,
 
 void cw_kafka_producer_free(struct cw_kafka_producer *p)
 {
-	int k;
-
 	if (!p)
 		return;
-	if (p->rk) {
-		rd_kafka_flush(p->rk, FREE_FLUSH_MS);
-		/* What is still queued goes to the spool via its report. */
-		rd_kafka_purge(p->rk, RD_KAFKA_PURGE_F_QUEUE |
-					      RD_KAFKA_PURGE_F_INFLIGHT);
-		rd_kafka_flush(p->rk, 1000);
-		if (p->st.in_flight)
-			cw_warn("kafka: %" PRIu64 " records never reported",
-				p->st.in_flight);
-		for (k = 0; k <= CW_WIRE_KIND_MAX; k++)
-			if (p->topics[k])
-				rd_kafka_topic_destroy(p->topics[k]);
-		rd_kafka_destroy(p->rk);
-	}
+	producer_disconnect(p, FREE_FLUSH_MS);
+	if (p->st.in_flight)
+		cw_warn("kafka: %" PRIu64 " records never reported",
+			p->st.in_flight);
 	free(p);
 }
 
@@ -705,6 +877,20 @@ int cw_kafka_mock_broker_up(int id)
 	if (!mock)
 		return mock_check(0, NULL);
 	return mock_check(rd_kafka_mock_broker_set_up(mock, id), "up");
+}
+
+int cw_kafka_mock_produce_errors(int err, int count)
+{
+	rd_kafka_resp_err_t errs[64];
+	int i;
+
+	if (!mock || count < 1 || count > (int)CW_ARRAY_SIZE(errs))
+		return cw_error("kafka mock: no cluster, or %d errors", count);
+	for (i = 0; i < count; i++)
+		errs[i] = (rd_kafka_resp_err_t)err;
+	rd_kafka_mock_push_request_errors_array(mock, 0 /* Produce */,
+						(size_t)count, errs);
+	return 0;
 }
 
 void cw_kafka_mock_stop(void)

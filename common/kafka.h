@@ -63,6 +63,12 @@ struct cw_kafka_conf {
 const char *cw_kafka_topic(const struct cw_kafka_conf *conf, int kind,
 			   char *buf, size_t len);
 
+/*
+ * Read a librdkafka properties file ("key=value" lines, '#' comments) into
+ * a scratch configuration: 0, or -1 naming the file, line and why.
+ */
+int cw_kafka_properties_check(const char *path);
+
 /* Producer. */
 
 struct cw_kafka_producer_stats {
@@ -74,7 +80,27 @@ struct cw_kafka_producer_stats {
 	uint64_t lost;	     /* failed and could not be spooled */
 	uint64_t queue_full; /* QUEUE_FULL retries */
 	uint64_t in_flight;  /* produced, no delivery report yet */
+	uint64_t lost_permanent; /* of lost: refused for good (too large,
+				  * not authorised), never retried */
+	uint64_t recreated;	 /* new producers after a fatal error */
 };
+
+/*
+ * What a delivery error means for the record: retriable ones (timeouts,
+ * transport, leadership, purges) go back to the spool; permanent ones
+ * (message too large, authorisation, invalid record) are counted lost
+ * with their reason, once logged; a fatal one (the idempotent producer
+ * lost its guarantees) also makes the producer destroy its client and
+ * make a new one at the next poll (the record itself is retried).
+ */
+enum cw_kafka_err_class {
+	CW_KAFKA_OK,
+	CW_KAFKA_RETRIABLE,
+	CW_KAFKA_PERMANENT,
+	CW_KAFKA_FATAL,
+};
+/* `err` is an rd_kafka_resp_err_t. */
+enum cw_kafka_err_class cw_kafka_err_class(int err);
 
 struct cw_kafka_producer;
 
@@ -168,6 +194,9 @@ int cw_kafka_mock_topic_create(const char *topic, int partitions);
 /* An outage: broker `id` (1..brokers, or -1 for all) refuses connections. */
 int cw_kafka_mock_broker_down(int id);
 int cw_kafka_mock_broker_up(int id);
+/* The next `count` produce requests fail with `err` (an rd_kafka_resp_err_t),
+ * to drill the producer's error handling. */
+int cw_kafka_mock_produce_errors(int err, int count);
 void cw_kafka_mock_stop(void);
 
 #endif

@@ -29,6 +29,7 @@
 #include <zlib.h>
 
 #include "common/sample_run.h"
+#include "common/jsonw.h"
 #include "common/log.h"
 #include "common/util.h"
 
@@ -65,15 +66,77 @@ void cw_sample_run_free(struct cw_sample_run *run)
 	free(run);
 }
 
-uint64_t cw_sample_run_total(const struct cw_sample_run *run,
-			     enum cw_sample_field f)
+static uint64_t total(const struct cw_sample_run *run, enum cw_sample_field f,
+		      bool *sat)
 {
 	uint64_t sum = 0;
 	uint32_t i;
 
 	for (i = 0; i < run->nbins; i++)
-		sum += run->bins[i].v[f];
+		sum = cw_u64_add_sat(sum, run->bins[i].v[f], sat);
 	return sum;
+}
+
+uint64_t cw_sample_run_total(const struct cw_sample_run *run,
+			     enum cw_sample_field f)
+{
+	bool sat = false;
+
+	return total(run, f, &sat);
+}
+
+bool cw_sample_run_total_saturated(const struct cw_sample_run *run,
+				   enum cw_sample_field f)
+{
+	bool sat = false;
+
+	total(run, f, &sat);
+	return sat;
+}
+
+void cw_sample_run_json_fields(struct cw_jsonw *w,
+			       const struct cw_sample_run *run)
+{
+	bool any = false;
+	uint32_t i;
+	int f;
+
+	cw_jsonw_str(w, "dev", run->dev);
+	cw_jsonw_u64(w, "start_ns", run->start_real_ns);
+	cw_jsonw_u64(w, "interval_ns", run->interval_ns);
+	cw_jsonw_u64(w, "samples", run->samples);
+	cw_jsonw_u64(w, "nbins", run->nbins);
+	cw_jsonw_u64(w, "link_speed_bps", run->link_speed_bps);
+	cw_jsonw_u64(w, "ncpus", run->ncpus);
+	cw_jsonw_bool(w, "interrupted", !!(run->flags & CW_RUN_INTERRUPTED));
+	cw_jsonw_bool(w, "regions", !!(run->flags & CW_RUN_REGIONS));
+	cw_jsonw_u64(w, "past_end", run->past_end);
+	cw_jsonw_u64(w, "seq_map_full", run->seq_map_full);
+	cw_jsonw_obj_open(w, "totals");
+	for (f = 0; f < CW_SF_FLOWS_FIRST; f++) {
+		cw_jsonw_u64(w, cw_sample_field_names[f],
+			     cw_sample_run_total(run, f));
+		any |= cw_sample_run_total_saturated(run, f);
+	}
+	cw_jsonw_obj_close(w);
+	if (any) {
+		cw_jsonw_arr_open(w, "totals_saturated");
+		for (f = 0; f < CW_SF_FLOWS_FIRST; f++)
+			if (cw_sample_run_total_saturated(run, f))
+				cw_jsonw_str(w, NULL, cw_sample_field_names[f]);
+		cw_jsonw_arr_close(w);
+	}
+	cw_jsonw_arr_open(w, "bins");
+	for (i = 0; i < run->nbins; i++) {
+		cw_jsonw_obj_open(w, NULL);
+		cw_jsonw_u64(w, "bin", i);
+		for (f = 0; f < CW_SF_MAX; f++)
+			cw_jsonw_u64(w, cw_sample_field_names[f],
+				     run->bins[i].v[f]);
+		cw_jsonw_u64(w, "flows_saturated", run->bins[i].saturated);
+		cw_jsonw_obj_close(w);
+	}
+	cw_jsonw_arr_close(w);
 }
 
 /* ---- encoding ---------------------------------------------------------- */
@@ -88,19 +151,9 @@ static void put(struct wbuf *w, const void *src, size_t n)
 {
 	if (w->oom)
 		return;
-	if (w->len + n > w->cap) {
-		size_t cap = w->cap ? w->cap * 2 : 4096;
-		uint8_t *p;
-
-		while (cap < w->len + n)
-			cap *= 2;
-		p = realloc(w->p, cap);
-		if (!p) {
-			w->oom = true;
-			return;
-		}
-		w->p = p;
-		w->cap = cap;
+	if (w->len + n < w->len || CW_GROW(w->p, w->cap, w->len + n, 4096)) {
+		w->oom = true;
+		return;
 	}
 	memcpy(w->p + w->len, src, n);
 	w->len += n;

@@ -87,9 +87,34 @@ struct cw_sample_run {
 
 struct cw_sample_run *cw_sample_run_new(uint32_t nbins);
 void cw_sample_run_free(struct cw_sample_run *run);
-/* Sum of field f over all bins. */
+/*
+ * Sum of field f over all bins, held at UINT64_MAX rather than wrapping
+ * (cw_sample_run_total_saturated() then says so).
+ */
 uint64_t cw_sample_run_total(const struct cw_sample_run *run,
 			     enum cw_sample_field f);
+/* true when cw_sample_run_total(run, f) was held at UINT64_MAX. */
+bool cw_sample_run_total_saturated(const struct cw_sample_run *run,
+				   enum cw_sample_field f);
+
+/* a + b held at UINT64_MAX; *sat set (never cleared) when it was. */
+static inline uint64_t cw_u64_add_sat(uint64_t a, uint64_t b, bool *sat)
+{
+	if (a > UINT64_MAX - b) {
+		*sat = true;
+		return UINT64_MAX;
+	}
+	return a + b;
+}
+
+struct cw_jsonw;
+/*
+ * The one JSON form of a run, written into an object the caller opened
+ * (after its own leading keys): dev, start_ns, ... totals, bins.  A total
+ * held at UINT64_MAX adds "totals_saturated": [names].
+ */
+void cw_sample_run_json_fields(struct cw_jsonw *w,
+			       const struct cw_sample_run *run);
 
 #define CW_SAMPLE_FILE_MAGIC   "CWSAMPLE"
 #define CW_SAMPLE_FILE_VERSION 1

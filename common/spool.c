@@ -1,4 +1,12 @@
 // SPDX-License-Identifier: MIT
+/*
+ * The spool's positions, oldest first: the *done prefix* (every record
+ * before it is delivered or given up; what the cursor file keeps), records
+ * handed out and in flight (or failed, waiting for a rewind), records done
+ * out of order (kept in `acked` so a rewind or restart skips them), and the
+ * *read position* (the next record to hand out).  Segments wholly before
+ * the prefix are deleted once the cursor saying so is on disk.
+ */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -7,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -18,11 +27,18 @@
 
 #define SPOOL_MIN_BYTES (64ULL << 10)
 #define SEG_MAX_BYTES	(64ULL << 20)
+#define CURSOR_MAX	(1u << 20) /* a bigger cursor file is not ours */
 
 struct spool_seg {
 	uint64_t id;
 	uint64_t bytes;	  /* file size */
-	uint64_t records; /* whole frames in it (bad-CRC ones included) */
+	uint64_t records; /* whole frames in it whose CRC holds */
+	uint64_t counted; /* damage before this offset is counted */
+};
+
+struct pend {
+	uint64_t seg, off, idx;
+	bool failed; /* delivery failed: handed out again after a rewind */
 };
 
 struct cw_spool {
@@ -30,12 +46,34 @@ struct cw_spool {
 	uint64_t max_bytes, seg_bytes;
 	struct spool_seg *segs; /* oldest first; the last one is appended to */
 	size_t nsegs, cap;
-	int fd;			/* of the last segment, or -1 */
-	uint64_t head_off;	/* next unread byte of segs[0] */
-	uint64_t head_consumed; /* records of segs[0] already taken */
+	int fd; /* of the last segment, or -1 */
 	uint64_t next_id;
+	uint64_t done_off, done_idx; /* the done prefix, in segs[0] */
+	size_t rd_seg;		     /* the read position: segs[rd_seg] ... */
+	uint64_t rd_off, rd_idx;     /* ... at this frame, the rd_idx-th */
+	struct pend *out;	     /* handed out, not done, in token order */
+	size_t nout, cap_out;
+	struct cw_spool_token *acked; /* done after the prefix, sorted */
+	size_t nacked, cap_acked;
+	uint64_t *doomed; /* used-up segments to delete after the cursor */
+	size_t ndoomed, cap_doomed;
+	bool rewind;  /* a retry asked to hand out again from the prefix */
+	bool dirty;   /* the cursor moved since it was written */
+	bool appends; /* appended since the last sync */
 	struct cw_spool_stats st;
 };
+
+/* A directory's entries (renames, creations) made durable. */
+static int fsync_dir(const char *dir)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), r;
+
+	if (fd < 0)
+		return -1;
+	r = fsync(fd);
+	close(fd);
+	return r;
+}
 
 static void seg_path(const struct cw_spool *sp, uint64_t id, char *buf,
 		     size_t len)
@@ -45,143 +83,394 @@ static void seg_path(const struct cw_spool *sp, uint64_t id, char *buf,
 
 static int seg_push(struct cw_spool *sp, uint64_t id)
 {
-	if (sp->nsegs == sp->cap) {
-		size_t cap = sp->cap ? sp->cap * 2 : 16;
-		struct spool_seg *s = realloc(sp->segs, cap * sizeof(*s));
-
-		if (!s)
-			return cw_error("out of memory");
-		sp->segs = s;
-		sp->cap = cap;
-	}
+	if (CW_GROW(sp->segs, sp->cap, sp->nsegs + 1, 16))
+		return cw_error("out of memory for spool segments");
 	sp->segs[sp->nsegs++] = (struct spool_seg){.id = id};
 	return 0;
 }
 
-/* Forget segs[0] and delete its file. */
-static void seg_drop_head(struct cw_spool *sp)
+static int tok_cmp(uint64_t seg, uint64_t off, uint64_t seg2, uint64_t off2)
+{
+	if (seg != seg2)
+		return seg < seg2 ? -1 : 1;
+	return off < off2 ? -1 : off > off2;
+}
+
+/* First index of v[0, n) (sorted tokens) not before (seg, off). */
+static size_t acked_lower(const struct cw_spool *sp, uint64_t seg, uint64_t off)
+{
+	size_t lo = 0, hi = sp->nacked, mid;
+
+	while (lo < hi) {
+		mid = (lo + hi) / 2;
+		if (tok_cmp(sp->acked[mid].seg, sp->acked[mid].off, seg, off) <
+		    0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static bool acked_has(const struct cw_spool *sp, uint64_t seg, uint64_t off)
+{
+	size_t i = acked_lower(sp, seg, off);
+
+	return i < sp->nacked && sp->acked[i].seg == seg &&
+	       sp->acked[i].off == off;
+}
+
+static int acked_add(struct cw_spool *sp, uint64_t seg, uint64_t off)
+{
+	size_t i = acked_lower(sp, seg, off);
+
+	if (i < sp->nacked && sp->acked[i].seg == seg &&
+	    sp->acked[i].off == off)
+		return 0;
+	if (CW_GROW(sp->acked, sp->cap_acked, sp->nacked + 1, 64))
+		return cw_error("out of memory for spool acknowledgements");
+	memmove(sp->acked + i + 1, sp->acked + i,
+		(sp->nacked - i) * sizeof(*sp->acked));
+	sp->acked[i] = (struct cw_spool_token){seg, off};
+	sp->nacked++;
+	return 0;
+}
+
+/* Forget acknowledgements before (seg, off): the prefix covers them. */
+static void acked_prune(struct cw_spool *sp, uint64_t seg, uint64_t off)
+{
+	size_t i = acked_lower(sp, seg, off);
+
+	memmove(sp->acked, sp->acked + i,
+		(sp->nacked - i) * sizeof(*sp->acked));
+	sp->nacked -= i;
+}
+
+static bool rd_at_end(const struct cw_spool *sp)
+{
+	return sp->rd_off >= sp->segs[sp->rd_seg].bytes;
+}
+
+/* A read position at the end of a segment that is not the last moves on. */
+static void rd_normalize(struct cw_spool *sp)
+{
+	while (sp->rd_seg + 1 < sp->nsegs && rd_at_end(sp)) {
+		sp->rd_seg++;
+		sp->rd_off = CW_WIRE_MAGIC_LEN;
+		sp->rd_idx = 0;
+	}
+}
+
+/* Remove segs[0] from the array (the file stays). */
+static void seg_pop(struct cw_spool *sp)
+{
+	memmove(sp->segs, sp->segs + 1, --sp->nsegs * sizeof(*sp->segs));
+	if (sp->rd_seg)
+		sp->rd_seg--;
+	else
+		sp->rd_off = CW_WIRE_MAGIC_LEN, sp->rd_idx = 0;
+	sp->done_off = CW_WIRE_MAGIC_LEN;
+	sp->done_idx = 0;
+}
+
+/*
+ * Move the done prefix to the first record not done: the oldest handed
+ * out, else the read position.  Segments wholly before it are used up.
+ */
+static void advance(struct cw_spool *sp)
+{
+	uint64_t seg, off, idx;
+
+	if (!sp->nsegs)
+		return;
+	if (!sp->nout)
+		rd_normalize(sp);
+	if (sp->nout) {
+		seg = sp->out[0].seg, off = sp->out[0].off;
+		idx = sp->out[0].idx;
+	} else {
+		seg = sp->segs[sp->rd_seg].id, off = sp->rd_off;
+		idx = sp->rd_idx;
+	}
+	while (sp->nsegs > 1 && sp->segs[0].id < seg) {
+		if (!CW_GROW(sp->doomed, sp->cap_doomed, sp->ndoomed + 1, 16))
+			sp->doomed[sp->ndoomed++] = sp->segs[0].id;
+		seg_pop(sp);
+		sp->dirty = true;
+	}
+	if (sp->done_off != off || sp->done_idx != idx)
+		sp->dirty = true;
+	sp->done_off = off;
+	sp->done_idx = idx;
+	acked_prune(sp, seg, off);
+}
+
+/* The file's bytes, mapped read-only; *size 0 (and NULL) when empty. */
+static const uint8_t *seg_map(const char *path, uint64_t want, size_t *size)
+{
+	struct stat stb;
+	void *p;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	*size = 0;
+	if (fd < 0 || fstat(fd, &stb)) {
+		cw_error("unable to open '%s': %s", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return MAP_FAILED;
+	}
+	*size = want && want < (uint64_t)stb.st_size ? want
+						     : (size_t)stb.st_size;
+	if (!*size) {
+		close(fd);
+		return NULL;
+	}
+	p = mmap(NULL, *size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (p == MAP_FAILED)
+		cw_error("unable to map '%s': %s", path, strerror(errno));
+	return p;
+}
+
+/*
+ * Count a segment's frames, stepping over damaged stretches to the next
+ * frame whose CRC holds (counted, never cut: what follows is kept).  A
+ * tail with no good frame after it is torn: counted, and cut from the
+ * last segment so appends follow good data.  Returns 0, 1 if the file is
+ * not a segment (left alone, skipped), or -1.
+ */
+static int seg_check(struct cw_spool *sp, struct spool_seg *s, bool last)
 {
 	char path[PATH_MAX];
-
-	if (sp->nsegs == 1 && sp->fd >= 0) {
-		close(sp->fd);
-		sp->fd = -1;
-	}
-	seg_path(sp, sp->segs[0].id, path, sizeof(path));
-	if (unlink(path) && errno != ENOENT)
-		cw_warn("unable to remove spool segment '%s': %s", path,
-			strerror(errno));
-	memmove(sp->segs, sp->segs + 1, --sp->nsegs * sizeof(*sp->segs));
-	sp->head_off = CW_WIRE_MAGIC_LEN;
-	sp->head_consumed = 0;
-}
-
-/*
- * Count a segment's frames and cut off a torn tail.  Returns 0, 1 if the
- * file is not a segment (left alone, skipped), or -1.
- */
-static int seg_check(struct cw_spool *sp, struct spool_seg *s)
-{
-	char path[PATH_MAX], err[128];
-	struct cw_wire_reader rd;
-	const uint8_t *p;
-	size_t n;
-	struct stat stb;
-	FILE *fp;
-	int r;
+	const uint8_t *m;
+	size_t size, off, next;
+	uint32_t len;
 
 	seg_path(sp, s->id, path, sizeof(path));
-	fp = fopen(path, "r+");
-	if (!fp)
-		return cw_error("unable to open '%s': %s", path,
-				strerror(errno));
-	if (fstat(fileno(fp), &stb)) {
-		fclose(fp);
-		return cw_error("unable to stat '%s': %s", path,
-				strerror(errno));
-	}
-	if (stb.st_size < CW_WIRE_MAGIC_LEN) {
-		/* Torn at creation: nothing in it. */
-		fclose(fp);
+	m = seg_map(path, 0, &size);
+	if (m == MAP_FAILED)
+		return -1;
+	if (size < CW_WIRE_MAGIC_LEN) { /* torn at creation: nothing in it */
+		if (m)
+			munmap((void *)m, size);
 		unlink(path);
 		return 1;
 	}
-	if (cw_wire_reader_init(&rd, fp, err, sizeof(err))) {
-		fclose(fp);
-		cw_warn("ignoring '%s': %s", path, err);
+	if (memcmp(m, CW_WIRE_MAGIC, CW_WIRE_MAGIC_LEN)) {
+		munmap((void *)m, size);
+		cw_warn("ignoring '%s': not a causeway wire file", path);
 		return 1;
 	}
-	while ((r = cw_wire_reader_next(&rd, &p, &n)) != 0) {
-		if (r == 1 || r == CW_WIRE_RCRC) {
+	for (off = CW_WIRE_MAGIC_LEN; off < size;) {
+		if (cw_wire_frame_ok(m, size, off, &len)) {
 			s->records++;
+			off += CW_WIRE_FRAME_HDR + len;
 			continue;
 		}
-		if (r == CW_WIRE_RIO) {
-			r = cw_error("unable to read '%s': %s", path,
-				     strerror(errno));
-			goto out;
-		}
-		/* Torn or impossible length: everything from here is lost. */
-		sp->st.torn_records++;
-		sp->st.torn_bytes += (uint64_t)stb.st_size - rd.offset;
-		cw_warn("spool segment '%s': cutting a torn record at offset "
-			"%" PRIu64,
-			path, rd.offset);
-		if (ftruncate(fileno(fp), (off_t)rd.offset)) {
-			r = cw_error("unable to truncate '%s': %s", path,
-				     strerror(errno));
-			goto out;
-		}
-		break;
+		next = cw_wire_frame_find(m, size, off + 1, &len);
+		if (next == size)
+			break;
+		sp->st.corrupt_records++;
+		sp->st.corrupt_bytes += next - off;
+		cw_warn("spool segment '%s': %zu damaged bytes at offset %zu: "
+			"skipped to the next good record",
+			path, next - off, off);
+		off = next;
 	}
-	s->bytes = rd.offset;
-	r = 0;
-out:
-	cw_wire_reader_release(&rd);
-	fclose(fp);
-	return r;
+	munmap((void *)m, size);
+	s->bytes = s->counted = size;
+	if (off >= size)
+		return 0;
+	sp->st.torn_records++;
+	sp->st.torn_bytes += size - off;
+	cw_warn("spool segment '%s': torn record at offset %zu (%zu bytes)%s",
+		path, off, size - off, last ? ": cut" : ": ignored");
+	if (last && truncate(path, (off_t)off))
+		return cw_error("unable to truncate '%s': %s", path,
+				strerror(errno));
+	if (last)
+		s->bytes = off;
+	return 0;
 }
 
 /*
- * The replay position inside the oldest segment, kept in "cursor" so that
- * records taken before a restart are not replayed again.
+ * The cursor file: "SEG OFF IDX" (the done prefix: segment id, offset and
+ * index of the first record not done), then one "SEG OFF" line per record
+ * done after it.  Written whole to a temporary file, fsync'ed, renamed,
+ * and the directory fsync'ed.
  */
-static void cursor_save(const struct cw_spool *sp)
+static int cursor_save(struct cw_spool *sp)
 {
 	char path[PATH_MAX], tmp[PATH_MAX + 8];
+	size_t i;
 	FILE *fp;
+	int ok;
 
 	snprintf(path, sizeof(path), "%s/cursor", sp->dir);
-	if (!sp->nsegs || !sp->head_consumed) {
-		unlink(path);
-		return;
-	}
 	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	fp = fopen(tmp, "w");
+	fp = fopen(tmp, "we");
 	if (!fp)
+		return cw_error("unable to write '%s': %s", tmp,
+				strerror(errno));
+	fprintf(fp, "%" PRIu64 " %" PRIu64 " %" PRIu64 "\n",
+		sp->nsegs ? sp->segs[0].id : sp->next_id, sp->done_off,
+		sp->done_idx);
+	for (i = 0; i < sp->nacked; i++)
+		fprintf(fp, "%" PRIu64 " %" PRIu64 "\n", sp->acked[i].seg,
+			sp->acked[i].off);
+	ok = !fflush(fp) && !fsync(fileno(fp));
+	ok &= !fclose(fp);
+	if (!ok || rename(tmp, path) || fsync_dir(sp->dir)) {
+		unlink(tmp);
+		return cw_error("unable to save the spool cursor '%s': %s",
+				path, strerror(errno));
+	}
+	return 0;
+}
+
+/* The good frames of s in order, as seg_check() counts them. */
+static void seg_walk(struct cw_spool *sp, const struct spool_seg *s,
+		     void (*fn)(uint64_t off, uint64_t idx, void *arg),
+		     void *arg)
+{
+	char path[PATH_MAX];
+	const uint8_t *m;
+	size_t size, off = CW_WIRE_MAGIC_LEN;
+	uint64_t idx = 0;
+	uint32_t len;
+
+	seg_path(sp, s->id, path, sizeof(path));
+	m = seg_map(path, s->bytes, &size);
+	if (m == MAP_FAILED || !m)
 		return;
-	fprintf(fp, "%" PRIu64 " %" PRIu64 " %" PRIu64 "\n", sp->segs[0].id,
-		sp->head_off, sp->head_consumed);
-	if (fclose(fp) || rename(tmp, path))
-		cw_warn("unable to save the spool cursor '%s': %s", path,
-			strerror(errno));
+	while (off < size) {
+		if (!cw_wire_frame_ok(m, size, off, &len)) {
+			off = cw_wire_frame_find(m, size, off + 1, &len);
+			continue;
+		}
+		fn(off, idx++, arg);
+		off += CW_WIRE_FRAME_HDR + len;
+	}
+	munmap((void *)m, size);
+}
+
+struct find_ctx {
+	uint64_t off, idx; /* idx: UINT64_MAX until off is found */
+};
+
+static void find_frame(uint64_t off, uint64_t idx, void *arg)
+{
+	struct find_ctx *f = arg;
+
+	if (off == f->off)
+		f->idx = idx;
+}
+
+struct keep_ctx {
+	struct cw_spool *sp;
+	uint64_t seg;
+	size_t i, kept; /* acked[i..] still to match; acked[0..kept) kept */
+};
+
+static void keep_acked(uint64_t off, uint64_t idx, void *arg)
+{
+	struct keep_ctx *k = arg;
+	struct cw_spool *sp = k->sp;
+
+	(void)idx;
+	while (k->i < sp->nacked && sp->acked[k->i].seg == k->seg &&
+	       sp->acked[k->i].off < off)
+		k->i++; /* names no frame: dropped */
+	if (k->i < sp->nacked && sp->acked[k->i].seg == k->seg &&
+	    sp->acked[k->i].off == off)
+		sp->acked[k->kept++] = sp->acked[k->i++];
+}
+
+/* Keep only confirmations that name a good frame of a segment we have:
+ * a damaged cursor must not make records vanish from the counts. */
+static void acked_validate(struct cw_spool *sp)
+{
+	struct keep_ctx k = {.sp = sp};
+	size_t s;
+
+	for (s = 0; s < sp->nsegs && k.i < sp->nacked; s++) {
+		while (k.i < sp->nacked && sp->acked[k.i].seg < sp->segs[s].id)
+			k.i++;
+		k.seg = sp->segs[s].id;
+		seg_walk(sp, &sp->segs[s], keep_acked, &k);
+		while (k.i < sp->nacked && sp->acked[k.i].seg == k.seg)
+			k.i++;
+	}
+	sp->nacked = k.kept;
+}
+
+/* Segments the cursor says are used up (a crash came before their
+ * deletion) go now; then its prefix, if it names a frame (its index is
+ * counted, not believed). */
+static void cursor_apply(struct cw_spool *sp, uint64_t id, uint64_t off,
+			 uint64_t idx)
+{
+	struct find_ctx f = {.off = off, .idx = UINT64_MAX};
+	char path[PATH_MAX];
+
+	/* A valid cursor names a segment we have (or, with none left, the
+	 * next id): anything else is not trusted to delete by. */
+	if (!sp->nsegs || id > sp->segs[sp->nsegs - 1].id)
+		return;
+	while (sp->nsegs > 1 && sp->segs[0].id < id) {
+		seg_path(sp, sp->segs[0].id, path, sizeof(path));
+		unlink(path);
+		seg_pop(sp);
+	}
+	if (!sp->nsegs || id != sp->segs[0].id || off > sp->segs[0].bytes ||
+	    off < CW_WIRE_MAGIC_LEN)
+		return;
+	if (off == sp->segs[0].bytes)
+		f.idx = sp->segs[0].records;
+	else
+		seg_walk(sp, &sp->segs[0], find_frame, &f);
+	if (f.idx == UINT64_MAX || f.idx != idx)
+		return;
+	sp->done_off = sp->rd_off = off;
+	sp->done_idx = sp->rd_idx = f.idx;
 }
 
 static void cursor_load(struct cw_spool *sp)
 {
-	char path[PATH_MAX], buf[128];
-	uint64_t id, off, consumed;
+	char path[PATH_MAX], *buf = malloc(CURSOR_MAX + 1), *p, *end;
+	uint64_t id, off, idx;
+	ssize_t n;
+	int used;
 
 	snprintf(path, sizeof(path), "%s/cursor", sp->dir);
-	if (!sp->nsegs || cw_read_file(path, buf, sizeof(buf)) <= 0)
+	n = buf ? cw_read_file(path, buf, CURSOR_MAX + 1) : -1;
+	if (n <= 0 || n > CURSOR_MAX ||
+	    sscanf(buf, "%" SCNu64 " %" SCNu64 " %" SCNu64 "%n", &id, &off,
+		   &idx, &used) != 3) {
+		free(buf);
 		return;
-	if (sscanf(buf, "%" SCNu64 " %" SCNu64 " %" SCNu64, &id, &off,
-		   &consumed) != 3 ||
-	    id != sp->segs[0].id || off > sp->segs[0].bytes ||
-	    off < CW_WIRE_MAGIC_LEN || consumed > sp->segs[0].records)
+	}
+	/* Segment ids are never reused, also after the last was deleted. */
+	if (!sp->nsegs && id > sp->next_id && id < UINT64_MAX / 2)
+		sp->next_id = id;
+	cursor_apply(sp, id, off, idx);
+	if (!sp->nsegs) {
+		free(buf);
 		return;
-	sp->head_off = off;
-	sp->head_consumed = consumed;
+	}
+	end = buf + n;
+	for (p = buf + used; p < end; p += used) {
+		if (sscanf(p, "%" SCNu64 " %" SCNu64 "%n", &id, &off, &used) !=
+			    2 ||
+		    !used)
+			break;
+		if (tok_cmp(id, off, sp->segs[0].id, sp->done_off) > 0)
+			acked_add(sp, id, off);
+	}
+	free(buf);
+	acked_validate(sp);
+	advance(sp);
+	sp->dirty = false;
 }
 
 static int id_cmp(const void *a, const void *b)
@@ -214,7 +503,7 @@ static int spool_scan(struct cw_spool *sp)
 		return r;
 	qsort(sp->segs, sp->nsegs, sizeof(*sp->segs), id_cmp);
 	for (i = 0; i < sp->nsegs; i++) {
-		r = seg_check(sp, &sp->segs[i]);
+		r = seg_check(sp, &sp->segs[i], i + 1 == sp->nsegs);
 		if (r < 0)
 			return r;
 		if (r == 0)
@@ -249,7 +538,7 @@ int cw_spool_open(struct cw_spool **spp, const char *dir, uint64_t max_bytes)
 	sp->seg_bytes = max_bytes / 8;
 	if (sp->seg_bytes > SEG_MAX_BYTES)
 		sp->seg_bytes = SEG_MAX_BYTES;
-	sp->head_off = CW_WIRE_MAGIC_LEN;
+	sp->done_off = sp->rd_off = CW_WIRE_MAGIC_LEN;
 	if (spool_scan(sp)) {
 		cw_spool_close(sp);
 		return -1;
@@ -268,7 +557,7 @@ static uint64_t total_bytes(const struct cw_spool *sp)
 	return n;
 }
 
-/* Start a new last segment. */
+/* Start a new last segment; the directory entry is made durable. */
 static int seg_roll(struct cw_spool *sp)
 {
 	char path[PATH_MAX];
@@ -283,26 +572,20 @@ static int seg_roll(struct cw_spool *sp)
 	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC,
 		  0600);
 	if (fd < 0)
-		return cw_error("unable to create '%s': %s", path,
-				strerror(errno));
-	if (write(fd, CW_WIRE_MAGIC, CW_WIRE_MAGIC_LEN) != CW_WIRE_MAGIC_LEN) {
-		cw_error("unable to write '%s': %s", path, strerror(errno));
+		return -errno;
+	if (write(fd, CW_WIRE_MAGIC, CW_WIRE_MAGIC_LEN) != CW_WIRE_MAGIC_LEN ||
+	    seg_push(sp, sp->next_id)) {
+		int err = errno ? errno : ENOMEM;
+
 		close(fd);
 		unlink(path);
-		return -1;
+		return -err;
 	}
-	if (seg_push(sp, sp->next_id)) {
-		close(fd);
-		unlink(path);
-		return -1;
-	}
+	fsync_dir(sp->dir);
 	sp->next_id++;
 	sp->segs[sp->nsegs - 1].bytes = CW_WIRE_MAGIC_LEN;
-	if (sp->nsegs == 1) {
-		sp->head_off = CW_WIRE_MAGIC_LEN;
-		sp->head_consumed = 0;
-	}
 	sp->fd = fd;
+	rd_normalize(sp);
 	return 0;
 }
 
@@ -319,122 +602,218 @@ static int seg_reopen_last(struct cw_spool *sp)
 	return 0;
 }
 
+/* Drop segs[0] (never the last) with its undelivered records, counted. */
 static void evict_head(struct cw_spool *sp)
 {
 	struct spool_seg *s = &sp->segs[0];
+	char path[PATH_MAX];
+	size_t i, k = 0, acked = acked_lower(sp, s->id + 1, 0);
 
-	sp->st.evicted_records += s->records - sp->head_consumed;
-	sp->st.evicted_bytes += s->bytes - sp->head_off;
-	seg_drop_head(sp);
+	sp->st.evicted_records += s->records - sp->done_idx - acked;
+	sp->st.evicted_bytes += s->bytes - sp->done_off;
+	for (i = 0; i < sp->nout; i++)
+		if (sp->out[i].seg != s->id)
+			sp->out[k++] = sp->out[i];
+		else if (!sp->out[i].failed)
+			sp->st.in_flight--;
+	sp->nout = k;
+	acked_prune(sp, s->id + 1, 0);
+	seg_path(sp, s->id, path, sizeof(path));
+	if (unlink(path) && errno != ENOENT)
+		cw_warn("unable to remove spool segment '%s': %s", path,
+			strerror(errno));
+	seg_pop(sp);
+	sp->dirty = true;
+	advance(sp);
+}
+
+/* One frame at the end of the last segment: 0, or an errno. */
+static int write_frame(struct cw_spool *sp, const void *buf, size_t len)
+{
+	struct spool_seg *last = &sp->segs[sp->nsegs - 1];
+	uint8_t hdr[CW_WIRE_FRAME_HDR];
+	struct iovec iov[2];
+	ssize_t n;
+	int err;
+
+	cw_wire_frame_header(hdr, buf, (uint32_t)len);
+	iov[0] = (struct iovec){hdr, sizeof(hdr)};
+	iov[1] = (struct iovec){(void *)buf, len};
+	n = writev(sp->fd, iov, 2);
+	if (n == (ssize_t)(sizeof(hdr) + len)) {
+		last->bytes += n;
+		last->records++;
+		return 0;
+	}
+	err = n < 0 ? errno : ENOSPC; /* a short write: out of room */
+	/* Leave no torn frame behind for the next open to find. */
+	if (n > 0 && ftruncate(sp->fd, (off_t)last->bytes))
+		cw_warn("unable to cut a short spool write: %s",
+			strerror(errno));
+	return err;
+}
+
+static bool out_of_room(int err)
+{
+	return err == ENOSPC || err == EDQUOT || err == EFBIG;
+}
+
+/*
+ * The disk (or the file size limit) is full: evict the oldest segment if
+ * another holds the newest records, else start a new segment if this one
+ * holds any.  0 when something changed (retry), else an errno.
+ */
+static int make_room(struct cw_spool *sp, int err)
+{
+	uint64_t before = sp->st.evicted_records;
+	int r;
+
+	sp->st.disk_full++;
+	if (sp->nsegs > 1) {
+		evict_head(sp);
+		cw_warn("spool '%s': %s: evicted the oldest segment (%" PRIu64
+			" records)",
+			sp->dir, strerror(err),
+			sp->st.evicted_records - before);
+		return 0;
+	}
+	if (!sp->segs[0].records)
+		return err;
+	r = seg_roll(sp);
+	return r < 0 ? -r : 0;
 }
 
 int cw_spool_append(struct cw_spool *sp, const void *buf, size_t len)
 {
 	uint64_t need = CW_WIRE_FRAME_HDR + len;
-	uint8_t hdr[CW_WIRE_FRAME_HDR];
-	struct iovec iov[2];
 	struct spool_seg *last;
-	ssize_t n;
+	int err = 0;
 
 	if (len > CW_WIRE_FRAME_MAX || need + CW_WIRE_MAGIC_LEN > sp->seg_bytes)
 		return cw_error("spool record of %zu bytes is too large", len);
 	if (sp->nsegs && sp->fd < 0 && seg_reopen_last(sp))
 		return -1;
 	last = sp->nsegs ? &sp->segs[sp->nsegs - 1] : NULL;
-	if (!last || (last->records && last->bytes + need > sp->seg_bytes)) {
-		if (seg_roll(sp))
-			return -1;
-	}
-	while (sp->nsegs > 1 && total_bytes(sp) + need > sp->max_bytes)
+	if (!last || (last->records && last->bytes + need > sp->seg_bytes))
+		err = -seg_roll(sp);
+	while (!err && sp->nsegs > 1 && total_bytes(sp) + need > sp->max_bytes)
 		evict_head(sp);
-	last = &sp->segs[sp->nsegs - 1];
-	cw_wire_frame_header(hdr, buf, (uint32_t)len);
-	iov[0] = (struct iovec){hdr, sizeof(hdr)};
-	iov[1] = (struct iovec){(void *)buf, len};
-	n = writev(sp->fd, iov, 2);
-	if (n != (ssize_t)need) {
-		int err = n < 0 ? errno : ENOSPC;
-
-		/* Leave no torn frame behind for the next open to find. */
-		if (n > 0 && ftruncate(sp->fd, (off_t)last->bytes))
-			cw_warn("unable to cut a short spool write: %s",
-				strerror(errno));
+	/* Each round evicts a segment or starts one: it ends. */
+	for (;;) {
+		if (!err)
+			err = write_frame(sp, buf, len);
+		if (!out_of_room(err))
+			break;
+		err = make_room(sp, err);
+		if (err && !out_of_room(err))
+			break;
+		if (err) {
+			sp->st.lost_full++;
+			break;
+		}
+	}
+	if (err)
 		return cw_error("unable to append to spool '%s': %s", sp->dir,
 				strerror(err));
-	}
-	last->bytes += need;
-	last->records++;
 	sp->st.appended++;
+	sp->appends = true;
 	return 0;
 }
 
-/*
- * Replay segs[0] from head_off.  Returns 1 when the segment is used up, 0
- * when `fn` stopped, -1 on error.
- */
-static int replay_head(struct cw_spool *sp, cw_spool_replay_fn fn, void *arg,
-		       long *taken)
+/* Step the read position over a damaged stretch; counted once, if it came
+ * after the check at open. */
+static void skip_damage(struct cw_spool *sp, struct spool_seg *s,
+			const uint8_t *m, size_t size, const char *path)
 {
-	char path[PATH_MAX], err[128];
-	struct cw_wire_reader rd;
-	const uint8_t *p;
-	size_t n;
-	FILE *fp;
-	int r;
+	uint32_t len;
+	size_t next = cw_wire_frame_find(m, size, sp->rd_off + 1, &len);
 
-	seg_path(sp, sp->segs[0].id, path, sizeof(path));
-	fp = fopen(path, "r");
-	if (!fp)
-		return cw_error("unable to open '%s': %s", path,
-				strerror(errno));
-	if (cw_wire_reader_init(&rd, fp, err, sizeof(err))) {
-		fclose(fp);
-		return cw_error("spool segment '%s': %s", path, err);
+	if (sp->rd_off >= s->counted) {
+		sp->st.corrupt_records++;
+		sp->st.corrupt_bytes += next - sp->rd_off;
+		cw_warn("spool segment '%s': %zu damaged bytes at offset "
+			"%" PRIu64 ": skipped to the next good record",
+			path, next - sp->rd_off, sp->rd_off);
+		s->counted = next;
 	}
-	if (fseeko(fp, (off_t)sp->head_off, SEEK_SET)) {
-		r = cw_error("unable to seek in '%s': %s", path,
-			     strerror(errno));
-		goto out;
-	}
-	rd.offset = sp->head_off;
-	for (;;) {
-		r = cw_wire_reader_next(&rd, &p, &n);
-		if (r == 0) {
-			r = 1;
-			break;
-		}
-		if (r == CW_WIRE_RCRC) {
-			sp->st.corrupt_records++;
-			sp->head_off = rd.offset;
-			sp->head_consumed++;
+	sp->rd_off = next;
+}
+
+/*
+ * Hand out records of segs[rd_seg] from the read position.  Returns 1 at
+ * the segment's end, 0 when `fn` stopped, -1 on error.
+ */
+static int replay_seg(struct cw_spool *sp, cw_spool_replay_fn fn, void *arg,
+		      long *taken)
+{
+	struct spool_seg *s = &sp->segs[sp->rd_seg];
+	char path[PATH_MAX];
+	struct cw_spool_token tok = {.seg = s->id};
+	const uint8_t *m;
+	size_t size;
+	uint32_t len;
+	int r = 1;
+
+	seg_path(sp, s->id, path, sizeof(path));
+	m = seg_map(path, s->bytes, &size);
+	if (m == MAP_FAILED)
+		return -1;
+	while (sp->rd_off < size) {
+		if (!cw_wire_frame_ok(m, size, sp->rd_off, &len)) {
+			skip_damage(sp, s, m, size, path);
 			continue;
 		}
-		if (r < 0) {
-			/* Damaged after open: the rest of it is lost. */
-			sp->st.torn_records +=
-				sp->segs[0].records - sp->head_consumed;
-			sp->st.torn_bytes += sp->segs[0].bytes - rd.offset;
-			cw_warn("spool segment '%s' is damaged at offset "
-				"%" PRIu64 ": dropping its rest",
-				path, rd.offset);
-			sp->head_consumed = sp->segs[0].records;
-			r = 1;
-			break;
+		tok.off = sp->rd_off;
+		if (!acked_has(sp, tok.seg, tok.off)) {
+			int f = fn(m + tok.off + CW_WIRE_FRAME_HDR, len, &tok,
+				   arg);
+
+			if (f == CW_SPOOL_DROP) {
+				if (acked_add(sp, tok.seg, tok.off)) {
+					r = -1;
+					break;
+				}
+				sp->dirty = true;
+				goto next;
+			}
+			if (f) {
+				r = f > 0 ? 0 : -1;
+				break;
+			}
+			if (CW_GROW(sp->out, sp->cap_out, sp->nout + 1, 64)) {
+				r = cw_error("out of memory for the spool");
+				break;
+			}
+			sp->out[sp->nout++] = (struct pend){.seg = tok.seg,
+							    .off = tok.off,
+							    .idx = sp->rd_idx};
+			sp->st.in_flight++;
+			sp->st.replayed++;
+			(*taken)++;
 		}
-		r = fn(p, n, arg);
-		if (r) {
-			r = r > 0 ? 0 : -1;
-			break;
-		}
-		sp->head_off = rd.offset;
-		sp->head_consumed++;
-		sp->st.replayed++;
-		(*taken)++;
+	next:
+		sp->rd_off += CW_WIRE_FRAME_HDR + len;
+		sp->rd_idx++;
 	}
-out:
-	cw_wire_reader_release(&rd);
-	fclose(fp);
+	if (size)
+		munmap((void *)m, size);
+	if (r == 1 && sp->rd_off < s->bytes) /* gone short under us */
+		sp->rd_off = s->bytes;
+	/* Frames damaged since open are no longer records. */
+	if (r == 1 && sp->rd_idx < s->records)
+		s->records = sp->rd_idx;
 	return r;
+}
+
+/* After a retry, once nothing is in flight: hand out from the prefix. */
+static void rewind_to_prefix(struct cw_spool *sp)
+{
+	sp->st.retried += sp->nout;
+	sp->nout = 0;
+	sp->rd_seg = 0;
+	sp->rd_off = sp->done_off;
+	sp->rd_idx = sp->done_idx;
+	sp->rewind = false;
 }
 
 long cw_spool_replay(struct cw_spool *sp, cw_spool_replay_fn fn, void *arg)
@@ -442,34 +821,147 @@ long cw_spool_replay(struct cw_spool *sp, cw_spool_replay_fn fn, void *arg)
 	long taken = 0;
 	int r;
 
+	if (sp->rewind && !sp->st.in_flight)
+		rewind_to_prefix(sp);
+	if (sp->rewind)
+		return 0;
 	while (sp->nsegs) {
-		r = replay_head(sp, fn, arg, &taken);
+		rd_normalize(sp);
+		r = replay_seg(sp, fn, arg, &taken);
 		if (r < 0)
 			return -1;
-		if (r == 0)
+		if (r == 0 || sp->rd_seg + 1 >= sp->nsegs)
 			break;
-		seg_drop_head(sp);
 	}
-	if (taken)
-		cursor_save(sp);
+	advance(sp);
 	return taken;
+}
+
+/* Index of the handed-out record at tok, or nout. */
+static size_t out_find(const struct cw_spool *sp,
+		       const struct cw_spool_token *tok)
+{
+	size_t lo = 0, hi = sp->nout, mid;
+	int c;
+
+	while (lo < hi) {
+		mid = (lo + hi) / 2;
+		c = tok_cmp(sp->out[mid].seg, sp->out[mid].off, tok->seg,
+			    tok->off);
+		if (!c)
+			return mid;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return sp->nout;
+}
+
+void cw_spool_done(struct cw_spool *sp, const struct cw_spool_token *tok)
+{
+	size_t i = out_find(sp, tok);
+
+	if (i == sp->nout)
+		return;
+	if (!sp->out[i].failed)
+		sp->st.in_flight--;
+	memmove(sp->out + i, sp->out + i + 1,
+		(--sp->nout - i) * sizeof(*sp->out));
+	acked_add(sp, tok->seg, tok->off);
+	sp->dirty = true;
+	advance(sp);
+}
+
+void cw_spool_retry(struct cw_spool *sp, const struct cw_spool_token *tok)
+{
+	size_t i = out_find(sp, tok);
+
+	if (i == sp->nout || sp->out[i].failed)
+		return;
+	sp->out[i].failed = true;
+	sp->st.in_flight--;
+	sp->rewind = true;
+}
+
+static uint64_t remaining(const struct cw_spool *sp);
+
+/* Everything delivered: the last segment goes too (the next append starts
+ * a new one), so an outage leaves no file behind. */
+static void drop_used_up(struct cw_spool *sp)
+{
+	if (sp->nsegs != 1 || sp->nout || remaining(sp) ||
+	    sp->segs[0].records == 0)
+		return;
+	if (sp->fd >= 0) {
+		close(sp->fd);
+		sp->fd = -1;
+	}
+	if (!CW_GROW(sp->doomed, sp->cap_doomed, sp->ndoomed + 1, 16))
+		sp->doomed[sp->ndoomed++] = sp->segs[0].id;
+	sp->nsegs = 0;
+	sp->rd_seg = 0;
+	sp->rd_off = sp->done_off = CW_WIRE_MAGIC_LEN;
+	sp->rd_idx = sp->done_idx = 0;
+	sp->nacked = 0;
+	sp->dirty = true; /* the cursor names the next id: never reused */
+}
+
+int cw_spool_sync(struct cw_spool *sp)
+{
+	char path[PATH_MAX];
+	size_t i;
+
+	if (sp->appends && sp->fd >= 0 && fdatasync(sp->fd))
+		return cw_error("unable to sync spool '%s': %s", sp->dir,
+				strerror(errno));
+	sp->appends = false;
+	drop_used_up(sp);
+	if (sp->dirty) {
+		if (cursor_save(sp))
+			return -1;
+		sp->dirty = false;
+	}
+	/* Only now that the cursor says they are used up. */
+	for (i = 0; i < sp->ndoomed; i++) {
+		seg_path(sp, sp->doomed[i], path, sizeof(path));
+		if (unlink(path) && errno != ENOENT)
+			cw_warn("unable to remove spool segment '%s': %s", path,
+				strerror(errno));
+	}
+	sp->ndoomed = 0;
+	return 0;
+}
+
+static uint64_t remaining(const struct cw_spool *sp)
+{
+	uint64_t n = 0;
+	size_t i;
+
+	for (i = 0; i < sp->nsegs; i++)
+		n += sp->segs[i].records;
+	/* Held at 0: the counts must never wrap, whatever is on disk. */
+	if (!sp->nsegs || n < sp->done_idx + sp->nacked)
+		return 0;
+	return n - sp->done_idx - sp->nacked;
 }
 
 bool cw_spool_empty(const struct cw_spool *sp)
 {
-	return sp->nsegs == 0 ||
-	       (sp->nsegs == 1 && sp->head_consumed == sp->segs[0].records);
+	return remaining(sp) == 0;
+}
+
+bool cw_spool_has_unsent(const struct cw_spool *sp)
+{
+	if (!sp->nsegs || (sp->rewind && sp->st.in_flight))
+		return false;
+	return sp->rewind || sp->rd_seg + 1 < sp->nsegs || !rd_at_end(sp);
 }
 
 void cw_spool_get_stats(const struct cw_spool *sp, struct cw_spool_stats *st)
 {
-	size_t i;
-
 	*st = sp->st;
-	st->records = 0;
-	for (i = 0; i < sp->nsegs; i++)
-		st->records += sp->segs[i].records;
-	st->records -= sp->nsegs ? sp->head_consumed : 0;
+	st->records = remaining(sp);
 	st->bytes = total_bytes(sp);
 	st->segments = sp->nsegs;
 }
@@ -478,17 +970,14 @@ void cw_spool_close(struct cw_spool *sp)
 {
 	if (!sp)
 		return;
-	if (sp->fd >= 0) {
-		fdatasync(sp->fd);
-		close(sp->fd);
-	}
-	/* Taken records must not come back: drop what is used up. */
-	while (sp->nsegs && sp->head_consumed == sp->segs[0].records &&
-	       sp->head_consumed)
-		seg_drop_head(sp);
 	if (sp->dir)
-		cursor_save(sp);
+		cw_spool_sync(sp);
+	if (sp->fd >= 0)
+		close(sp->fd);
 	free(sp->segs);
+	free(sp->out);
+	free(sp->acked);
+	free(sp->doomed);
 	free(sp->dir);
 	free(sp);
 }

@@ -258,6 +258,11 @@ static void on_signal(int sig)
 	cw_stop = 1;
 }
 
+static void on_ignored(int sig)
+{
+	(void)sig;
+}
+
 void cw_catch_signals(void)
 {
 	struct sigaction sa = {.sa_handler = on_signal};
@@ -266,6 +271,13 @@ void cw_catch_signals(void)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	/* Caught, not ignored (exec'd children get the default back):
+	 * SIGUSR1 asks for a timing window where one is set up, and kills
+	 * no one where none is; SIGXFSZ must not kill a writer over a file
+	 * size limit, whose write then fails with EFBIG. */
+	sa.sa_handler = on_ignored;
+	sigaction(SIGUSR1, &sa, NULL);
+	sigaction(SIGXFSZ, &sa, NULL);
 }
 
 int cw_grow(void *arrp, size_t *cap, size_t need, size_t size, size_t min)

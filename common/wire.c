@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "common/sample_run.h"
+#include "common/jsonw.h"
 #include "common/log.h"
 #include "common/wire.h"
 #include "common/wire.pb-c.h"
@@ -845,4 +846,58 @@ void cw_wire_errors_report(const struct cw_wire_errors *e, const char *what)
 				e->count[i], i ? cw_wire_strerror(-i) : "bad");
 	}
 	cw_warn("%s: skipped %s", what, buf);
+}
+
+/* ---- JSON ------------------------------------------------------------- */
+
+/* A sample run: the fields of `causeway samples export --format json`. */
+static void samples_json(struct cw_jsonw *w, const struct cw_wire_samples *s)
+{
+	const struct cw_sample_run *run = s->run;
+
+	cw_jsonw_obj_open(w, NULL);
+	cw_jsonw_str(w, "kind", "samples");
+	cw_jsonw_str(w, "host", run->host);
+	cw_jsonw_u64(w, "seq", s->seq);
+	cw_sample_run_json_fields(w, run);
+	cw_jsonw_obj_close(w);
+}
+
+void cw_wire_msg_json(struct cw_jsonw *w, const struct cw_wire_msg *m)
+{
+	switch (m->kind) {
+	case CW_WIRE_TIMING:
+		cw_timing_window_json(w, &m->timing);
+		break;
+	case CW_WIRE_SAMPLES:
+		samples_json(w, &m->samples);
+		break;
+	case CW_WIRE_CONN:
+		cw_conn_record_json(w, &m->conn);
+		break;
+	case CW_WIRE_HOST:
+		cw_jsonw_obj_open(w, NULL);
+		cw_jsonw_str(w, "kind", "host");
+		cw_jsonw_str(w, "host", m->host.host);
+		cw_jsonw_u64(w, "seq", m->host.seq);
+		cw_jsonw_str(w, "hostname", m->host.hostname);
+		cw_jsonw_str(w, "kernel", m->host.kernel);
+		cw_jsonw_str(w, "agent_version", m->host.agent_version);
+		cw_jsonw_u64(w, "cpus", m->host.cpus);
+		cw_jsonw_u64(w, "mem_bytes", m->host.mem_bytes);
+		cw_jsonw_u64(w, "time_ns", m->host.time_ns);
+		cw_jsonw_obj_close(w);
+		break;
+	case CW_WIRE_PROC:
+		cw_jsonw_obj_open(w, NULL);
+		cw_jsonw_str(w, "kind", "process");
+		cw_jsonw_str(w, "host", m->proc.host);
+		cw_jsonw_u64(w, "seq", m->proc.seq);
+		cw_process_json(w, 0, &m->proc.proc);
+		cw_jsonw_u64(w, "rss_bytes", m->proc.rss_bytes);
+		cw_jsonw_u64(w, "cpu_ns", m->proc.cpu_ns);
+		cw_jsonw_u64(w, "time_ns", m->proc.time_ns);
+		cw_jsonw_obj_close(w);
+		break;
+	}
 }

@@ -83,7 +83,7 @@ struct cw_proc_meta {
 	uint64_t seq;
 };
 
-struct cw_sample_run; /* agent/sampler.h */
+struct cw_sample_run; /* common/sample_run.h */
 
 /* A sample run and its place in the agent's sequence. */
 struct cw_wire_samples {
@@ -148,6 +148,11 @@ int cw_wire_decode(const uint8_t *buf, size_t len, struct cw_wire_msg *out,
 const char *cw_wire_strerror(int err);
 /* "conn", "host", "process", "timing", "samples". */
 const char *cw_wire_kind_name(int kind);
+/*
+ * One decoded message as a JSON object with a "kind" key (what `causeway
+ * dump` prints); no line end.
+ */
+void cw_wire_msg_json(struct cw_jsonw *w, const struct cw_wire_msg *m);
 
 /*
  * The canonical Kafka key of a connection: both (addr, port) endpoints in
@@ -200,6 +205,21 @@ void cw_wire_errors_report(const struct cw_wire_errors *e, const char *what);
 /* The 8-byte header of a frame carrying `payload`. */
 void cw_wire_frame_header(uint8_t hdr[CW_WIRE_FRAME_HDR], const void *payload,
 			  uint32_t len);
+
+/*
+ * In buf[0, size) holding a wire stream: whether a whole frame whose CRC
+ * holds starts at `off` (true, its payload length in *len) ...
+ */
+bool cw_wire_frame_ok(const uint8_t *buf, size_t size, size_t off,
+		      uint32_t *len);
+/*
+ * ... and the first offset at or after `off` where one does, or `size` when
+ * none does: how a reader finds its way past a damaged stretch.  The CRC
+ * work is bounded (CW_WIRE_FIND_WORK bytes): beyond it, `size`.
+ */
+#define CW_WIRE_FIND_WORK (256ULL << 20)
+size_t cw_wire_frame_find(const uint8_t *buf, size_t size, size_t off,
+			  uint32_t *len);
 
 /* Frame reader results, besides 1 (a frame) and 0 (clean end of file). */
 enum cw_wire_read_err {

@@ -27,6 +27,46 @@ void cw_wire_frame_header(uint8_t hdr[CW_WIRE_FRAME_HDR], const void *payload,
 	put_le32(hdr + 4, (uint32_t)crc32(0L, payload, len));
 }
 
+bool cw_wire_frame_ok(const uint8_t *buf, size_t size, size_t off,
+		      uint32_t *len)
+{
+	uint32_t n;
+
+	if (off > size || size - off < CW_WIRE_FRAME_HDR)
+		return false;
+	n = get_le32(buf + off);
+	/* No writer makes an empty frame; zeroed disk blocks would pass. */
+	if (!n || n > CW_WIRE_FRAME_MAX || size - off - CW_WIRE_FRAME_HDR < n)
+		return false;
+	if ((uint32_t)crc32(0L, buf + off + CW_WIRE_FRAME_HDR, n) !=
+	    get_le32(buf + off + 4))
+		return false;
+	*len = n;
+	return true;
+}
+
+size_t cw_wire_frame_find(const uint8_t *buf, size_t size, size_t off,
+			  uint32_t *len)
+{
+	uint64_t work = 0;
+	uint32_t n;
+
+	for (; off + CW_WIRE_FRAME_HDR <= size; off++) {
+		n = get_le32(buf + off);
+		if (!n || n > CW_WIRE_FRAME_MAX ||
+		    size - off - CW_WIRE_FRAME_HDR < n)
+			continue;
+		/* Bounded: crafted lengths could make every offset a 1 MiB
+		 * CRC; past the budget the rest counts as unreadable. */
+		work += n;
+		if (work > CW_WIRE_FIND_WORK)
+			break;
+		if (cw_wire_frame_ok(buf, size, off, len))
+			return off;
+	}
+	return size;
+}
+
 int cw_wire_reader_init(struct cw_wire_reader *rd, FILE *fp, char *err,
 			size_t errlen)
 {

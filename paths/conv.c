@@ -420,18 +420,21 @@ static int visit_setup(struct visit *v)
 {
 	struct conv_ctx *c = v->c;
 	uint64_t span = c->ix.node_t1[v->j] - c->ix.node_t0[v->j];
-	size_t need = (size_t)(span / c->o->bin_ns) + 1 + c->lmax + 1, k;
+	uint64_t bins = span / c->o->bin_ns;
+	size_t need, k;
 	double *sig;
 
+	/* Sizes checked before they are added: span / bin can be 2^64 - 1. */
+	if (bins >= MAX_FFT || bins + 2 + c->lmax > MAX_FFT)
+		return cw_error("node '%s' spans %llu bins of %lluns: too long "
+				"(use a larger --bin)",
+				c->t->names[v->j], (unsigned long long)bins,
+				(unsigned long long)c->o->bin_ns);
+	need = (size_t)bins + 1 + c->lmax + 1;
 	v->t0 = c->ix.node_t0[v->j];
 	for (v->log2n = 4; ((size_t)1 << v->log2n) < need; v->log2n++)
 		;
 	v->nfft = (size_t)1 << v->log2n;
-	if (v->nfft > MAX_FFT)
-		return cw_error("node '%s' spans %zu bins of %lluns: too long "
-				"(use a larger --bin)",
-				c->t->names[v->j], need,
-				(unsigned long long)c->o->bin_ns);
 	for (k = 0; k < v->n_jobs && use_direct(v, v->jobs[k].e); k++)
 		;
 	if (k == v->n_jobs)
@@ -550,6 +553,11 @@ static int visit_node(struct walk *w, int parent, uint32_t j,
 
 	if (!n)
 		return 0;
+	if (c->n_visits >= cw_paths_max_visits(c->o)) {
+		c->truncated = true;
+		return 0;
+	}
+	c->n_visits++;
 	v.jobs = calloc(n, sizeof(*v.jobs));
 	if (!v.jobs)
 		return cw_error("out of memory");
@@ -581,7 +589,7 @@ static int root_edge(struct conv_ctx *c, struct cw_pathset *ps,
 	struct cw_hop h = {.parent = -1,
 			   .from = e->from,
 			   .to = e->to,
-			   .messages = e->n_out};
+			   .messages = e->n_out ? e->n_out : e->n_in};
 	int err;
 
 	w.path = cw_pathset_add(ps, e->from);
@@ -612,11 +620,11 @@ static int conv_roots(struct conv_ctx *c, struct cw_pathset *ps)
 		if (n < 0)
 			return -1;
 	}
-	for (i = 0; !err && i < n; i++) {
+	for (i = 0; !err && !c->truncated && i < n; i++) {
 		uint32_t r = (uint32_t)roots[i];
 
-		for (e = c->ix.out_first[r]; !err && e < c->ix.out_first[r + 1];
-		     e++)
+		for (e = c->ix.out_first[r];
+		     !err && !c->truncated && e < c->ix.out_first[r + 1]; e++)
 			err = root_edge(c, ps, &c->ix.edges[e]);
 	}
 	return err;
@@ -629,8 +637,8 @@ int cw_paths_convolution(const struct cw_msgtrace *t,
 	int err, i;
 
 	cw_pathset_init(ps);
-	if (!o->bin_ns || o->max_delay_ns < o->bin_ns)
-		return cw_error("--max-delay must be at least one --bin");
+	if (cw_paths_opts_check(o))
+		return -1;
 	if (cw_edge_index_build(&c.ix, t))
 		return -1;
 	c.lmax = (size_t)(o->max_delay_ns / o->bin_ns);
@@ -638,6 +646,8 @@ int cw_paths_convolution(const struct cw_msgtrace *t,
 	pthread_mutex_init(&c.mu, NULL);
 	err = conv_roots(&c, ps);
 	ps->n_correlations = c.n_corr;
+	ps->n_visits = c.n_visits;
+	ps->truncated = c.truncated;
 	ps->method = CW_PATHS_CONVOLUTION;
 	for (i = 0; i < N_PLANS; i++) {
 		if (c.fwd[i])

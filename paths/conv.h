@@ -14,7 +14,7 @@
 
 #include "paths/paths.h"
 
-#define MAX_FFT	    (1u << 24)
+#define MAX_FFT	    CW_PATHS_MAX_BINS
 #define N_PLANS	    25
 #define MAX_WINDOWS 64
 #define SCAN_LIMIT  256 /* arrivals examined per departure */
@@ -46,6 +46,8 @@ struct conv_ctx {
 	pthread_mutex_t mu; /* FFTW planning is not thread-safe */
 	fftw_plan fwd[N_PLANS], inv[N_PLANS];
 	size_t n_corr;
+	size_t n_visits; /* against o->max_visits */
+	bool truncated;
 	struct scratch sc[MAX_WORKERS];
 };
 

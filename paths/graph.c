@@ -116,7 +116,9 @@ static bool known_call(const struct cw_edge_index *ix, uint32_t a, uint32_t b)
  * list decides when it knows one direction only (a live trace has each
  * connection's roles); else: on a's own clock, it sent to b before it
  * heard from b.  That guess fails when a window opens in the middle of a
- * call, with the reply seen first.
+ * call, with the reply seen first.  When a is never observed itself (an
+ * outside client, only ever a peer), b's clock decides: b heard from a
+ * before it answered.
  */
 static bool initiates(const struct cw_edge_index *ix, uint32_t a, uint32_t b)
 {
@@ -124,12 +126,14 @@ static bool initiates(const struct cw_edge_index *ix, uint32_t a, uint32_t b)
 	const struct cw_msg_edge *ba = cw_edge_index_get(ix, b, a);
 	bool ac, bc;
 
-	if (!ab || !ab->n_out)
+	if (!ab || (!ab->n_out && !ab->n_in))
 		return false;
 	ac = known_call(ix, a, b);
 	bc = known_call(ix, b, a);
 	if (ac != bc)
 		return ac;
+	if (!ab->n_out) /* a is only a peer (an outside client): b's view */
+		return !ba || !ba->n_out || ab->in[0] <= ba->out[0];
 	return !ba || !ba->n_in || ab->out[0] <= ba->in[0];
 }
 
@@ -293,6 +297,26 @@ void cw_paths_opts_default(struct cw_paths_opts *o)
 	o->alpha = 0.01;
 	o->threads = 2;
 	o->max_depth = 16;
+	o->max_visits = CW_PATHS_MAX_VISITS;
+}
+
+int cw_paths_opts_check(const struct cw_paths_opts *o)
+{
+	if (!o->bin_ns)
+		return cw_error("--bin must be longer than 0");
+	if (o->max_delay_ns < o->bin_ns)
+		return cw_error("--max-delay must be at least one --bin");
+	/* Lags and signal share one transform of at most CW_PATHS_MAX_BINS. */
+	if (o->max_delay_ns / o->bin_ns >= CW_PATHS_MAX_BINS / 2)
+		return cw_error(
+			"--max-delay %lluns is %llu bins of %lluns: at "
+			"most %u fit (use a larger --bin or a smaller "
+			"--max-delay)",
+			(unsigned long long)o->max_delay_ns,
+			(unsigned long long)(o->max_delay_ns / o->bin_ns),
+			(unsigned long long)o->bin_ns,
+			CW_PATHS_MAX_BINS / 2 - 1);
+	return 0;
 }
 
 void cw_pathset_init(struct cw_pathset *ps)
@@ -314,15 +338,8 @@ struct cw_path *cw_pathset_add(struct cw_pathset *ps, uint32_t root)
 {
 	struct cw_path *p;
 
-	if (ps->n_paths == ps->cap_paths) {
-		size_t cap = ps->cap_paths ? ps->cap_paths * 2 : 8;
-
-		p = realloc(ps->paths, cap * sizeof(*p));
-		if (!p)
-			return NULL;
-		ps->paths = p;
-		ps->cap_paths = cap;
-	}
+	if (CW_GROW(ps->paths, ps->cap_paths, ps->n_paths + 1, 8))
+		return NULL;
 	p = &ps->paths[ps->n_paths++];
 	memset(p, 0, sizeof(*p));
 	p->root = root;
@@ -331,15 +348,8 @@ struct cw_path *cw_pathset_add(struct cw_pathset *ps, uint32_t root)
 
 int cw_path_add_hop(struct cw_path *p, const struct cw_hop *h)
 {
-	if (p->n_hops == p->cap_hops) {
-		size_t cap = p->cap_hops ? p->cap_hops * 2 : 8;
-		struct cw_hop *n = realloc(p->hops, cap * sizeof(*n));
-
-		if (!n)
-			return cw_error("out of memory");
-		p->hops = n;
-		p->cap_hops = cap;
-	}
+	if (CW_GROW(p->hops, p->cap_hops, p->n_hops + 1, 8))
+		return cw_error("out of memory for a path's hops");
 	p->hops[p->n_hops] = *h;
 	p->hops[p->n_hops].id = (int)p->n_hops;
 	return (int)p->n_hops++;

@@ -66,15 +66,8 @@ static struct served *served_by(const struct nest_ctx *c, uint32_t j, size_t *n)
 
 static int pool_add(struct nest_ctx *c, uint32_t rel, uint32_t idx)
 {
-	if (c->n_pool == c->cap_pool) {
-		size_t cap = c->cap_pool ? c->cap_pool * 2 : 1024;
-		struct cand *p = realloc(c->pool, cap * sizeof(*p));
-
-		if (!p)
-			return cw_error("out of memory");
-		c->pool = p;
-		c->cap_pool = cap;
-	}
+	if (CW_GROW(c->pool, c->cap_pool, c->n_pool + 1, 1024))
+		return cw_error("out of memory for candidate calls");
 	c->pool[c->n_pool++] = (struct cand){rel, idx};
 	return 0;
 }
@@ -205,15 +198,8 @@ static bool cover_holds(const struct cover *cv, const struct ival *x)
 
 static int add_triple(struct nest_ctx *c, size_t p, size_t r, double score)
 {
-	if (c->n_tri == c->cap_tri) {
-		size_t cap = c->cap_tri ? c->cap_tri * 2 : 64;
-		struct triple *n = realloc(c->tri, cap * sizeof(*n));
-
-		if (!n)
-			return cw_error("out of memory");
-		c->tri = n;
-		c->cap_tri = cap;
-	}
+	if (CW_GROW(c->tri, c->cap_tri, c->n_tri + 1, 64))
+		return cw_error("out of memory for triples");
 	c->tri[c->n_tri++] = (struct triple){p, r, score};
 	c->rel[r].sig[p] = 1;
 	return 0;
@@ -503,7 +489,14 @@ static int nest_visit(struct nest_walk *w, int hop, size_t p,
 		      const uint8_t *in_set)
 {
 	size_t t;
-	int err = reply_hop(w, hop, &w->c->rel[p], in_set);
+	int err;
+
+	if (w->c->n_visits >= cw_paths_max_visits(w->c->o)) {
+		w->c->truncated = true;
+		return 0;
+	}
+	w->c->n_visits++;
+	err = reply_hop(w, hop, &w->c->rel[p], in_set);
 
 	for (t = 0; !err && t < w->c->n_tri; t++)
 		if (w->c->tri[t].p == p)
@@ -553,8 +546,8 @@ static int nest_roots(struct nest_ctx *c, struct cw_pathset *ps)
 		   0) {
 		return -1;
 	}
-	for (i = 0; !err && i < n; i++)
-		for (r = 0; !err && r < c->n_rel; r++)
+	for (i = 0; !err && !c->truncated && i < n; i++)
+		for (r = 0; !err && !c->truncated && r < c->n_rel; r++)
 			if (c->rel[r].a == (uint32_t)roots[i] &&
 			    c->rel[r].n_srv)
 				err = nest_root(c, ps, r);
@@ -577,6 +570,8 @@ int cw_paths_nesting(const struct cw_msgtrace *t, const struct cw_paths_opts *o,
 	if (!err)
 		err = nest_roots(&c, ps);
 	ps->n_correlations = c.n_judged;
+	ps->n_visits = c.n_visits;
+	ps->truncated = c.truncated;
 	ps->method = CW_PATHS_NESTING;
 	for (r = 0; c.rel && r < c.n_rel; r++)
 		cw_nest_rel_free(&c.rel[r]);

@@ -63,6 +63,8 @@ struct nest_ctx {
 	size_t n_pool, cap_pool;
 	struct triple *tri;
 	size_t n_tri, cap_tri, n_judged;
+	size_t n_visits; /* against o->max_visits */
+	bool truncated;
 };
 
 /* The relations (call edge + reply edge) of c's trace, with each call's

@@ -203,6 +203,8 @@ void cw_pathset_print_json(FILE *fp, const struct cw_msgtrace *t,
 	}
 	cw_jsonw_arr_close(&w);
 	cw_jsonw_u64(&w, "correlations", ps->n_correlations);
+	if (ps->truncated) /* only then, so complete answers keep their form */
+		cw_jsonw_bool(&w, "truncated", true);
 	cw_jsonw_obj_close(&w);
 	cw_jsonw_end_line(&w);
 }

@@ -147,6 +147,8 @@ struct cw_pathset {
 	size_t n_paths, cap_paths;
 	size_t n_correlations; /* edge pairs (triples for nesting) examined */
 	int method;	       /* enum cw_paths_method that made it */
+	size_t n_visits;       /* nodes visited by the search */
+	bool truncated;	       /* the visit budget cut the search short */
 };
 
 enum cw_paths_method { CW_PATHS_CONVOLUTION, CW_PATHS_NESTING };
@@ -158,8 +160,21 @@ struct cw_paths_opts {
 	double alpha;	       /* family-wise false-alarm rate per pair */
 	int threads;	       /* workers for the correlations */
 	int max_depth;
-	bool fft_only; /* never count sparse pairs directly (tests) */
+	/* Node visits over the whole search (every root, every depth): when
+	 * spent, the search stops and the pathset says it was truncated. */
+	size_t max_visits; /* 0: CW_PATHS_MAX_VISITS */
+	bool fft_only;	   /* never count sparse pairs directly (tests) */
 };
+
+#define CW_PATHS_MAX_VISITS 100000
+/* The largest transform: a node's span plus the lags, in bins. */
+#define CW_PATHS_MAX_BINS (1u << 24)
+
+/* The visit budget o asks for. */
+static inline size_t cw_paths_max_visits(const struct cw_paths_opts *o)
+{
+	return o->max_visits ? o->max_visits : CW_PATHS_MAX_VISITS;
+}
 
 /*
  * The trace regrouped by directed edge, for the inference methods: every
@@ -198,6 +213,12 @@ size_t cw_edge_arrival_of(const struct cw_msg_edge *e, size_t idx);
 double cw_quantile(const double *sorted, size_t n, double q);
 
 void cw_paths_opts_default(struct cw_paths_opts *o);
+/*
+ * Refuse options whose sizes no search can hold (a bin of 0, a delay
+ * shorter than a bin, more lags than the largest transform), before any
+ * arithmetic on them.
+ */
+int cw_paths_opts_check(const struct cw_paths_opts *o);
 int cw_paths_convolution(const struct cw_msgtrace *t,
 			 const struct cw_paths_opts *o, struct cw_pathset *ps);
 int cw_paths_nesting(const struct cw_msgtrace *t, const struct cw_paths_opts *o,

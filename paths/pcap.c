@@ -39,11 +39,19 @@ static uint64_t key_hash(const uint8_t *k)
 	return h;
 }
 
+/*
+ * Doubles the open-addressed table by rehashing into a new one: not an
+ * array that grows in place, so CW_GROW does not fit; calloc checks the
+ * product and the doubling is checked here.
+ */
 static int table_grow(struct conn_table *tb)
 {
 	size_t cap = tb->cap ? tb->cap * 2 : 256, i, j;
-	struct tcp_conn *c = calloc(cap, sizeof(*c));
+	struct tcp_conn *c;
 
+	if (cap < tb->cap)
+		return -1;
+	c = calloc(cap, sizeof(*c));
 	if (!c)
 		return -1;
 	for (i = 0; i < tb->cap; i++) {

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "common/util.h"
 #include "paths/paths.h"
 
 #define CLIENT_NODE "client"
@@ -87,15 +88,8 @@ static int span_add(struct span_set *ss, struct cw_msgtrace *t, const char *id,
 	struct span *s;
 	int p, v;
 
-	if (ss->n == ss->cap) {
-		size_t cap = ss->cap ? ss->cap * 2 : 1024;
-		struct span *n = realloc(ss->s, cap * sizeof(*n));
-
-		if (!n)
-			return cw_error("out of memory");
-		ss->s = n;
-		ss->cap = cap;
-	}
+	if (CW_GROW(ss->s, ss->cap, ss->n + 1, 1024))
+		return cw_error("out of memory for spans");
 	p = cw_msgtrace_node(&ss->pods, pod);
 	v = cw_msgtrace_node(t, svc_name);
 	s = &ss->s[ss->n];
@@ -289,20 +283,17 @@ static int spans_json(struct span_set *ss, struct cw_msgtrace *t, FILE *fp,
 	int err = 0;
 
 	for (;;) {
-		if (n + 1 >= cap) {
-			char *p = realloc(buf, cap = cap ? cap * 2 : 65536);
-
-			if (!p) {
-				free(buf);
-				return cw_error("out of memory");
-			}
-			buf = p;
+		if (CW_GROW(buf, cap, n + 2, 65536)) {
+			free(buf);
+			return cw_error("out of memory for the trace file");
 		}
 		i = fread(buf + n, 1, cap - n - 1, fp);
 		if (!i)
 			break;
 		n += i;
 	}
+	if (!buf) /* never: the loop grows it first; for the compiler */
+		return cw_error("out of memory for the trace file");
 	buf[n] = '\0';
 	root = strlen(buf) == n ? json_tokener_parse(buf) : NULL;
 	free(buf);
@@ -375,13 +366,12 @@ static int truth_edge(struct cw_truth *tr, uint32_t a, uint32_t b)
 		if (tr->edges[2 * i] == a && tr->edges[2 * i + 1] == b)
 			return 0;
 	if (tr->n_edges == tr->cap_edges) {
-		size_t cap = tr->cap_edges ? tr->cap_edges * 2 : 64;
-		uint32_t *p = realloc(tr->edges, cap * 2 * sizeof(*p));
+		/* Two ends per edge: grow in ends, keep the count in edges. */
+		size_t ends = tr->cap_edges * 2;
 
-		if (!p)
-			return cw_error("out of memory");
-		tr->edges = p;
-		tr->cap_edges = cap;
+		if (CW_GROW(tr->edges, ends, 2 * tr->n_edges + 2, 128))
+			return cw_error("out of memory for edges");
+		tr->cap_edges = ends / 2;
 	}
 	tr->edges[2 * tr->n_edges] = a;
 	tr->edges[2 * tr->n_edges++ + 1] = b;
@@ -399,15 +389,8 @@ static struct cw_truth_triple *truth_triple(struct cw_truth *tr, uint32_t i,
 		if (x->i == i && x->j == j && x->k == k)
 			return x;
 	}
-	if (tr->n_triples == tr->cap_triples) {
-		size_t cap = tr->cap_triples ? tr->cap_triples * 2 : 64;
-
-		x = realloc(tr->triples, cap * sizeof(*x));
-		if (!x)
-			return NULL;
-		tr->triples = x;
-		tr->cap_triples = cap;
-	}
+	if (CW_GROW(tr->triples, tr->cap_triples, tr->n_triples + 1, 64))
+		return NULL;
 	x = &tr->triples[tr->n_triples++];
 	memset(x, 0, sizeof(*x));
 	x->i = i, x->j = j, x->k = k;
@@ -416,15 +399,8 @@ static struct cw_truth_triple *truth_triple(struct cw_truth *tr, uint32_t i,
 
 static int triple_sample(struct cw_truth_triple *x, double us)
 {
-	if (x->n == x->cap) {
-		size_t cap = x->cap ? x->cap * 2 : 16;
-		double *p = realloc(x->samples, cap * sizeof(*p));
-
-		if (!p)
-			return cw_error("out of memory");
-		x->samples = p;
-		x->cap = cap;
-	}
+	if (CW_GROW(x->samples, x->cap, x->n + 1, 16))
+		return cw_error("out of memory for samples");
 	x->samples[x->n++] = us;
 	return 0;
 }

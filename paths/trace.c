@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "common/util.h"
 #include "paths/paths.h"
 
 void cw_msgtrace_init(struct cw_msgtrace *t)
@@ -28,15 +29,8 @@ void cw_msgtrace_release(struct cw_msgtrace *t)
 int cw_msgtrace_add_call(struct cw_msgtrace *t, uint32_t client,
 			 uint32_t server)
 {
-	if (t->n_calls == t->cap_calls) {
-		size_t cap = t->cap_calls ? t->cap_calls * 2 : 16;
-		uint64_t *c = realloc(t->calls, cap * sizeof(*c));
-
-		if (!c)
-			return cw_error("out of memory for %zu calls", cap);
-		t->calls = c;
-		t->cap_calls = cap;
-	}
+	if (CW_GROW(t->calls, t->cap_calls, t->n_calls + 1, 16))
+		return cw_error("out of memory for %zu calls", t->n_calls + 1);
 	t->calls[t->n_calls++] = (uint64_t)client << 32 | server;
 	return 0;
 }
@@ -104,15 +98,8 @@ int cw_msgtrace_node(struct cw_msgtrace *t, const char *name)
 		return id;
 	if ((t->n_names + 1) * 2 > t->n_slots && grow_index(t))
 		return -1;
-	if (t->n_names == t->cap_names) {
-		size_t cap = t->cap_names ? t->cap_names * 2 : 16;
-		char **p = realloc(t->names, cap * sizeof(*p));
-
-		if (!p)
-			return -1;
-		t->names = p;
-		t->cap_names = cap;
-	}
+	if (CW_GROW(t->names, t->cap_names, t->n_names + 1, 16))
+		return -1;
 	t->names[t->n_names] = strdup(name);
 	if (!t->names[t->n_names])
 		return -1;
@@ -124,15 +111,9 @@ int cw_msgtrace_node(struct cw_msgtrace *t, const char *name)
 int cw_msgtrace_add(struct cw_msgtrace *t, uint64_t ts_ns, uint32_t node,
 		    uint32_t peer, enum cw_msg_dir dir, uint64_t bytes)
 {
-	if (t->n_msgs == t->cap_msgs) {
-		size_t cap = t->cap_msgs ? t->cap_msgs * 2 : 1024;
-		struct cw_msg *p = realloc(t->msgs, cap * sizeof(*p));
-
-		if (!p)
-			return cw_error("out of memory for %zu messages", cap);
-		t->msgs = p;
-		t->cap_msgs = cap;
-	}
+	if (CW_GROW(t->msgs, t->cap_msgs, t->n_msgs + 1, 1024))
+		return cw_error("out of memory for %zu messages",
+				t->n_msgs + 1);
 	t->msgs[t->n_msgs++] = (struct cw_msg){.ts_ns = ts_ns,
 					       .bytes = bytes,
 					       .node = node,

@@ -10,10 +10,13 @@
 #include "common/log.h"
 #include "common/util.h"
 
-static uint64_t dir_bytes(const struct cw_sample_bin *b, bool ingress)
+static uint64_t dir_bytes(const struct cw_sample_bin *b, bool ingress,
+			  bool *sat)
 {
-	return ingress ? b->v[CW_SF_BYTES_IN] + b->v[CW_SF_BYTES_IN_X]
-		       : b->v[CW_SF_BYTES_OUT] + b->v[CW_SF_BYTES_OUT_X];
+	return ingress ? cw_u64_add_sat(b->v[CW_SF_BYTES_IN],
+					b->v[CW_SF_BYTES_IN_X], sat)
+		       : cw_u64_add_sat(b->v[CW_SF_BYTES_OUT],
+					b->v[CW_SF_BYTES_OUT_X], sat);
 }
 
 static uint32_t dir_flows(const struct cw_sample_bin *b, bool ingress,
@@ -30,17 +33,20 @@ int cw_sample_bursts(const struct cw_sample_run *run, bool ingress,
 		     struct cw_burst **out, size_t *n)
 {
 	double cap = (double)speed_bps * run->interval_ns / 8e9, util;
-	struct cw_burst *v = NULL, *nv, *cur = NULL;
+	struct cw_burst *v = NULL, *cur = NULL;
 	size_t cnt = 0, room = 0;
 	uint32_t i, flows;
-	bool sat;
+	bool sat, bsat;
 
 	*out = NULL;
 	*n = 0;
 	if (!speed_bps || cap <= 0)
 		return cw_error("link speed unknown");
 	for (i = 0; i < run->nbins; i++) {
-		uint64_t bytes = dir_bytes(&run->bins[i], ingress);
+		uint64_t bytes;
+
+		bsat = false;
+		bytes = dir_bytes(&run->bins[i], ingress, &bsat);
 
 		util = bytes / cap;
 		if (!bytes || util < threshold) {
@@ -48,21 +54,17 @@ int cw_sample_bursts(const struct cw_sample_run *run, bool ingress,
 			continue;
 		}
 		if (!cur) {
-			if (cnt == room) {
-				room = room ? room * 2 : 16;
-				nv = realloc(v, room * sizeof(*v));
-				if (!nv) {
-					free(v);
-					return cw_error("out of memory");
-				}
-				v = nv;
+			if (CW_GROW(v, room, cnt + 1, 16)) {
+				free(v);
+				return cw_error("out of memory for bursts");
 			}
 			cur = &v[cnt++];
 			memset(cur, 0, sizeof(*cur));
 			cur->first = i;
 		}
 		cur->last = i;
-		cur->bytes += bytes;
+		cur->bytes = cw_u64_add_sat(cur->bytes, bytes, &bsat);
+		cur->bytes_saturated |= bsat;
 		if (util > cur->peak_util)
 			cur->peak_util = util;
 		flows = dir_flows(&run->bins[i], ingress, &sat);
@@ -128,7 +130,7 @@ static int parse_edge(json_object *o, struct cw_burst_edge *e)
 
 int cw_burst_edges_load(const char *path, struct cw_burst_edge **out, size_t *n)
 {
-	struct cw_burst_edge *v = NULL, *nv;
+	struct cw_burst_edge *v = NULL;
 	size_t cnt = 0, room = 0, lineno = 0, cap = 0;
 	char *line = NULL;
 	json_object *o;
@@ -146,14 +148,9 @@ int cw_burst_edges_load(const char *path, struct cw_burst_edge **out, size_t *n)
 		lineno++;
 		if (strspn(line, " \t\r\n") == (size_t)len)
 			continue;
-		if (cnt == room) {
-			room = room ? room * 2 : 64;
-			nv = realloc(v, room * sizeof(*v));
-			if (!nv) {
-				err = cw_error("out of memory");
-				break;
-			}
-			v = nv;
+		if (CW_GROW(v, room, cnt + 1, 64)) {
+			err = cw_error("out of memory for connections");
+			break;
 		}
 		o = json_tokener_parse(line);
 		if (!o || !json_object_is_type(o, json_type_object) ||

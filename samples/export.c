@@ -28,40 +28,12 @@ int cw_sample_run_csv(FILE *fp, const struct cw_sample_run *run)
 int cw_sample_run_json(FILE *fp, const struct cw_sample_run *run)
 {
 	struct cw_jsonw w;
-	uint32_t i;
-	int f;
 
 	cw_jsonw_init(&w, fp);
 	cw_jsonw_obj_open(&w, NULL);
 	cw_jsonw_u64(&w, "version", CW_SAMPLE_FILE_VERSION);
 	cw_jsonw_str(&w, "host", run->host);
-	cw_jsonw_str(&w, "dev", run->dev);
-	cw_jsonw_u64(&w, "start_ns", run->start_real_ns);
-	cw_jsonw_u64(&w, "interval_ns", run->interval_ns);
-	cw_jsonw_u64(&w, "samples", run->samples);
-	cw_jsonw_u64(&w, "nbins", run->nbins);
-	cw_jsonw_u64(&w, "link_speed_bps", run->link_speed_bps);
-	cw_jsonw_u64(&w, "ncpus", run->ncpus);
-	cw_jsonw_bool(&w, "interrupted", !!(run->flags & CW_RUN_INTERRUPTED));
-	cw_jsonw_bool(&w, "regions", !!(run->flags & CW_RUN_REGIONS));
-	cw_jsonw_u64(&w, "past_end", run->past_end);
-	cw_jsonw_u64(&w, "seq_map_full", run->seq_map_full);
-	cw_jsonw_obj_open(&w, "totals");
-	for (f = 0; f < CW_SF_FLOWS_FIRST; f++)
-		cw_jsonw_u64(&w, cw_sample_field_names[f],
-			     cw_sample_run_total(run, f));
-	cw_jsonw_obj_close(&w);
-	cw_jsonw_arr_open(&w, "bins");
-	for (i = 0; i < run->nbins; i++) {
-		cw_jsonw_obj_open(&w, NULL);
-		cw_jsonw_u64(&w, "bin", i);
-		for (f = 0; f < CW_SF_MAX; f++)
-			cw_jsonw_u64(&w, cw_sample_field_names[f],
-				     run->bins[i].v[f]);
-		cw_jsonw_u64(&w, "flows_saturated", run->bins[i].saturated);
-		cw_jsonw_obj_close(&w);
-	}
-	cw_jsonw_arr_close(&w);
+	cw_sample_run_json_fields(&w, run);
 	cw_jsonw_obj_close(&w);
 	cw_jsonw_end_line(&w);
 	return ferror(fp) ? -1 : 0;

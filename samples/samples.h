@@ -68,18 +68,38 @@ struct cw_sample_entry {
 int cw_sample_store_list(const char *dir, struct cw_sample_entry **out,
 			 size_t *n);
 
-/* ---- export and plots (agent/sampler_export.c) ------------------------ */
+/* RUN from the store (as cw_sample_store_resolve()) read into *run. */
+int cw_sample_run_load(const char *store, const char *name,
+		       struct cw_sample_run **run);
+/* The run's encoding written atomically to path (a run file). */
+int cw_sample_run_save(const char *path, const struct cw_sample_run *run);
+
+/* ---- listing and summary (samples/report.c) ---------------------------- */
+
+/* The store's runs, oldest first: a table, or JSON lines when json. */
+int cw_sample_store_print(FILE *fp, const char *dir, bool json);
+/* One run: its header, then each field's total and peak bin. */
+int cw_sample_run_summary(FILE *fp, const struct cw_sample_run *run);
+
+/* ---- export and plots (samples/export.c) ------------------------------- */
+
+enum cw_sample_format { CW_SAMPLE_CSV, CW_SAMPLE_JSON, CW_SAMPLE_SVG };
+
+/* The run in one format, to output (atomically) or, when NULL, stdout. */
+int cw_sample_run_write_as(const char *output, const struct cw_sample_run *run,
+			   enum cw_sample_format format);
 
 int cw_sample_run_csv(FILE *fp, const struct cw_sample_run *run);
 int cw_sample_run_json(FILE *fp, const struct cw_sample_run *run);
 /* Hand-drawn SVG: throughput, ECN-CE, retransmits and flows over time. */
 int cw_sample_run_svg(FILE *fp, const struct cw_sample_run *run);
 
-/* ---- bursts and their connections (agent/sampler_bursts.c) ------------ */
+/* ---- bursts and their connections (samples/bursts.c) ------------------ */
 
 struct cw_burst {
 	uint32_t first, last; /* bins, inclusive */
-	uint64_t bytes;
+	uint64_t bytes;	      /* held at UINT64_MAX: then bytes_saturated */
+	bool bytes_saturated;
 	double peak_util; /* fraction of link speed, in the busiest bin */
 	uint32_t max_flows;
 	bool flows_saturated;
@@ -114,5 +134,17 @@ size_t cw_burst_attribute(const struct cw_sample_run *run,
 			  const struct cw_burst *b,
 			  const struct cw_burst_edge *edges, size_t n,
 			  size_t *idx);
+
+struct cw_sample_bursts_opts {
+	double threshold;   /* fraction of the link, as cw_sample_bursts() */
+	uint64_t speed_bps; /* must be known */
+	const struct cw_burst_edge *edges; /* NULL: no attribution */
+	size_t n_edges;
+	size_t top; /* edges shown per burst */
+	bool json;  /* one JSON object, else a table per direction */
+};
+/* Both directions' bursts, with their top edges when edges are given. */
+int cw_sample_bursts_report(FILE *fp, const struct cw_sample_run *run,
+			    const struct cw_sample_bursts_opts *o);
 
 #endif

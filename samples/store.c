@@ -51,7 +51,7 @@ static int entry_cmp(const void *a, const void *b)
 int cw_sample_store_list(const char *dir, struct cw_sample_entry **out,
 			 size_t *n)
 {
-	struct cw_sample_entry *v = NULL, *nv;
+	struct cw_sample_entry *v = NULL;
 	size_t cnt = 0, cap = 0;
 	char path[PATH_MAX];
 	struct dirent *de;
@@ -74,15 +74,10 @@ int cw_sample_store_list(const char *dir, struct cw_sample_entry **out,
 		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
 		if (stat(path, &st) || !S_ISREG(st.st_mode))
 			continue;
-		if (cnt == cap) {
-			cap = cap ? cap * 2 : 64;
-			nv = realloc(v, cap * sizeof(*v));
-			if (!nv) {
-				free(v);
-				closedir(d);
-				return cw_error("out of memory");
-			}
-			v = nv;
+		if (CW_GROW(v, cap, cnt + 1, 64)) {
+			free(v);
+			closedir(d);
+			return cw_error("out of memory for the store's runs");
 		}
 		strcpy(v[cnt].name, de->d_name);
 		v[cnt].size = st.st_size;

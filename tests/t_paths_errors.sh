@@ -44,6 +44,12 @@ expect_error "unknown root" "unknown --root 'nosuch'" \
 	"$CW" paths --root nosuch $D/ok.csv
 expect_error "missing file" "unable to open '$D/none.csv'" "$CW" paths $D/none.csv
 expect_error "bad --bin" "bad --bin" "$CW" paths --bin 10parsecs $D/ok.csv
+# More lags than any transform holds: refused before the sizes are added
+# (it once overflowed the FFT size and spun for ever).
+expect_error "huge --max-delay" "at most 8388607 fit" \
+	"$CW" paths --bin 1ns --max-delay 9223372036854775808ns $D/ok.csv
+expect_error "node span too long" "spans .* bins of 1ns: too long" \
+	"$CW" paths --bin 1ns --max-delay 8ms $D/ok.csv
 expect_error "bad --method" "--method must be" "$CW" paths --method guess $D/ok.csv
 expect_error "no input" "no input" "$CW" paths
 printf 'TraceID,SpanID\n' >$D/spans.csv
@@ -53,3 +59,18 @@ expect_error "corrupt pcap" "unable to read pcap" "$CW" paths $D/bad.pcap
 
 # A good file with a known root still works.
 "$CW" paths --root web $D/ok.csv >/dev/null || fail "--root web failed"
+
+# An outside client seen only as a peer (rows "web,client,in", none with
+# client as the node) is a default root, as the help says.
+"$CW" paths --synthetic tiers:seed=7,n=1000,rate=300,d1=2ms,d2=5ms \
+	>$D/tiers.csv || fail "synthetic"
+awk -F, '$2 != "client"' $D/tiers.csv >$D/peer.csv
+grep -q ',web,client,' $D/peer.csv && ! grep -q '^[0-9]*,client,' $D/peer.csv ||
+	fail "client should be a peer only"
+for m in convolution nesting; do
+	"$CW" paths --method $m $D/peer.csv >$D/peer.txt || fail "$m: peer.csv"
+	grep -q '^path 1 from client:' $D/peer.txt ||
+		{ cat $D/peer.txt; fail "$m: no path from the peer-only client"; }
+	grep -q 'app -> db' $D/peer.txt || fail "$m: app -> db not found"
+	note "$m: peer-only client is a root ($(grep -c -- '->' $D/peer.txt) hops)"
+done

@@ -1,4 +1,5 @@
-// fuzz-sources: common/log.c common/util.c common/sample_run.c samples/store.c
+// fuzz-sources: common/log.c common/util.c common/sample_run.c common/jsonw.c
+// fuzz-sources: samples/store.c
 // SPDX-License-Identifier: MIT
 /*
  * libFuzzer target for the run-file parser: any buffer is refused or

@@ -284,8 +284,115 @@ static void test_spans_bad(void)
 	}
 }
 
+/* The synthetic trace without the lines where `drop` is the node. */
+static int synth_without(struct cw_msgtrace *t, const char *spec,
+			 const char *drop)
+{
+	char *buf = NULL, *out, *line, *save = NULL, pre[64];
+	size_t len = 0, n = 0;
+	FILE *fp = open_memstream(&buf, &len);
+	int err;
+
+	err = cw_paths_synthetic(spec, fp);
+	fclose(fp);
+	out = calloc(len + 1, 1);
+	snprintf(pre, sizeof(pre), ",%s,", drop);
+	for (line = strtok_r(buf, "\n", &save); !err && line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		char *c = strchr(line, ',');
+
+		if (c && !strncmp(c, pre, strlen(pre)))
+			continue;
+		n += sprintf(out + n, "%s\n", line);
+	}
+	if (!err)
+		err = read_csv_str(t, out);
+	free(buf);
+	free(out);
+	return err;
+}
+
+/*
+ * An outside client seen only as a peer (`web,client,in` and never a
+ * `client,...` row) still starts the paths by default, as --root client
+ * does.
+ */
+static void test_peer_only_root(void)
+{
+	struct cw_paths_opts o;
+	struct cw_pathset ps;
+	struct cw_msgtrace t;
+	int roots[8], m;
+
+	CHECK(!synth_without(&t, "tiers:seed=4,n=300", "client"));
+	CHECK(cw_paths_roots(&t, roots, 8) == 1 &&
+	      roots[0] == cw_msgtrace_find(&t, "client"));
+	cw_paths_opts_default(&o);
+	for (m = 0; m < 2; m++) {
+		CHECK(!(m ? cw_paths_nesting(&t, &o, &ps)
+			  : cw_paths_convolution(&t, &o, &ps)));
+		CHECK(ps.n_paths == 1 &&
+		      !strcmp(t.names[ps.paths[0].root], "client"));
+		CHECK(ps.n_paths && ps.paths[0].hops[0].messages == 300);
+		CHECK(find_hop(&ps, &t, "web", "app") &&
+		      find_hop(&ps, &t, "app", "db"));
+		cw_pathset_release(&ps);
+	}
+	cw_msgtrace_release(&t);
+}
+
+/* Sizes refused before any arithmetic; the visit budget cuts and says so. */
+static void test_bounds(void)
+{
+	struct cw_paths_opts o;
+	struct cw_pathset ps;
+	struct cw_msgtrace t;
+	int m;
+
+	cw_paths_opts_default(&o);
+	CHECK(!cw_paths_opts_check(&o));
+	o.bin_ns = 1;
+	o.max_delay_ns = 9223372036854775808ULL;
+	CHECK(cw_paths_opts_check(&o));
+	o.max_delay_ns = CW_PATHS_MAX_BINS / 2;
+	CHECK(cw_paths_opts_check(&o));
+	o.max_delay_ns = CW_PATHS_MAX_BINS / 2 - 1;
+	CHECK(!cw_paths_opts_check(&o));
+	o.bin_ns = 0;
+	CHECK(cw_paths_opts_check(&o));
+
+	CHECK(!synth(&t, "tiers:seed=4,n=300"));
+	cw_paths_opts_default(&o);
+	CHECK(cw_paths_convolution(
+		&t,
+		&(struct cw_paths_opts){.bin_ns = 1,
+					.max_delay_ns = 9223372036854775808ULL,
+					.root = -1,
+					.alpha = 0.01,
+					.threads = 1,
+					.max_depth = 16},
+		&ps));
+	for (m = 0; m < 2; m++) {
+		o.max_visits = 0; /* the default budget: not reached */
+		CHECK(!(m ? cw_paths_nesting(&t, &o, &ps)
+			  : cw_paths_convolution(&t, &o, &ps)));
+		CHECK(!ps.truncated && ps.n_visits >= 2);
+		CHECK(find_hop(&ps, &t, "app", "db"));
+		cw_pathset_release(&ps);
+		o.max_visits = 1; /* web only: app is never reached */
+		CHECK(!(m ? cw_paths_nesting(&t, &o, &ps)
+			  : cw_paths_convolution(&t, &o, &ps)));
+		CHECK(ps.truncated && ps.n_visits == 1);
+		CHECK(!find_hop(&ps, &t, "app", "db"));
+		cw_pathset_release(&ps);
+	}
+	cw_msgtrace_release(&t);
+}
+
 int main(void)
 {
+	test_peer_only_root();
+	test_bounds();
 	test_csv_good();
 	test_csv_bad();
 	test_names_grow();

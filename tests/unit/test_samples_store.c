@@ -228,8 +228,41 @@ static void test_bursts(void)
 	cw_sample_run_free(run);
 }
 
+/* Three bins of UINT64_MAX bytes once summed to UINT64_MAX - 2. */
+static void test_saturation(void)
+{
+	struct cw_sample_run *run = cw_sample_run_new(3);
+	struct cw_burst *b;
+	size_t n;
+	uint32_t i;
+
+	run->interval_ns = NSEC_PER_MSEC;
+	run->nbins = run->samples = 3;
+	for (i = 0; i < 3; i++) {
+		run->bins[i].v[CW_SF_BYTES_IN] = UINT64_MAX;
+		run->bins[i].v[CW_SF_BYTES_IN_X] = 1;
+	}
+	run->bins[0].v[CW_SF_BYTES_OUT] = 7;
+	CHECK(cw_sample_run_total(run, CW_SF_BYTES_IN) == UINT64_MAX,
+	      "total wrapped to %llu",
+	      (unsigned long long)cw_sample_run_total(run, CW_SF_BYTES_IN));
+	CHECK(cw_sample_run_total_saturated(run, CW_SF_BYTES_IN),
+	      "held total not flagged");
+	CHECK(cw_sample_run_total(run, CW_SF_BYTES_OUT) == 7 &&
+		      !cw_sample_run_total_saturated(run, CW_SF_BYTES_OUT),
+	      "ordinary total flagged");
+	CHECK(!cw_sample_bursts(run, true, 0.5, 1000000000, &b, &n) && n == 1,
+	      "bursts");
+	CHECK(n == 1 && b[0].bytes == UINT64_MAX && b[0].bytes_saturated,
+	      "burst bytes %llu", n ? (unsigned long long)b[0].bytes : 0);
+	free(b);
+	printf("saturation: totals and burst bytes held and flagged\n");
+	cw_sample_run_free(run);
+}
+
 int main(void)
 {
+	test_saturation();
 	test_roundtrip();
 	test_store();
 	test_bursts();
