@@ -317,23 +317,6 @@ static int set_pins(struct conn_bpf *skel, const char *dir)
 	return 0;
 }
 
-int cw_agent_unpin(const char *dir)
-{
-	char path[512];
-	size_t i;
-
-	for (i = 0; i < CW_ARRAY_SIZE(pinned_maps); i++) {
-		snprintf(path, sizeof(path), "%s/%s", dir, pinned_maps[i]);
-		if (unlink(path) && errno != ENOENT)
-			return cw_error("unable to remove '%s': %s", path,
-					strerror(errno));
-	}
-	if (rmdir(dir) && errno != ENOENT)
-		return cw_error("unable to remove '%s': %s", dir,
-				strerror(errno));
-	return 0;
-}
-
 /* NAT is undone unless turned off (by callers whose opts know no_nat). */
 static bool want_nat(const struct cw_agent_opts *o)
 {
