@@ -115,6 +115,11 @@ struct cw_agent;
 /* Called once per changed connection end; return non-zero to stop. */
 typedef int (*cw_record_fn)(const struct cw_conn_record *r, void *ctx);
 
+/*
+ * Probe, load and attach: 0, or -1 after a message with errno set to the
+ * kernel's refusal when there was one (EPERM: not privileged enough for
+ * these programs), else to 0.
+ */
 int cw_agent_open(struct cw_agent **out, const struct cw_agent_opts *opts);
 /* Which variant was attached. */
 enum cw_attach cw_agent_attach(const struct cw_agent *a);
@@ -149,6 +154,14 @@ void cw_parse_cgroup_path(const char *path, char *container, size_t clen,
 			  char *pod, size_t plen);
 /* This host's id: /etc/machine-id, else the hostname. */
 const char *cw_host_id(void);
+
+/*
+ * Route libbpf's messages to our log (agent/bpflog.c, the one callback of
+ * the process): debug messages only with -v; warnings too unless quiet
+ * (loud false), as while probing for what fails by design.  Returns the
+ * previous setting, for callers to restore.
+ */
+bool cw_libbpf_logging(bool loud);
 
 /* Keep only the capabilities named (CAP_* numbers); 0 or -1. */
 int cw_drop_caps(const int *keep, int n);

@@ -393,7 +393,7 @@ int cmd_agent(int argc, char **argv)
 	err = -1;
 	if (c.kc.brokers && open_kafka(&c, &spool))
 		goto out;
-	if (cw_agent_open(&a, &c.w.ao))
+	if (cli_agent_open(&a, &c.w.ao))
 		goto out;
 	cw_info("agent on host %s with the %s hooks, every %llu ms, to %s",
 		cw_agent_host(a), cw_attach_name(cw_agent_attach(a)),

@@ -342,7 +342,7 @@ static int run(const struct run_opts *ro, struct run_ctx *rc,
 	struct cw_agent *a = NULL;
 	int err = -1;
 
-	if (cw_agent_open(&a, &ro->w.ao) || open_outputs(rc, ro))
+	if (cli_agent_open(&a, &ro->w.ao) || open_outputs(rc, ro))
 		goto out;
 	cw_info("watching with the %s hooks%s; Ctrl-C to stop",
 		cw_attach_name(cw_agent_attach(a)),
