@@ -24,6 +24,7 @@
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "common/htab.h"
 #include "common/record.h"
@@ -165,6 +166,17 @@ bool cw_libbpf_logging(bool loud);
 
 /* Keep only the capabilities named (CAP_* numbers); 0 or -1. */
 int cw_drop_caps(const int *keep, int n);
+/*
+ * The steady state's privileges (agent/caps.c), once everything is
+ * attached and before any thread starts (capabilities are per thread):
+ * become `user` (NULL: stay), keep only CAP_BPF, CAP_PERFMON and
+ * CAP_NET_ADMIN, empty the bounding set and the ambient set, set
+ * NO_NEW_PRIVS.  Needs CAP_SETPCAP (and CAP_SETUID, CAP_SETGID with a
+ * user).  0, or -1 after a message.
+ */
+int cw_drop_privileges(const char *user);
+/* user's uid and gid; 0, or -1 after a message. */
+int cw_user_lookup(const char *user, uid_t *uid, gid_t *gid);
 
 /* ---- Schedules (agent/schedule.c) ---------------------------------------
  * What the daemon decides, apart from the kernel and the clock: every

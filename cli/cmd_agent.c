@@ -5,12 +5,15 @@
  * file of JSON lines), runs the daemon (agent/daemon.c) and prints what it
  * did.
  */
+#include <dirent.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "agent/agent.h"
 #include "cli/cli.h"
@@ -19,6 +22,7 @@
 #include "common/log.h"
 #include "common/spool.h"
 #include "common/util.h"
+#include "samples/samples.h"
 
 #define DEFAULT_SPOOL_DIR "/var/lib/causeway/spool"
 #define DEFAULT_SPOOL_MAX (1ULL << 30)
@@ -30,7 +34,8 @@ struct agent_cmd {
 	const char *out;
 	const char *spool_dir;
 	uint64_t spool_max;
-	bool embedded; /* the broker runs in this process */
+	bool embedded;	  /* the broker runs in this process */
+	const char *user; /* become this user after attaching */
 };
 
 static void on_sigusr1(int sig)
@@ -52,7 +57,8 @@ static void usage(FILE *fp)
 		"                      [--samples-every P] [--samples-store "
 		"DIR]\n"
 		"                      [--window D [--window-every P]] "
-		"[--meta-every P]\n\n"
+		"[--meta-every P]\n"
+		"                      [--user NAME]\n\n"
 		"Run the host agent: per-connection aggregates collected in "
 		"the\n"
 		"kernel and published every interval, one record per "
@@ -116,6 +122,12 @@ static void usage(FILE *fp)
 		"                       only on demand: SIGUSR1 opens one at "
 		"the next\n"
 		"                       multiple of D)\n"
+		"      --user NAME      after attaching, run as NAME with "
+		"CAP_BPF,\n"
+		"                       CAP_PERFMON and CAP_NET_ADMIN only "
+		"(the spool\n"
+		"                       and samples folders are given to "
+		"NAME)\n"
 		"      --meta-every P   with --kafka: host metadata at start "
 		"and every\n"
 		"                       P (default 10m; 0: only at start); "
@@ -210,6 +222,9 @@ static int agent_option(int opt, const char *arg, struct agent_cmd *c)
 	case 'R':
 		c->d.samples_store = arg;
 		return 1;
+	case 'u':
+		c->user = arg;
+		return 1;
 	}
 	return 0;
 }
@@ -272,18 +287,29 @@ static int check_options(const struct agent_cmd *c)
 /* 0 to go on, else the exit status (help printed, or bad usage). */
 static int parse_args(int argc, char **argv, struct agent_cmd *c)
 {
-	static const struct option opts[] = {
-		{"interval", 1, 0, 'i'},      {"duration", 1, 0, 'd'},
-		{"out", 1, 0, 'o'},	      {"attach", 1, 0, 'a'},
-		{"netns", 1, 0, 'n'},	      {"host", 1, 0, 'H'},
-		{"msg-gap", 1, 0, 'g'},	      {"no-udp", 0, 0, 'U'},
-		{"no-nat", 0, 0, 'N'},	      {"kafka", 1, 0, 'k'},
-		{"kafka-config", 1, 0, 'K'},  {"topic-prefix", 1, 0, 'T'},
-		{"spool", 1, 0, 'S'},	      {"spool-max", 1, 0, 'M'},
-		{"pin", 1, 0, 'P'},	      {"samples-every", 1, 0, 'E'},
-		{"samples-store", 1, 0, 'R'}, {"window", 1, 0, 'w'},
-		{"window-every", 1, 0, 'W'},  {"meta-every", 1, 0, 'X'},
-		{"help", 0, 0, 'h'},	      {0}};
+	static const struct option opts[] = {{"interval", 1, 0, 'i'},
+					     {"duration", 1, 0, 'd'},
+					     {"out", 1, 0, 'o'},
+					     {"attach", 1, 0, 'a'},
+					     {"netns", 1, 0, 'n'},
+					     {"host", 1, 0, 'H'},
+					     {"msg-gap", 1, 0, 'g'},
+					     {"no-udp", 0, 0, 'U'},
+					     {"no-nat", 0, 0, 'N'},
+					     {"kafka", 1, 0, 'k'},
+					     {"kafka-config", 1, 0, 'K'},
+					     {"topic-prefix", 1, 0, 'T'},
+					     {"spool", 1, 0, 'S'},
+					     {"spool-max", 1, 0, 'M'},
+					     {"pin", 1, 0, 'P'},
+					     {"samples-every", 1, 0, 'E'},
+					     {"samples-store", 1, 0, 'R'},
+					     {"window", 1, 0, 'w'},
+					     {"window-every", 1, 0, 'W'},
+					     {"meta-every", 1, 0, 'X'},
+					     {"user", 1, 0, 'u'},
+					     {"help", 0, 0, 'h'},
+					     {0}};
 	int opt, r;
 
 	opterr = 0;
@@ -365,6 +391,58 @@ static int close_out(struct agent_cmd *c, int err)
 	return err ? 1 : 0;
 }
 
+/* A folder the agent writes in, and what is in it, for uid to own. */
+static int give_dir(const char *dir, uid_t uid, gid_t gid)
+{
+	char path[PATH_MAX];
+	struct dirent *e;
+	DIR *d;
+	int err = 0;
+
+	if (cw_mkdir_p(dir))
+		return -1;
+	if (chown(dir, uid, gid))
+		return cw_error("unable to give '%s' to the agent's user: %m",
+				dir);
+	d = opendir(dir);
+	if (!d)
+		return cw_error("unable to read '%s': %m", dir);
+	while (!err && (e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		if (lchown(path, uid, gid))
+			err = cw_error("unable to give '%s' to the agent's "
+				       "user: %m",
+				       path);
+	}
+	closedir(d);
+	return err;
+}
+
+/*
+ * The steady state: before the Kafka threads start, since capabilities
+ * are per thread and the new ones inherit the dropped set.
+ */
+static int drop_privileges(const struct agent_cmd *c)
+{
+	uid_t uid;
+	gid_t gid;
+
+	if (c->user) {
+		if (cw_user_lookup(c->user, &uid, &gid) ||
+		    (c->kc.brokers && give_dir(c->spool_dir, uid, gid)) ||
+		    (c->d.samples_every_ns &&
+		     give_dir(cw_sample_store_dir(c->d.samples_store), uid,
+			      gid)))
+			return -1;
+		return cw_drop_privileges(c->user);
+	}
+	if (cw_drop_privileges(NULL))
+		cw_warn("running with more privileges than needed");
+	return 0;
+}
+
 int cmd_agent(int argc, char **argv)
 {
 	struct agent_cmd c = {.w = {.ao = {.sz = sizeof(c.w.ao)},
@@ -391,9 +469,11 @@ int cmd_agent(int argc, char **argv)
 	if (c.d.window_ns)
 		sigaction(SIGUSR1, &sa, NULL);
 	err = -1;
-	if (c.kc.brokers && open_kafka(&c, &spool))
+	/* The privileges are dropped here, after attaching, not inside. */
+	c.w.ao.keep_caps = true;
+	if (cli_agent_open(&a, &c.w.ao) || drop_privileges(&c))
 		goto out;
-	if (cli_agent_open(&a, &c.w.ao))
+	if (c.kc.brokers && open_kafka(&c, &spool))
 		goto out;
 	cw_info("agent on host %s with the %s hooks, every %llu ms, to %s",
 		cw_agent_host(a), cw_attach_name(cw_agent_attach(a)),

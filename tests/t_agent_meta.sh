@@ -41,7 +41,7 @@ TICK=$(getconf CLK_TCK)
 START=$(python3 -c 'import sys
 s = open("/proc/%s/stat" % sys.argv[1]).read()
 print(int(s[s.rindex(")") + 2:].split()[19]) * (10**9 // int(sys.argv[2])))' "$PID" "$TICK")
-RSS=$(awk '/^VmRSS:/ { printf "%d", $2 * 1024 }' "/proc/$PID/status")
+RSS=$(($(awk '/^VmRSS:/ { print $2 }' "/proc/$PID/status") * 1024))
 note "client pid $PID, start $START ns, rss $RSS bytes"
 
 # The broker lives in the agent: read the topic while it runs, until the
@@ -63,10 +63,10 @@ STATS=$(sed -n 's/.*meta: \([0-9]*\) host and \([0-9]*\) process records publish
 [ -n "$STATS" ] || fail "the agent reported no metadata: $(tail -n 5 "$T_TMP/agent.log")"
 
 python3 - "$T_TMP/meta.jsonl" "$PID" "$START" "$RSS" "$(nproc)" \
-	"$(awk '/^MemTotal:/ { printf "%d", $2 * 1024 }' /proc/meminfo)" \
-	"$(uname -r)" "$(hostname)" "$("$CW" --version)" <<'PY' ||
+	"$(($(awk '/^MemTotal:/ { print $2 }' /proc/meminfo) * 1024))" \
+	"$(uname -r)" "$(hostname)" "$("$CW" --version)" "$TICK" <<'PY' ||
 import json, sys
-path, pid, start, rss, cpus, mem, kernel, hostname, version = sys.argv[1:]
+path, pid, start, rss, cpus, mem, kernel, hostname, version, tick_hz = sys.argv[1:]
 recs = [json.loads(l) for l in open(path)]
 hosts = [r for r in recs if r["kind"] == "host"]
 procs = [r for r in recs if r["kind"] == "process"]
@@ -87,7 +87,9 @@ mine = [p for p in procs if p["process"]["pid"] == int(pid)]
 assert len(mine) == 1, "client %s: %d records in %s" % (pid, len(mine), ids)
 p = mine[0]
 assert p["host"] == "cli-host" and p["process"]["comm"] == "python3", p
-assert p["process"]["start_ns"] == int(start), (p["process"], start)
+# /proc gives the start in clock ticks, the kernel's record in ns.
+tick = 10**9 // int(tick_hz)
+assert p["process"]["start_ns"] // tick * tick == int(start), (p["process"], start)
 # Read a moment apart from ours, by the same kernel counters.
 assert abs(p["rss_bytes"] - int(rss)) <= int(rss) // 10, (p["rss_bytes"], rss)
 assert p["cpu_ns"] > 0, p
