@@ -43,6 +43,7 @@ static void on_sigusr1(int sig)
 	cw_window_demand = 1;
 }
 
+/* Over 80 lines only because the help text is: one string, no logic. */
 static void usage(FILE *fp)
 {
 	fprintf(fp,
