@@ -342,7 +342,12 @@ static int run(const struct run_opts *ro, struct run_ctx *rc,
 	struct cw_agent *a = NULL;
 	int err = -1;
 
-	if (cli_agent_open(&a, &ro->w.ao) || open_outputs(rc, ro))
+	if (cli_agent_open(&a, &ro->w.ao))
+		goto out;
+	/* As the agent does: no bounding set, no new privileges after this. */
+	if (cw_drop_privileges(NULL))
+		cw_warn("running with more privileges than needed");
+	if (open_outputs(rc, ro))
 		goto out;
 	cw_info("watching with the %s hooks%s; Ctrl-C to stop",
 		cw_attach_name(cw_agent_attach(a)),
@@ -373,9 +378,11 @@ out:
 
 int cmd_run(int argc, char **argv)
 {
-	struct run_opts ro = {.w = {.ao = {.sz = sizeof(ro.w.ao)},
-				    .interval_ns = NSEC_PER_SEC},
-			      .wo = {.sz = sizeof(ro.wo)}};
+	/* keep_caps: run drops its privileges itself, after attaching. */
+	struct run_opts ro = {
+		.w = {.ao = {.sz = sizeof(ro.w.ao), .keep_caps = true},
+		      .interval_ns = NSEC_PER_SEC},
+		.wo = {.sz = sizeof(ro.wo)}};
 	struct run_ctx rc = {0};
 	struct cw_graph g;
 	int err;
