@@ -317,23 +317,6 @@ static int set_pins(struct conn_bpf *skel, const char *dir)
 	return 0;
 }
 
-int cw_agent_unpin(const char *dir)
-{
-	char path[512];
-	size_t i;
-
-	for (i = 0; i < CW_ARRAY_SIZE(pinned_maps); i++) {
-		snprintf(path, sizeof(path), "%s/%s", dir, pinned_maps[i]);
-		if (unlink(path) && errno != ENOENT)
-			return cw_error("unable to remove '%s': %s", path,
-					strerror(errno));
-	}
-	if (rmdir(dir) && errno != ENOENT)
-		return cw_error("unable to remove '%s': %s", dir,
-				strerror(errno));
-	return 0;
-}
-
 /* NAT is undone unless turned off (by callers whose opts know no_nat). */
 static bool want_nat(const struct cw_agent_opts *o)
 {
@@ -344,32 +327,27 @@ static bool want_nat(const struct cw_agent_opts *o)
 	       !o->no_nat;
 }
 
-int cw_agent_open(struct cw_agent **out, const struct cw_agent_opts *opts)
+/* The variants to try, cheapest first: how many, or -1 after a message. */
+static int variant_order(enum cw_attach want, const struct cw_kernel_caps *caps,
+			 enum cw_attach order[3])
 {
-	static const int keep[] = {CAP_BPF, CAP_PERFMON, CAP_NET_ADMIN};
-	enum cw_attach order[3], want = opts->attach;
-	struct cw_kernel_caps caps;
-	struct cw_agent *a;
-	int i, n = 0, err = -1;
-	bool udp;
+	int n = 0;
 
-	if (cw_probe_kernel(&caps))
-		return -1;
-	if (want == CW_ATTACH_KPROBE && !caps.kprobe_pmu)
-		return cw_error("--attach kprobe: %s", caps.kprobe_err);
-	if (want == CW_ATTACH_FENTRY && !caps.fentry_loads)
+	if (want == CW_ATTACH_KPROBE && !caps->kprobe_pmu)
+		return cw_error("--attach kprobe: %s", caps->kprobe_err);
+	if (want == CW_ATTACH_FENTRY && !caps->fentry_loads)
 		return cw_error("--attach fentry: the kernel refuses fentry "
 				"programs (%s)",
-				caps.fentry_err);
-	if (want == CW_ATTACH_TRACEPOINT && !caps.tp_btf_loads)
+				caps->fentry_err);
+	if (want == CW_ATTACH_TRACEPOINT && !caps->tp_btf_loads)
 		return cw_error("--attach tracepoint: the kernel lacks "
 				"sock:sock_send_length (needs >= 6.5)");
 	if (want == CW_ATTACH_AUTO) {
-		if (caps.fentry_loads)
+		if (caps->fentry_loads)
 			order[n++] = CW_ATTACH_FENTRY;
-		if (caps.kprobe_pmu && caps.kprobe_loads)
+		if (caps->kprobe_pmu && caps->kprobe_loads)
 			order[n++] = CW_ATTACH_KPROBE;
-		if (caps.tp_btf_loads)
+		if (caps->tp_btf_loads)
 			order[n++] = CW_ATTACH_TRACEPOINT;
 		if (!n)
 			return cw_error("this kernel allows none of fentry, "
@@ -377,6 +355,54 @@ int cw_agent_open(struct cw_agent **out, const struct cw_agent_opts *opts)
 	} else {
 		order[n++] = want;
 	}
+	return n;
+}
+
+/*
+ * Configure, load and attach the opened skeleton as variant v: 0, or -1
+ * after a message or with libbpf's error code in *kerr, converted where it
+ * is received (its -EPERM would read as our "already reported" -1).
+ */
+static int load_variant(struct cw_agent *a, const struct cw_agent_opts *opts,
+			const struct cw_kernel_caps *caps, enum cw_attach v,
+			bool udp, int *kerr)
+{
+	int err;
+
+	*kerr = 0;
+	a->skel->rodata->target_netns = opts->netns;
+	a->skel->rodata->msg_gap_ns = opts->msg_gap_ns;
+	a->skel->rodata->self_tgid = (__u32)getpid();
+	err = cw_variant_prepare(a->skel, v, opts->mode, udp,
+				 opts->mode == CW_MODE_AGGREGATE &&
+					 caps->task_file_iter);
+	if (!err && opts->pin_dir)
+		err = set_pins(a->skel, opts->pin_dir);
+	if (!err) {
+		*kerr = -conn_bpf__load(a->skel);
+		err = *kerr ? -1 : 0;
+	}
+	if (!err)
+		err = attach_all(a, caps, udp);
+	return err;
+}
+
+/* *kerr: the kernel's refusal (an errno), if that is why it failed. */
+static int agent_open(struct cw_agent **out, const struct cw_agent_opts *opts,
+		      int *kerr)
+{
+	static const int keep[] = {CAP_BPF, CAP_PERFMON, CAP_NET_ADMIN};
+	enum cw_attach order[3], want = opts->attach;
+	struct cw_kernel_caps caps;
+	struct cw_agent *a;
+	int i, n, err = -1;
+	bool udp;
+
+	if (cw_probe_kernel(&caps))
+		return -1;
+	n = variant_order(want, &caps, order);
+	if (n < 0)
+		return -1;
 
 	a = calloc(1, sizeof(*a));
 	if (!a)
@@ -401,31 +427,20 @@ int cw_agent_open(struct cw_agent **out, const struct cw_agent_opts *opts)
 				 strerror(errno));
 			goto fail;
 		}
-		a->skel->rodata->target_netns = opts->netns;
-		a->skel->rodata->msg_gap_ns = opts->msg_gap_ns;
-		a->skel->rodata->self_tgid = (__u32)getpid();
-		err = cw_variant_prepare(a->skel, order[i], opts->mode, udp,
-					 opts->mode == CW_MODE_AGGREGATE &&
-						 caps.task_file_iter);
-		if (!err && opts->pin_dir)
-			err = set_pins(a->skel, opts->pin_dir);
-		if (!err)
-			err = conn_bpf__load(a->skel);
-		if (!err)
-			err = attach_all(a, &caps, udp);
+		err = load_variant(a, opts, &caps, order[i], udp, kerr);
 		if (!err) {
 			a->attach = order[i];
 			break;
 		}
 		cw_debug("variant '%s' failed: %s", cw_attach_name(order[i]),
-			 strerror(-err));
+			 *kerr ? strerror(*kerr) : "see messages above");
 		detach_all(a);
 		if (i + 1 == n) {
 			cw_error("unable to load and attach the '%s' programs: "
 				 "%s",
 				 cw_attach_name(order[i]),
-				 err < 0 && err != -1 ? strerror(-err)
-						      : "see messages above");
+				 *kerr ? strerror(*kerr)
+				       : "see messages above");
 			goto fail;
 		}
 	}
@@ -448,6 +463,16 @@ fail:
 	cw_htab_release(&a->pending);
 	cw_htab_release(&a->event_sums);
 	free(a);
+	return -1;
+}
+
+int cw_agent_open(struct cw_agent **out, const struct cw_agent_opts *opts)
+{
+	int kerr = 0;
+
+	if (!agent_open(out, opts, &kerr))
+		return 0;
+	errno = kerr;
 	return -1;
 }
 

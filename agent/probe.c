@@ -39,24 +39,6 @@ const struct cw_prog_spec cw_prog_specs[] = {
 };
 const int cw_prog_spec_count = CW_ARRAY_SIZE(cw_prog_specs);
 
-static bool libbpf_loud;
-
-static int libbpf_print(enum libbpf_print_level level, const char *fmt,
-			va_list ap)
-{
-	if (level == LIBBPF_DEBUG && cw_log_level < CW_LOG_DEBUG)
-		return 0;
-	if (!libbpf_loud && cw_log_level < CW_LOG_DEBUG)
-		return 0;
-	return vfprintf(stderr, fmt, ap);
-}
-
-void cw_libbpf_logging(bool loud)
-{
-	libbpf_loud = loud;
-	libbpf_set_print(libbpf_print);
-}
-
 bool cw_accept_has_new_abi(void)
 {
 	const struct btf_type *t;

@@ -17,6 +17,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "agent/agent.h"
 #include "agent/sampler.h"
 #include "bpf/sampler.h"
 #include "common/log.h"
@@ -54,14 +55,6 @@ struct cw_sampler {
 	uint64_t start_mono_ns;
 	bool regions;
 };
-
-static int libbpf_print(enum libbpf_print_level level, const char *fmt,
-			va_list ap)
-{
-	if (level == LIBBPF_DEBUG || cw_log_level < CW_LOG_DEBUG)
-		return 0;
-	return vfprintf(stderr, fmt, ap);
-}
 
 static int add_dev(struct cw_sampler *s, const char *name)
 {
@@ -212,6 +205,7 @@ static int check_opts(const struct cw_sampler_opts *o, struct cw_sampler *s)
 int cw_sampler_open(const struct cw_sampler_opts *o, struct cw_sampler **out)
 {
 	struct cw_sampler *s;
+	bool loud = true;
 	size_t i;
 	int err;
 
@@ -232,7 +226,9 @@ int cw_sampler_open(const struct cw_sampler_opts *o, struct cw_sampler **out)
 		goto cleanup;
 	s->link_speed_bps = o->link_speed_bps ?: link_speed(s);
 
-	libbpf_set_print(libbpf_print);
+	/* Every failure below is reported with its reason: libbpf's own
+	 * warnings would only repeat it. */
+	loud = cw_libbpf_logging(false);
 	s->skel = sampler_bpf__open();
 	if (!s->skel) {
 		err = cw_error("unable to open the sampler BPF object: %s",
@@ -252,6 +248,7 @@ int cw_sampler_open(const struct cw_sampler_opts *o, struct cw_sampler **out)
 		goto cleanup;
 	}
 	err = sampler_bpf__load(s->skel);
+	cw_libbpf_logging(loud);
 	if (err) {
 		err = cw_error("unable to load the sampler BPF programs: %s",
 			       strerror(-err));
@@ -263,6 +260,7 @@ int cw_sampler_open(const struct cw_sampler_opts *o, struct cw_sampler **out)
 	*out = s;
 	return 0;
 cleanup:
+	cw_libbpf_logging(loud);
 	cw_sampler_free(s);
 	return err;
 }
@@ -297,6 +295,7 @@ static int attach_one(struct cw_sampler *s, struct cw_sampler_dev *d,
 
 int cw_sampler_attach(struct cw_sampler *s)
 {
+	bool loud;
 	size_t i;
 	int err = 0;
 
@@ -305,7 +304,10 @@ int cw_sampler_attach(struct cw_sampler *s)
 		LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = d->ifindex,
 			    .attach_point = BPF_TC_INGRESS | BPF_TC_EGRESS);
 
+		/* clsact may be there already (EEXIST): not worth a warning. */
+		loud = cw_libbpf_logging(false);
 		err = bpf_tc_hook_create(&hook);
+		cw_libbpf_logging(loud);
 		if (err && err != -EEXIST) {
 			err = cw_error("unable to add clsact to '%s': %s",
 				       d->name, strerror(-err));

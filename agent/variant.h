@@ -34,7 +34,5 @@ int cw_variant_prepare(struct conn_bpf *skel, enum cw_attach variant,
 		       enum cw_agent_mode mode, bool udp, bool iters);
 /* inet_csk_accept takes 2 arguments since v6.10, 4 before. */
 bool cw_accept_has_new_abi(void);
-/* Route libbpf's messages to our log; quiet unless -v or `loud`. */
-void cw_libbpf_logging(bool loud);
 
 #endif

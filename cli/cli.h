@@ -39,4 +39,10 @@ int cli_share(const char *arg, double *out);
  */
 int cli_bad_option(const char *cmd, char **argv);
 
+/*
+ * cw_agent_open() and, when the kernel refused for lack of privilege, a
+ * hint naming what is needed; 0 or -1 (the failure already printed).
+ */
+int cli_agent_open(struct cw_agent **a, const struct cw_agent_opts *ao);
+
 #endif

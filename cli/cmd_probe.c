@@ -1,4 +1,8 @@
 // SPDX-License-Identifier: MIT
+/*
+ * causeway probe: what this kernel lets the agent attach, from the tiny
+ * programs agent/probe.c loads, and which variant --attach auto picks.
+ */
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
@@ -33,17 +37,77 @@ static const char *yes_no(bool b)
 	return b ? "yes" : "no";
 }
 
+static void print_json(const struct cw_kernel_caps *c)
+{
+	struct cw_jsonw w;
+
+	cw_jsonw_init(&w, stdout);
+	cw_jsonw_obj_open(&w, NULL);
+	cw_jsonw_bool(&w, "btf", c->btf);
+	cw_jsonw_bool(&w, "fentry", c->fentry_loads);
+	cw_jsonw_str(&w, "fentry_error", c->fentry_err);
+	cw_jsonw_bool(&w, "kprobe_attach", c->kprobe_pmu);
+	cw_jsonw_bool(&w, "kprobe_load", c->kprobe_loads);
+	cw_jsonw_str(&w, "kprobe_error", c->kprobe_err);
+	cw_jsonw_bool(&w, "tracepoints", c->tracepoints);
+	cw_jsonw_bool(&w, "tp_btf", c->tp_btf_loads);
+	cw_jsonw_bool(&w, "task_file_iter", c->task_file_iter);
+	cw_jsonw_str(&w, "cgroup2", c->cgroup2 ? c->cgroup2_path : NULL);
+	cw_jsonw_str(&w, "auto", cw_attach_name(c->auto_pick));
+	cw_jsonw_obj_close(&w);
+	cw_jsonw_end_line(&w);
+}
+
+static void print_text(const struct cw_kernel_caps *c)
+{
+	printf("BTF (/sys/kernel/btf/vmlinux)      %s\n", yes_no(c->btf));
+	printf("fentry/fexit programs load         %s%s%s%s\n",
+	       yes_no(c->fentry_loads), c->fentry_err[0] ? " (" : "",
+	       c->fentry_err, c->fentry_err[0] ? ")" : "");
+	printf("kprobe programs load               %s\n",
+	       yes_no(c->kprobe_loads));
+	printf("kprobes can attach                 %s%s%s%s\n",
+	       yes_no(c->kprobe_pmu), c->kprobe_err[0] ? " (" : "",
+	       c->kprobe_err, c->kprobe_err[0] ? ")" : "");
+	printf("sock_send/recv_length tracepoints  %s\n",
+	       yes_no(c->tracepoints));
+	printf("tp_btf programs load               %s\n",
+	       yes_no(c->tp_btf_loads));
+	printf("iter/task_file (open connections)  %s\n",
+	       yes_no(c->task_file_iter));
+	printf("cgroup v2 (UDP per peer)           %s%s%s\n",
+	       yes_no(c->cgroup2), c->cgroup2 ? " at " : "",
+	       c->cgroup2 ? c->cgroup2_path : "");
+	if (c->auto_pick == CW_ATTACH_AUTO)
+		printf("--attach auto picks                nothing: no variant "
+		       "works here\n");
+	else
+		printf("--attach auto picks                %s\n",
+		       cw_attach_name(c->auto_pick));
+}
+
+/* --load V: 0 if every program of V loads, 1 if the kernel refuses. */
+static int load_variant(enum cw_attach v)
+{
+	char why[160];
+
+	if (cw_variant_load_check(v, why, sizeof(why))) {
+		printf("%s: refused (%s)\n", cw_attach_name(v), why);
+		return 1;
+	}
+	printf("%s: every program loads\n", cw_attach_name(v));
+	return 0;
+}
+
 int cmd_probe(int argc, char **argv)
 {
 	static const struct option opts[] = {{"json", 0, 0, 'j'},
 					     {"load", 1, 0, 'l'},
 					     {"help", 0, 0, 'h'},
 					     {0}};
-	struct cw_kernel_caps c;
-	struct cw_jsonw w;
 	enum cw_attach load = CW_ATTACH_AUTO;
+	struct cw_kernel_caps c;
 	bool json = false;
-	char why[160];
 	int opt;
 
 	opterr = 0;
@@ -72,56 +136,14 @@ int cmd_probe(int argc, char **argv)
 		cw_error("unexpected argument '%s'", argv[optind]);
 		return 2;
 	}
-	if (load != CW_ATTACH_AUTO) {
-		if (cw_variant_load_check(load, why, sizeof(why))) {
-			printf("%s: refused (%s)\n", cw_attach_name(load), why);
-			return 1;
-		}
-		printf("%s: every program loads\n", cw_attach_name(load));
-		return 0;
-	}
+	if (load != CW_ATTACH_AUTO)
+		return load_variant(load);
 	if (cw_probe_kernel(&c))
 		return 1;
 	if (json) {
-		cw_jsonw_init(&w, stdout);
-		cw_jsonw_obj_open(&w, NULL);
-		cw_jsonw_bool(&w, "btf", c.btf);
-		cw_jsonw_bool(&w, "fentry", c.fentry_loads);
-		cw_jsonw_str(&w, "fentry_error", c.fentry_err);
-		cw_jsonw_bool(&w, "kprobe_attach", c.kprobe_pmu);
-		cw_jsonw_bool(&w, "kprobe_load", c.kprobe_loads);
-		cw_jsonw_str(&w, "kprobe_error", c.kprobe_err);
-		cw_jsonw_bool(&w, "tracepoints", c.tracepoints);
-		cw_jsonw_bool(&w, "tp_btf", c.tp_btf_loads);
-		cw_jsonw_bool(&w, "task_file_iter", c.task_file_iter);
-		cw_jsonw_str(&w, "cgroup2", c.cgroup2 ? c.cgroup2_path : NULL);
-		cw_jsonw_str(&w, "auto", cw_attach_name(c.auto_pick));
-		cw_jsonw_obj_close(&w);
-		cw_jsonw_end_line(&w);
+		print_json(&c);
 		return 0;
 	}
-	printf("BTF (/sys/kernel/btf/vmlinux)      %s\n", yes_no(c.btf));
-	printf("fentry/fexit programs load         %s%s%s%s\n",
-	       yes_no(c.fentry_loads), c.fentry_err[0] ? " (" : "",
-	       c.fentry_err, c.fentry_err[0] ? ")" : "");
-	printf("kprobe programs load               %s\n",
-	       yes_no(c.kprobe_loads));
-	printf("kprobes can attach                 %s%s%s%s\n",
-	       yes_no(c.kprobe_pmu), c.kprobe_err[0] ? " (" : "", c.kprobe_err,
-	       c.kprobe_err[0] ? ")" : "");
-	printf("sock_send/recv_length tracepoints  %s\n",
-	       yes_no(c.tracepoints));
-	printf("tp_btf programs load               %s\n",
-	       yes_no(c.tp_btf_loads));
-	printf("iter/task_file (open connections)  %s\n",
-	       yes_no(c.task_file_iter));
-	printf("cgroup v2 (UDP per peer)           %s%s%s\n", yes_no(c.cgroup2),
-	       c.cgroup2 ? " at " : "", c.cgroup2 ? c.cgroup2_path : "");
-	if (c.auto_pick == CW_ATTACH_AUTO)
-		printf("--attach auto picks                nothing: no variant "
-		       "works here\n");
-	else
-		printf("--attach auto picks                %s\n",
-		       cw_attach_name(c.auto_pick));
+	print_text(&c);
 	return c.auto_pick == CW_ATTACH_AUTO ? 1 : 0;
 }

@@ -22,13 +22,21 @@
 #include "graph/graph.h"
 #include "viz/viz.h"
 
+struct run_opts {
+	struct cli_watch w;
+	struct cw_watch_opts wo;
+	const char *out;
+	double min_share;
+	bool json;
+	bool paths;
+};
+
 struct run_ctx {
 	struct cw_pairing pairing;
 	struct cw_outfile records; /* conns.jsonl: every record collected */
 	struct cw_jsonw w;
 	struct cw_outfile timing; /* timing.jsonl: message starts per window */
 	struct cw_jsonw tw;
-	uint64_t window_ns, window_every_ns, next_window;
 	bool paths; /* keep windows for causal paths */
 	struct cw_timing_record *windows;
 	size_t nwindows, capwindows;
@@ -109,15 +117,8 @@ static int keep_window(struct run_ctx *rc, const struct cw_timing_record *t)
 {
 	struct cw_timing_record *w;
 
-	if (rc->nwindows == rc->capwindows) {
-		size_t cap = rc->capwindows ? rc->capwindows * 2 : 64;
-
-		w = realloc(rc->windows, cap * sizeof(*w));
-		if (!w)
-			return cw_error("out of memory");
-		rc->windows = w;
-		rc->capwindows = cap;
-	}
+	if (CW_GROW(rc->windows, rc->capwindows, rc->nwindows + 1, 64))
+		return cw_error("out of memory for timing windows");
 	w = &rc->windows[rc->nwindows];
 	*w = *t;
 	w->msgs = malloc((t->n ? t->n : 1) * sizeof(*t->msgs));
@@ -189,50 +190,58 @@ static int on_timing(const struct cw_timing_record *t, void *arg)
 	return 0;
 }
 
-/* Open a timing window at each wall-clock multiple of the period. */
-static int schedule_windows(struct cw_agent *a, struct run_ctx *rc)
+/* The options only run has: 1 taken, 0 not ours, -1 bad value. */
+static int run_option(int opt, const char *arg, struct run_opts *ro)
 {
-	uint64_t now = cw_now_real_ns();
-
-	if (!rc->window_ns)
-		return 0;
-	if (cw_agent_window_done(a) &&
-	    cw_agent_window_collect(a, on_timing, rc))
-		return -1;
-	if (now < rc->next_window)
-		return 0;
-	rc->next_window = cw_window_next(now, rc->window_every_ns);
-	return cw_agent_window_open(a, rc->window_ns);
-}
-
-/* Collect every interval until the duration ends or a signal arrives. */
-static int watch(struct cw_agent *a, struct run_ctx *rc, uint64_t duration,
-		 uint64_t interval)
-{
-	uint64_t start = cw_now_mono_ns(), next = start + interval, now;
-
-	while (!cw_stop) {
-		now = cw_now_mono_ns();
-		if (duration && now >= start + duration)
-			break;
-		if (schedule_windows(a, rc))
-			return -1;
-		if (now >= next) {
-			if (cw_agent_collect(a, on_record, rc) || rc->err)
-				return -1;
-			next += interval;
-			if (next < now)
-				next = now + interval;
-		}
-		if (cw_agent_poll(a, 50))
-			return -1;
+	switch (opt) {
+	case 'o':
+		ro->out = arg;
+		return 1;
+	case 'j':
+		ro->json = true;
+		return 1;
+	case 'm':
+		return cli_mode(arg, &ro->w.ao.mode) ? -1 : 1;
+	case 's':
+		return cli_share(arg, &ro->min_share) ? -1 : 1;
+	case 'w':
+		return cli_duration("--window", arg, NSEC_PER_MSEC,
+				    86400 * NSEC_PER_SEC, &ro->wo.window_ns)
+			       ? -1
+			       : 1;
+	case 'p':
+		ro->paths = true;
+		return 1;
+	case 'W':
+		return cli_duration("--window-every", arg, NSEC_PER_MSEC,
+				    86400 * NSEC_PER_SEC,
+				    &ro->wo.window_every_ns)
+			       ? -1
+			       : 1;
 	}
-	if (rc->window_ns && cw_agent_window_collect(a, on_timing, rc))
-		return -1;
-	return cw_agent_collect(a, on_record, rc) || rc->err ? -1 : 0;
+	return 0;
 }
 
-int cmd_run(int argc, char **argv)
+/* Cross-checks and defaults: 0, or -1 after a message. */
+static int check_options(struct run_opts *ro)
+{
+	struct cw_watch_opts *wo = &ro->wo;
+
+	if (wo->window_every_ns && !wo->window_ns)
+		return cw_error("--window-every needs --window");
+	if (wo->window_every_ns && wo->window_every_ns < wo->window_ns)
+		return cw_error("--window-every must be at least --window");
+	if (ro->paths && !wo->window_ns)
+		wo->window_ns = 365 * 86400 * NSEC_PER_SEC; /* the whole run */
+	if (wo->window_ns && !wo->window_every_ns)
+		wo->window_every_ns = 365 * 86400 * NSEC_PER_SEC;
+	wo->interval_ns = ro->w.interval_ns;
+	wo->duration_ns = ro->w.duration_ns;
+	return 0;
+}
+
+/* 0 to go on, -1 after --help, else the exit status of bad usage. */
+static int parse_args(int argc, char **argv, struct run_opts *ro)
 {
 	static const struct option opts[] = {
 		{"duration", 1, 0, 'd'},     {"interval", 1, 0, 'i'},
@@ -243,157 +252,156 @@ int cmd_run(int argc, char **argv)
 		{"min-share", 1, 0, 's'},    {"window", 1, 0, 'w'},
 		{"window-every", 1, 0, 'W'}, {"paths", 0, 0, 'p'},
 		{"help", 0, 0, 'h'},	     {0}};
-	struct cli_watch w = {.ao = {.sz = sizeof(w.ao)},
-			      .interval_ns = NSEC_PER_SEC};
-	struct cw_agent_stats st;
-	struct run_ctx rc = {0};
-	struct cw_agent *a = NULL;
-	const char *out = NULL;
-	double min_share = 0;
-	struct cw_graph g;
-	bool json = false;
-	char path[PATH_MAX];
-	int opt, err = 1;
+	int opt, r;
 
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, "d:i:o:ja:n:w:ph", opts, NULL)) !=
 	       -1) {
-		switch (cli_watch_option(opt, optarg, &w)) {
-		case -1:
+		r = cli_watch_option(opt, optarg, &ro->w);
+		if (!r)
+			r = run_option(opt, optarg, ro);
+		if (r < 0)
 			return 2;
-		case 1:
+		if (r)
 			continue;
-		}
-		switch (opt) {
-		case 'o':
-			out = optarg;
-			break;
-		case 'j':
-			json = true;
-			break;
-		case 'm':
-			if (cli_mode(optarg, &w.ao.mode))
-				return 2;
-			break;
-		case 's':
-			if (cli_share(optarg, &min_share))
-				return 2;
-			break;
-		case 'w':
-			if (cli_duration("--window", optarg, NSEC_PER_MSEC,
-					 86400 * NSEC_PER_SEC, &rc.window_ns))
-				return 2;
-			break;
-		case 'p':
-			rc.paths = true;
-			break;
-		case 'W':
-			if (cli_duration("--window-every", optarg,
-					 NSEC_PER_MSEC, 86400 * NSEC_PER_SEC,
-					 &rc.window_every_ns))
-				return 2;
-			break;
-		case 'h':
-			usage(stdout);
-			return 0;
-		default:
+		if (opt != 'h')
 			return cli_bad_option("run", argv);
-		}
+		usage(stdout);
+		return -1;
 	}
 	if (optind < argc) {
 		cw_error("unexpected argument '%s' (see 'causeway run --help')",
 			 argv[optind]);
 		return 2;
 	}
-	if (rc.window_every_ns && !rc.window_ns) {
-		cw_error("--window-every needs --window");
-		return 2;
-	}
-	if (rc.window_every_ns && rc.window_every_ns < rc.window_ns) {
-		cw_error("--window-every must be at least --window");
-		return 2;
-	}
-	if (rc.paths && !rc.window_ns)
-		rc.window_ns = 365 * 86400 * NSEC_PER_SEC; /* the whole run */
-	if (rc.window_ns && !rc.window_every_ns)
-		rc.window_every_ns = 365 * 86400 * NSEC_PER_SEC;
-	/* Refuse a bad output folder before spending a whole run. */
-	if (out && (cw_mkdir_p(out) || cw_check_writable_dir(out)))
-		return 1;
+	return check_options(ro) ? 2 : 0;
+}
 
-	cw_pairing_init(&rc.pairing);
-	cw_graph_init(&g);
-	cw_catch_signals();
-	if (cw_agent_open(&a, &w.ao))
-		goto out;
-	if (out) {
-		snprintf(path, sizeof(path), "%s/conns.jsonl", out);
-		if (cw_outfile_open(&rc.records, path))
-			goto out;
-		cw_jsonw_init(&rc.w, rc.records.fp);
-		if (rc.window_ns) {
-			snprintf(path, sizeof(path), "%s/timing.jsonl", out);
-			if (cw_outfile_open(&rc.timing, path))
-				goto out;
-			cw_jsonw_init(&rc.tw, rc.timing.fp);
-		}
-	}
-	cw_info("watching with the %s hooks%s; Ctrl-C to stop",
-		cw_attach_name(cw_agent_attach(a)),
-		w.ao.netns ? " in one namespace" : "");
-	if (watch(a, &rc, w.duration_ns, w.interval_ns))
-		goto out;
-	cw_agent_stats(a, &st);
-	if (cw_pairing_build(&rc.pairing, &g)) {
-		cw_error("out of memory while pairing");
-		goto out;
-	}
-	cw_graph_sort_edges(&g);
-	if (json) {
-		struct cw_jsonw w;
+/* DIR/conns.jsonl, and DIR/timing.jsonl with windows. */
+static int open_outputs(struct run_ctx *rc, const struct run_opts *ro)
+{
+	char path[PATH_MAX];
 
+	if (!ro->out)
+		return 0;
+	snprintf(path, sizeof(path), "%s/conns.jsonl", ro->out);
+	if (cw_outfile_open(&rc->records, path))
+		return -1;
+	cw_jsonw_init(&rc->w, rc->records.fp);
+	if (!ro->wo.window_ns)
+		return 0;
+	snprintf(path, sizeof(path), "%s/timing.jsonl", ro->out);
+	if (cw_outfile_open(&rc->timing, path))
+		return -1;
+	cw_jsonw_init(&rc->tw, rc->timing.fp);
+	return 0;
+}
+
+/* The graph as JSON or as a table, and the counters to stderr. */
+static void print_results(const struct run_opts *ro, struct cw_agent *a,
+			  const struct cw_graph *g, const struct run_ctx *rc,
+			  const struct cw_agent_stats *st)
+{
+	struct cw_jsonw w;
+
+	if (ro->json) {
 		cw_jsonw_init(&w, stdout);
 		cw_jsonw_obj_open(&w, NULL);
 		cw_jsonw_str(&w, "host", cw_agent_host(a));
 		cw_jsonw_str(&w, "attach", cw_attach_name(cw_agent_attach(a)));
-		cw_graph_json(&g, &w);
-		cli_stats_json(&w, &st, &rc.pairing.st);
+		cw_graph_json(g, &w);
+		cli_stats_json(&w, st, &rc->pairing.st);
 		cw_jsonw_obj_close(&w);
 		cw_jsonw_end_line(&w);
 	} else {
-		cli_print_table(&g);
-		if (w.ao.mode == CW_MODE_PER_EVENT)
+		cli_print_table(g);
+		if (ro->w.ao.mode == CW_MODE_PER_EVENT)
 			printf("per-event mode: %llu events, %llu bytes summed "
 			       "in user space, %llu lost\n",
-			       (unsigned long long)st.events,
+			       (unsigned long long)st->events,
 			       (unsigned long long)cw_agent_event_bytes(a),
-			       (unsigned long long)st.event_lost);
+			       (unsigned long long)st->event_lost);
 	}
 	cw_info("%llu records, %llu connection ends (%llu paired, %llu "
 		"unpaired); lost: %llu close records, %llu storage failures, "
 		"%llu UDP map full",
-		(unsigned long long)st.records,
-		(unsigned long long)rc.pairing.st.ends,
-		(unsigned long long)rc.pairing.st.paired,
-		(unsigned long long)rc.pairing.st.unpaired,
-		(unsigned long long)st.close_lost,
-		(unsigned long long)st.storage_fail,
-		(unsigned long long)st.udp_map_full);
-	if (rc.paths && infer_paths(&rc, out))
+		(unsigned long long)st->records,
+		(unsigned long long)rc->pairing.st.ends,
+		(unsigned long long)rc->pairing.st.paired,
+		(unsigned long long)rc->pairing.st.unpaired,
+		(unsigned long long)st->close_lost,
+		(unsigned long long)st->storage_fail,
+		(unsigned long long)st->udp_map_full);
+}
+
+/* Watch, pair, print and write: 0, or -1 after a message. */
+static int run(const struct run_opts *ro, struct run_ctx *rc,
+	       struct cw_graph *g)
+{
+	struct cw_agent_stats st;
+	struct cw_agent *a = NULL;
+	int err = -1;
+
+	if (cli_agent_open(&a, &ro->w.ao))
 		goto out;
-	if (out && (cli_write_outputs(out, &g, cw_agent_host(a),
-				      cw_attach_name(cw_agent_attach(a)), &st,
-				      &rc.pairing.st, min_share) ||
-		    cw_outfile_commit(&rc.records) ||
-		    (rc.timing.fp && cw_outfile_commit(&rc.timing))))
+	/* As the agent does: no bounding set, no new privileges after this. */
+	if (cw_drop_privileges(NULL))
+		cw_warn("running with more privileges than needed");
+	if (open_outputs(rc, ro))
+		goto out;
+	cw_info("watching with the %s hooks%s; Ctrl-C to stop",
+		cw_attach_name(cw_agent_attach(a)),
+		ro->w.ao.netns ? " in one namespace" : "");
+	if (cw_agent_watch(a, &ro->wo, on_record, on_timing, rc))
+		goto out;
+	cw_agent_stats(a, &st);
+	if (cw_pairing_build(&rc->pairing, g)) {
+		cw_error("out of memory while pairing");
+		goto out;
+	}
+	cw_graph_sort_edges(g);
+	print_results(ro, a, g, rc, &st);
+	if (rc->paths && infer_paths(rc, ro->out))
+		goto out;
+	if (ro->out &&
+	    (cli_write_outputs(ro->out, g, cw_agent_host(a),
+			       cw_attach_name(cw_agent_attach(a)), &st,
+			       &rc->pairing.st, ro->min_share) ||
+	     cw_outfile_commit(&rc->records) ||
+	     (rc->timing.fp && cw_outfile_commit(&rc->timing))))
 		goto out;
 	err = 0;
 out:
+	cw_agent_close(a);
+	return err;
+}
+
+int cmd_run(int argc, char **argv)
+{
+	/* keep_caps: run drops its privileges itself, after attaching. */
+	struct run_opts ro = {
+		.w = {.ao = {.sz = sizeof(ro.w.ao), .keep_caps = true},
+		      .interval_ns = NSEC_PER_SEC},
+		.wo = {.sz = sizeof(ro.wo)}};
+	struct run_ctx rc = {0};
+	struct cw_graph g;
+	int err;
+
+	err = parse_args(argc, argv, &ro);
+	if (err)
+		return err < 0 ? 0 : err;
+	rc.paths = ro.paths;
+	/* Refuse a bad output folder before spending a whole run. */
+	if (ro.out && (cw_mkdir_p(ro.out) || cw_check_writable_dir(ro.out)))
+		return 1;
+	cw_pairing_init(&rc.pairing);
+	cw_graph_init(&g);
+	cw_catch_signals();
+	err = run(&ro, &rc, &g) ? 1 : 0;
 	if (rc.records.fp)
 		cw_outfile_abort(&rc.records);
 	if (rc.timing.fp)
 		cw_outfile_abort(&rc.timing);
-	cw_agent_close(a);
 	cw_graph_release(&g);
 	cw_pairing_release(&rc.pairing);
 	free_windows(&rc);

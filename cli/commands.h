@@ -7,6 +7,8 @@
 #ifndef CW_CLI_COMMANDS_H
 #define CW_CLI_COMMANDS_H
 
+#define CW_VERSION "0.1.0"
+
 int cmd_probe(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_agent(int argc, char **argv);

@@ -9,8 +9,6 @@
 #include "cli/commands.h"
 #include "common/log.h"
 
-#define CW_VERSION "0.1.0"
-
 static const struct command {
 	const char *name;
 	int (*fn)(int argc, char **argv);

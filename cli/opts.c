@@ -135,3 +135,15 @@ int cli_share(const char *arg, double *out)
 				arg);
 	return 0;
 }
+
+int cli_agent_open(struct cw_agent **a, const struct cw_agent_opts *ao)
+{
+	if (!cw_agent_open(a, ao))
+		return 0;
+	/* The probe passed, the real programs did not: say what is missing. */
+	if (errno == EPERM)
+		cw_info("hint: the kernel refused the programs for lack of "
+			"privilege: run as root, or with CAP_BPF, CAP_PERFMON, "
+			"CAP_NET_ADMIN and enough RLIMIT_MEMLOCK");
+	return -1;
+}

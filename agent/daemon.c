@@ -1,0 +1,411 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The host agent's loop: every interval it publishes the connection ends
+ * that changed (to Kafka, or as JSON lines) with cumulative counters, so a
+ * consumer keeps the newest record per end and never double counts.  It
+ * also records sample runs on a schedule, timing windows at wall-clock
+ * multiples or on demand, and publishes host and process metadata.  The
+ * decisions are in agent/schedule.c; this file does what they decide.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent/agent.h"
+#include "agent/sampler.h"
+#include "common/jsonw.h"
+#include "common/kafka.h"
+#include "common/log.h"
+#include "common/util.h"
+#include "common/wire.h"
+#include "samples/samples.h"
+
+/* Processes remembered as published; past this all are forgotten. */
+#define META_SEEN_MAX 65536
+
+volatile sig_atomic_t cw_window_demand;
+
+struct daemon {
+	const struct cw_daemon_opts *o;
+	struct cw_daemon_stats *st;
+	struct cw_agent *a;
+	struct cw_jsonw w;
+	struct cw_timing_sched ts;
+	struct cw_timing_join tj;
+	struct cw_sample_sched ss;
+	struct cw_sampler *sampler;
+	uint64_t sample_end_mono; /* a run counts until then; 0: idle */
+	uint64_t sample_seq;
+	struct cw_meta_seen seen;
+	uint64_t meta_seq, next_meta_mono;
+	int err; /* a write failed: stop */
+};
+
+/* Encode and queue one metadata record; counted either way. */
+static void publish_meta(struct daemon *d, struct cw_wire_msg *m)
+{
+	uint8_t *buf;
+	size_t len;
+
+	if (cw_wire_encode(m, &buf, &len)) {
+		cw_error("unable to encode %s metadata",
+			 cw_wire_kind_name(m->kind));
+		d->st->meta_failures++;
+		return;
+	}
+	if (cw_kafka_produce(d->o->producer, m->kind, NULL, buf, len))
+		d->st->meta_failures++;
+	else if (m->kind == CW_WIRE_HOST)
+		d->st->host_meta++;
+	else
+		d->st->proc_meta++;
+	free(buf);
+}
+
+static void publish_host(struct daemon *d)
+{
+	struct cw_wire_msg m = {.kind = CW_WIRE_HOST,
+				.version = CW_WIRE_VERSION};
+
+	if (cw_host_meta_read(&m.host, cw_agent_host(d->a))) {
+		d->st->meta_failures++;
+		return;
+	}
+	snprintf(m.host.agent_version, sizeof(m.host.agent_version), "%s",
+		 d->o->version ? d->o->version : "");
+	m.host.seq = ++d->meta_seq;
+	publish_meta(d, &m);
+}
+
+/* A process named for the first time: its size, once. */
+static void publish_proc(struct daemon *d, const struct cw_conn_record *r)
+{
+	struct cw_wire_msg m = {.kind = CW_WIRE_PROC,
+				.version = CW_WIRE_VERSION};
+	int fresh;
+
+	if (!r->proc.tgid || (r->flags & CW_REC_NO_OWNER))
+		return;
+	fresh = cw_meta_seen_add(&d->seen, &r->proc);
+	if (fresh < 0)
+		d->st->meta_failures++;
+	if (fresh <= 0)
+		return;
+	/* Gone already: the record carries its labels; no size to give. */
+	if (cw_proc_meta_read(&m.proc, r->host, &r->proc))
+		return;
+	m.proc.seq = ++d->meta_seq;
+	publish_meta(d, &m);
+}
+
+static int on_record(const struct cw_conn_record *r, void *arg)
+{
+	struct daemon *d = arg;
+
+	if (d->o->window_ns && cw_timing_join_note(&d->tj, r))
+		return d->err = -1;
+	if (d->o->producer) {
+		publish_proc(d, r);
+		/* Not queued and not spooled: counted by the producer. */
+		cw_kafka_produce_conn(d->o->producer, r);
+		return 0;
+	}
+	cw_conn_record_json(&d->w, r);
+	cw_jsonw_end_line(&d->w);
+	if (ferror(d->o->out))
+		return d->err = cw_error("unable to write records: %m");
+	return 0;
+}
+
+static int collect(struct daemon *d)
+{
+	if (cw_agent_collect(d->a, on_record, d) || d->err)
+		return -1;
+	if (!d->o->producer && fflush(d->o->out))
+		return cw_error("unable to write records: %m");
+	return 0;
+}
+
+static void sample_finish(struct daemon *d, bool interrupted)
+{
+	struct cw_sample_run *run = NULL;
+	char name[CW_SAMPLE_NAME_MAX];
+
+	cw_sampler_detach(d->sampler);
+	d->sample_end_mono = 0;
+	if (cw_sampler_collect(d->sampler, 0, &run)) {
+		d->st->sample_failures++;
+		return;
+	}
+	/* The run names its host as every record of this agent does. */
+	snprintf(run->host, sizeof(run->host), "%s", cw_agent_host(d->a));
+	if (cw_sample_store_write(cw_sample_store_dir(d->o->samples_store), run,
+				  NULL, name, sizeof(name))) {
+		d->st->sample_failures++;
+	} else {
+		d->st->sample_runs++;
+		cw_debug("sample run %s%s", name,
+			 interrupted ? " (interrupted)" : "");
+	}
+	/* Published whether or not the store took it; spooled if need be. */
+	if (d->o->producer &&
+	    !cw_kafka_produce_samples(d->o->producer, run, ++d->sample_seq))
+		d->st->samples_published++;
+	cw_sample_run_free(run);
+}
+
+/* Start a run when one is due; finish it when its bins are full. */
+static void sample_step(struct daemon *d)
+{
+	struct cw_sampler_opts so = {.sz = sizeof(so)};
+
+	if (d->sample_end_mono) {
+		if (cw_now_mono_ns() >= d->sample_end_mono)
+			sample_finish(d, false);
+		return;
+	}
+	so.interval_ns = cw_sample_sched_due(&d->ss, cw_now_real_ns());
+	if (!so.interval_ns)
+		return;
+	so.samples = CW_SAMPLER_DEF_SAMPLES;
+	cw_sampler_free(d->sampler);
+	d->sampler = NULL;
+	if (cw_sampler_open(&so, &d->sampler) ||
+	    cw_sampler_attach(d->sampler)) {
+		d->st->sample_failures++;
+		return;
+	}
+	d->sample_end_mono = cw_sampler_start(d->sampler) +
+			     so.interval_ns * CW_SAMPLER_DEF_SAMPLES;
+}
+
+/* One chunk of one end's window, published or written. */
+static int emit_timing(const struct cw_timing_record *c, void *arg)
+{
+	struct daemon *d = arg;
+
+	if (d->o->producer) {
+		if (cw_kafka_produce_timing(d->o->producer, c))
+			d->st->timing_failures++;
+		return 0;
+	}
+	cw_timing_window_json(&d->w, c);
+	cw_jsonw_end_line(&d->w);
+	if (ferror(d->o->out))
+		return cw_error("unable to write records: %m");
+	return 0;
+}
+
+static int on_timing(const struct cw_timing_record *t, void *arg)
+{
+	struct daemon *d = arg;
+
+	return cw_timing_join_window(&d->tj, t, CW_WIRE_TIMING_CHUNK,
+				     emit_timing, d);
+}
+
+/* Collect the open window: the ends' records first, so each is known. */
+static int timing_collect(struct daemon *d)
+{
+	int err;
+
+	if (collect(d))
+		return -1;
+	d->tj.slot = d->ts.slot;
+	err = cw_agent_window_collect(d->a, on_timing, d);
+	d->st->windows++;
+	cw_debug("timing window at %" PRIu64 " collected", d->ts.slot);
+	cw_timing_sched_closed(&d->ts);
+	cw_timing_join_forget_closed(&d->tj);
+	return err ? -1 : 0;
+}
+
+/* Open windows when due; collect one when it has ended. */
+static int timing_step(struct daemon *d)
+{
+	if (!d->ts.window_ns)
+		return 0;
+	if (cw_window_demand) {
+		cw_window_demand = 0;
+		cw_timing_sched_demand(&d->ts, cw_now_real_ns());
+		cw_info("timing window on demand at the next multiple of "
+			"%" PRIu64 " ms",
+			(uint64_t)(d->ts.window_ns / NSEC_PER_MSEC));
+	}
+	if (d->ts.slot) {
+		if (!cw_agent_window_done(d->a))
+			return 0;
+		if (timing_collect(d))
+			return -1;
+	}
+	if (!cw_timing_sched_due(&d->ts, cw_now_real_ns()))
+		return 0;
+	return cw_agent_window_open(d->a, d->ts.window_ns);
+}
+
+static void meta_step(struct daemon *d)
+{
+	uint64_t now = cw_now_mono_ns();
+
+	if (!d->o->producer || now < d->next_meta_mono)
+		return;
+	publish_host(d);
+	d->next_meta_mono =
+		d->o->meta_every_ns ? now + d->o->meta_every_ns : UINT64_MAX;
+}
+
+/* The steady state: one pass per wake-up until the end or a signal. */
+static int daemon_loop(struct daemon *d)
+{
+	uint64_t start = cw_now_mono_ns(), next = start + d->o->interval_ns;
+	uint64_t now;
+
+	while (!cw_stop) {
+		now = cw_now_mono_ns();
+		if (d->o->duration_ns && now >= start + d->o->duration_ns)
+			break;
+		if (now >= next) {
+			if (collect(d))
+				return -1;
+			next += d->o->interval_ns;
+		}
+		meta_step(d);
+		sample_step(d);
+		if (timing_step(d))
+			return -1;
+		if (d->o->producer)
+			cw_kafka_producer_poll(d->o->producer, 0);
+		if (cw_agent_poll(d->a, cw_timing_sched_poll_ms(
+						&d->ts, cw_now_real_ns())))
+			return -1;
+	}
+	return 0;
+}
+
+static void daemon_init(struct daemon *d, struct cw_agent *a,
+			const struct cw_daemon_opts *o,
+			struct cw_daemon_stats *st)
+{
+	uint64_t now = cw_now_real_ns();
+
+	memset(d, 0, sizeof(*d));
+	memset(st, 0, sizeof(*st));
+	d->o = o;
+	d->st = st;
+	d->a = a;
+	if (!o->producer)
+		cw_jsonw_init(&d->w, o->out);
+	cw_timing_join_init(&d->tj);
+	cw_meta_seen_init(&d->seen, META_SEEN_MAX);
+	cw_sample_sched_init(&d->ss, o->samples_every_ns, now);
+	cw_timing_sched_init(&d->ts, o->window_ns, o->window_every_ns, now,
+			     false);
+	if (o->window_every_ns)
+		cw_info("timing windows of %" PRIu64 " ms every %" PRIu64
+			" ms, the first at %" PRIu64,
+			(uint64_t)(o->window_ns / NSEC_PER_MSEC),
+			(uint64_t)(o->window_every_ns / NSEC_PER_MSEC),
+			d->ts.next_real);
+}
+
+int cw_daemon_run(struct cw_agent *a, const struct cw_daemon_opts *o,
+		  struct cw_daemon_stats *st)
+{
+	struct daemon d;
+	int err = -1;
+
+	daemon_init(&d, a, o, st);
+	if (daemon_loop(&d))
+		goto out;
+	/* Flush what is pending before detaching: a window cut short too. */
+	if (d.ts.slot) {
+		d.tj.stopped_real = cw_now_real_ns();
+		if (timing_collect(&d))
+			goto out;
+	}
+	if (collect(&d))
+		goto out;
+	if (o->producer)
+		cw_kafka_producer_flush(o->producer, 10000);
+	err = 0;
+out:
+	if (d.sample_end_mono)
+		sample_finish(&d, true);
+	cw_sampler_free(d.sampler);
+	st->timing_records = d.tj.records;
+	st->messages = d.tj.messages;
+	st->no_conn = d.tj.no_conn;
+	cw_timing_join_release(&d.tj);
+	cw_meta_seen_release(&d.seen);
+	return err;
+}
+
+/* ---- causeway run ------------------------------------------------------ */
+
+struct watch {
+	struct cw_agent *a;
+	struct cw_timing_sched ts;
+	cw_record_fn on_record;
+	cw_timing_fn on_timing;
+	void *ctx;
+	int stop; /* a callback said so */
+};
+
+/* The agent's collection does not stop on a callback's word: we do. */
+static int watch_record(const struct cw_conn_record *r, void *arg)
+{
+	struct watch *w = arg;
+
+	if (!w->stop)
+		w->stop = w->on_record(r, w->ctx);
+	return w->stop;
+}
+
+static int watch_collect(struct watch *w)
+{
+	return cw_agent_collect(w->a, watch_record, w) || w->stop ? -1 : 0;
+}
+
+/* Collect a window that has ended; open the next when it is due. */
+static int watch_windows(struct watch *w)
+{
+	if (!w->ts.window_ns)
+		return 0;
+	if (w->ts.slot && cw_agent_window_done(w->a)) {
+		if (cw_agent_window_collect(w->a, w->on_timing, w->ctx))
+			return -1;
+		cw_timing_sched_closed(&w->ts);
+	}
+	if (!cw_timing_sched_due(&w->ts, cw_now_real_ns()))
+		return 0;
+	return cw_agent_window_open(w->a, w->ts.window_ns);
+}
+
+int cw_agent_watch(struct cw_agent *a, const struct cw_watch_opts *o,
+		   cw_record_fn on_record, cw_timing_fn on_timing, void *ctx)
+{
+	uint64_t start = cw_now_mono_ns(), next = start + o->interval_ns, now;
+	struct watch w = {a, {0}, on_record, on_timing, ctx, 0};
+
+	cw_timing_sched_init(&w.ts, o->window_ns, o->window_every_ns,
+			     cw_now_real_ns(), true);
+	while (!cw_stop) {
+		now = cw_now_mono_ns();
+		if (o->duration_ns && now >= start + o->duration_ns)
+			break;
+		if (watch_windows(&w))
+			return -1;
+		if (now >= next) {
+			if (watch_collect(&w))
+				return -1;
+			next += o->interval_ns;
+			if (next < now)
+				next = now + o->interval_ns;
+		}
+		if (cw_agent_poll(a, 50))
+			return -1;
+	}
+	if (o->window_ns && cw_agent_window_collect(a, on_timing, ctx))
+		return -1;
+	return watch_collect(&w);
+}
