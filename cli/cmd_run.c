@@ -42,7 +42,7 @@ static void usage(FILE *fp)
 		"[--json]\n"
 		"                    [--attach auto|fentry|kprobe|tracepoint]\n"
 		"                    [--netns NS] [--msg-gap D] [--no-udp]\n"
-		"                    [--no-nat]\n\n"
+		"                    [--no-nat] [--hooks always|sampled]\n\n"
 		"Watch TCP and UDP traffic on this host from the kernel, with "
 		"no\n"
 		"change to the programs watched; pair the two ends of every "
@@ -67,6 +67,13 @@ static void usage(FILE *fp)
 		"      --no-udp       do not count UDP\n"
 		"      --no-nat       keep DNAT'ed (virtual) addresses: no "
 		"conntrack lookups\n"
+		"      --hooks H      always (default): a program on every "
+		"send/recv\n"
+		"                     counts calls and messages exactly, "
+		"~100 ns a call;\n"
+		"                     sampled: only inside timing windows, "
+		"nothing\n"
+		"                     outside (bytes are exact either way)\n"
 		"  -w, --window D     record message start times in timing "
 		"windows\n"
 		"                     of D (into timing.jsonl with -o)\n"
@@ -234,17 +241,27 @@ static int watch(struct cw_agent *a, struct run_ctx *rc, uint64_t duration,
 
 int cmd_run(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{"duration", 1, 0, 'd'},     {"interval", 1, 0, 'i'},
-		{"out", 1, 0, 'o'},	     {"json", 0, 0, 'j'},
-		{"attach", 1, 0, 'a'},	     {"netns", 1, 0, 'n'},
-		{"msg-gap", 1, 0, 'g'},	     {"no-udp", 0, 0, 'U'},
-		{"no-nat", 0, 0, 'N'},	     {"mode", 1, 0, 'm'},
-		{"min-share", 1, 0, 's'},    {"window", 1, 0, 'w'},
-		{"window-every", 1, 0, 'W'}, {"paths", 0, 0, 'p'},
-		{"help", 0, 0, 'h'},	     {0}};
-	struct cli_watch w = {.ao = {.sz = sizeof(w.ao)},
-			      .interval_ns = NSEC_PER_SEC};
+	static const struct option opts[] = {{"duration", 1, 0, 'd'},
+					     {"interval", 1, 0, 'i'},
+					     {"out", 1, 0, 'o'},
+					     {"json", 0, 0, 'j'},
+					     {"attach", 1, 0, 'a'},
+					     {"netns", 1, 0, 'n'},
+					     {"msg-gap", 1, 0, 'g'},
+					     {"no-udp", 0, 0, 'U'},
+					     {"no-nat", 0, 0, 'N'},
+					     {"mode", 1, 0, 'm'},
+					     {"min-share", 1, 0, 's'},
+					     {"window", 1, 0, 'w'},
+					     {"window-every", 1, 0, 'W'},
+					     {"paths", 0, 0, 'p'},
+					     {"hooks", 1, 0, CLI_OPT_HOOKS},
+					     {"help", 0, 0, 'h'},
+					     {0}};
+	/* run is a short look at one host: exact messages by default. */
+	struct cli_watch w = {
+		.ao = {.sz = sizeof(w.ao), .hooks = CW_HOOKS_ALWAYS},
+		.interval_ns = NSEC_PER_SEC};
 	struct cw_agent_stats st;
 	struct run_ctx rc = {0};
 	struct cw_agent *a = NULL;

@@ -11,7 +11,8 @@ bg_pid $!
 wait_port "$SRV" 7000
 
 out=$T_TMP/out
-agent_start "$out"
+# The agent's default: bytes from the kernel's counters, no per-call program.
+agent_start "$out" --hooks sampled
 N=1000
 res=$(ip netns exec "$CLI" $TRAFFIC short "$SRV_IP" 7000 $N 100) ||
 	fail "client failed"
