@@ -433,18 +433,28 @@ static void report_kafka(struct agent_out *o, struct cw_spool *spool)
 
 int cmd_agent(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{"interval", 1, 0, 'i'},      {"duration", 1, 0, 'd'},
-		{"out", 1, 0, 'o'},	      {"attach", 1, 0, 'a'},
-		{"netns", 1, 0, 'n'},	      {"host", 1, 0, 'H'},
-		{"msg-gap", 1, 0, 'g'},	      {"no-udp", 0, 0, 'U'},
-		{"no-nat", 0, 0, 'N'},	      {"hooks", 1, 0, CLI_OPT_HOOKS},
-		{"kafka", 1, 0, 'k'},	      {"kafka-config", 1, 0, 'K'},
-		{"topic-prefix", 1, 0, 'T'},  {"spool", 1, 0, 'S'},
-		{"spool-max", 1, 0, 'M'},     {"pin", 1, 0, 'P'},
-		{"samples-every", 1, 0, 'E'}, {"samples-store", 1, 0, 'R'},
-		{"window", 1, 0, 'w'},	      {"window-every", 1, 0, 'W'},
-		{"help", 0, 0, 'h'},	      {0}};
+	static const struct option opts[] = {{"interval", 1, 0, 'i'},
+					     {"duration", 1, 0, 'd'},
+					     {"out", 1, 0, 'o'},
+					     {"attach", 1, 0, 'a'},
+					     {"netns", 1, 0, 'n'},
+					     {"host", 1, 0, 'H'},
+					     {"msg-gap", 1, 0, 'g'},
+					     {"no-udp", 0, 0, 'U'},
+					     {"no-nat", 0, 0, 'N'},
+					     {"hooks", 1, 0, CLI_OPT_HOOKS},
+					     {"kafka", 1, 0, 'k'},
+					     {"kafka-config", 1, 0, 'K'},
+					     {"topic-prefix", 1, 0, 'T'},
+					     {"spool", 1, 0, 'S'},
+					     {"spool-max", 1, 0, 'M'},
+					     {"pin", 1, 0, 'P'},
+					     {"samples-every", 1, 0, 'E'},
+					     {"samples-store", 1, 0, 'R'},
+					     {"window", 1, 0, 'w'},
+					     {"window-every", 1, 0, 'W'},
+					     {"help", 0, 0, 'h'},
+					     {0}};
 	struct cli_watch w = {.ao = {.sz = sizeof(w.ao)},
 			      .interval_ns = NSEC_PER_SEC};
 	uint64_t start, next, now;

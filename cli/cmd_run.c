@@ -241,27 +241,20 @@ static int watch(struct cw_agent *a, struct run_ctx *rc, uint64_t duration,
 
 int cmd_run(int argc, char **argv)
 {
-	static const struct option opts[] = {{"duration", 1, 0, 'd'},
-					     {"interval", 1, 0, 'i'},
-					     {"out", 1, 0, 'o'},
-					     {"json", 0, 0, 'j'},
-					     {"attach", 1, 0, 'a'},
-					     {"netns", 1, 0, 'n'},
-					     {"msg-gap", 1, 0, 'g'},
-					     {"no-udp", 0, 0, 'U'},
-					     {"no-nat", 0, 0, 'N'},
-					     {"mode", 1, 0, 'm'},
-					     {"min-share", 1, 0, 's'},
-					     {"window", 1, 0, 'w'},
-					     {"window-every", 1, 0, 'W'},
-					     {"paths", 0, 0, 'p'},
-					     {"hooks", 1, 0, CLI_OPT_HOOKS},
-					     {"help", 0, 0, 'h'},
-					     {0}};
+	static const struct option opts[] = {
+		{"duration", 1, 0, 'd'},     {"interval", 1, 0, 'i'},
+		{"out", 1, 0, 'o'},	     {"json", 0, 0, 'j'},
+		{"attach", 1, 0, 'a'},	     {"netns", 1, 0, 'n'},
+		{"msg-gap", 1, 0, 'g'},	     {"no-udp", 0, 0, 'U'},
+		{"no-nat", 0, 0, 'N'},	     {"mode", 1, 0, 'm'},
+		{"min-share", 1, 0, 's'},    {"window", 1, 0, 'w'},
+		{"window-every", 1, 0, 'W'}, {"paths", 0, 0, 'p'},
+		{"help", 0, 0, 'h'},	     {"hooks", 1, 0, CLI_OPT_HOOKS},
+		{0}};
 	/* run is a short look at one host: exact messages by default. */
-	struct cli_watch w = {
-		.ao = {.sz = sizeof(w.ao), .hooks = CW_HOOKS_ALWAYS},
-		.interval_ns = NSEC_PER_SEC};
+	struct cli_watch w = {.ao = {.sz = sizeof(w.ao),
+				     .hooks = CW_HOOKS_ALWAYS},
+			      .interval_ns = NSEC_PER_SEC};
 	struct cw_agent_stats st;
 	struct run_ctx rc = {0};
 	struct cw_agent *a = NULL;
