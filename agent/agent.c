@@ -440,39 +440,96 @@ static bool want_nat(const struct cw_agent_opts *o)
 	       !o->no_nat;
 }
 
+/* The variants to try, best first, for --attach want: how many, or -1. */
+static int variant_order(enum cw_attach want, const struct cw_kernel_caps *caps,
+			 enum cw_attach order[3])
+{
+	int n = 0;
+
+	if (want == CW_ATTACH_KPROBE && !caps->kprobe_pmu)
+		return cw_error("--attach kprobe: %s", caps->kprobe_err);
+	if (want == CW_ATTACH_FENTRY && !caps->fentry_loads)
+		return cw_error("--attach fentry: the kernel refuses fentry "
+				"programs (%s)",
+				caps->fentry_err);
+	if (want == CW_ATTACH_TRACEPOINT && !caps->tp_btf_loads)
+		return cw_error("--attach tracepoint: the kernel lacks "
+				"sock:sock_send_length (needs >= 6.5)");
+	if (want != CW_ATTACH_AUTO) {
+		order[0] = want;
+		return 1;
+	}
+	if (caps->fentry_loads)
+		order[n++] = CW_ATTACH_FENTRY;
+	if (caps->kprobe_pmu && caps->kprobe_loads)
+		order[n++] = CW_ATTACH_KPROBE;
+	if (caps->tp_btf_loads)
+		order[n++] = CW_ATTACH_TRACEPOINT;
+	if (!n)
+		return cw_error("this kernel allows none of fentry, kprobe or "
+				"tp_btf programs");
+	return n;
+}
+
+/* Load and attach the first variant of order[n] that works; 0 or -1. */
+static int load_first(struct cw_agent *a, const struct cw_agent_opts *opts,
+		      const struct cw_kernel_caps *caps,
+		      const enum cw_attach *order, int n, bool udp)
+{
+	int i, err = -1;
+
+	for (i = 0; i < n; i++) {
+		a->skel = conn_bpf__open();
+		if (!a->skel) {
+			cw_error("unable to open BPF object: %s",
+				 strerror(errno));
+			return -1;
+		}
+		a->skel->rodata->target_netns = opts->netns;
+		a->skel->rodata->msg_gap_ns = opts->msg_gap_ns;
+		a->skel->rodata->self_tgid = (__u32)getpid();
+		err = cw_variant_prepare(a->skel, order[i], opts->mode, udp,
+					 opts->mode == CW_MODE_AGGREGATE &&
+						 caps->task_file_iter);
+		if (!err && opts->pin_dir)
+			err = set_pins(a->skel, opts->pin_dir);
+		if (!err)
+			err = conn_bpf__load(a->skel);
+		if (!err)
+			err = attach_all(a, caps, udp);
+		if (!err) {
+			a->attach = order[i];
+			break;
+		}
+		cw_debug("variant '%s' failed: %s", cw_attach_name(order[i]),
+			 strerror(-err));
+		detach_all(a);
+		if (i + 1 == n) {
+			cw_error("unable to load and attach the '%s' programs: "
+				 "%s",
+				 cw_attach_name(order[i]),
+				 err < 0 && err != -1 ? strerror(-err)
+						      : "see messages above");
+			return -1;
+		}
+	}
+	return 0;
+}
+
 int cw_agent_open(struct cw_agent **out, const struct cw_agent_opts *opts)
 {
 	static const int keep[] = {CAP_BPF, CAP_PERFMON, CAP_NET_ADMIN};
-	enum cw_attach order[3], want = opts->attach;
+	enum cw_attach order[3];
 	struct cw_kernel_caps caps;
 	struct cw_agent *a;
-	int i, n = 0, err = -1;
+	int n;
 	bool udp;
 
 	if (cw_probe_kernel(&caps))
 		return -1;
-	if (want == CW_ATTACH_KPROBE && !caps.kprobe_pmu)
-		return cw_error("--attach kprobe: %s", caps.kprobe_err);
-	if (want == CW_ATTACH_FENTRY && !caps.fentry_loads)
-		return cw_error("--attach fentry: the kernel refuses fentry "
-				"programs (%s)",
-				caps.fentry_err);
-	if (want == CW_ATTACH_TRACEPOINT && !caps.tp_btf_loads)
-		return cw_error("--attach tracepoint: the kernel lacks "
-				"sock:sock_send_length (needs >= 6.5)");
-	if (want == CW_ATTACH_AUTO) {
-		if (caps.fentry_loads)
-			order[n++] = CW_ATTACH_FENTRY;
-		if (caps.kprobe_pmu && caps.kprobe_loads)
-			order[n++] = CW_ATTACH_KPROBE;
-		if (caps.tp_btf_loads)
-			order[n++] = CW_ATTACH_TRACEPOINT;
-		if (!n)
-			return cw_error("this kernel allows none of fentry, "
-					"kprobe or tp_btf programs");
-	} else {
-		order[n++] = want;
-	}
+	n = variant_order(opts->attach, &caps, order);
+	if (n < 0)
+		return -1;
 
 	a = calloc(1, sizeof(*a));
 	if (!a)
@@ -494,41 +551,8 @@ int cw_agent_open(struct cw_agent **out, const struct cw_agent_opts *opts)
 	if (opts->pin_dir && prepare_pin_dir(opts->pin_dir))
 		goto fail;
 
-	for (i = 0; i < n; i++) {
-		a->skel = conn_bpf__open();
-		if (!a->skel) {
-			cw_error("unable to open BPF object: %s",
-				 strerror(errno));
-			goto fail;
-		}
-		a->skel->rodata->target_netns = opts->netns;
-		a->skel->rodata->msg_gap_ns = opts->msg_gap_ns;
-		a->skel->rodata->self_tgid = (__u32)getpid();
-		err = cw_variant_prepare(a->skel, order[i], opts->mode, udp,
-					 opts->mode == CW_MODE_AGGREGATE &&
-						 caps.task_file_iter);
-		if (!err && opts->pin_dir)
-			err = set_pins(a->skel, opts->pin_dir);
-		if (!err)
-			err = conn_bpf__load(a->skel);
-		if (!err)
-			err = attach_all(a, &caps, udp);
-		if (!err) {
-			a->attach = order[i];
-			break;
-		}
-		cw_debug("variant '%s' failed: %s", cw_attach_name(order[i]),
-			 strerror(-err));
-		detach_all(a);
-		if (i + 1 == n) {
-			cw_error("unable to load and attach the '%s' programs: "
-				 "%s",
-				 cw_attach_name(order[i]),
-				 err < 0 && err != -1 ? strerror(-err)
-						      : "see messages above");
-			goto fail;
-		}
-	}
+	if (load_first(a, opts, &caps, order, n, udp))
+		goto fail;
 	a->mono_to_real = cw_mono_to_real_offset();
 	a->since_mono = 0;
 	if (scan_files(a))

@@ -185,5 +185,10 @@ int cw_hooks_parse(const char *s, enum cw_hooks *out);
 const char *cw_hooks_name(enum cw_hooks h);
 /* True while the per-call programs are attached. */
 bool cw_agent_hooks_attached(const struct cw_agent *a);
+/*
+ * What --hooks mode h counts and costs on a kernel with these caps, as
+ * lines for `causeway probe` (each ends in a newline; never NULL).
+ */
+const char *cw_hooks_describe(enum cw_hooks h, const struct cw_kernel_caps *c);
 
 #endif

@@ -22,8 +22,8 @@ ROUNDS=${ROUNDS:-3}
 SECS=${SECS:-3}
 IPERF=${IPERF:-1}
 SIZES=${SIZES:-"128 1024 16384 131072"}
-# Bytes per pingpong run: about a third of a second at every size.
-PP_BYTES=${PP_BYTES:-40000000}
+# Bytes per pingpong run: a few tenths of a second at every size.
+PP_BYTES=${PP_BYTES:-400000000}
 MODES="none per-event aggregate sampled"
 BB=$CW_ROOT/$BUILD/bench
 mkdir -p "$BB"

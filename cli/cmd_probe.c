@@ -123,5 +123,8 @@ int cmd_probe(int argc, char **argv)
 	else
 		printf("--attach auto picks                %s\n",
 		       cw_attach_name(c.auto_pick));
+	printf("--hooks (agent default: sampled; run default: always)\n%s%s",
+	       cw_hooks_describe(CW_HOOKS_SAMPLED, &c),
+	       cw_hooks_describe(CW_HOOKS_ALWAYS, &c));
 	return c.auto_pick == CW_ATTACH_AUTO ? 1 : 0;
 }
