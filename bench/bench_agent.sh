@@ -153,6 +153,16 @@ for m in ("window", "always"):
     if xs:
         print("- %s, ns per call above the floor (pair / 2): %s" %
               (m, ", ".join(xs)))
+# The default schedule opens a 1 s window every 10 s: its time average.
+xs = []
+for s in sizes:
+    k = [("sampled", s), ("window", s), ("none", s)]
+    if all(x in data for x in k):
+        avg = 0.9 * st.median(data[k[0]]) + 0.1 * st.median(data[k[1]])
+        xs.append("%s %+.1f%%" % (lab(s), (avg / st.median(data[k[2]]) - 1) * 100))
+if xs:
+    print("- default schedule (1 s window every 10 s), time average against "
+          "no agent: " + ", ".join(xs))
 PY
 cat <<'EOF'
 
