@@ -25,13 +25,14 @@ SIZES=${SIZES:-"128 1024 16384 131072"}
 # Bytes per pingpong run: a few tenths of a second at every size.
 PP_BYTES=${PP_BYTES:-400000000}
 MODES="none per-event aggregate sampled"
-BB=$CW_ROOT/$BUILD/bench
+case $BUILD in /*) BD=$BUILD ;; *) BD=$CW_ROOT/$BUILD ;; esac
+BB=$BD/bench
 mkdir -p "$BB"
 gcc -O2 -Wall -o "$BB/pingpong" "$CW_ROOT/bench/pingpong.c" -lpthread ||
 	fail "unable to build pingpong"
 gcc -O2 -Wall -o "$BB/floor" "$CW_ROOT/bench/floor.c" -lbpf ||
 	fail "unable to build the floor loader"
-clang -g -O2 -target bpf -D__TARGET_ARCH_x86 -I"$CW_ROOT/$BUILD" \
+clang -g -O2 -target bpf -D__TARGET_ARCH_x86 -I"$BD" \
 	-c "$CW_ROOT/bench/floor.bpf.c" -o "$BB/floor.bpf.o" ||
 	fail "unable to build the floor programs"
 
