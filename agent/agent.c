@@ -25,9 +25,17 @@
 #include "common/log.h"
 #include "common/util.h"
 
-#define MAX_LINKS 32
+#define MAX_LINKS    32
+#define MAX_IO_LINKS 8
 /* A UDP flow idle this long is read-and-deleted from the kernel map. */
 #define UDP_IDLE_NS (60 * NSEC_PER_SEC)
+/* Ends still unowned after a scan are scanned for again this seldom. */
+#define RESCAN_EVERY 10
+
+/* The kernel side and the records must agree on roles. */
+_Static_assert((int)CW_ROLE_UNKNOWN == (int)CW_REC_ROLE_UNKNOWN, "role values");
+_Static_assert((int)CW_ROLE_CLIENT == (int)CW_REC_ROLE_CLIENT, "role values");
+_Static_assert((int)CW_ROLE_SERVER == (int)CW_REC_ROLE_SERVER, "role values");
 
 struct cw_agent {
 	struct conn_bpf *skel;
@@ -35,6 +43,14 @@ struct cw_agent {
 	enum cw_agent_mode mode;
 	struct bpf_link *links[MAX_LINKS];
 	int nlinks;
+	/* The per-call programs: attached for the agent's life (always), or
+	 * only while a window is open (sampled). */
+	struct bpf_program *io_progs[MAX_IO_LINKS];
+	struct bpf_link *io_links[MAX_IO_LINKS];
+	int nio;
+	bool io_attached;
+	enum cw_hooks hooks;
+	uint64_t unowned_seen; /* unowned_ends at the last scan */
 	struct bpf_link *collect_link, *scan_link;
 	int cgroup_fd;
 	struct ring_buffer *rb;
@@ -48,6 +64,7 @@ struct cw_agent {
 	int64_t mono_to_real;
 	uint64_t seq;
 	bool need_scan;
+	bool unowned_left;  /* a record went out with no owner */
 	struct cw_nat *nat; /* DNAT undone for client ends; NULL: off */
 	struct cw_agent_stats st;
 	char host[CW_HOST_LEN];
@@ -65,6 +82,75 @@ static int attach_prog(struct cw_agent *a, struct bpf_program *prog)
 				bpf_program__name(prog), strerror(errno));
 	a->links[a->nlinks++] = link;
 	return 0;
+}
+
+/* One of the programs that run on every send or recv. */
+static bool is_io_prog(const struct bpf_program *prog)
+{
+	const char *name = bpf_program__name(prog);
+	int i;
+
+	for (i = 0; i < cw_prog_spec_count; i++)
+		if (cw_prog_specs[i].role == CW_PROG_IO &&
+		    !strcmp(cw_prog_specs[i].name, name))
+			return true;
+	return false;
+}
+
+static void hooks_detach(struct cw_agent *a);
+
+static int hooks_attach(struct cw_agent *a)
+{
+	int i;
+
+	if (a->io_attached)
+		return 0;
+	for (i = 0; i < a->nio; i++) {
+		a->io_links[i] = bpf_program__attach(a->io_progs[i]);
+		if (!a->io_links[i]) {
+			const char *name = bpf_program__name(a->io_progs[i]);
+			int err = errno;
+
+			hooks_detach(a);
+			return cw_error("unable to attach '%s': %s", name,
+					strerror(err));
+		}
+	}
+	a->io_attached = true;
+	return 0;
+}
+
+/* Detached, not gated: a gated program would still cost its call. */
+static void hooks_detach(struct cw_agent *a)
+{
+	int i;
+
+	for (i = 0; i < a->nio; i++) {
+		bpf_link__destroy(a->io_links[i]);
+		a->io_links[i] = NULL;
+	}
+	a->io_attached = false;
+}
+
+bool cw_agent_hooks_attached(const struct cw_agent *a)
+{
+	return a->io_attached;
+}
+
+int cw_hooks_parse(const char *s, enum cw_hooks *out)
+{
+	if (!strcmp(s, "sampled"))
+		*out = CW_HOOKS_SAMPLED;
+	else if (!strcmp(s, "always"))
+		*out = CW_HOOKS_ALWAYS;
+	else
+		return -1;
+	return 0;
+}
+
+const char *cw_hooks_name(enum cw_hooks h)
+{
+	return h == CW_HOOKS_ALWAYS ? "always" : "sampled";
 }
 
 static int attach_udp(struct cw_agent *a, const char *cgroup2)
@@ -142,15 +228,8 @@ static int on_msg(void *ctx, void *data, size_t len)
 	l = cw_htab_upsert(&a->timing, &e->cookie, NULL);
 	if (!l)
 		return 0;
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 64;
-		struct cw_msg_event *ev = realloc(l->ev, cap * sizeof(*ev));
-
-		if (!ev)
-			return 0;
-		l->ev = ev;
-		l->cap = cap;
-	}
+	if (CW_GROW(l->ev, l->cap, l->n + 1, 64))
+		return 0;
 	l->ev[l->n++] = *e;
 	return 0;
 }
@@ -158,6 +237,7 @@ static int on_msg(void *ctx, void *data, size_t len)
 static int attach_all(struct cw_agent *a, const struct cw_kernel_caps *caps,
 		      bool udp)
 {
+	bool use_hash = a->skel->rodata->use_sk_hash;
 	struct bpf_program *prog;
 	int err;
 
@@ -169,7 +249,21 @@ static int attach_all(struct cw_agent *a, const struct cw_kernel_caps *caps,
 		    prog == a->skel->progs.cw_scan_files ||
 		    prog == a->skel->progs.cw_collect)
 			continue;
+		if (is_io_prog(prog) && a->nio < MAX_IO_LINKS) {
+			a->io_progs[a->nio++] = prog;
+			continue;
+		}
 		err = attach_prog(a, prog);
+		if (err)
+			return err;
+	}
+	/*
+	 * Only the aggregate mode on socket storage can do without them: the
+	 * kprobe variant sums bytes per call, per-event mode is per call.
+	 */
+	if (a->hooks == CW_HOOKS_ALWAYS || a->mode != CW_MODE_AGGREGATE ||
+	    use_hash) {
+		err = hooks_attach(a);
 		if (err)
 			return err;
 	}
@@ -228,6 +322,8 @@ static void detach_all(struct cw_agent *a)
 	bpf_link__destroy(a->collect_link);
 	bpf_link__destroy(a->scan_link);
 	a->collect_link = a->scan_link = NULL;
+	hooks_detach(a);
+	a->nio = 0;
 	for (i = a->nlinks - 1; i >= 0; i--)
 		bpf_link__destroy(a->links[i]);
 	a->nlinks = 0;
@@ -387,20 +483,49 @@ static int load_variant(struct cw_agent *a, const struct cw_agent_opts *opts,
 	return err;
 }
 
+/*
+ * Load and attach the first variant of order[n] that works: 0, or -1 after
+ * a message, with the kernel's refusal (an errno) in *kerr when that is why.
+ */
+static int load_first(struct cw_agent *a, const struct cw_agent_opts *opts,
+		      const struct cw_kernel_caps *caps,
+		      const enum cw_attach *order, int n, bool udp, int *kerr)
+{
+	int i, err = -1;
+
+	for (i = 0; i < n; i++) {
+		a->skel = conn_bpf__open();
+		if (!a->skel)
+			return cw_error("unable to open BPF object: %s",
+					strerror(errno));
+		err = load_variant(a, opts, caps, order[i], udp, kerr);
+		if (!err) {
+			a->attach = order[i];
+			return 0;
+		}
+		cw_debug("variant '%s' failed: %s", cw_attach_name(order[i]),
+			 *kerr ? strerror(*kerr) : "see messages above");
+		detach_all(a);
+	}
+	return cw_error("unable to load and attach the '%s' programs: %s",
+			cw_attach_name(order[n - 1]),
+			*kerr ? strerror(*kerr) : "see messages above");
+}
+
 /* *kerr: the kernel's refusal (an errno), if that is why it failed. */
 static int agent_open(struct cw_agent **out, const struct cw_agent_opts *opts,
 		      int *kerr)
 {
 	static const int keep[] = {CAP_BPF, CAP_PERFMON, CAP_NET_ADMIN};
-	enum cw_attach order[3], want = opts->attach;
+	enum cw_attach order[3];
 	struct cw_kernel_caps caps;
 	struct cw_agent *a;
-	int i, n, err = -1;
+	int n;
 	bool udp;
 
 	if (cw_probe_kernel(&caps))
 		return -1;
-	n = variant_order(want, &caps, order);
+	n = variant_order(opts->attach, &caps, order);
 	if (n < 0)
 		return -1;
 
@@ -409,6 +534,10 @@ static int agent_open(struct cw_agent **out, const struct cw_agent_opts *opts,
 		return cw_error("out of memory");
 	a->cgroup_fd = -1;
 	a->mode = opts->mode;
+	if (opts->sz >=
+	    offsetof(struct cw_agent_opts, hooks) + sizeof(opts->hooks))
+		a->hooks = opts->hooks == CW_HOOKS_ALWAYS ? CW_HOOKS_ALWAYS
+							  : CW_HOOKS_SAMPLED;
 	cw_htab_init(&a->pending, sizeof(uint64_t), sizeof(struct cw_conn));
 	cw_htab_init(&a->event_sums, sizeof(uint64_t), sizeof(uint64_t));
 	cw_htab_init(&a->timing, sizeof(uint64_t), sizeof(struct msg_list));
@@ -419,31 +548,8 @@ static int agent_open(struct cw_agent **out, const struct cw_agent_opts *opts,
 		cw_warn("no cgroup v2 mount: UDP traffic is not counted");
 	if (opts->pin_dir && prepare_pin_dir(opts->pin_dir))
 		goto fail;
-
-	for (i = 0; i < n; i++) {
-		a->skel = conn_bpf__open();
-		if (!a->skel) {
-			cw_error("unable to open BPF object: %s",
-				 strerror(errno));
-			goto fail;
-		}
-		err = load_variant(a, opts, &caps, order[i], udp, kerr);
-		if (!err) {
-			a->attach = order[i];
-			break;
-		}
-		cw_debug("variant '%s' failed: %s", cw_attach_name(order[i]),
-			 *kerr ? strerror(*kerr) : "see messages above");
-		detach_all(a);
-		if (i + 1 == n) {
-			cw_error("unable to load and attach the '%s' programs: "
-				 "%s",
-				 cw_attach_name(order[i]),
-				 *kerr ? strerror(*kerr)
-				       : "see messages above");
-			goto fail;
-		}
-	}
+	if (load_first(a, opts, &caps, order, n, udp, kerr))
+		goto fail;
 	a->mono_to_real = cw_mono_to_real_offset();
 	a->since_mono = 0;
 	if (scan_files(a))
@@ -509,10 +615,14 @@ uint64_t cw_window_next(uint64_t now_real, uint64_t period)
 
 int cw_agent_window_open(struct cw_agent *a, uint64_t duration_ns)
 {
-	uint64_t now = cw_now_mono_ns();
+	uint64_t now;
 
 	if (!a->timing_rb)
 		return cw_error("timing windows need the aggregate mode");
+	/* Attached before the window's clock starts: it sees all of it. */
+	if (hooks_attach(a))
+		return -1;
+	now = cw_now_mono_ns();
 	a->window_start_real = cw_now_real_ns();
 	a->window_ns = duration_ns;
 	a->window_end_mono = now + duration_ns;
@@ -572,6 +682,9 @@ int cw_agent_window_collect(struct cw_agent *a, cw_timing_fn fn, void *ctx)
 	if (!a->window_ns)
 		return 0;
 	a->skel->bss->window_end_ns = 0;
+	if (a->hooks == CW_HOOKS_SAMPLED && a->mode == CW_MODE_AGGREGATE &&
+	    !a->skel->rodata->use_sk_hash)
+		hooks_detach(a);
 	ring_buffer__consume(a->timing_rb);
 	for (i = 0; i < a->timing.len && !err; i++) {
 		l = cw_htab_val(&a->timing, i);
@@ -627,11 +740,7 @@ static void owner_to_process(const struct cw_owner *o, struct cw_process *p)
 
 static int pre_role(struct cw_agent *a, const struct cw_conn *c)
 {
-	struct {
-		__u32 netns;
-		__u16 port;
-		__u16 pad;
-	} key = {c->netns, c->lport, 0};
+	struct cw_listen_key key = {c->netns, c->lport, 0};
 	__u8 v;
 
 	return bpf_map_lookup_elem(bpf_map__fd(a->skel->maps.listeners), &key,
@@ -692,7 +801,7 @@ static void conn_to_record(struct cw_agent *a, const struct cw_conn *c,
 		owner_to_process(&c->owner, &r->proc);
 	} else {
 		r->flags |= CW_REC_NO_OWNER;
-		a->need_scan = true;
+		a->unowned_left = true;
 	}
 }
 
@@ -750,7 +859,7 @@ static void udp_to_record(struct cw_agent *a, const struct cw_udp_key *k,
 static int collect_udp(struct cw_agent *a, uint64_t now)
 {
 	int fd = bpf_map__fd(a->skel->maps.udp_flows);
-	struct cw_udp_key key, next, *prev = NULL, *idle = NULL, *tmp;
+	struct cw_udp_key key, next, *prev = NULL, *idle = NULL;
 	size_t nidle = 0, cap = 0, i;
 	struct cw_udp_flow f;
 
@@ -760,13 +869,8 @@ static int collect_udp(struct cw_agent *a, uint64_t now)
 		if (bpf_map_lookup_elem(fd, &key, &f))
 			continue;
 		if (f.last_ns + UDP_IDLE_NS < now) {
-			if (nidle == cap) {
-				cap = cap ? cap * 2 : 64;
-				tmp = realloc(idle, cap * sizeof(*idle));
-				if (!tmp)
-					break;
-				idle = tmp;
-			}
+			if (CW_GROW(idle, cap, nidle + 1, 64))
+				break;
 			idle[nidle++] = key;
 		} else if (f.last_ns >= a->since_mono) {
 			udp_to_record(a, &key, &f, false);
@@ -839,8 +943,20 @@ int cw_agent_collect(struct cw_agent *a, cw_record_fn fn, void *ctx)
 	a->mono_to_real = cw_mono_to_real_offset();
 	if (a->mode != CW_MODE_AGGREGATE)
 		goto out;
-	if (a->need_scan)
+	/*
+	 * Owners of server ends, with no per-call program: scan the fd tables
+	 * when an end was established with none (the kernel counts those),
+	 * and now and then while some stay unknown.  The scan costs a walk of
+	 * every task's files, so it is not run every interval for nothing.
+	 */
+	if (a->skel->bss->unowned_ends != a->unowned_seen ||
+	    (a->unowned_left && a->st.collections % RESCAN_EVERY == 0))
+		a->need_scan = true;
+	if (a->need_scan) {
+		a->unowned_seen = a->skel->bss->unowned_ends;
+		a->unowned_left = false;
 		scan_files(a);
+	}
 	/* Drain close records first: a closed end is then final. */
 	ring_buffer__consume(a->rb);
 	a->skel->bss->collect_since_ns = a->since_mono;

@@ -91,6 +91,9 @@ struct cw_agent_opts {
 	 * connected to (see agent/nat.h).  Read only if sz covers it.
 	 */
 	bool no_nat;
+	/* When the per-call programs run (enum cw_hooks, below); read only
+	 * if sz covers it, else CW_HOOKS_SAMPLED. */
+	int hooks;
 };
 
 /* Counters the agent reports with its output. */
@@ -373,5 +376,41 @@ struct cw_watch_opts {
  */
 int cw_agent_watch(struct cw_agent *a, const struct cw_watch_opts *o,
 		   cw_record_fn on_record, cw_timing_fn on_timing, void *ctx);
+
+/* ---- per-call hooks: sampled or always (issue 10) ---------------------
+ *
+ * Bytes always come from the kernel's TCP counters, with no per-call
+ * program.  The per-call programs (one run per send and per recv) count
+ * calls and messages and stamp message starts:
+ *
+ *   CW_HOOKS_SAMPLED  attached only while a timing window is open
+ *                     (cw_agent_window_open() attaches them, and
+ *                     cw_agent_window_collect() detaches them): outside
+ *                     windows a send or recv costs nothing; calls and msgs
+ *                     count only what windows saw.  The agent's default,
+ *                     with windows of CW_HOOKS_WINDOW_NS every
+ *                     CW_HOOKS_EVERY_NS when none are asked for.
+ *   CW_HOOKS_ALWAYS   attached for the agent's life: exact calls and msgs
+ *                     everywhere, at ~100 ns per call (bench/RESULTS.md).
+ *                     `causeway run`'s default.
+ */
+enum cw_hooks {
+	CW_HOOKS_SAMPLED = 0,
+	CW_HOOKS_ALWAYS = 1,
+};
+
+#define CW_HOOKS_WINDOW_NS (1000000000ULL)
+#define CW_HOOKS_EVERY_NS  (10000000000ULL)
+
+/* "sampled" or "always"; -1 on anything else (nothing printed). */
+int cw_hooks_parse(const char *s, enum cw_hooks *out);
+const char *cw_hooks_name(enum cw_hooks h);
+/* True while the per-call programs are attached. */
+bool cw_agent_hooks_attached(const struct cw_agent *a);
+/*
+ * What --hooks mode h counts and costs on a kernel with these caps, as
+ * lines for `causeway probe` (each ends in a newline; never NULL).
+ */
+const char *cw_hooks_describe(enum cw_hooks h, const struct cw_kernel_caps *c);
 
 #endif

@@ -233,6 +233,33 @@ int cw_probe_kernel(struct cw_kernel_caps *caps)
 	return 0;
 }
 
+/*
+ * Figures from bench/RESULTS.md (this machine kind, CPU per send+recv
+ * pair): an attached empty tp_btf program costs ~77 ns a call.
+ */
+const char *cw_hooks_describe(enum cw_hooks h, const struct cw_kernel_caps *c)
+{
+	if (c->auto_pick == CW_ATTACH_KPROBE)
+		return "  the kprobe variant sums bytes per call: its per-call "
+		       "programs stay\n"
+		       "  attached in both modes (exact calls and messages)\n";
+	if (h == CW_HOOKS_ALWAYS)
+		return "  always: a program on every send and recv, exact "
+		       "calls and messages\n"
+		       "  everywhere; ~77 ns a call for being attached plus "
+		       "its own work\n"
+		       "  (bench/RESULTS.md); bytes from the kernel's TCP "
+		       "counters\n";
+	return "  sampled: bytes from the kernel's TCP counters with no "
+	       "per-call program;\n"
+	       "  calls and messages counted exactly inside timing windows "
+	       "only (the\n"
+	       "  per-call programs are attached for the window, detached "
+	       "after): nothing\n"
+	       "  per call outside windows; UDP still costs a cgroup_skb run "
+	       "per packet\n";
+}
+
 static const char *attach_names[] = {
 	[CW_ATTACH_AUTO] = "auto",
 	[CW_ATTACH_FENTRY] = "fentry",

@@ -1,18 +1,177 @@
 #!/bin/bash
-# The SAC'20 overhead comparison, reproduced: iperf3 throughput and CPU with
-# no agent, with connection hooks only, with one event per send/recv summed
-# in user space (--mode per-event), and with causeway's in-kernel
-# aggregation.  Runs are interleaved (every mode once per round) so drift
-# hits all modes alike; medians over rounds; ratios against no agent.
+# Agent overhead, two tables.
 #
-#   bench/run.sh bench_agent          (ROUNDS=3 SECS=3 by default)
+# 1. The headline (issue 10): CPU per send+recv pair.  bench/pingpong.c,
+#    pinned to one CPU (taskset -c 0), a loopback TCP writer thread doing N
+#    send() of S bytes and a reader thread recv()-ing them; getrusage CPU
+#    per pair.  Rows: no agent; an empty tp_btf program on sock_send_length
+#    + sock_recv_length (the floor: bench/floor.bpf.c, loaded by
+#    bench/floor.c); the agent's default (--hooks sampled) outside a timing
+#    window, with and without its UDP cgroup_skb counters; inside a window;
+#    --hooks always.  Every mode once per round, ROUNDS_PP rounds; medians
+#    with min/max.
+# 2. iperf3 throughput and CPU, as before, as a second table.
+#
+#   bench/run.sh bench_agent   (ROUNDS_PP=9 ROUNDS=3 SECS=3 by default;
+#                               IPERF=0 skips the second table)
 . "$(dirname "$0")/../tests/lib.sh"
 need_root
-need_cmd iperf3 python3
+need_cmd iperf3 python3 taskset gcc clang
+ROUNDS_PP=${ROUNDS_PP:-9}
 ROUNDS=${ROUNDS:-3}
 SECS=${SECS:-3}
+IPERF=${IPERF:-1}
 SIZES=${SIZES:-"128 1024 16384 131072"}
-MODES="none conn-only per-event aggregate"
+# Bytes per pingpong run: a few tenths of a second at every size.
+PP_BYTES=${PP_BYTES:-400000000}
+MODES="none per-event aggregate sampled"
+case $BUILD in /*) BD=$BUILD ;; *) BD=$CW_ROOT/$BUILD ;; esac
+BB=$BD/bench
+mkdir -p "$BB"
+gcc -O2 -Wall -o "$BB/pingpong" "$CW_ROOT/bench/pingpong.c" -lpthread ||
+	fail "unable to build pingpong"
+gcc -O2 -Wall -o "$BB/floor" "$CW_ROOT/bench/floor.c" -lbpf ||
+	fail "unable to build the floor loader"
+clang -g -O2 -target bpf -D__TARGET_ARCH_x86 -I"$BD" \
+	-c "$CW_ROOT/bench/floor.bpf.c" -o "$BB/floor.bpf.o" ||
+	fail "unable to build the floor programs"
+
+# pp_start MODE: what runs beside pingpong; sets PP_PID ("" for none).
+pp_start() {
+	local log=$T_TMP/pp.log args=
+	PP_PID=
+	: >"$log"
+	case $1 in
+	none) return 0 ;;
+	floor)
+		"$BB/floor" "$BB/floor.bpf.o" >"$log" 2>&1 &
+		PP_PID=$! ;;
+	*)
+		case $1 in
+		sampled) args="--hooks sampled" ;;
+		sampled-noudp) args="--hooks sampled --no-udp" ;;
+		window) args="--hooks sampled --window 1h" ;;
+		always) args="--hooks always" ;;
+		esac
+		mkdir -p "$T_TMP/pp"
+		"$CW" run $args -o "$T_TMP/pp" >/dev/null 2>"$log" &
+		PP_PID=$! ;;
+	esac
+	bg_pid "$PP_PID"
+	for _ in $(seq 1 400); do
+		grep -q "attached\|watching with" "$log" && return 0
+		kill -0 "$PP_PID" 2>/dev/null || fail "$1 exited: $(cat "$log")"
+		sleep 0.05
+	done
+	fail "$1 did not start: $(cat "$log")"
+}
+
+pp_stop() {
+	[ -n "$PP_PID" ] || return 0
+	kill -INT "$PP_PID"
+	wait "$PP_PID" 2>/dev/null
+	PP_PID=
+}
+
+PP_MODES="none floor sampled sampled-noudp window always"
+pp=$T_TMP/pingpong
+: >"$pp"
+for round in $(seq 1 "$ROUNDS_PP"); do
+	for mode in $PP_MODES; do
+		pp_start "$mode"
+		for size in $SIZES; do
+			n=$((PP_BYTES / (size + 2048)))
+			ns=$(taskset -c 0 "$BB/pingpong" "$size" "$n") ||
+				fail "pingpong $size $n failed"
+			echo "$mode $size $ns" >>"$pp"
+			echo "round $round $mode $size: $ns ns" >&2
+		done
+		pp_stop
+	done
+done
+
+shared=$(uptime | sed 's/.*load average: //')
+cat <<EOF
+<!-- bench_agent -->
+## Agent overhead (\`bench/bench_agent.sh\`)
+
+### CPU per send+recv pair (the headline)
+
+Command: \`make bench\` (or \`ROUNDS_PP=$ROUNDS_PP bench/run.sh bench_agent\`).
+\`bench/pingpong.c\` pinned to CPU 0 (\`taskset -c 0\`): one loopback TCP
+connection, a writer thread doing N \`send()\` of S bytes (N = $PP_BYTES /
+(S + 2048)), a reader thread \`recv()\`-ing them; the figure is the
+process's CPU time (getrusage, user + sys) per send+recv pair.
+$ROUNDS_PP rounds, every mode once per round; median, [min, max]; the
+percentage is the median against no agent.  Modes: *floor* is an empty
+tp_btf program on sock_send_length + sock_recv_length (\`bench/floor.bpf.c\`):
+what merely being attached costs.  *sampled* is \`causeway run --hooks
+sampled\`, the agent's default, outside a timing window (no per-call
+program attached; bytes from the kernel's TCP counters), with its UDP
+cgroup_skb counters and without them (\`--no-udp\`).  *inside a window* is
+the same with a window open (\`--window 1h\`): the per-call programs
+attached.  *always* is \`--hooks always\`.  Load average at the end:
+$shared (the machine was shared with other helpers' builds and tests, so
+absolute figures are inflated and noisier; compare rows).
+
+EOF
+python3 - "$pp" <<'PY'
+import sys, statistics as st
+data = {}
+for l in open(sys.argv[1]):
+    m, s, ns = l.split()
+    data.setdefault((m, int(s)), []).append(float(ns))
+names = [("none", "no agent"), ("floor", "floor: empty tp_btf on both hooks"),
+         ("sampled", "default (sampled), outside a window"),
+         ("sampled-noudp", "default, outside a window, --no-udp"),
+         ("window", "default, inside a window"),
+         ("always", "--hooks always")]
+sizes = sorted({k[1] for k in data})
+def lab(s):
+    return "%d B" % s if s < 1024 else "%d KiB" % (s // 1024)
+print("| mode | " + " | ".join(lab(s) for s in sizes) + " |")
+print("|---|" + "---|" * len(sizes))
+for m, name in names:
+    cells = []
+    for s in sizes:
+        xs = data.get((m, s))
+        base = data.get(("none", s))
+        if not xs:
+            cells.append("-")
+            continue
+        med = st.median(xs)
+        pct = (med / st.median(base) - 1) * 100 if base else 0
+        cells.append("%.0f ns [%.0f, %.0f] %+.1f%%" % (med, min(xs), max(xs), pct))
+    print("| %s | %s |" % (name, " | ".join(cells)))
+# ns per call above the floor: a pair is one send and at least one recv.
+print()
+for m in ("window", "always"):
+    xs = []
+    for s in sizes:
+        if (m, s) in data and ("floor", s) in data:
+            xs.append("%s %.0f" % (lab(s), (st.median(data[(m, s)]) -
+                      st.median(data[("floor", s)])) / 2))
+    if xs:
+        print("- %s, ns per call above the floor (pair / 2): %s" %
+              (m, ", ".join(xs)))
+# The default schedule opens a 1 s window every 10 s: its time average.
+xs = []
+for s in sizes:
+    k = [("sampled", s), ("window", s), ("none", s)]
+    if all(x in data for x in k):
+        avg = 0.9 * st.median(data[k[0]]) + 0.1 * st.median(data[k[1]])
+        xs.append("%s %+.1f%%" % (lab(s), (avg / st.median(data[k[2]]) - 1) * 100))
+if xs:
+    print("- default schedule (1 s window every 10 s), time average against "
+          "no agent: " + ", ".join(xs))
+PY
+cat <<'EOF'
+
+Aims (issue 10): the default outside windows within 1% of no agent at
+every size; `--hooks always` at most 25 ns per call above the floor.
+
+EOF
+[ "$IPERF" = 1 ] || { echo "<!-- /bench_agent -->"; exit 0; }
 
 LO=$(ns_create lo)	# loopback inside its own namespace: no other traffic
 two_hosts
@@ -28,7 +187,9 @@ run_one() {
 	local apid=
 	if [ "$mode" != none ]; then
 		mkdir -p "$out"
-		"$CW" run --mode "$mode" --no-udp -o "$out" \
+		local margs="--mode $mode"
+		[ "$mode" = sampled ] && margs="--hooks sampled"
+		"$CW" run $margs --no-udp -o "$out" \
 			>"$out/stdout" 2>"$out/stderr" &
 		apid=$!
 		for _ in $(seq 1 200); do
@@ -93,8 +254,7 @@ for round in $(seq 1 "$ROUNDS"); do
 done
 
 cat <<EOF
-<!-- bench_agent -->
-## Agent overhead: the SAC'20 comparison (\`bench/bench_agent.sh\`)
+### iperf3 throughput: the SAC'20 comparison (second table)
 
 Command: \`make bench\` (or \`ROUNDS=$ROUNDS SECS=$SECS bench/run.sh bench_agent\`);
 iperf3 TCP, one stream, ${SECS}s per run, $ROUNDS interleaved rounds, medians.
@@ -114,14 +274,14 @@ for p, size, mode, gbps, cpu, agent, calls, lost in rows:
         (float(gbps), float(cpu), float(agent), int(calls), int(lost)))
 def med(xs, i):
     return st.median(x[i] for x in xs)
-names = {"none": "no agent", "conn-only": "connection hooks only",
-         "per-event": "per-event to user space", "aggregate": "in-kernel aggregation"}
+names = {"none": "no agent", "sampled": "default: --hooks sampled, no window",
+         "per-event": "per-event to user space", "aggregate": "--hooks always"}
 print("| path | msg size | mode | Gbit/s | vs none | CPU % (iperf3 + agent) | agent CPU % | calls/s (busiest socket) | lost |")
 print("|---|---|---|---|---|---|---|---|---|")
 for p in ("loopback", "veth"):
     for size in sorted({k[1] for k in data if k[0] == p}):
         base = data.get((p, size, "none"))
-        for mode in ("none", "conn-only", "per-event", "aggregate"):
+        for mode in ("none", "sampled", "aggregate", "per-event"):
             xs = data.get((p, size, mode))
             if not xs or not base:
                 continue
@@ -166,10 +326,10 @@ PY
 
 cat <<EOF
 
-Aim (issue 2): in-kernel aggregation within 1% of no agent at 128 KiB and
-3% at 1 KiB; the paper measured 9% for its in-kernel aggregation and a
-blow-up for per-event.  "calls/s" for aggregation is the send+recv rate the
-kernel side counted with zero loss (no event crosses to user space); for
-per-event it is the events user space summed, with the drops beside it.
+iperf3 throughput on two shared vCPUs varies by tens of percent from run
+to run (DESIGN.md, "Costs are measured per operation"): the table above is
+the measure; this one shows what a newcomer's iperf3 run would see.
+"calls/s" is the send+recv rate the per-call programs counted (0 when they
+were not attached); for per-event it is the events user space summed.
 <!-- /bench_agent -->
 EOF

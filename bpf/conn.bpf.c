@@ -19,6 +19,15 @@
  * ring buffer.  No per-message event crosses to user space, except in the
  * benchmark's per-event mode, which exists only to measure what that costs.
  *
+ * Bytes need no per-call program: the kernel counts them in tcp_sock, and
+ * the iterator and the close transition read those counters (see "What the
+ * owner wrote and read" below).  The per-call programs (sock_send_length,
+ * sock_recv_length) only count calls and messages; with --hooks sampled
+ * (the agent's default) the loader attaches them only while a timing window
+ * is open and detaches them after, since even an empty attached program
+ * costs ~77 ns a call here (bench/RESULTS.md).  The kprobe variant keeps its
+ * per-call byte sums: it has no socket storage for the iterator to walk.
+ *
  * UDP is counted per (socket, peer) by cgroup_skb programs on the root
  * cgroup v2, since the peer of an unconnected socket is only in the packet.
  */
@@ -33,6 +42,7 @@
 #define AF_INET	     2
 #define AF_INET6     10
 #define MSG_PEEK     2
+#define RCV_SHUTDOWN 1
 #define ETH_P_IP     0x0800
 #define ETH_P_IPV6   0x86DD
 #define IPV6_HDR_LEN 40
@@ -52,6 +62,9 @@ const volatile __u32 self_tgid = 0;
 __u64 collect_since_ns = 0;
 /* Set by the agent: message starts are recorded until this time (0: off). */
 __u64 window_end_ns = 0;
+/* TCP ends established with no owner yet: the agent scans fd tables when
+ * this moves, so a server end gets its owner without a per-call hook. */
+__u64 unowned_ends = 0;
 
 static const struct cw_conn zero_conn;
 
@@ -109,12 +122,6 @@ struct {
 	__type(value, __u64);
 } inflight SEC(".maps");
 
-struct cw_listen_key {
-	__u32 netns;
-	__u16 port;
-	__u16 pad;
-};
-
 /* Listening ports seen by the start-up scan: tells pre-existing roles. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -159,7 +166,9 @@ static __always_inline void stat_inc(__u32 idx)
 
 static __always_inline __u32 sk_netns(struct sock *sk)
 {
-	return BPF_CORE_READ(sk, __sk_common.skc_net.net, ns.inum);
+	if (use_sk_hash)
+		return BPF_CORE_READ(sk, __sk_common.skc_net.net, ns.inum);
+	return sk->__sk_common.skc_net.net->ns.inum;
 }
 
 /* TCP or UDP over IPv4/IPv6, in the namespace we watch: its protocol. */
@@ -230,10 +239,103 @@ static __always_inline void refresh_tcp(struct cw_conn *c, struct sock *sk)
 	struct tcp_sock *tp = (void *)sk;
 
 	c->srtt_us = BPF_CORE_READ(tp, srtt_us) >> 3;
-	c->tcp_bytes_acked = BPF_CORE_READ(tp, bytes_acked);
-	c->tcp_bytes_received = BPF_CORE_READ(tp, bytes_received);
 	if (!c->lport || !c->rport)
 		fill_addrs(c, sk);
+}
+
+/*
+ * What the owner wrote and read, from tcp_sock's own counters.
+ *
+ * The sequence space counts the SYN and the FIN as one byte each.  Two
+ * 64-bit totals follow from the counters the kernel keeps anyway:
+ *
+ *   sent = bytes_acked + (write_seq - snd_una)
+ *	everything the socket took into its sequence space: bytes_acked sums
+ *	every advance of snd_una (tcp_snd_una_update), write_seq - snd_una is
+ *	what is queued or in flight (< 2^31, so 32-bit arithmetic is exact).
+ *	It includes the client's SYN (acked by the SYN-ACK, before
+ *	ESTABLISHED) and the FIN once close() or shutdown() queued it.
+ *   consumed = bytes_received - (rcv_nxt - copied_seq)
+ *	everything received (bytes_received sums every advance of rcv_nxt,
+ *	tcp_rcv_nxt_update, so the FIN too) minus what the owner has not read
+ *	yet.  A read that reaches the FIN moves copied_seq past it (tcp_recvmsg
+ *	and tcp_read_sock both do ++seq).
+ *
+ * The base (both totals when the end is first seen: at ESTABLISHED, or at
+ * the start-up scan for an end open before the agent) absorbs the SYNs and
+ * whatever came before, so:
+ *
+ *   written = sent - base_out - fin_out
+ *	fin_out = 1 in FIN_WAIT1, FIN_WAIT2, CLOSING, TIME_WAIT, LAST_ACK
+ *	(the states after tcp_close_state() queued the FIN; at the close
+ *	transition, the state it leaves)
+ *   read = consumed - base_in - fin_in
+ *	fin_in = 1 when a FIN came in (RCV_SHUTDOWN) and copied_seq has
+ *	reached rcv_nxt (the read returned 0, the FIN was taken)
+ *
+ * Counted this way, sendfile, splice and MSG_ZEROCOPY count as the calls
+ * that queue the bytes.  The counters are read without the socket lock (the
+ * iterator), so they are read in an order that can only under-count an
+ * instant (bytes_acked before snd_una before write_seq: an ACK in between
+ * lowers write_seq - snd_una by what bytes_acked missed), never over-count:
+ * running totals never go backwards.  Limits, by one byte at most:
+ * shutdown(SHUT_RD) also sets RCV_SHUTDOWN; a TCP Fast Open SYN's data is
+ * in the base.
+ */
+struct seq_now {
+	__u64 sent, consumed;
+	bool fin_in;
+};
+
+static __always_inline void tcp_seq_now(struct sock *sk, struct seq_now *s)
+{
+	struct tcp_sock *tp = (void *)sk;
+	__u64 acked = BPF_CORE_READ(tp, bytes_acked);
+	__u32 una = BPF_CORE_READ(tp, snd_una);
+	__u32 wseq = BPF_CORE_READ(tp, write_seq);
+	__u64 rcvd = BPF_CORE_READ(tp, bytes_received);
+	__u32 nxt = BPF_CORE_READ(tp, rcv_nxt);
+	__u32 copied = BPF_CORE_READ(tp, copied_seq);
+	__s32 queued = (__s32)(wseq - una), unread = (__s32)(nxt - copied);
+	__u8 shut = BPF_CORE_READ_BITFIELD_PROBED(sk, sk_shutdown);
+
+	s->sent = acked + (queued > 0 ? queued : 0);
+	s->consumed = rcvd - (unread > 0 ? unread : 0);
+	s->fin_in = (shut & RCV_SHUTDOWN) && unread <= 0;
+}
+
+static __always_inline void conn_base(struct cw_conn *c, struct sock *sk,
+				      __u64 less_out, __u64 less_in)
+{
+	struct seq_now s;
+
+	if (c->flags & CW_F_BASE)
+		return;
+	tcp_seq_now(sk, &s);
+	c->base_out = s.sent - less_out;
+	c->base_in = s.consumed - less_in;
+	c->flags |= CW_F_BASE;
+}
+
+static __always_inline bool fin_queued(int state)
+{
+	return state == TCP_FIN_WAIT1 || state == TCP_FIN_WAIT2 ||
+	       state == TCP_CLOSING || state == TCP_TIME_WAIT ||
+	       state == TCP_LAST_ACK;
+}
+
+/* The owner's bytes now, by the formula above; 0 rather than below base. */
+static __always_inline void tcp_bytes(const struct cw_conn *c, struct sock *sk,
+				      int state, __u64 *out, __u64 *in)
+{
+	struct seq_now s;
+	__u64 less;
+
+	tcp_seq_now(sk, &s);
+	less = c->base_out + (fin_queued(state) ? 1 : 0);
+	*out = s.sent > less ? s.sent - less : 0;
+	less = c->base_in + (s.fin_in ? 1 : 0);
+	*in = s.consumed > less ? s.consumed - less : 0;
 }
 
 static __always_inline struct cw_conn *conn_get(struct sock *sk, bool create)
@@ -300,9 +402,12 @@ static __always_inline void emit_event(struct sock *sk, int bytes, __u8 dir)
 	bpf_ringbuf_submit(e, 0);
 }
 
-static __always_inline void msg_start(struct cw_conn *c, __u8 dir, __u64 now)
+/* A message starts with this call of `bytes`: its place in the stream. */
+static __always_inline void msg_start(struct cw_conn *c, struct sock *sk,
+				      int bytes, __u8 dir, __u64 now)
 {
 	struct cw_msg_event *e;
+	__u64 out, in;
 
 	if (now >= window_end_ns)
 		return;
@@ -311,14 +416,28 @@ static __always_inline void msg_start(struct cw_conn *c, __u8 dir, __u64 now)
 		stat_inc(CW_STAT_TIMING_LOST);
 		return;
 	}
+	if (use_sk_hash) {
+		out = c->bytes_out;
+		in = c->bytes_in;
+	} else {
+		/* The call has returned: its bytes are in the counters. */
+		conn_base(c, sk, dir == CW_DIR_OUT ? bytes : 0,
+			  dir == CW_DIR_IN ? bytes : 0);
+		tcp_bytes(c, sk, TCP_ESTABLISHED, &out, &in);
+	}
 	e->cookie = c->cookie;
 	e->ts_ns = now;
-	e->bytes_before = dir == CW_DIR_OUT ? c->bytes_out : c->bytes_in;
+	e->bytes_before = (dir == CW_DIR_OUT ? out : in) - bytes;
 	e->dir = dir;
 	bpf_ringbuf_submit(e, 0);
 }
 
-/* A successful send or recv of `bytes`, in the owner's process context. */
+/*
+ * A successful send or recv of `bytes`, in the owner's process context.
+ * The cheapest tests come first (loads from the socket before helper
+ * calls), and the clock is read only when the call may start a message: a
+ * direction flip, or every call when an idle gap also splits (--msg-gap).
+ */
 static __always_inline void on_io(struct sock *sk, int bytes, __u8 dir)
 {
 	struct cw_conn *c;
@@ -327,10 +446,10 @@ static __always_inline void on_io(struct sock *sk, int bytes, __u8 dir)
 
 	if (bytes <= 0 || !sk)
 		return;
-	if (self_tgid && bpf_get_current_pid_tgid() >> 32 == self_tgid)
-		return;
 	proto = sk_protocol_wanted(sk);
 	if (!proto)
+		return;
+	if (self_tgid && bpf_get_current_pid_tgid() >> 32 == self_tgid)
 		return;
 	if (per_event) {
 		emit_event(sk, bytes, dir);
@@ -343,27 +462,42 @@ static __always_inline void on_io(struct sock *sk, int bytes, __u8 dir)
 		fill_owner(c);
 	if (proto != IPPROTO_TCP)
 		return; /* UDP bytes are counted per peer by cgroup_skb */
-	now = bpf_ktime_get_ns();
-	if (c->last_dir != dir ||
-	    (msg_gap_ns && now - c->last_ns > msg_gap_ns)) {
-		msg_start(c, dir, now);
+	/*
+	 * Plain adds, no lock prefix: each counter has one direction, and a
+	 * TCP socket's sends (and its receives) are serialised by its owner
+	 * in any program where they make sense as a stream; two threads
+	 * sending at once on one socket interleave their bytes anyway, and
+	 * may then lose a call count here, never a byte (bytes come from the
+	 * kernel's counters).
+	 */
+	if (dir == CW_DIR_OUT)
+		c->calls_out++;
+	else
+		c->calls_in++;
+	if (use_sk_hash) {
+		/* No iterator over the hash: bytes are summed per call. */
 		if (dir == CW_DIR_OUT)
-			__sync_fetch_and_add(&c->msgs_out, 1);
+			__sync_fetch_and_add(&c->bytes_out, bytes);
 		else
-			__sync_fetch_and_add(&c->msgs_in, 1);
+			__sync_fetch_and_add(&c->bytes_in, bytes);
 	}
-	if (dir == CW_DIR_OUT) {
-		__sync_fetch_and_add(&c->bytes_out, bytes);
-		__sync_fetch_and_add(&c->calls_out, 1);
-	} else {
-		__sync_fetch_and_add(&c->bytes_in, bytes);
-		__sync_fetch_and_add(&c->calls_in, 1);
+	if (c->last_dir == dir && !msg_gap_ns)
+		return;
+	now = bpf_ktime_get_ns();
+	if (c->last_dir != dir || now - c->last_ns > msg_gap_ns) {
+		msg_start(c, sk, bytes, dir, now);
+		if (dir == CW_DIR_OUT)
+			c->msgs_out++;
+		else
+			c->msgs_in++;
 	}
 	c->last_dir = dir;
 	c->last_ns = now;
 }
 
-static __always_inline void on_close(struct sock *sk, struct cw_conn *c)
+/* old: the state the socket leaves for TCP_CLOSE. */
+static __always_inline void on_close(struct sock *sk, struct cw_conn *c,
+				     int old)
 {
 	struct cw_conn *rec;
 
@@ -385,6 +519,10 @@ static __always_inline void on_close(struct sock *sk, struct cw_conn *c)
 		return;
 	}
 	__builtin_memcpy(rec, c, sizeof(*rec));
+	if (!use_sk_hash) {
+		conn_base(rec, sk, 0, 0);
+		tcp_bytes(rec, sk, old, &rec->bytes_out, &rec->bytes_in);
+	}
 	refresh_tcp(rec, sk);
 	bpf_ringbuf_submit(rec, 0);
 	conn_forget(sk);
@@ -392,8 +530,13 @@ static __always_inline void on_close(struct sock *sk, struct cw_conn *c)
 
 /*
  * TCP state changes.  Some run in softirq context (the passive open, the
- * handshake completing), where the current task is not the owner: only the
- * connect() transition, which runs in the caller's context, sets the owner.
+ * handshake completing), where the current task is not the owner.  Three
+ * run only in the owner's context and set it: connect() (SYN_SENT), and
+ * tcp_close_state() from close() or shutdown() (FIN_WAIT1 when this end
+ * closes first, LAST_ACK when the peer did), and close() aborting an open
+ * end (CLOSE with no error): so every end its owner closes has its owner
+ * with no per-call program.  A server end that stays open is
+ * owned by the agent's fd-table scan, which unowned_ends triggers.
  */
 static __always_inline void on_state(struct sock *sk, int old, int new)
 {
@@ -427,11 +570,36 @@ static __always_inline void on_state(struct sock *sk, int old, int new)
 							: CW_ROLE_UNKNOWN;
 		c->flags |= CW_F_ESTABLISHED;
 		fill_addrs(c, sk);
+		if (!use_sk_hash)
+			conn_base(c, sk, 0, 0);
+		if (!(c->flags & CW_F_OWNER))
+			__sync_fetch_and_add(&unowned_ends, 1);
+		break;
+	case TCP_FIN_WAIT1:
+	case TCP_LAST_ACK:
+		if (self_tgid && bpf_get_current_pid_tgid() >> 32 == self_tgid)
+			return;
+		c = conn_get(sk, false);
+		if (c && !(c->flags & CW_F_OWNER))
+			fill_owner(c);
 		break;
 	case TCP_CLOSE:
 		c = conn_get(sk, false);
-		if (c)
-			on_close(sk, c);
+		if (!c)
+			return;
+		/*
+		 * An open end closing with no error set is close() aborting
+		 * it (unread data: a RST instead of a FIN) or shutdown by
+		 * tcp_disconnect(), both in the owner's context; a RST or a
+		 * timeout received sets sk_err first (tcp_done_with_error).
+		 */
+		if (!(c->flags & CW_F_OWNER) &&
+		    (old == TCP_ESTABLISHED || old == TCP_CLOSE_WAIT) &&
+		    !SK_FIELD(sk, sk_err) &&
+		    !(self_tgid &&
+		      bpf_get_current_pid_tgid() >> 32 == self_tgid))
+			fill_owner(c);
+		on_close(sk, c, old);
 		break;
 	}
 }
@@ -779,8 +947,11 @@ int cw_scan_files(struct bpf_iter__task_file *ctx)
 	if (!c)
 		return 0;
 	if (!(c->flags & (CW_F_ESTABLISHED | CW_F_CLOSED)) &&
-	    proto == IPPROTO_TCP)
+	    proto == IPPROTO_TCP) {
 		c->flags |= CW_F_PREEXISTING | CW_F_ESTABLISHED;
+		/* Counted from now on: what it did before is not ours. */
+		conn_base(c, sk, 0, 0);
+	}
 	if (!(c->flags & CW_F_OWNER)) {
 		fill_owner_task(&c->owner, task);
 		c->flags |= CW_F_OWNER;
@@ -788,12 +959,17 @@ int cw_scan_files(struct bpf_iter__task_file *ctx)
 	return 0;
 }
 
-/* Every interval: TCP aggregates that changed since the last collection. */
+/*
+ * Every interval: TCP ends whose bytes moved (read from the kernel's
+ * counters, written back as the last reported) or whose calls were counted
+ * since the last collection.
+ */
 SEC("iter/bpf_sk_storage_map")
 int cw_collect(struct bpf_iter__bpf_sk_storage_map *ctx)
 {
 	struct cw_conn *c = ctx->value, *out;
 	struct sock *sk = ctx->sk;
+	__u64 bout, bin;
 	__u32 zero = 0;
 
 	if (!sk || !c)
@@ -801,9 +977,17 @@ int cw_collect(struct bpf_iter__bpf_sk_storage_map *ctx)
 	if (c->protocol != IPPROTO_TCP || (c->flags & CW_F_CLOSED) ||
 	    !(c->flags & CW_F_ESTABLISHED))
 		return 0;
-	if (c->last_ns < collect_since_ns &&
-	    !(c->flags & CW_F_PREEXISTING && c->first_ns >= collect_since_ns))
+	conn_base(c, sk, 0, 0);
+	tcp_bytes(c, sk, BPF_CORE_READ(sk, __sk_common.skc_state), &bout, &bin);
+	if (bout != c->bytes_out || bin != c->bytes_in) {
+		c->bytes_out = bout;
+		c->bytes_in = bin;
+		c->last_ns = bpf_ktime_get_ns();
+	} else if (c->last_ns < collect_since_ns &&
+		   !(c->flags & CW_F_PREEXISTING &&
+		     c->first_ns >= collect_since_ns)) {
 		return 0;
+	}
 	out = bpf_map_lookup_elem(&scratch, &zero);
 	if (!out)
 		return 0;

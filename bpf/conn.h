@@ -8,6 +8,7 @@
 
 #define CW_COMM_LEN 16
 
+/* Same values as common/record.h's CW_REC_ROLE_* (agent.c asserts it). */
 enum cw_role {
 	CW_ROLE_UNKNOWN = 0,
 	CW_ROLE_CLIENT = 1, /* active open: connect() */
@@ -25,6 +26,14 @@ enum cw_conn_flag {
 	CW_F_ESTABLISHED = 1 << 1,
 	CW_F_CLOSED = 1 << 2, /* close record already sent */
 	CW_F_OWNER = 1 << 3,  /* owner filled in process context */
+	CW_F_BASE = 1 << 4,   /* base_out/base_in taken */
+};
+
+/* Key of the listeners map: a listening port in one network namespace. */
+struct cw_listen_key {
+	__u32 netns;
+	__u16 port;
+	__u16 pad;
 };
 
 /* The process that owns a socket, taken in process context. */
@@ -40,6 +49,11 @@ struct cw_owner {
  * Per-socket aggregates.  Kept in socket-local storage for TCP; copied out
  * by the collection iterator every interval and by the close hook once.
  * Times are CLOCK_MONOTONIC ns.  Addresses: IPv4 in the first 4 bytes.
+ *
+ * TCP bytes come from tcp_sock's own counters (bpf/conn.bpf.c, "What the
+ * owner wrote and read"): bytes_out/bytes_in are the last values reported.
+ * calls and msgs are counted by the per-call programs, so only while they
+ * are attached (always with --hooks always, else inside timing windows).
  */
 struct cw_conn {
 	__u64 cookie;	 /* socket cookie: unique while the host is up */
@@ -51,8 +65,8 @@ struct cw_conn {
 	__u64 msgs_in;
 	__u64 first_ns;
 	__u64 last_ns;
-	__u64 tcp_bytes_acked; /* tcp_sock's own counters, at copy-out */
-	__u64 tcp_bytes_received;
+	__u64 base_out; /* sequence space sent / consumed at first sight */
+	__u64 base_in;
 	__u32 retrans; /* retransmitted segments */
 	__u32 srtt_us; /* smoothed RTT at copy-out */
 	__u32 netns;   /* network namespace inode */

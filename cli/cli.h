@@ -16,6 +16,9 @@ int cli_attach(const char *val, enum cw_attach *out);
 /* --mode aggregate|conn-only|per-event */
 int cli_mode(const char *val, enum cw_agent_mode *out);
 
+/* getopt value of --hooks (long only: 'H' is the agent's --host). */
+#define CLI_OPT_HOOKS 0x148
+
 /* The options of the agent that run and agent share. */
 struct cli_watch {
 	struct cw_agent_opts ao;
@@ -26,8 +29,8 @@ struct cli_watch {
 /*
  * Parse one of -i/--interval, -d/--duration, -a/--attach, -n/--netns,
  * --msg-gap ('g'), --no-udp ('U'),
- * --no-nat ('N'): 1 if opt was one of them, 0 if not,
- * -1 on a bad value (one line printed).
+ * --no-nat ('N'), --hooks sampled|always (CLI_OPT_HOOKS): 1 if opt was one of
+ * them, 0 if not, -1 on a bad value (one line printed).
  */
 int cli_watch_option(int opt, const char *arg, struct cli_watch *w);
 /* --min-share: a fraction of all bytes, 0 to 1; 0 or -1 (line printed). */

@@ -102,6 +102,17 @@ static void usage(FILE *fp)
 		"      --no-udp         do not count UDP\n"
 		"      --no-nat         keep DNAT'ed (virtual) addresses: no "
 		"conntrack lookups\n"
+		"      --hooks H        sampled (default): the per-call "
+		"programs run only\n"
+		"                       inside timing windows, so a send/recv "
+		"costs\n"
+		"                       nothing outside; always: exact calls "
+		"and messages\n"
+		"                       everywhere, ~100 ns a call (bytes are "
+		"exact either way).\n"
+		"                       With --kafka and no --window, sampled "
+		"takes 1s windows\n"
+		"                       every 10s.\n"
 		"      --samples-every P  a tc sample run every P, rotating "
 		"10ms,\n"
 		"                       1ms, 100us bins (default 1m; 0 turns "
@@ -265,6 +276,22 @@ static int period_option(int opt, const char *arg, struct agent_cmd *c)
 	return 0;
 }
 
+/*
+ * Sampled hooks count calls and messages only inside timing windows, so a
+ * fleet agent (publishing to Kafka, where windows go to their own topic)
+ * with none asked for takes the default schedule: messages and the fleet's
+ * causal paths keep coming with no extra option.  JSON-lines output gets
+ * windows only when asked, so its readers see no new kind of line.
+ */
+static void default_windows(struct agent_cmd *c)
+{
+	if (c->d.window_ns || !c->kc.brokers ||
+	    c->w.ao.hooks == CW_HOOKS_ALWAYS)
+		return;
+	c->d.window_ns = CW_HOOKS_WINDOW_NS;
+	c->d.window_every_ns = CW_HOOKS_EVERY_NS;
+}
+
 /* Options that each make sense but not together. */
 static int check_options(const struct agent_cmd *c)
 {
@@ -288,29 +315,19 @@ static int check_options(const struct agent_cmd *c)
 /* 0 to go on, else the exit status (help printed, or bad usage). */
 static int parse_args(int argc, char **argv, struct agent_cmd *c)
 {
-	static const struct option opts[] = {{"interval", 1, 0, 'i'},
-					     {"duration", 1, 0, 'd'},
-					     {"out", 1, 0, 'o'},
-					     {"attach", 1, 0, 'a'},
-					     {"netns", 1, 0, 'n'},
-					     {"host", 1, 0, 'H'},
-					     {"msg-gap", 1, 0, 'g'},
-					     {"no-udp", 0, 0, 'U'},
-					     {"no-nat", 0, 0, 'N'},
-					     {"kafka", 1, 0, 'k'},
-					     {"kafka-config", 1, 0, 'K'},
-					     {"topic-prefix", 1, 0, 'T'},
-					     {"spool", 1, 0, 'S'},
-					     {"spool-max", 1, 0, 'M'},
-					     {"pin", 1, 0, 'P'},
-					     {"samples-every", 1, 0, 'E'},
-					     {"samples-store", 1, 0, 'R'},
-					     {"window", 1, 0, 'w'},
-					     {"window-every", 1, 0, 'W'},
-					     {"meta-every", 1, 0, 'X'},
-					     {"user", 1, 0, 'u'},
-					     {"help", 0, 0, 'h'},
-					     {0}};
+	static const struct option opts[] = {
+		{"interval", 1, 0, 'i'},      {"duration", 1, 0, 'd'},
+		{"out", 1, 0, 'o'},	      {"attach", 1, 0, 'a'},
+		{"netns", 1, 0, 'n'},	      {"host", 1, 0, 'H'},
+		{"msg-gap", 1, 0, 'g'},	      {"no-udp", 0, 0, 'U'},
+		{"no-nat", 0, 0, 'N'},	      {"hooks", 1, 0, CLI_OPT_HOOKS},
+		{"kafka", 1, 0, 'k'},	      {"kafka-config", 1, 0, 'K'},
+		{"topic-prefix", 1, 0, 'T'},  {"spool", 1, 0, 'S'},
+		{"spool-max", 1, 0, 'M'},     {"pin", 1, 0, 'P'},
+		{"samples-every", 1, 0, 'E'}, {"samples-store", 1, 0, 'R'},
+		{"window", 1, 0, 'w'},	      {"window-every", 1, 0, 'W'},
+		{"meta-every", 1, 0, 'X'},    {"user", 1, 0, 'u'},
+		{"help", 0, 0, 'h'},	      {0}};
 	int opt, r;
 
 	opterr = 0;
@@ -334,7 +351,10 @@ static int parse_args(int argc, char **argv, struct agent_cmd *c)
 		cw_error("unexpected argument '%s'", argv[optind]);
 		return 2;
 	}
-	return check_options(c) ? 2 : 0;
+	if (check_options(c))
+		return 2;
+	default_windows(c);
+	return 0;
 }
 
 static void report(const struct agent_cmd *c, struct cw_agent *a,

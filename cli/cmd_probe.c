@@ -84,6 +84,9 @@ static void print_text(const struct cw_kernel_caps *c)
 	else
 		printf("--attach auto picks                %s\n",
 		       cw_attach_name(c->auto_pick));
+	printf("--hooks (agent default: sampled; run default: always)\n%s%s",
+	       cw_hooks_describe(CW_HOOKS_SAMPLED, c),
+	       cw_hooks_describe(CW_HOOKS_ALWAYS, c));
 }
 
 /* --load V: 0 if every program of V loads, 1 if the kernel refuses. */

@@ -50,7 +50,7 @@ static void usage(FILE *fp)
 		"[--json]\n"
 		"                    [--attach auto|fentry|kprobe|tracepoint]\n"
 		"                    [--netns NS] [--msg-gap D] [--no-udp]\n"
-		"                    [--no-nat]\n\n"
+		"                    [--no-nat] [--hooks always|sampled]\n\n"
 		"Watch TCP and UDP traffic on this host from the kernel, with "
 		"no\n"
 		"change to the programs watched; pair the two ends of every "
@@ -75,6 +75,13 @@ static void usage(FILE *fp)
 		"      --no-udp       do not count UDP\n"
 		"      --no-nat       keep DNAT'ed (virtual) addresses: no "
 		"conntrack lookups\n"
+		"      --hooks H      always (default): a program on every "
+		"send/recv\n"
+		"                     counts calls and messages exactly, "
+		"~100 ns a call;\n"
+		"                     sampled: only inside timing windows, "
+		"nothing\n"
+		"                     outside (bytes are exact either way)\n"
 		"  -w, --window D     record message start times in timing "
 		"windows\n"
 		"                     of D (into timing.jsonl with -o)\n"
@@ -243,15 +250,23 @@ static int check_options(struct run_opts *ro)
 /* 0 to go on, -1 after --help, else the exit status of bad usage. */
 static int parse_args(int argc, char **argv, struct run_opts *ro)
 {
-	static const struct option opts[] = {
-		{"duration", 1, 0, 'd'},     {"interval", 1, 0, 'i'},
-		{"out", 1, 0, 'o'},	     {"json", 0, 0, 'j'},
-		{"attach", 1, 0, 'a'},	     {"netns", 1, 0, 'n'},
-		{"msg-gap", 1, 0, 'g'},	     {"no-udp", 0, 0, 'U'},
-		{"no-nat", 0, 0, 'N'},	     {"mode", 1, 0, 'm'},
-		{"min-share", 1, 0, 's'},    {"window", 1, 0, 'w'},
-		{"window-every", 1, 0, 'W'}, {"paths", 0, 0, 'p'},
-		{"help", 0, 0, 'h'},	     {0}};
+	static const struct option opts[] = {{"duration", 1, 0, 'd'},
+					     {"interval", 1, 0, 'i'},
+					     {"out", 1, 0, 'o'},
+					     {"json", 0, 0, 'j'},
+					     {"attach", 1, 0, 'a'},
+					     {"netns", 1, 0, 'n'},
+					     {"msg-gap", 1, 0, 'g'},
+					     {"no-udp", 0, 0, 'U'},
+					     {"no-nat", 0, 0, 'N'},
+					     {"mode", 1, 0, 'm'},
+					     {"min-share", 1, 0, 's'},
+					     {"window", 1, 0, 'w'},
+					     {"window-every", 1, 0, 'W'},
+					     {"paths", 0, 0, 'p'},
+					     {"help", 0, 0, 'h'},
+					     {"hooks", 1, 0, CLI_OPT_HOOKS},
+					     {0}};
 	int opt, r;
 
 	opterr = 0;
@@ -380,7 +395,10 @@ int cmd_run(int argc, char **argv)
 {
 	/* keep_caps: run drops its privileges itself, after attaching. */
 	struct run_opts ro = {
-		.w = {.ao = {.sz = sizeof(ro.w.ao), .keep_caps = true},
+		/* run is a short look at one host: exact messages by default */
+		.w = {.ao = {.sz = sizeof(ro.w.ao),
+			     .keep_caps = true,
+			     .hooks = CW_HOOKS_ALWAYS},
 		      .interval_ns = NSEC_PER_SEC},
 		.wo = {.sz = sizeof(ro.wo)}};
 	struct run_ctx rc = {0};

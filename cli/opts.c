@@ -119,6 +119,16 @@ int cli_watch_option(int opt, const char *arg, struct cli_watch *w)
 	case 'N':
 		w->ao.no_nat = true;
 		break;
+	case CLI_OPT_HOOKS: {
+		enum cw_hooks h;
+
+		if (cw_hooks_parse(arg, &h))
+			err = cw_error("--hooks '%s': want sampled or always",
+				       arg);
+		else
+			w->ao.hooks = h;
+		break;
+	}
 	default:
 		return 0;
 	}

@@ -11,7 +11,8 @@ bg_pid $!
 wait_port "$SRV" 5201
 
 out=$T_TMP/out
-agent_start "$out"
+# The agent's default: bytes from the kernel's counters, no per-call program.
+agent_start "$out" --hooks sampled
 ip netns exec "$CLI" iperf3 -c "$SRV_IP" -p 5201 -n 64M -l 128K --json \
 	>"$T_TMP/iperf.json" || fail "iperf3 failed"
 sleep 0.3

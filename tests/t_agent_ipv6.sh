@@ -11,7 +11,8 @@ head -c 200000 /dev/urandom >"$root/f"
 nginx_start "$SRV" "[$SRV_IP6]" 80 "$root"
 
 out=$T_TMP/out
-agent_start "$out"
+# The agent's default: bytes from the kernel's counters, no per-call program.
+agent_start "$out" --hooks sampled
 ip netns exec "$CLI" curl -s -g -o /dev/null -o /dev/null \
 	-w '%{size_request} %{size_header} %{size_download}\n' \
 	"http://[$SRV_IP6]/f" "http://[$SRV_IP6]/f" >"$T_TMP/curl.txt" ||

@@ -15,7 +15,7 @@ for s in $sizes; do head -c "$s" /dev/urandom >"$root/f$s"; done
 nginx_start "$SRV" "$SRV_IP" 80 "$root"
 
 out=$T_TMP/out
-agent_start "$out" --netns "$(ns_inode "$CLI")"
+agent_start "$out" --netns "$(ns_inode "$CLI")" --hooks sampled
 # The agent above watches only the client host; a second one watches
 # both, which is what the pairing test below needs.
 AGENT1=$AGENT_PID

@@ -18,7 +18,8 @@ bg_pid $HOLD_PID
 wait_file "$T_TMP/hold.txt"
 
 out=$T_TMP/out
-agent_start "$out"
+# The agent's default: bytes from the kernel's counters, no per-call program.
+agent_start "$out" --hooks sampled
 touch "$go"
 wait $HOLD_PID || fail "client failed"
 sleep 0.3

@@ -16,7 +16,9 @@ REDIS_PID=$(ip netns exec "$SRV" ss -Htlnp 'sport = :6379' |
 	sed -n 's/.*pid=\([0-9]*\).*/\1/p' | head -n 1)
 
 out=$T_TMP/out
-agent_start "$out"
+# Sampled hooks, with one window over the whole test: messages are
+# counted exactly inside a window; bytes come from the kernel's counters.
+agent_start "$out" --hooks sampled --window 1h
 N=500
 res=$(ip netns exec "$CLI" $TRAFFIC redis "$SRV_IP" 6379 $N) ||
 	fail "redis client failed"
