@@ -45,9 +45,10 @@ RSS=$(($(awk '/^VmRSS:/ { print $2 }' "/proc/$PID/status") * 1024))
 note "client pid $PID, start $START ns, rss $RSS bytes"
 
 # The broker lives in the agent: read the topic while it runs, until the
-# agent stops (then nothing more comes).
+# agent stops (then nothing more comes; the wait is long because a loaded
+# machine can keep a new group member waiting for seconds).
 ip netns exec "$CLI" "$CW" dump --kafka "$BOOT" --topic meta \
-	--from-beginning --timeout 5s >"$T_TMP/meta.jsonl" 2>"$T_TMP/dump.log" &
+	--from-beginning --timeout 15s >"$T_TMP/meta.jsonl" 2>"$T_TMP/dump.log" &
 DUMP=$!
 bg_pid $DUMP
 # Each phase changes the connection: two records name the client, one
