@@ -12,9 +12,7 @@
 #include "cli/cli.h"
 #include "cli/commands.h"
 #include "common/log.h"
-#include "common/record_read.h"
 #include "common/util.h"
-#include "correlator/correlator.h"
 #include "graph/graph.h"
 #include "viz/viz.h"
 
@@ -57,19 +55,6 @@ static void usage(FILE *fp)
 		"fleet.jsonl\n");
 }
 
-struct load_ctx {
-	struct cw_pairing pairing;
-};
-
-static int on_records(const struct cw_conn_record *r, size_t n, void *arg)
-{
-	struct load_ctx *lc = arg;
-
-	if (cw_pairing_add_many(&lc->pairing, r, n))
-		return cw_error("out of memory");
-	return 0;
-}
-
 static const char *format_of(const char *path)
 {
 	const char *dot = strrchr(path, '.');
@@ -92,12 +77,9 @@ int cmd_render(int argc, char **argv)
 	};
 	struct cw_render_opts ro = {.sz = sizeof(ro), .min_share = 0.10};
 	enum cw_group_by by = CW_BY_PROCESS;
-	struct cw_record_read_stats rs;
-	struct cw_view v = {0};
 	const char *out = NULL;
 	bool skip_bad = false;
-	struct load_ctx lc;
-	struct cw_graph g;
+	struct cw_pipeline pl;
 	size_t drawn;
 	int c, ret;
 
@@ -150,27 +132,19 @@ int cmd_render(int argc, char **argv)
 	if (!ro.format)
 		ro.format = format_of(out);
 	ret = 1;
-	cw_pairing_init(&lc.pairing);
-	cw_graph_init(&g);
-	if (cw_record_read_files_many(argv + optind, (size_t)(argc - optind),
-				      skip_bad, on_records, &lc, &rs))
+	cw_pipeline_init(&pl, 0);
+	if (cw_pipeline_read_files(&pl, argv + optind, (size_t)(argc - optind),
+				   skip_bad) ||
+	    cw_pipeline_finish(&pl, by) ||
+	    cw_render_view(&pl.view, out, &ro, &drawn))
 		goto out;
-	if (cw_pairing_build(&lc.pairing, &g)) {
-		cw_error("out of memory pairing connection ends");
-		goto out;
-	}
-	if (cw_view_build(&v, &g, by, NULL) ||
-	    cw_render_view(&v, out, &ro, &drawn))
-		goto out;
-	if (!drawn && v.ne)
+	if (!drawn && pl.view.ne)
 		cw_warn("no edge carries %g of all bytes: '%s' is empty (try a "
 			"lower --min-share)",
 			ro.min_share, out);
-	cw_debug("rendered %zu of %zu edges to '%s'", drawn, v.ne, out);
+	cw_debug("rendered %zu of %zu edges to '%s'", drawn, pl.view.ne, out);
 	ret = 0;
 out:
-	cw_view_release(&v);
-	cw_graph_release(&g);
-	cw_pairing_release(&lc.pairing);
+	cw_pipeline_release(&pl);
 	return ret;
 }

@@ -122,12 +122,6 @@ long cw_graph_node_for_proc(struct cw_graph *g, const char *host,
 	return i;
 }
 
-long cw_graph_node_for_end(struct cw_graph *g, const struct cw_conn_record *r)
-{
-	return cw_graph_node_for_proc(g, r->host, r->netns,
-				      r->flags & CW_REC_NO_OWNER, &r->proc);
-}
-
 long cw_graph_node_external(struct cw_graph *g, const struct cw_addr *a,
 			    uint16_t port)
 {

@@ -300,7 +300,7 @@ static int make_windows(struct cw_view *v, const struct cw_graph *g,
 	v->window_ns = w->width_ns;
 	if (!w->width_ns)
 		return 0;
-	if (cw_windows_by_edge(w, g, &cells, &n, &v->unattributed))
+	if (cw_windows_by_edge(w, &cells, &n, &v->unattributed))
 		return -1;
 	for (i = 0; i < n; i++)
 		cells[i].edge = edge_of[cells[i].edge];

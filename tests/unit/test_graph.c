@@ -114,7 +114,8 @@ static void fleet(struct cw_graph *g, struct cw_windows *w)
 	r.last_ns = T0 + 70 * NSEC_PER_SEC;
 	add(&p, w, &r);
 	cw_graph_init(g);
-	CHECK(!cw_pairing_build(&p, g));
+	CHECK(!cw_graph_build(g, &p));
+	CHECK(!cw_windows_place(w, g, &p));
 	CHECK(p.st.paired == 4 && p.st.unpaired == 1);
 	cw_pairing_release(&p);
 }
