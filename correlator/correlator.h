@@ -19,8 +19,19 @@
  *			...			// i and p.partner[i] pair
  *	cw_pairing_release(&p);
  *
- * The service around it (Kafka, timing windows, the commit rule) is in
- * correlator/service.h.
+ * The service around it, `causeway correlate`: a Kafka consumer-group
+ * member that applies connection records to a pairing, collects the
+ * agents' timing windows and infers each window's causal paths, and
+ * commits offsets only once what holds them is written:
+ *
+ *	struct cw_correlator c;
+ *	struct cw_correlator_opts o = {.out = dir, .paths = true, ...};
+ *
+ *	if (cw_correlator_open(&c, &o, consumer, timing_topic))
+ *		return -1;
+ *	c.snapshot = write_graph;	// builds and writes the graph
+ *	err = cw_correlator_run(&c, duration, idle, every);
+ *	cw_correlator_close(&c);
  */
 #ifndef CW_CORRELATOR_H
 #define CW_CORRELATOR_H
@@ -29,8 +40,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <stdio.h>
+
 #include "common/htab.h"
+#include "common/kafka.h"
 #include "common/record.h"
+#include "common/wire.h"
+#include "paths/paths.h"
 
 struct cw_pairing_stats {
 	uint64_t records;   /* records applied */
@@ -150,5 +166,130 @@ const struct cw_conn_record *cw_pairing_end(const struct cw_pairing *p,
 /* The same, copied into *r. */
 void cw_pairing_end_copy(const struct cw_pairing *p, size_t i,
 			 struct cw_conn_record *r);
+
+/*
+ * Timing windows (correlator/timing.c): every end's records of one slot.
+ * A window is complete a grace period after a newer slot shows up, when
+ * more than CW_TIMING_MAX_PENDING are pending (the oldest), or at the end.
+ * A record of a slot already inferred is late: counted and dropped.  Each
+ * record's (partition, offset) is kept, so that a partition's commit point
+ * never passes a record whose window is still pending.
+ */
+#define CW_TIMING_MAX_PENDING 8
+
+struct cw_timing_source {
+	int32_t partition;
+	int64_t offset;
+};
+
+struct cw_timing_window {
+	uint64_t slot;
+	uint64_t start_ns, end_ns; /* earliest start, latest end seen */
+	struct cw_timing_record *recs;
+	size_t n, cap;
+	struct cw_timing_source *offs;
+	size_t noffs, cap_offs;
+	uint64_t newer_mono; /* when a newer window was first seen; 0: not */
+};
+
+/* A partition of the timing topic: what can be committed. */
+struct cw_timing_part {
+	int32_t partition;
+	int64_t max_seen; /* highest offset read */
+	int64_t stored;	  /* commit point stored; -1: none */
+};
+
+struct cw_timing {
+	struct cw_timing_window wins[CW_TIMING_MAX_PENDING + 1]; /* by slot */
+	size_t nwins;
+	struct cw_timing_part *parts;
+	size_t nparts, cap_parts;
+	uint64_t grace_ns;
+	uint64_t done_slot; /* the newest window inferred */
+	uint64_t records, late;
+};
+
+void cw_timing_init(struct cw_timing *tw, uint64_t grace_ns);
+void cw_timing_release(struct cw_timing *tw);
+/* Offset `offset` of the timing topic's partition was read (whatever it
+ * held).  0, or -1 after a message. */
+int cw_timing_seen(struct cw_timing *tw, int32_t partition, int64_t offset);
+/*
+ * Keep t, read from (partition, offset) at monotonic time now, in its
+ * slot's window; the window takes t->msgs (NULL after, whatever the
+ * outcome).  0 (kept, or late and counted), or -1 after a message (out of
+ * memory; more than CW_TIMING_MAX_PENDING + 1 windows).
+ */
+int cw_timing_add(struct cw_timing *tw, struct cw_timing_record *t,
+		  int32_t partition, int64_t offset, uint64_t now);
+/* The oldest window if it is complete at now (any pending when all), or
+ * NULL.  Once its paths are written, cw_timing_pop() it. */
+struct cw_timing_window *cw_timing_ready(struct cw_timing *tw, uint64_t now,
+					 bool all);
+/* Drop the oldest window: done; later records of its slot are late. */
+void cw_timing_pop(struct cw_timing *tw);
+/* Partition's commit point: its oldest record in a pending window, else
+ * past everything read (-1: nothing read). */
+int64_t cw_timing_safe_offset(const struct cw_timing *tw, int32_t partition);
+/* Store an offset as a partition's commit point; 0 or -1 (not stored). */
+typedef int (*cw_timing_store_fn)(void *arg, int32_t partition, int64_t next);
+/* Store every partition's commit point that moved forward; how many. */
+size_t cw_timing_commit(struct cw_timing *tw, cw_timing_store_fn store,
+			void *arg);
+
+/*
+ * The service (correlator/service.c).  Connection records go to the
+ * pairing; timing records (when paths is set) to their windows, and each
+ * complete window's causal paths to DIR/paths.json and a line of
+ * DIR/paths.jsonl.  Every snapshot period the caller's snapshot hook runs
+ * (it builds and writes the graph), then the offsets are committed.
+ */
+struct cw_correlator_opts {
+	const char *out; /* DIR, or NULL: write nothing */
+	bool paths;	 /* read the timing topic */
+	uint64_t grace_ns;
+	struct cw_paths_opts po;
+};
+
+struct cw_correlator;
+/* Write what c holds (final: the last time); 0, or -1 after a message. */
+typedef int (*cw_correlator_snapshot_fn)(struct cw_correlator *c, bool final,
+					 void *arg);
+
+struct cw_correlator {
+	struct cw_correlator_opts o;
+	struct cw_kafka_consumer *consumer; /* the caller's */
+	const char *timing_topic;
+	struct cw_pairing pairing;
+	struct cw_wire_errors errors;
+	struct cw_timing timing;
+	FILE *jsonl; /* DIR/paths.jsonl, appended */
+	uint64_t applied_since_commit;
+	uint64_t windows, windows_failed, no_conn;
+	cw_correlator_snapshot_fn snapshot;
+	void *snapshot_arg;
+};
+
+/* Ready c (opens DIR/paths.jsonl with paths); 0, or -1 after a message. */
+int cw_correlator_open(struct cw_correlator *c,
+		       const struct cw_correlator_opts *o,
+		       struct cw_kafka_consumer *consumer,
+		       const char *timing_topic);
+/* 0, or -1 after a message (paths.jsonl could not be written). */
+int cw_correlator_close(struct cw_correlator *c);
+/* Apply one message (released): a bad record is counted and skipped. */
+void cw_correlator_apply(struct cw_correlator *c, struct cw_kafka_msg *m);
+/* Infer and write every complete window (all: every pending one).  0, or
+ * -1 after a message (a window not written stays pending). */
+int cw_correlator_windows_step(struct cw_correlator *c, uint64_t now, bool all);
+/* The snapshot hook, then the timing commit points, then the commit. */
+int cw_correlator_snapshot(struct cw_correlator *c, bool final);
+/*
+ * Consume until a signal (cw_stop), duration, or idle with no record (0:
+ * no limit), with a snapshot every `every` ns and at the end.  0, or -1
+ * after a message.
+ */
+int cw_correlator_run(struct cw_correlator *c, uint64_t duration, uint64_t idle,
+		      uint64_t every);
 
 #endif
