@@ -144,7 +144,8 @@ static void timing_msgs_json(struct cw_jsonw *w,
 	for (i = 0; i < t->n; i++) {
 		cw_jsonw_arr_open(w, NULL);
 		cw_jsonw_u64(w, NULL, t->msgs[i].ts_ns);
-		cw_jsonw_str(w, NULL, t->msgs[i].dir == 1 ? "out" : "in");
+		cw_jsonw_str(w, NULL,
+			     t->msgs[i].dir == CW_OBS_OUT ? "out" : "in");
 		cw_jsonw_u64(w, NULL, t->msgs[i].bytes);
 		cw_jsonw_arr_close(w);
 	}

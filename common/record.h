@@ -68,11 +68,22 @@ struct cw_conn_record {
 	struct cw_process proc;
 };
 
+/*
+ * Which way a message went, as the end that saw it tells (cw_msg_obs.dir;
+ * the same values as the kernel side's enum cw_dir in bpf/conn.h, which
+ * the shared layer cannot include).  The wire carries it as one bit per
+ * message (set: in); the path inference has its own enum cw_msg_dir.
+ */
+enum cw_obs_dir {
+	CW_OBS_OUT = 1, /* sent by this end */
+	CW_OBS_IN = 2,	/* received by this end */
+};
+
 /* One message start seen at the observing host (its own clock). */
 struct cw_msg_obs {
 	uint64_t ts_ns; /* CLOCK_REALTIME of the observing host */
 	uint32_t bytes; /* message size; 0 if it ran past the window */
-	uint8_t dir;	/* 1 out (sent by this end), 2 in (received) */
+	uint8_t dir;	/* enum cw_obs_dir */
 	uint8_t pad[3];
 };
 

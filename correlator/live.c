@@ -17,6 +17,12 @@ struct obs {
 	uint8_t dir;
 };
 
+/* The inference's direction of an observed one. */
+static enum cw_msg_dir msg_dir(uint8_t dir)
+{
+	return dir == CW_OBS_OUT ? CW_MSG_OUT : CW_MSG_IN;
+}
+
 static int cmp_obs(const void *a, const void *b)
 {
 	const struct obs *x = a, *y = b;
@@ -26,7 +32,6 @@ static int cmp_obs(const void *a, const void *b)
 	return x->ts_ns < y->ts_ns ? -1 : x->ts_ns > y->ts_ns;
 }
 
-/* "comm[pid]" for a process, the address for what nobody watched. */
 /* The connection's roles tell the inference who calls whom. */
 static int add_role(struct cw_msgtrace *t, uint8_t role, uint32_t node,
 		    uint32_t peer)
@@ -124,8 +129,8 @@ int cw_live_trace(const struct cw_pairing *p,
 	qsort(o, no, sizeof(*o), cmp_obs);
 	for (i = 0; i < no; i++)
 		if (cw_msgtrace_add_conn(t, o[i].ts_ns, o[i].node, o[i].peer,
-					 o[i].dir == 1 ? CW_MSG_OUT : CW_MSG_IN,
-					 o[i].bytes, o[i].conn))
+					 msg_dir(o[i].dir), o[i].bytes,
+					 o[i].conn))
 			goto out;
 	err = cw_msgtrace_finish(t, "timing windows");
 out:
@@ -303,8 +308,8 @@ int cw_live_trace_windows(const struct cw_timing_record *recs, size_t n,
 		 * on each node's clock).
 		 */
 		role = e[i].rec->role;
-		first_dir = role == CW_REC_ROLE_CLIENT	 ? 1
-			    : role == CW_REC_ROLE_SERVER ? 2
+		first_dir = role == CW_REC_ROLE_CLIENT	 ? CW_OBS_OUT
+			    : role == CW_REC_ROLE_SERVER ? CW_OBS_IN
 							 : 0;
 		for (k = e[i].first; k < e[i].first + e[i].nrecs; k++) {
 			const struct cw_timing_record *w = r[k];
@@ -338,8 +343,8 @@ int cw_live_trace_windows(const struct cw_timing_record *recs, size_t n,
 	qsort(o, no, sizeof(*o), cmp_obs);
 	for (i = 0; i < no; i++)
 		if (cw_msgtrace_add_conn(t, o[i].ts_ns, o[i].node, o[i].peer,
-					 o[i].dir == 1 ? CW_MSG_OUT : CW_MSG_IN,
-					 o[i].bytes, o[i].conn))
+					 msg_dir(o[i].dir), o[i].bytes,
+					 o[i].conn))
 			goto out;
 	oom = false;
 	err = cw_msgtrace_finish(t, "timing windows");
