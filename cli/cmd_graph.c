@@ -172,6 +172,65 @@ static int write_view(const struct graph_args *a, const struct cw_view *v,
 	return ferror(fp) ? cw_error("unable to write the JSON") : 0;
 }
 
+/* One option into a; 0, or 2 (bad usage, told). */
+static int parse_opt(int c, struct graph_args *a)
+{
+	switch (c) {
+	case 'b':
+		if (cw_group_by_parse(optarg, &a->by)) {
+			cw_error("--by '%s': want process, cmdline, container "
+				 "or host",
+				 optarg);
+			return 2;
+		}
+		a->by_set = true;
+		return 0;
+	case 'w':
+		if (!strcmp(optarg, "0")) {
+			a->window_ns = 0;
+			return 0;
+		}
+		return cli_duration("--window", optarg, NSEC_PER_MSEC,
+				    7 * 24 * 3600 * NSEC_PER_SEC, &a->window_ns)
+			       ? 2
+			       : 0;
+	case 't':
+		if (cw_parse_u64(optarg, 1, 100000000, &a->top)) {
+			cw_error("--top '%s': want a number from 1 to "
+				 "100000000",
+				 optarg);
+			return 2;
+		}
+		return 0;
+	case 'n':
+		a->neighbours = optarg;
+		return 0;
+	case 'm':
+		a->matrix = true;
+		return 0;
+	case 'f':
+		a->format = parse_format(optarg);
+		if (a->format < 0) {
+			cw_error("--format '%s': want table, json, graphml, "
+				 "dot or csv",
+				 optarg);
+			return 2;
+		}
+		return 0;
+	case 'o':
+		a->out = optarg;
+		return 0;
+	case 'S':
+		a->skip_bad = true;
+		return 0;
+	case 'B':
+		a->bench = true;
+		return 0;
+	}
+	return 2;
+}
+
+/* -1: go on; else the exit status (help shown, or bad usage told). */
 static int parse_args(int argc, char **argv, struct graph_args *a)
 {
 	static const struct option opts[] = {
@@ -197,63 +256,14 @@ static int parse_args(int argc, char **argv, struct graph_args *a)
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "b:w:t:n:mf:o:h", opts, NULL)) !=
 	       -1) {
-		switch (c) {
-		case 'b':
-			if (cw_group_by_parse(optarg, &a->by)) {
-				cw_error("--by '%s': want process, cmdline, "
-					 "container or host",
-					 optarg);
-				return 2;
-			}
-			a->by_set = true;
-			break;
-		case 'w':
-			if (strcmp(optarg, "0") &&
-			    cli_duration("--window", optarg, NSEC_PER_MSEC,
-					 7 * 24 * 3600 * NSEC_PER_SEC,
-					 &a->window_ns))
-				return 2;
-			if (!strcmp(optarg, "0"))
-				a->window_ns = 0;
-			break;
-		case 't':
-			if (cw_parse_u64(optarg, 1, 100000000, &a->top)) {
-				cw_error("--top '%s': want a number from 1 to "
-					 "100000000",
-					 optarg);
-				return 2;
-			}
-			break;
-		case 'n':
-			a->neighbours = optarg;
-			break;
-		case 'm':
-			a->matrix = true;
-			break;
-		case 'f':
-			a->format = parse_format(optarg);
-			if (a->format < 0) {
-				cw_error("--format '%s': want table, json, "
-					 "graphml, dot or csv",
-					 optarg);
-				return 2;
-			}
-			break;
-		case 'o':
-			a->out = optarg;
-			break;
-		case 'S':
-			a->skip_bad = true;
-			break;
-		case 'B':
-			a->bench = true;
-			break;
-		case 'h':
+		if (c == 'h') {
 			usage(stdout);
 			return 0;
-		default:
-			return cli_bad_option("graph", argv);
 		}
+		if (c == '?' || c == ':')
+			return cli_bad_option("graph", argv);
+		if (parse_opt(c, a))
+			return 2;
 	}
 	if (optind >= argc) {
 		cw_error("no input (see 'causeway graph --help')");

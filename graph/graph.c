@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/util.h"
 #include "graph/graph.h"
 
 struct node_key {
@@ -83,7 +84,7 @@ static long node_get(struct cw_graph *g, const struct node_key *k,
 	if (!created)
 		return (long)*idx;
 	if (g->nnodes == g->cap_nodes &&
-	    grow_nodes(g, g->cap_nodes ? g->cap_nodes * 2 : 64)) {
+	    CW_GROW(g->nodes, g->cap_nodes, g->nnodes + 1, 64)) {
 		cw_htab_delete(&g->node_index, k);
 		return -1;
 	}
@@ -214,7 +215,7 @@ int cw_graph_add(struct cw_graph *g, size_t client, size_t server,
 		return -1;
 	if (created) {
 		if (g->nedges == g->cap_edges &&
-		    grow_edges(g, g->cap_edges ? g->cap_edges * 2 : 64)) {
+		    CW_GROW(g->edges, g->cap_edges, g->nedges + 1, 64)) {
 			cw_htab_delete(&g->edge_index, &k);
 			return -1;
 		}

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "common/util.h"
 #include "graph/graph.h"
 
 static const char *const group_names[] = {"process", "cmdline", "container",
@@ -127,15 +128,8 @@ static int add_vertex(struct cw_view *v, const struct cw_node *n,
 	struct cw_view_vertex *x;
 	char buf[CW_CMDLINE_MAX + 80];
 
-	if (v->nv == *cap) {
-		size_t c = *cap ? *cap * 2 : 64;
-
-		x = realloc(v->v, c * sizeof(*x));
-		if (!x)
-			return -1;
-		v->v = x;
-		*cap = c;
-	}
+	if (CW_GROW(v->v, *cap, v->nv + 1, 64))
+		return -1;
 	x = &v->v[v->nv];
 	memset(x, 0, sizeof(*x));
 	x->node = n;
