@@ -5,6 +5,7 @@
  * per window from cumulative records, queries, and a GraphML export that
  * igraph reads back with the same vertices, edges and weights.
  */
+#include <graphviz/cgraph.h>
 #include <igraph.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 #include "common/util.h"
 #include "correlator/correlator.h"
 #include "graph/graph.h"
+#include "viz/viz.h"
 
 #include "tests/unit/check.h"
 
@@ -315,6 +317,42 @@ static void test_graphml(const struct cw_graph *g)
 	cw_view_release(&v);
 }
 
+/* graph.dot: every process in its host's cluster, the unwatched peer
+ * dashed, one DOT edge per graph edge (Graphviz reads it back). */
+static void test_dot(const struct cw_graph *g)
+{
+	struct cw_viz_opts o = {.sz = sizeof(o)};
+	char *buf = NULL, *p;
+	size_t len = 0, arrows = 0;
+	FILE *fp = open_memstream(&buf, &len);
+	Agraph_t *back;
+
+	CHECK(fp && !cw_viz_write_dot(g, fp, &o));
+	fclose(fp);
+	CHECK(buf && strstr(buf, "digraph causeway"));
+	CHECK(strstr(buf, "host-a netns 1") && strstr(buf, "host-b netns 1"));
+	CHECK(strstr(buf, "dashed") && strstr(buf, "8.8.8.8:53"));
+	for (p = buf; (p = strstr(p, "->")); p += 2)
+		arrows++;
+	CHECK(arrows == g->nedges);
+	back = agmemread(buf);
+	CHECK(back && (size_t)agnedges(back) == g->nedges &&
+	      (size_t)agnnodes(back) == g->nnodes);
+	if (back)
+		agclose(back);
+	free(buf);
+	/* Edges under the share are left out. */
+	o.min_share = 0.5;
+	buf = NULL;
+	fp = open_memstream(&buf, &len);
+	CHECK(fp && !cw_viz_write_dot(g, fp, &o));
+	fclose(fp);
+	for (p = buf, arrows = 0; (p = strstr(p, "->")); p += 2)
+		arrows++;
+	CHECK(arrows == 1); /* nginx -> app, 1100 of 1299 bytes */
+	free(buf);
+}
+
 int main(void)
 {
 	struct cw_windows w;
@@ -327,6 +365,7 @@ int main(void)
 	test_windows(&g, &w);
 	test_queries(&g);
 	test_graphml(&g);
+	test_dot(&g);
 	cw_graph_release(&g);
 	cw_windows_release(&w);
 	if (failures) {
