@@ -394,7 +394,7 @@ const char *cw_node_label(const struct cw_node *n, char *buf, size_t len)
 	return buf;
 }
 
-static const char *kind_name(enum cw_node_kind k)
+const char *cw_node_kind_name(enum cw_node_kind k)
 {
 	return k == CW_NODE_PROCESS   ? "process"
 	       : k == CW_NODE_UNKNOWN ? "unknown"
@@ -407,7 +407,7 @@ static void node_json(const struct cw_node *n, size_t id, struct cw_jsonw *w)
 
 	cw_jsonw_obj_open(w, NULL);
 	cw_jsonw_u64(w, "id", id);
-	cw_jsonw_str(w, "kind", kind_name(n->kind));
+	cw_jsonw_str(w, "kind", cw_node_kind_name(n->kind));
 	cw_jsonw_str(w, "label", cw_node_label(n, buf, sizeof(buf)));
 	if (n->kind == CW_NODE_EXTERNAL) {
 		cw_jsonw_str(w, "addr",

@@ -141,8 +141,16 @@ void cw_graph_sort_edges(struct cw_graph *g);
  * (out of memory).
  */
 int cw_sort_by_key(const uint64_t *key, size_t n, uint32_t *order);
+/* "process", "unknown" or "external": the JSON and igraph `kind`. */
+const char *cw_node_kind_name(enum cw_node_kind k);
 /* A short label: "nginx[1234]", "10.0.0.9:80", "?[netns 4026531840]". */
 const char *cw_node_label(const struct cw_node *n, char *buf, size_t len);
+/*
+ * The process graph's "nodes" and "edges" members into the open object w
+ * (edges.json: per protocol, with netns, start_ns, unreceived bytes and
+ * retransmits).  cw_view_json() writes a view, another schema: grouped
+ * vertices with members, protocols summed, windows.
+ */
 void cw_graph_json(const struct cw_graph *g, struct cw_jsonw *w);
 
 /*

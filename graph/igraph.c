@@ -319,13 +319,6 @@ static int make_windows(struct cw_view *v, const struct cw_graph *g,
 
 /* ---- the igraph -------------------------------------------------------- */
 
-static const char *kind_name(enum cw_node_kind k)
-{
-	return k == CW_NODE_PROCESS   ? "process"
-	       : k == CW_NODE_UNKNOWN ? "unknown"
-				      : "external";
-}
-
 /*
  * A string attribute of vertex id: unset strings read as "", so only the
  * first vertex (which makes the attribute) needs an empty one.
@@ -352,7 +345,8 @@ static igraph_error_t set_vertex_attrs(igraph_t *ig, const struct cw_view *v)
 
 		IGRAPH_CHECK(set_vas(ig, "name", id, x->name));
 		IGRAPH_CHECK(set_vas(ig, "label", id, x->label));
-		IGRAPH_CHECK(set_vas(ig, "kind", id, kind_name(n->kind)));
+		IGRAPH_CHECK(
+			set_vas(ig, "kind", id, cw_node_kind_name(n->kind)));
 		IGRAPH_CHECK(
 			set_vas(ig, "host", id, x->same_host ? n->host : ""));
 		IGRAPH_CHECK(set_vas(ig, "comm", id,
@@ -743,7 +737,7 @@ static void vertex_json(const struct cw_view *v, size_t i, struct cw_jsonw *w)
 	cw_jsonw_u64(w, "id", i);
 	cw_jsonw_str(w, "name", x->name);
 	cw_jsonw_str(w, "label", x->label);
-	cw_jsonw_str(w, "kind", kind_name(n->kind));
+	cw_jsonw_str(w, "kind", cw_node_kind_name(n->kind));
 	if (n->kind == CW_NODE_EXTERNAL)
 		cw_jsonw_str(w, "addr",
 			     cw_addr_str(&n->addr, buf, sizeof(buf)));
