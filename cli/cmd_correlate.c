@@ -144,13 +144,15 @@ static void print_result(const struct cw_correlator *c,
 		(unsigned long long)st->paired,
 		(unsigned long long)st->unpaired,
 		(unsigned long long)cw_wire_errors_total(&c->errors));
-	if (c->o.paths && (c->timing.records || c->windows_failed))
+	if (c->o.paths &&
+	    (c->timing.records || c->windows_failed || c->timing.refused))
 		cw_info("paths: %" PRIu64 " windows inferred (%" PRIu64
 			" without paths) from %" PRIu64
 			" timing records; %" PRIu64 " late records, %" PRIu64
-			" without their end's fields",
+			" without their end's fields, %" PRIu64
+			" of slots too far from the clock",
 			c->windows, c->windows_failed, c->timing.records,
-			c->timing.late, c->no_conn);
+			c->timing.late, c->no_conn, c->timing.refused);
 }
 
 struct correlate_args {

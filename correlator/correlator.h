@@ -173,9 +173,14 @@ void cw_pairing_end_copy(const struct cw_pairing *p, size_t i,
  * more than CW_TIMING_MAX_PENDING are pending (the oldest), or at the end.
  * A record of a slot already inferred is late: counted and dropped.  Each
  * record's (partition, offset) is kept, so that a partition's commit point
- * never passes a record whose window is still pending.
+ * never passes a record whose window is still pending.  A slot further in
+ * the future than CW_TIMING_MAX_AHEAD_NS, or further in the past than
+ * CW_TIMING_MAX_BEHIND_NS, of the correlator's own clock is refused and
+ * counted: it would never complete, or push real windows out as late.
  */
-#define CW_TIMING_MAX_PENDING 8
+#define CW_TIMING_MAX_PENDING	8
+#define CW_TIMING_MAX_AHEAD_NS	(10 * 60 * 1000000000ULL)
+#define CW_TIMING_MAX_BEHIND_NS (7 * 86400 * 1000000000ULL) /* retention */
 
 struct cw_timing_source {
 	int32_t partition;
@@ -207,6 +212,7 @@ struct cw_timing {
 	uint64_t grace_ns;
 	uint64_t done_slot; /* the newest window inferred */
 	uint64_t records, late;
+	uint64_t refused; /* slots too far from the clock */
 };
 
 void cw_timing_init(struct cw_timing *tw, uint64_t grace_ns);
@@ -215,13 +221,15 @@ void cw_timing_release(struct cw_timing *tw);
  * held).  0, or -1 after a message. */
 int cw_timing_seen(struct cw_timing *tw, int32_t partition, int64_t offset);
 /*
- * Keep t, read from (partition, offset) at monotonic time now, in its
- * slot's window; the window takes t->msgs (NULL after, whatever the
- * outcome).  0 (kept, or late and counted), or -1 after a message (out of
- * memory; more than CW_TIMING_MAX_PENDING + 1 windows).
+ * Keep t, read from (partition, offset) at monotonic time now (wall clock
+ * now_real), in its slot's window; the window takes t->msgs (NULL after,
+ * whatever the outcome).  0 (kept; or late, or its slot too far from
+ * now_real, and counted), or -1 after a message (out of memory; more than
+ * CW_TIMING_MAX_PENDING + 1 windows).
  */
 int cw_timing_add(struct cw_timing *tw, struct cw_timing_record *t,
-		  int32_t partition, int64_t offset, uint64_t now);
+		  int32_t partition, int64_t offset, uint64_t now,
+		  uint64_t now_real);
 /* The oldest window if it is complete at now (any pending when all), or
  * NULL.  Once its paths are written, cw_timing_pop() it. */
 struct cw_timing_window *cw_timing_ready(struct cw_timing *tw, uint64_t now,

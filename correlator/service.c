@@ -191,7 +191,7 @@ static void apply_timing(struct cw_correlator *c, struct cw_kafka_msg *m,
 	else if (kind == CW_WIRE_TIMING)
 		/* The window takes the msgs (or frees them). */
 		cw_timing_add(&c->timing, &wm->timing, m->partition, m->offset,
-			      cw_now_mono_ns());
+			      cw_now_mono_ns(), cw_now_real_ns());
 	cw_wire_msg_release(wm);
 	cw_kafka_msg_release(m);
 }

@@ -105,12 +105,32 @@ static struct cw_timing_window *window_for(struct cw_timing *tw, uint64_t slot,
 	return w;
 }
 
+/* Is slot within the limits of the wall clock now_real? */
+static bool slot_plausible(uint64_t slot, uint64_t now_real)
+{
+	if (slot > now_real)
+		return slot - now_real <= CW_TIMING_MAX_AHEAD_NS;
+	return now_real - slot <= CW_TIMING_MAX_BEHIND_NS;
+}
+
 int cw_timing_add(struct cw_timing *tw, struct cw_timing_record *t,
-		  int32_t partition, int64_t offset, uint64_t now)
+		  int32_t partition, int64_t offset, uint64_t now,
+		  uint64_t now_real)
 {
 	struct cw_timing_window *w;
 	bool late;
 
+	if (!slot_plausible(t->slot_ns, now_real)) {
+		if (!tw->refused++)
+			cw_warn("refusing timing records of slot %llu from %s: "
+				"%s the clock by more than allowed (further "
+				"ones are counted)",
+				(unsigned long long)t->slot_ns, t->host,
+				t->slot_ns > now_real ? "ahead of" : "behind");
+		free(t->msgs);
+		t->msgs = NULL;
+		return 0;
+	}
 	w = window_for(tw, t->slot_ns, t->window_start_ns, now, &late);
 	if (!w) {
 		free(t->msgs);

@@ -167,8 +167,22 @@ struct cw_window_delta {
 	uint64_t bytes_out, bytes_in, msgs_out, msgs_in;
 };
 
+/*
+ * Bounds on the entries: a change spread over more windows than
+ * CW_WINDOWS_SPAN_MAX, or once the windows hold max_deltas entries
+ * (CW_WINDOWS_MAX_DELTAS unless changed after init), goes whole into its
+ * last window (counted in `lumped`), so a record spanning years of narrow
+ * windows costs one entry, not millions.
+ */
+#define CW_WINDOWS_SPAN_MAX 100000
+/* 3 Mi entries (144 MiB): under a power of two, so the lumped ones that
+ * come after fit in the array's 4 Mi without doubling it. */
+#define CW_WINDOWS_MAX_DELTAS (3u << 20)
+
 struct cw_windows {
 	uint64_t width_ns;
+	uint64_t lumped;     /* changes put whole in their last window */
+	uint64_t max_deltas; /* bound on entries before lumping */
 	struct cw_htab ends; /* end key -> newest state of the end */
 	struct cw_window_delta *deltas;
 	size_t ndeltas, cap;

@@ -93,5 +93,12 @@ int cw_pipeline_finish(struct cw_pipeline *pl, enum cw_group_by by)
 	if (cw_view_build(&pl->view, &pl->graph, by, &pl->windows))
 		return -1;
 	pl->t_view = secs_since(&t0);
+	if (pl->windows.lumped)
+		cw_warn("per-window traffic: %llu changes spanned more than "
+			"%u windows, or came past %llu entries, and were put "
+			"whole in their last window",
+			(unsigned long long)pl->windows.lumped,
+			CW_WINDOWS_SPAN_MAX,
+			(unsigned long long)pl->windows.max_deltas);
 	return 0;
 }

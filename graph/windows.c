@@ -22,6 +22,7 @@ void cw_windows_init(struct cw_windows *w, uint64_t width_ns)
 {
 	memset(w, 0, sizeof(*w));
 	w->width_ns = width_ns;
+	w->max_deltas = CW_WINDOWS_MAX_DELTAS;
 	cw_htab_init(&w->ends, sizeof(struct cw_end_id),
 		     sizeof(struct end_state));
 }
@@ -123,8 +124,15 @@ int cw_windows_add(struct cw_windows *w, const struct cw_conn_record *r)
 	if (!(d[0] | d[1] | d[2] | d[3]))
 		return 0;
 	/* A delta over absurdly many windows lands in the last one. */
-	if (from > r->last_ns || (r->last_ns - from) / w->width_ns > 100000)
+	if (from > r->last_ns)
 		from = r->last_ns;
+	if ((r->last_ns - from) / w->width_ns > CW_WINDOWS_SPAN_MAX ||
+	    (from < r->last_ns &&
+	     w->ndeltas + (r->last_ns - from) / w->width_ns + 1 >
+		     w->max_deltas)) {
+		from = r->last_ns;
+		w->lumped++;
+	}
 	return spread(w, st->id, from, r->last_ns, d);
 }
 

@@ -3,8 +3,9 @@
  * The correlator's timing windows and commit rule, with no Kafka: records
  * of one slot gather in one window; a window is complete a grace period
  * after a newer slot shows up, when too many are pending, or at the end;
- * a record of an inferred slot is late; and a partition's commit point
- * never passes a record whose window is pending.
+ * a record of an inferred slot is late; a slot far from the clock is
+ * refused; and a partition's commit point never passes a record whose
+ * window is pending.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -47,7 +48,45 @@ static int add(struct cw_timing *tw, uint64_t slot, const char *h, int32_t part,
 	t.n = 1;
 	t.msgs = calloc(1, sizeof(*t.msgs));
 	CHECK(cw_timing_seen(tw, part, off) == 0);
-	return cw_timing_add(tw, &t, part, off, now);
+	/* The correlator's wall clock at the slot: plausible. */
+	return cw_timing_add(tw, &t, part, off, now, slot);
+}
+
+/* Slots far from the wall clock are refused, counted, and do not hold
+ * the commit point back; the real windows go on. */
+static void test_far_slots(void)
+{
+	const uint64_t real = 1767225600ULL * SEC, slot = real - 60 * SEC;
+	struct cw_timing_record t;
+	struct cw_timing tw;
+	uint64_t far[] = {real + CW_TIMING_MAX_AHEAD_NS + 1,
+			  real - CW_TIMING_MAX_BEHIND_NS - 1, UINT64_MAX, 1};
+	size_t i;
+
+	cw_timing_init(&tw, SEC);
+	for (i = 0; i < CW_ARRAY_SIZE(far); i++) {
+		memset(&t, 0, sizeof(t));
+		t.slot_ns = far[i];
+		t.n = 1;
+		t.msgs = calloc(1, sizeof(*t.msgs));
+		CHECK(!cw_timing_seen(&tw, 0, (int64_t)i));
+		CHECK(!cw_timing_add(&tw, &t, 0, (int64_t)i, SEC, real));
+		CHECK(!t.msgs);
+	}
+	CHECK(tw.refused == CW_ARRAY_SIZE(far) && tw.nwins == 0);
+	CHECK(cw_timing_safe_offset(&tw, 0) == (int64_t)CW_ARRAY_SIZE(far));
+	/* Within the limits either way: kept. */
+	memset(&t, 0, sizeof(t));
+	t.slot_ns = real + CW_TIMING_MAX_AHEAD_NS;
+	CHECK(!cw_timing_add(&tw, &t, 0, 10, SEC, real));
+	t.slot_ns = slot;
+	CHECK(!cw_timing_add(&tw, &t, 0, 11, 2 * SEC, real));
+	CHECK(tw.nwins == 2 && tw.wins[0].slot == slot);
+	/* The real window completes; the far-future one never would have
+	 * had a newer one, so it was worth refusing. */
+	CHECK(cw_timing_ready(&tw, 3 * SEC, false) == &tw.wins[0]);
+	CHECK(tw.refused == CW_ARRAY_SIZE(far));
+	cw_timing_release(&tw);
 }
 
 static void test_grace(void)
@@ -156,6 +195,7 @@ int main(void)
 	test_out_of_order();
 	test_too_many();
 	test_commit();
+	test_far_slots();
 	if (!failures)
 		printf("test_correlator_timing: all checks passed\n");
 	return failures ? 1 : 0;

@@ -353,6 +353,45 @@ static void test_dot(const struct cw_graph *g)
 	free(buf);
 }
 
+/*
+ * graph --window on records spanning 99,999 one-minute windows each: the
+ * entries stop at the bound, the rest go whole into their last window,
+ * and no byte is lost.
+ */
+static void test_window_cap(void)
+{
+	struct cw_conn_record r;
+	struct cw_windows w;
+	uint64_t sum = 0, i;
+
+	cw_windows_init(&w, 60 * NSEC_PER_SEC);
+	CHECK(w.max_deltas == CW_WINDOWS_MAX_DELTAS);
+	w.max_deltas = 250000;
+	for (i = 0; i < 20; i++) {
+		end(&r, &NGINX, CW_REC_ROLE_CLIENT, (uint16_t)(41000 + i),
+		    "8.8.8.8", 53);
+		r.first_ns = T0;
+		r.last_ns = T0 + 99999ULL * 60 * NSEC_PER_SEC;
+		r.bytes_out = 1000000 + i;
+		CHECK(!cw_windows_add(&w, &r));
+	}
+	/* Two records spread (100,000 entries each), the rest lumped. */
+	CHECK(w.ndeltas == 2 * 100000 + 18);
+	CHECK(w.lumped == 18);
+	for (i = 0; i < w.ndeltas; i++)
+		sum += w.deltas[i].bytes_out;
+	CHECK(sum == 20 * 1000000 + 190);
+	/* Past the span bound: lumped whatever the room. */
+	end(&r, &NGINX, CW_REC_ROLE_CLIENT, 42000, "8.8.8.8", 53);
+	r.first_ns = T0;
+	r.last_ns = T0 + 200000ULL * 60 * NSEC_PER_SEC;
+	r.bytes_out = 5;
+	w.max_deltas = CW_WINDOWS_MAX_DELTAS;
+	CHECK(!cw_windows_add(&w, &r));
+	CHECK(w.lumped == 19 && w.deltas[w.ndeltas - 1].bytes_out == 5);
+	cw_windows_release(&w);
+}
+
 int main(void)
 {
 	struct cw_windows w;
@@ -366,6 +405,7 @@ int main(void)
 	test_queries(&g);
 	test_graphml(&g);
 	test_dot(&g);
+	test_window_cap();
 	cw_graph_release(&g);
 	cw_windows_release(&w);
 	if (failures) {
