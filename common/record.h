@@ -136,6 +136,11 @@ const char *cw_addr_str(const struct cw_addr *a, char *buf, size_t len);
 int cw_addr_parse(struct cw_addr *a, const char *s);
 /* Fill from 16 raw bytes of the given AF_ family; maps v4-in-v6 to v4. */
 void cw_addr_from_raw(struct cw_addr *a, int af, const uint8_t raw[16]);
+/*
+ * Loopback (127/8, ::1) or link-local (169.254/16, fe80::/10): an address
+ * that names something on one host, and in one network namespace, only.
+ */
+bool cw_addr_is_local(const struct cw_addr *a);
 int cw_addr_cmp(const struct cw_addr *a, const struct cw_addr *b);
 
 const char *cw_role_name(int role);

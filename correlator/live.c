@@ -186,6 +186,10 @@ static bool mirrored(const struct cw_timing_record *a,
 		return false;
 	if (!strcmp(a->host, b->host) && a->cookie == b->cookie)
 		return false;
+	/* Loopback and link-local tuples pair inside one host and netns. */
+	if ((cw_addr_is_local(&a->laddr) || cw_addr_is_local(&a->raddr)) &&
+	    (strcmp(a->host, b->host) || a->netns != b->netns))
+		return false;
 	return !(a->role && a->role == b->role);
 }
 

@@ -49,12 +49,17 @@ struct proc_head {
 	(sizeof(struct proc_head) + CW_COMM_MAX + CW_CMDLINE_MAX +             \
 	 CW_CONTAINER_MAX + CW_POD_MAX + 8)
 
-/* Both ends of one connection share this key. */
+/*
+ * Both ends of one connection share this key.  A loopback or link-local
+ * tuple names a connection inside one host and network namespace only, so
+ * its key holds them too: two hosts' 127.0.0.1:6379 never pair.
+ */
 struct tuple_key {
 	struct cw_addr a, b;
 	uint16_t aport, bport;
 	uint8_t protocol;
-	uint8_t pad[3];
+	uint8_t pad[5];
+	uint32_t host, netns; /* local-scope tuples only, else 0 */
 };
 
 void cw_pairing_init(struct cw_pairing *p)
@@ -509,10 +514,12 @@ int cw_pairing_add(struct cw_pairing *p, const struct cw_conn_record *r)
 
 /* ---- pairing ------------------------------------------------------------ */
 
-static void tuple_of(const struct cw_end *e, struct tuple_key *k)
+static void tuple_of(const struct cw_pairing *p, const struct cw_end *e,
+		     struct tuple_key *k)
 {
 	int c = cw_addr_cmp(&e->laddr, &e->raddr);
 	bool flipped = c > 0 || (c == 0 && e->lport > e->rport);
+	const struct owner_key *o;
 
 	memset(k, 0, sizeof(*k));
 	k->protocol = e->protocol;
@@ -520,6 +527,11 @@ static void tuple_of(const struct cw_end *e, struct tuple_key *k)
 	k->b = flipped ? e->laddr : e->raddr;
 	k->aport = flipped ? e->rport : e->lport;
 	k->bport = flipped ? e->lport : e->rport;
+	if (cw_addr_is_local(&e->laddr) || cw_addr_is_local(&e->raddr)) {
+		o = cw_htab_key(&p->owners, e->owner);
+		k->host = o->host + 1;
+		k->netns = proc_of(p, e)->netns;
+	}
 }
 
 static bool overlaps(const struct cw_end *x, const struct cw_end *y)
@@ -649,7 +661,7 @@ static int group_ends(const struct cw_pairing *p, struct cw_htab *groups,
 	for (i = 0; i < n; i += m) {
 		m = n - i < BATCH ? n - i : BATCH;
 		for (j = 0; j < m; j++) {
-			tuple_of(end_at(p, i + j), &tk[j]);
+			tuple_of(p, end_at(p, i + j), &tk[j]);
 			th[j] = cw_htab_hash(groups, &tk[j]);
 			cw_htab_prefetch(groups, th[j]);
 		}
