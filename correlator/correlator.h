@@ -271,20 +271,29 @@ struct cw_correlator {
 	struct cw_pairing pairing;
 	struct cw_wire_errors errors;
 	struct cw_timing timing;
-	FILE *jsonl; /* DIR/paths.jsonl, appended */
+	FILE *jsonl;	   /* DIR/paths.jsonl, appended */
+	uint64_t *written; /* slots with a line in it, ascending */
+	size_t nwritten, cap_written;
 	uint64_t applied_since_commit;
 	uint64_t windows, windows_failed, no_conn;
 	cw_correlator_snapshot_fn snapshot;
 	void *snapshot_arg;
 };
 
-/* Ready c (opens DIR/paths.jsonl with paths); 0, or -1 after a message. */
+/*
+ * Ready c.  With paths and DIR, open DIR/paths.jsonl for appending: the
+ * slots it has a line for are never appended again (a member restarted
+ * before its commit infers them again), and a torn last line (a crash in
+ * the middle of writing it) is cut off.  0, or -1 after a message.
+ */
 int cw_correlator_open(struct cw_correlator *c,
 		       const struct cw_correlator_opts *o,
 		       struct cw_kafka_consumer *consumer,
 		       const char *timing_topic);
 /* 0, or -1 after a message (paths.jsonl could not be written). */
 int cw_correlator_close(struct cw_correlator *c);
+/* Has paths.jsonl a line for slot? */
+bool cw_correlator_written(const struct cw_correlator *c, uint64_t slot);
 /* Apply one message (released): a bad record is counted and skipped. */
 void cw_correlator_apply(struct cw_correlator *c, struct cw_kafka_msg *m);
 /* Infer and write every complete window (all: every pending one).  0, or

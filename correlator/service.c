@@ -14,6 +14,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/jsonw.h"
@@ -21,6 +22,80 @@
 #include "common/util.h"
 #include "correlator/correlator.h"
 #include "correlator/live.h"
+
+/* Note slot as written, keeping the list ascending; 0 or -1. */
+static int note_written(struct cw_correlator *c, uint64_t slot)
+{
+	size_t i = c->nwritten;
+
+	if (cw_correlator_written(c, slot))
+		return 0;
+	if (CW_GROW(c->written, c->cap_written, c->nwritten + 1, 64))
+		return cw_error("out of memory");
+	while (i && c->written[i - 1] > slot)
+		i--;
+	memmove(&c->written[i + 1], &c->written[i],
+		(c->nwritten - i) * sizeof(*c->written));
+	c->written[i] = slot;
+	c->nwritten++;
+	return 0;
+}
+
+bool cw_correlator_written(const struct cw_correlator *c, uint64_t slot)
+{
+	size_t lo = 0, hi = c->nwritten, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (c->written[mid] == slot)
+			return true;
+		if (c->written[mid] < slot)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return false;
+}
+
+/*
+ * The slots of paths.jsonl's lines (each begins {"slot_ns":N); a torn
+ * last line is cut off so the next one starts on a line of its own.
+ */
+static int load_written(struct cw_correlator *c, const char *path)
+{
+	char *line = NULL;
+	size_t size = 0;
+	ssize_t n;
+	off_t good = 0;
+	unsigned long long slot;
+	struct stat sb;
+	FILE *fp = fopen(path, "r");
+	int err = 0;
+
+	if (!fp)
+		return errno == ENOENT ? 0
+				       : cw_error("unable to read '%s': %s",
+						  path, strerror(errno));
+	while (!err && (n = getline(&line, &size, fp)) > 0) {
+		if (line[n - 1] != '\n')
+			break;
+		good += n;
+		if (sscanf(line, "{\"slot_ns\":%llu", &slot) == 1)
+			err = note_written(c, slot);
+	}
+	free(line);
+	if (!err && ferror(fp))
+		err = cw_error("unable to read '%s': %s", path,
+			       strerror(errno));
+	fclose(fp);
+	if (!err && !stat(path, &sb) && good < sb.st_size) {
+		cw_warn("'%s': cutting off a torn last line", path);
+		if (truncate(path, good))
+			err = cw_error("unable to truncate '%s': %s", path,
+				       strerror(errno));
+	}
+	return err;
+}
 
 int cw_correlator_open(struct cw_correlator *c,
 		       const struct cw_correlator_opts *o,
@@ -37,6 +112,8 @@ int cw_correlator_open(struct cw_correlator *c,
 	cw_timing_init(&c->timing, o->grace_ns);
 	if (o->paths && o->out) {
 		snprintf(path, sizeof(path), "%s/paths.jsonl", o->out);
+		if (load_written(c, path))
+			return -1;
 		c->jsonl = fopen(path, "a");
 		if (!c->jsonl)
 			return cw_error("unable to open '%s': %s", path,
@@ -51,6 +128,9 @@ int cw_correlator_close(struct cw_correlator *c)
 
 	cw_timing_release(&c->timing);
 	cw_pairing_release(&c->pairing);
+	free(c->written);
+	c->written = NULL;
+	c->nwritten = c->cap_written = 0;
 	if (c->jsonl && fclose(c->jsonl))
 		err = cw_error("unable to write paths.jsonl: %s",
 			       strerror(errno));
@@ -110,7 +190,16 @@ static int write_paths(struct cw_correlator *c,
 	cw_pathset_print_json(of.fp, t, ps);
 	if (cw_outfile_commit(&of))
 		return -1;
-	return c->jsonl ? write_jsonl(c, w, st, t, ps) : 0;
+	if (!c->jsonl)
+		return 0;
+	if (cw_correlator_written(c, w->slot)) {
+		cw_debug("window %llu: in paths.jsonl already",
+			 (unsigned long long)w->slot);
+		return 0;
+	}
+	if (write_jsonl(c, w, st, t, ps))
+		return -1;
+	return note_written(c, w->slot);
 }
 
 /* Infer the paths of window w and write them; 0, or -1 (not written). */
