@@ -177,10 +177,14 @@ void cw_pairing_end_copy(const struct cw_pairing *p, size_t i,
  * the future than CW_TIMING_MAX_AHEAD_NS, or further in the past than
  * CW_TIMING_MAX_BEHIND_NS, of the correlator's own clock is refused and
  * counted: it would never complete, or push real windows out as late.
+ * A window pending for max_age_ns (CW_TIMING_MAX_AGE_NS unless changed
+ * after init) since its first record is complete even with no newer one:
+ * the last window before the agents stop does not wait for ever.
  */
 #define CW_TIMING_MAX_PENDING	8
 #define CW_TIMING_MAX_AHEAD_NS	(10 * 60 * 1000000000ULL)
 #define CW_TIMING_MAX_BEHIND_NS (7 * 86400 * 1000000000ULL) /* retention */
+#define CW_TIMING_MAX_AGE_NS	(10 * 60 * 1000000000ULL)
 
 struct cw_timing_source {
 	int32_t partition;
@@ -195,6 +199,7 @@ struct cw_timing_window {
 	struct cw_timing_source *offs;
 	size_t noffs, cap_offs;
 	uint64_t newer_mono; /* when a newer window was first seen; 0: not */
+	uint64_t first_mono; /* when its first record came */
 };
 
 /* A partition of the timing topic: what can be committed. */
@@ -210,6 +215,7 @@ struct cw_timing {
 	struct cw_timing_part *parts;
 	size_t nparts, cap_parts;
 	uint64_t grace_ns;
+	uint64_t max_age_ns;
 	uint64_t done_slot; /* the newest window inferred */
 	uint64_t records, late;
 	uint64_t refused; /* slots too far from the clock */

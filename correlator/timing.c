@@ -16,6 +16,7 @@ void cw_timing_init(struct cw_timing *tw, uint64_t grace_ns)
 {
 	memset(tw, 0, sizeof(*tw));
 	tw->grace_ns = grace_ns;
+	tw->max_age_ns = CW_TIMING_MAX_AGE_NS;
 }
 
 static void window_release(struct cw_timing_window *w)
@@ -95,6 +96,7 @@ static struct cw_timing_window *window_for(struct cw_timing *tw, uint64_t slot,
 	memset(w, 0, sizeof(*w));
 	w->slot = slot;
 	w->start_ns = start_ns;
+	w->first_mono = now;
 	/* A newer window exists already: this one is complete soon. */
 	if (i + 1 < tw->nwins)
 		w->newer_mono = now;
@@ -168,7 +170,8 @@ struct cw_timing_window *cw_timing_ready(struct cw_timing *tw, uint64_t now,
 	if (!tw->nwins)
 		return NULL;
 	if (all || tw->nwins > CW_TIMING_MAX_PENDING ||
-	    (w->newer_mono && now >= w->newer_mono + tw->grace_ns))
+	    (w->newer_mono && now >= w->newer_mono + tw->grace_ns) ||
+	    now >= w->first_mono + tw->max_age_ns)
 		return w;
 	return NULL;
 }

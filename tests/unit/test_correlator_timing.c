@@ -101,8 +101,12 @@ static void test_grace(void)
 	CHECK(tw.nwins == 1 && tw.wins[0].n == 2);
 	CHECK(tw.wins[0].start_ns == s1 + 100);
 	CHECK(tw.wins[0].end_ns == s1 + 100 + 5 * SEC);
-	/* Alone, a window waits however long: no newer slot yet. */
-	CHECK(!cw_timing_ready(&tw, 1000 * SEC, false));
+	/* Alone, a window waits for a newer slot, up to its maximum age. */
+	CHECK(tw.max_age_ns == CW_TIMING_MAX_AGE_NS);
+	CHECK(!cw_timing_ready(&tw, 10 * SEC + CW_TIMING_MAX_AGE_NS - 1,
+			       false));
+	CHECK(cw_timing_ready(&tw, 10 * SEC + CW_TIMING_MAX_AGE_NS, false) ==
+	      &tw.wins[0]);
 	/* A newer slot at 11 s: the old one is complete at 13 s. */
 	CHECK(!add(&tw, s2, "a", 0, 1, 11 * SEC));
 	CHECK(tw.nwins == 2 && tw.wins[0].slot == s1);
@@ -114,8 +118,11 @@ static void test_grace(void)
 	/* A straggler of the inferred slot is late, counted, not kept. */
 	CHECK(!add(&tw, s1, "c", 1, 1, 14 * SEC));
 	CHECK(tw.late == 1 && tw.nwins == 1 && tw.records == 3);
-	/* The newest one only at the end. */
-	CHECK(!cw_timing_ready(&tw, 1000 * SEC, false));
+	/* The newest one at the end, or when it is too old (made at 11 s). */
+	CHECK(!cw_timing_ready(&tw, 600 * SEC, false));
+	tw.max_age_ns = 100 * SEC;
+	CHECK(!cw_timing_ready(&tw, 111 * SEC - 1, false));
+	CHECK(cw_timing_ready(&tw, 111 * SEC, false) == &tw.wins[0]);
 	CHECK(cw_timing_ready(&tw, 0, true) == &tw.wins[0]);
 	cw_timing_release(&tw);
 }
