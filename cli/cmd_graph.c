@@ -9,14 +9,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "cli/commands.h"
 #include "cli/cli.h"
 #include "common/log.h"
-#include "common/record_read.h"
 #include "common/util.h"
-#include "correlator/correlator.h"
 #include "graph/graph.h"
 
 enum graph_format { FMT_TABLE, FMT_JSON, FMT_GRAPHML, FMT_DOT, FMT_CSV };
@@ -35,11 +32,6 @@ struct graph_args {
 	const char *out;
 	bool skip_bad;
 	bool bench;
-};
-
-struct load_ctx {
-	struct cw_pairing pairing;
-	struct cw_windows windows;
 };
 
 static void usage(FILE *fp)
@@ -119,28 +111,6 @@ static int format_of_path(const char *path)
 	return f > 0 ? f : FMT_JSON;
 }
 
-static int on_records(const struct cw_conn_record *r, size_t n, void *arg)
-{
-	struct load_ctx *lc = arg;
-	size_t i;
-
-	if (cw_pairing_add_many(&lc->pairing, r, n))
-		return cw_error("out of memory");
-	for (i = 0; i < n; i++)
-		if (cw_windows_add(&lc->windows, &r[i]))
-			return cw_error("out of memory");
-	return 0;
-}
-
-static double secs_since(const struct timespec *t0)
-{
-	struct timespec t1;
-
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	return (double)(t1.tv_sec - t0->tv_sec) +
-	       (double)(t1.tv_nsec - t0->tv_nsec) / 1e9;
-}
-
 static void print_table(const struct cw_view *v, const size_t *edges, size_t n,
 			FILE *fp)
 {
@@ -202,6 +172,65 @@ static int write_view(const struct graph_args *a, const struct cw_view *v,
 	return ferror(fp) ? cw_error("unable to write the JSON") : 0;
 }
 
+/* One option into a; 0, or 2 (bad usage, told). */
+static int parse_opt(int c, struct graph_args *a)
+{
+	switch (c) {
+	case 'b':
+		if (cw_group_by_parse(optarg, &a->by)) {
+			cw_error("--by '%s': want process, cmdline, container "
+				 "or host",
+				 optarg);
+			return 2;
+		}
+		a->by_set = true;
+		return 0;
+	case 'w':
+		if (!strcmp(optarg, "0")) {
+			a->window_ns = 0;
+			return 0;
+		}
+		return cli_duration("--window", optarg, NSEC_PER_MSEC,
+				    7 * 24 * 3600 * NSEC_PER_SEC, &a->window_ns)
+			       ? 2
+			       : 0;
+	case 't':
+		if (cw_parse_u64(optarg, 1, 100000000, &a->top)) {
+			cw_error("--top '%s': want a number from 1 to "
+				 "100000000",
+				 optarg);
+			return 2;
+		}
+		return 0;
+	case 'n':
+		a->neighbours = optarg;
+		return 0;
+	case 'm':
+		a->matrix = true;
+		return 0;
+	case 'f':
+		a->format = parse_format(optarg);
+		if (a->format < 0) {
+			cw_error("--format '%s': want table, json, graphml, "
+				 "dot or csv",
+				 optarg);
+			return 2;
+		}
+		return 0;
+	case 'o':
+		a->out = optarg;
+		return 0;
+	case 'S':
+		a->skip_bad = true;
+		return 0;
+	case 'B':
+		a->bench = true;
+		return 0;
+	}
+	return 2;
+}
+
+/* -1: go on; else the exit status (help shown, or bad usage told). */
 static int parse_args(int argc, char **argv, struct graph_args *a)
 {
 	static const struct option opts[] = {
@@ -227,63 +256,14 @@ static int parse_args(int argc, char **argv, struct graph_args *a)
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "b:w:t:n:mf:o:h", opts, NULL)) !=
 	       -1) {
-		switch (c) {
-		case 'b':
-			if (cw_group_by_parse(optarg, &a->by)) {
-				cw_error("--by '%s': want process, cmdline, "
-					 "container or host",
-					 optarg);
-				return 2;
-			}
-			a->by_set = true;
-			break;
-		case 'w':
-			if (strcmp(optarg, "0") &&
-			    cli_duration("--window", optarg, NSEC_PER_MSEC,
-					 7 * 24 * 3600 * NSEC_PER_SEC,
-					 &a->window_ns))
-				return 2;
-			if (!strcmp(optarg, "0"))
-				a->window_ns = 0;
-			break;
-		case 't':
-			if (cw_parse_u64(optarg, 1, 100000000, &a->top)) {
-				cw_error("--top '%s': want a number from 1 to "
-					 "100000000",
-					 optarg);
-				return 2;
-			}
-			break;
-		case 'n':
-			a->neighbours = optarg;
-			break;
-		case 'm':
-			a->matrix = true;
-			break;
-		case 'f':
-			a->format = parse_format(optarg);
-			if (a->format < 0) {
-				cw_error("--format '%s': want table, json, "
-					 "graphml, dot or csv",
-					 optarg);
-				return 2;
-			}
-			break;
-		case 'o':
-			a->out = optarg;
-			break;
-		case 'S':
-			a->skip_bad = true;
-			break;
-		case 'B':
-			a->bench = true;
-			break;
-		case 'h':
+		if (c == 'h') {
 			usage(stdout);
 			return 0;
-		default:
-			return cli_bad_option("graph", argv);
 		}
+		if (c == '?' || c == ':')
+			return cli_bad_option("graph", argv);
+		if (parse_opt(c, a))
+			return 2;
 	}
 	if (optind >= argc) {
 		cw_error("no input (see 'causeway graph --help')");
@@ -301,29 +281,54 @@ static int parse_args(int argc, char **argv, struct graph_args *a)
 	return -1;
 }
 
+/* --bench: each stage's time on stderr. */
+static void print_bench(const struct graph_args *a,
+			const struct cw_pipeline *pl)
+{
+	fprintf(stderr,
+		"bench: records %llu read %.3fs (%.0f records/s) "
+		"ends %llu nodes %zu edges %zu pair+build %.3fs "
+		"project(%s) %.3fs build+project %.3fs vertices %zu "
+		"edges %zu\n",
+		(unsigned long long)pl->read.records, pl->t_read,
+		pl->t_read > 0 ? (double)pl->read.records / pl->t_read : 0,
+		(unsigned long long)pl->pairs.ends, pl->graph.nnodes,
+		pl->graph.nedges, pl->t_pair, cw_group_by_name(a->by),
+		pl->t_view, pl->t_pair + pl->t_view, pl->view.nv, pl->view.ne);
+}
+
+/* The edges asked for: --neighbours, --top.  0 or -1. */
+static int select_edges(const struct graph_args *a, const struct cw_view *v,
+			size_t **edges, size_t *n)
+{
+	long vid = -1;
+
+	if (a->neighbours) {
+		vid = cw_view_find(v, a->neighbours);
+		if (vid < 0)
+			return cw_error("--neighbours '%s': %s in the %s graph",
+					a->neighbours,
+					vid == -2 ? "several nodes match; give "
+						    "the full name"
+						  : "no such node",
+					cw_group_by_name(a->by));
+	}
+	return cw_view_edges(v, vid, a->top, edges, n);
+}
+
 int cmd_graph(int argc, char **argv)
 {
-	struct cw_record_read_stats rs;
-	struct cw_pairing_stats ps;
-	struct graph_args a;
-	struct load_ctx lc;
 	struct cw_outfile of = {0};
-	struct cw_graph g;
-	struct cw_view v = {0};
-	struct timespec t0;
+	struct cw_pipeline pl;
+	struct graph_args a;
 	size_t *edges = NULL, n = 0;
-	double t_read, t_pair, t_view;
-	uint64_t guess;
-	long vid = -1;
-	int i, ret = 1;
+	int ret;
 
 	ret = parse_args(argc, argv, &a);
 	if (ret >= 0)
 		return ret;
 	ret = 1;
-	cw_pairing_init(&lc.pairing);
-	cw_windows_init(&lc.windows, a.window_ns);
-	cw_graph_init(&g);
+	cw_pipeline_init(&pl, a.window_ns);
 	if (a.out && cw_outfile_open(&of, a.out))
 		goto out;
 	/*
@@ -333,59 +338,15 @@ int cmd_graph(int argc, char **argv)
 	 */
 	mallopt(M_MMAP_THRESHOLD, 1 << 30);
 	mallopt(M_TRIM_THRESHOLD, 1 << 30);
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	for (i = optind, guess = 0; i < argc; i++)
-		guess += cw_record_file_guess(argv[i]);
-	/* Sized once from the files' sizes: no copies as the tables grow. */
-	if (guess && guess < 1000000000 &&
-	    cw_pairing_reserve(&lc.pairing, (size_t)guess)) {
-		cw_error("out of memory for %llu records",
-			 (unsigned long long)guess);
-		goto out;
-	}
-	if (cw_record_read_files_many(argv + optind, (size_t)(argc - optind),
-				      a.skip_bad, on_records, &lc, &rs))
-		goto out;
-	t_read = secs_since(&t0);
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	if (cw_pairing_build(&lc.pairing, &g)) {
-		cw_error("out of memory pairing connection ends");
-		goto out;
-	}
-	t_pair = secs_since(&t0);
-	/* The view needs the graph only: its memory can have the ends'. */
-	ps = lc.pairing.st;
-	cw_pairing_release(&lc.pairing);
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	if (cw_view_build(&v, &g, a.by, &lc.windows))
-		goto out;
-	t_view = secs_since(&t0);
-	if (a.neighbours) {
-		vid = cw_view_find(&v, a.neighbours);
-		if (vid < 0) {
-			cw_error("--neighbours '%s': %s in the %s graph",
-				 a.neighbours,
-				 vid == -2 ? "several nodes match; give the "
-					     "full name"
-					   : "no such node",
-				 cw_group_by_name(a.by));
-			goto out;
-		}
-	}
-	if (cw_view_edges(&v, vid, a.top, &edges, &n))
+	if (cw_pipeline_read_files(&pl, argv + optind, (size_t)(argc - optind),
+				   a.skip_bad) ||
+	    cw_pipeline_finish(&pl, a.by) ||
+	    select_edges(&a, &pl.view, &edges, &n))
 		goto out;
 	if (a.bench)
-		fprintf(stderr,
-			"bench: records %llu read %.3fs (%.0f records/s) "
-			"ends %llu nodes %zu edges %zu pair+build %.3fs "
-			"project(%s) %.3fs build+project %.3fs vertices %zu "
-			"edges %zu\n",
-			(unsigned long long)rs.records, t_read,
-			t_read > 0 ? (double)rs.records / t_read : 0,
-			(unsigned long long)ps.ends, g.nnodes, g.nedges, t_pair,
-			cw_group_by_name(a.by), t_view, t_pair + t_view, v.nv,
-			v.ne);
-	if (write_view(&a, &v, &ps, &rs, edges, n, a.out ? of.fp : stdout))
+		print_bench(&a, &pl);
+	if (write_view(&a, &pl.view, &pl.pairs, &pl.read, edges, n,
+		       a.out ? of.fp : stdout))
 		goto out;
 	if (a.out) {
 		if (cw_outfile_commit(&of))
@@ -399,9 +360,6 @@ out:
 	if (of.fp)
 		cw_outfile_abort(&of);
 	free(edges);
-	cw_view_release(&v);
-	cw_graph_release(&g);
-	cw_windows_release(&lc.windows);
-	cw_pairing_release(&lc.pairing);
+	cw_pipeline_release(&pl);
 	return ret;
 }

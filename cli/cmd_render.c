@@ -12,9 +12,7 @@
 #include "cli/cli.h"
 #include "cli/commands.h"
 #include "common/log.h"
-#include "common/record_read.h"
 #include "common/util.h"
-#include "correlator/correlator.h"
 #include "graph/graph.h"
 #include "viz/viz.h"
 
@@ -57,19 +55,6 @@ static void usage(FILE *fp)
 		"fleet.jsonl\n");
 }
 
-struct load_ctx {
-	struct cw_pairing pairing;
-};
-
-static int on_records(const struct cw_conn_record *r, size_t n, void *arg)
-{
-	struct load_ctx *lc = arg;
-
-	if (cw_pairing_add_many(&lc->pairing, r, n))
-		return cw_error("out of memory");
-	return 0;
-}
-
 static const char *format_of(const char *path)
 {
 	const char *dot = strrchr(path, '.');
@@ -79,7 +64,15 @@ static const char *format_of(const char *path)
 	return "svg";
 }
 
-int cmd_render(int argc, char **argv)
+struct render_args {
+	struct cw_render_opts ro;
+	enum cw_group_by by;
+	const char *out;
+	bool skip_bad;
+};
+
+/* -1: go on; else the exit status (help shown, or bad usage told). */
+static int parse_args(int argc, char **argv, struct render_args *a)
 {
 	static const struct option opts[] = {
 		{"by", required_argument, NULL, 'b'},
@@ -90,23 +83,14 @@ int cmd_render(int argc, char **argv)
 		{"help", no_argument, NULL, 'h'},
 		{},
 	};
-	struct cw_render_opts ro = {.sz = sizeof(ro), .min_share = 0.10};
-	enum cw_group_by by = CW_BY_PROCESS;
-	struct cw_record_read_stats rs;
-	struct cw_view v = {0};
-	const char *out = NULL;
-	bool skip_bad = false;
-	struct load_ctx lc;
-	struct cw_graph g;
-	size_t drawn;
-	int c, ret;
+	int c;
 
 	opterr = 0;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "b:f:s:o:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'b':
-			if (cw_group_by_parse(optarg, &by)) {
+			if (cw_group_by_parse(optarg, &a->by)) {
 				cw_error("--by '%s': want process, cmdline, "
 					 "container or host",
 					 optarg);
@@ -120,17 +104,17 @@ int cmd_render(int argc, char **argv)
 					 optarg);
 				return 2;
 			}
-			ro.format = optarg;
+			a->ro.format = optarg;
 			break;
 		case 's':
-			if (cli_share(optarg, &ro.min_share))
+			if (cli_share(optarg, &a->ro.min_share))
 				return 2;
 			break;
 		case 'o':
-			out = optarg;
+			a->out = optarg;
 			break;
 		case 'S':
-			skip_bad = true;
+			a->skip_bad = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -139,7 +123,7 @@ int cmd_render(int argc, char **argv)
 			return cli_bad_option("render", argv);
 		}
 	}
-	if (!out) {
+	if (!a->out) {
 		cw_error("-o FILE is required (see 'causeway render --help')");
 		return 2;
 	}
@@ -147,30 +131,38 @@ int cmd_render(int argc, char **argv)
 		cw_error("no input (see 'causeway render --help')");
 		return 2;
 	}
-	if (!ro.format)
-		ro.format = format_of(out);
+	if (!a->ro.format)
+		a->ro.format = format_of(a->out);
+	return -1;
+}
+
+int cmd_render(int argc, char **argv)
+{
+	struct render_args a = {
+		.ro = {.sz = sizeof(a.ro), .min_share = 0.10},
+		.by = CW_BY_PROCESS,
+	};
+	struct cw_pipeline pl;
+	size_t drawn;
+	int ret;
+
+	ret = parse_args(argc, argv, &a);
+	if (ret >= 0)
+		return ret;
 	ret = 1;
-	cw_pairing_init(&lc.pairing);
-	cw_graph_init(&g);
-	if (cw_record_read_files_many(argv + optind, (size_t)(argc - optind),
-				      skip_bad, on_records, &lc, &rs))
+	cw_pipeline_init(&pl, 0);
+	if (cw_pipeline_read_files(&pl, argv + optind, (size_t)(argc - optind),
+				   a.skip_bad) ||
+	    cw_pipeline_finish(&pl, a.by) ||
+	    cw_render_view(&pl.view, a.out, &a.ro, &drawn))
 		goto out;
-	if (cw_pairing_build(&lc.pairing, &g)) {
-		cw_error("out of memory pairing connection ends");
-		goto out;
-	}
-	if (cw_view_build(&v, &g, by, NULL) ||
-	    cw_render_view(&v, out, &ro, &drawn))
-		goto out;
-	if (!drawn && v.ne)
+	if (!drawn && pl.view.ne)
 		cw_warn("no edge carries %g of all bytes: '%s' is empty (try a "
 			"lower --min-share)",
-			ro.min_share, out);
-	cw_debug("rendered %zu of %zu edges to '%s'", drawn, v.ne, out);
+			a.ro.min_share, a.out);
+	cw_debug("rendered %zu of %zu edges to '%s'", drawn, pl.view.ne, a.out);
 	ret = 0;
 out:
-	cw_view_release(&v);
-	cw_graph_release(&g);
-	cw_pairing_release(&lc.pairing);
+	cw_pipeline_release(&pl);
 	return ret;
 }

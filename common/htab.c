@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "common/htab.h"
+#include "common/util.h"
 
 /* 64-bit FNV-1a with a final avalanche: keys here are short. */
 uint64_t cw_hash_bytes(const void *p, size_t len)
@@ -230,7 +231,8 @@ void *cw_htab_upsert_hashed(struct cw_htab *h, const void *key, uint32_t hv,
 	s = find_slot(h, key, hv);
 	if (h->index[s])
 		return cw_htab_val(h, slot_entry(h->index[s]));
-	if (h->len == h->cap && resize_entries(h, h->cap ? h->cap * 2 : 32))
+	if (h->len == h->cap &&
+	    cw_grow(&h->entries, &h->cap, h->len + 1, h->entry_size, 32))
 		return NULL;
 	memset(cw_htab_key(h, h->len), 0, h->entry_size);
 	memcpy(cw_htab_key(h, h->len), key, h->key_size);

@@ -96,13 +96,6 @@ void cw_jsonw_str(struct cw_jsonw *w, const char *key, const char *val)
 		fputs("null", w->fp);
 }
 
-void cw_jsonw_strn(struct cw_jsonw *w, const char *key, const char *val,
-		   size_t len)
-{
-	member(w, key);
-	put_escaped(w->fp, val, len);
-}
-
 void cw_jsonw_u64(struct cw_jsonw *w, const char *key, uint64_t val)
 {
 	member(w, key);

@@ -32,9 +32,6 @@ void cw_jsonw_obj_close(struct cw_jsonw *w);
 void cw_jsonw_arr_open(struct cw_jsonw *w, const char *key);
 void cw_jsonw_arr_close(struct cw_jsonw *w);
 void cw_jsonw_str(struct cw_jsonw *w, const char *key, const char *val);
-/* A string of at most `len` bytes (need not be NUL-terminated). */
-void cw_jsonw_strn(struct cw_jsonw *w, const char *key, const char *val,
-		   size_t len);
 void cw_jsonw_u64(struct cw_jsonw *w, const char *key, uint64_t val);
 void cw_jsonw_i64(struct cw_jsonw *w, const char *key, int64_t val);
 void cw_jsonw_double(struct cw_jsonw *w, const char *key, double val);

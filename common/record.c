@@ -47,6 +47,19 @@ void cw_addr_from_raw(struct cw_addr *a, int af, const uint8_t raw[16])
 	}
 }
 
+bool cw_addr_is_local(const struct cw_addr *a)
+{
+	static const uint8_t loop6[16] = {[15] = 1};
+
+	if (a->family == 4)
+		return a->bytes[0] == 127 ||
+		       (a->bytes[0] == 169 && a->bytes[1] == 254);
+	if (a->family == 6)
+		return !memcmp(a->bytes, loop6, sizeof(loop6)) ||
+		       (a->bytes[0] == 0xfe && (a->bytes[1] & 0xc0) == 0x80);
+	return false;
+}
+
 int cw_addr_cmp(const struct cw_addr *a, const struct cw_addr *b)
 {
 	if (a->family != b->family)
@@ -144,7 +157,8 @@ static void timing_msgs_json(struct cw_jsonw *w,
 	for (i = 0; i < t->n; i++) {
 		cw_jsonw_arr_open(w, NULL);
 		cw_jsonw_u64(w, NULL, t->msgs[i].ts_ns);
-		cw_jsonw_str(w, NULL, t->msgs[i].dir == 1 ? "out" : "in");
+		cw_jsonw_str(w, NULL,
+			     t->msgs[i].dir == CW_OBS_OUT ? "out" : "in");
 		cw_jsonw_u64(w, NULL, t->msgs[i].bytes);
 		cw_jsonw_arr_close(w);
 	}

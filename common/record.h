@@ -68,11 +68,22 @@ struct cw_conn_record {
 	struct cw_process proc;
 };
 
+/*
+ * Which way a message went, as the end that saw it tells (cw_msg_obs.dir;
+ * the same values as the kernel side's enum cw_dir in bpf/conn.h, which
+ * the shared layer cannot include).  The wire carries it as one bit per
+ * message (set: in); the path inference has its own enum cw_msg_dir.
+ */
+enum cw_obs_dir {
+	CW_OBS_OUT = 1, /* sent by this end */
+	CW_OBS_IN = 2,	/* received by this end */
+};
+
 /* One message start seen at the observing host (its own clock). */
 struct cw_msg_obs {
 	uint64_t ts_ns; /* CLOCK_REALTIME of the observing host */
 	uint32_t bytes; /* message size; 0 if it ran past the window */
-	uint8_t dir;	/* 1 out (sent by this end), 2 in (received) */
+	uint8_t dir;	/* enum cw_obs_dir */
 	uint8_t pad[3];
 };
 
@@ -125,6 +136,11 @@ const char *cw_addr_str(const struct cw_addr *a, char *buf, size_t len);
 int cw_addr_parse(struct cw_addr *a, const char *s);
 /* Fill from 16 raw bytes of the given AF_ family; maps v4-in-v6 to v4. */
 void cw_addr_from_raw(struct cw_addr *a, int af, const uint8_t raw[16]);
+/*
+ * Loopback (127/8, ::1) or link-local (169.254/16, fe80::/10): an address
+ * that names something on one host, and in one network namespace, only.
+ */
+bool cw_addr_is_local(const struct cw_addr *a);
 int cw_addr_cmp(const struct cw_addr *a, const struct cw_addr *b);
 
 const char *cw_role_name(int role);

@@ -324,11 +324,6 @@ int cw_record_reader_open(struct cw_record_reader *rd, const char *path,
 	return 0;
 }
 
-bool cw_record_reader_is_wire(const struct cw_record_reader *rd)
-{
-	return rd->wire;
-}
-
 static bool blank(const char *s, size_t n)
 {
 	while (n && is_space(s[n - 1]))
@@ -429,16 +424,6 @@ int cw_record_reader_next_ref(struct cw_record_reader *rd,
 		if (bad_record(rd, "line", rd->line, err))
 			return -1;
 	}
-}
-
-int cw_record_reader_next(struct cw_record_reader *rd, struct cw_conn_record *r)
-{
-	const struct cw_conn_record *p;
-	int ret = cw_record_reader_next_ref(rd, &p);
-
-	if (ret > 0)
-		*r = *p;
-	return ret;
 }
 
 void cw_record_reader_close(struct cw_record_reader *rd)

@@ -58,16 +58,12 @@ struct cw_record_reader {
 int cw_record_reader_open(struct cw_record_reader *rd, const char *path,
 			  bool skip_bad);
 /*
- * The next record: 1, 0 at end of file, -1 on an error (printed as
- * "'<file>' line <n>: <why>", or a read error).
+ * The next record, without a copy (*r is valid until the next call): 1, 0
+ * at end of file, -1 on an error (printed as "'<file>' line <n>: <why>",
+ * or a read error).
  */
-int cw_record_reader_next(struct cw_record_reader *rd,
-			  struct cw_conn_record *r);
-/* The same without a copy: *r is valid until the next call. */
 int cw_record_reader_next_ref(struct cw_record_reader *rd,
 			      const struct cw_conn_record **r);
-/* Is this a wire stream file? */
-bool cw_record_reader_is_wire(const struct cw_record_reader *rd);
 void cw_record_reader_close(struct cw_record_reader *rd);
 
 typedef int (*cw_record_fn)(const struct cw_conn_record *r, void *arg);

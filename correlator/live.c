@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "common/util.h"
 #include "common/wire.h"
 #include "correlator/live.h"
 
@@ -16,6 +17,12 @@ struct obs {
 	uint64_t ts_ns, bytes;
 	uint8_t dir;
 };
+
+/* The inference's direction of an observed one. */
+static enum cw_msg_dir msg_dir(uint8_t dir)
+{
+	return dir == CW_OBS_OUT ? CW_MSG_OUT : CW_MSG_IN;
+}
 
 static int cmp_obs(const void *a, const void *b)
 {
@@ -26,7 +33,6 @@ static int cmp_obs(const void *a, const void *b)
 	return x->ts_ns < y->ts_ns ? -1 : x->ts_ns > y->ts_ns;
 }
 
-/* "comm[pid]" for a process, the address for what nobody watched. */
 /* The connection's roles tell the inference who calls whom. */
 static int add_role(struct cw_msgtrace *t, uint8_t role, uint32_t node,
 		    uint32_t peer)
@@ -77,7 +83,7 @@ int cw_live_trace(const struct cw_pairing *p,
 		  struct cw_msgtrace *t)
 {
 	const struct cw_conn_record *me, *peer;
-	struct obs *o = NULL, *tmp;
+	struct obs *o = NULL;
 	size_t i, j, no = 0, cap = 0;
 	char a[192], b[192];
 	int node, pnode, err = -1;
@@ -103,13 +109,8 @@ int cw_live_trace(const struct cw_pairing *p,
 		    add_role(t, me->role, (uint32_t)node, (uint32_t)pnode))
 			goto out;
 		for (j = 0; j < recs[i].n; j++) {
-			if (no == cap) {
-				cap = cap ? cap * 2 : 1024;
-				tmp = realloc(o, cap * sizeof(*o));
-				if (!tmp)
-					goto out;
-				o = tmp;
-			}
+			if (CW_GROW(o, cap, no + 1, 1024))
+				goto out;
 			o[no++] = (struct obs){
 				.node = (uint32_t)node,
 				.peer = (uint32_t)pnode,
@@ -124,8 +125,8 @@ int cw_live_trace(const struct cw_pairing *p,
 	qsort(o, no, sizeof(*o), cmp_obs);
 	for (i = 0; i < no; i++)
 		if (cw_msgtrace_add_conn(t, o[i].ts_ns, o[i].node, o[i].peer,
-					 o[i].dir == 1 ? CW_MSG_OUT : CW_MSG_IN,
-					 o[i].bytes, o[i].conn))
+					 msg_dir(o[i].dir), o[i].bytes,
+					 o[i].conn))
 			goto out;
 	err = cw_msgtrace_finish(t, "timing windows");
 out:
@@ -185,6 +186,10 @@ static bool mirrored(const struct cw_timing_record *a,
 		return false;
 	if (!strcmp(a->host, b->host) && a->cookie == b->cookie)
 		return false;
+	/* Loopback and link-local tuples pair inside one host and netns. */
+	if ((cw_addr_is_local(&a->laddr) || cw_addr_is_local(&a->raddr)) &&
+	    (strcmp(a->host, b->host) || a->netns != b->netns))
+		return false;
 	return !(a->role && a->role == b->role);
 }
 
@@ -222,36 +227,31 @@ static void pair_group(struct wend *e, size_t lo, size_t hi,
 	}
 }
 
-int cw_live_trace_windows(const struct cw_timing_record *recs, size_t n,
-			  bool with_host, struct cw_msgtrace *t,
-			  struct cw_live_stats *stp)
+/*
+ * The records with their end's fields into r (sorted by host, cookie,
+ * seq; a replay's NULL), and the ends they make into e, paired; *nr.
+ * Returns the number of ends.
+ */
+static size_t collect_ends(const struct cw_timing_record *recs, size_t n,
+			   const struct cw_timing_record **r, struct wend *e,
+			   size_t *nr, struct cw_live_stats *st)
 {
-	const struct cw_timing_record **r = NULL, *prev = NULL;
-	struct cw_live_stats st = {.records = n};
-	bool oom = true;
-	struct wend *e = NULL;
-	struct obs *o = NULL;
-	size_t i, j, k, nr = 0, ne = 0, no = 0, nmsgs = 0;
-	char a[192], b[192];
-	int node, pnode, err = -1;
-	uint8_t role, first_dir;
+	const struct cw_timing_record *prev = NULL;
+	size_t i, j, ne = 0;
 
-	r = malloc((n ? n : 1) * sizeof(*r));
-	e = calloc(n ? n : 1, sizeof(*e));
-	if (!r || !e)
-		goto out;
+	*nr = 0;
 	for (i = 0; i < n; i++) {
 		if (!recs[i].has_conn) {
-			st.unknown++;
+			st->unknown++;
 			continue;
 		}
-		r[nr++] = &recs[i];
+		r[(*nr)++] = &recs[i];
 	}
-	qsort(r, nr, sizeof(*r), cmp_rec);
+	qsort(r, *nr, sizeof(*r), cmp_rec);
 	/* Ends: runs of one (host, cookie); a repeated seq is a replay. */
-	for (i = 0; i < nr; i++) {
+	for (i = 0; i < *nr; i++) {
 		if (prev && !cmp_rec(&prev, &r[i])) {
-			st.duplicates++;
+			st->duplicates++;
 			r[i] = NULL;
 			continue;
 		}
@@ -266,16 +266,79 @@ int cw_live_trace_windows(const struct cw_timing_record *recs, size_t n,
 		cw_wire_timing_conn_key(r[i], e[ne].key, sizeof(e[ne].key));
 		ne++;
 	}
-	for (i = 0; i < nr; i++)
-		if (r[i])
-			nmsgs += r[i]->n;
 	qsort(e, ne, sizeof(*e), cmp_wend);
 	for (i = 0; i < ne; i = j) {
 		for (j = i + 1; j < ne && !strcmp(e[i].key, e[j].key); j++)
 			;
 		if (j - i > 1)
-			pair_group(e, i, j, &st);
+			pair_group(e, i, j, st);
 	}
+	return ne;
+}
+
+/*
+ * End i's messages into o[*no..] as node -> pnode.  A window may open in
+ * the middle of an exchange: drop what answers a request sent before it,
+ * so that each connection begins with its client's request at both ends
+ * and the inference sees who calls whom (it goes by the first message on
+ * each node's clock).
+ */
+static void end_messages(const struct wend *e, size_t i,
+			 const struct cw_timing_record *const *r, int node,
+			 int pnode, struct obs *o, size_t *no,
+			 struct cw_live_stats *st)
+{
+	uint8_t role = e[i].rec->role;
+	uint8_t first_dir = role == CW_REC_ROLE_CLIENT	 ? CW_OBS_OUT
+			    : role == CW_REC_ROLE_SERVER ? CW_OBS_IN
+							 : 0;
+	size_t conn = e[i].partner >= 0 && (size_t)e[i].partner < i
+			      ? (size_t)e[i].partner
+			      : i;
+	size_t j, k;
+
+	for (k = e[i].first; k < e[i].first + e[i].nrecs; k++) {
+		const struct cw_timing_record *w = r[k];
+
+		for (j = 0; w && j < w->n; j++) {
+			if (first_dir && w->msgs[j].dir != first_dir) {
+				st->trimmed++;
+				continue;
+			}
+			first_dir = 0;
+			o[(*no)++] = (struct obs){
+				.node = (uint32_t)node,
+				.peer = (uint32_t)pnode,
+				.conn = (uint32_t)conn + 1,
+				.ts_ns = w->msgs[j].ts_ns,
+				.bytes = w->msgs[j].bytes,
+				.dir = w->msgs[j].dir,
+			};
+		}
+	}
+}
+
+int cw_live_trace_windows(const struct cw_timing_record *recs, size_t n,
+			  bool with_host, struct cw_msgtrace *t,
+			  struct cw_live_stats *stp)
+{
+	const struct cw_timing_record **r = NULL;
+	struct cw_live_stats st = {.records = n};
+	bool oom = true;
+	struct wend *e = NULL;
+	struct obs *o = NULL;
+	size_t i, nr = 0, ne = 0, no = 0, nmsgs = 0;
+	char a[192], b[192];
+	int node, pnode, err = -1;
+
+	r = malloc((n ? n : 1) * sizeof(*r));
+	e = calloc(n ? n : 1, sizeof(*e));
+	if (!r || !e)
+		goto out;
+	ne = collect_ends(recs, n, r, e, &nr, &st);
+	for (i = 0; i < nr; i++)
+		if (r[i])
+			nmsgs += r[i]->n;
 	st.ends = ne;
 	o = malloc((nmsgs ? nmsgs : 1) * sizeof(*o));
 	if (!o)
@@ -295,51 +358,14 @@ int cw_live_trace_windows(const struct cw_timing_record *recs, size_t n,
 		    add_role(t, e[i].rec->role, (uint32_t)node,
 			     (uint32_t)pnode))
 			goto out;
-		/*
-		 * A window may open in the middle of an exchange: drop what
-		 * answers a request sent before it, so that each connection
-		 * begins with its client's request at both ends and the
-		 * inference sees who calls whom (it goes by the first message
-		 * on each node's clock).
-		 */
-		role = e[i].rec->role;
-		first_dir = role == CW_REC_ROLE_CLIENT	 ? 1
-			    : role == CW_REC_ROLE_SERVER ? 2
-							 : 0;
-		for (k = e[i].first; k < e[i].first + e[i].nrecs; k++) {
-			const struct cw_timing_record *w = r[k];
-
-			if (!w)
-				continue;
-			for (j = 0; j < w->n; j++) {
-				if (first_dir && w->msgs[j].dir != first_dir) {
-					st.trimmed++;
-					continue;
-				}
-				first_dir = 0;
-				o[no++] = (struct obs){
-					.node = (uint32_t)node,
-					.peer = (uint32_t)pnode,
-					.conn = (uint32_t)(e[i].partner >= 0 &&
-									   (size_t)e[i].partner <
-										   i
-								   ? (size_t)e[i]
-									     .partner
-								   : i) +
-						1,
-					.ts_ns = w->msgs[j].ts_ns,
-					.bytes = w->msgs[j].bytes,
-					.dir = w->msgs[j].dir,
-				};
-			}
-		}
+		end_messages(e, i, r, node, pnode, o, &no, &st);
 	}
 	st.messages = no;
 	qsort(o, no, sizeof(*o), cmp_obs);
 	for (i = 0; i < no; i++)
 		if (cw_msgtrace_add_conn(t, o[i].ts_ns, o[i].node, o[i].peer,
-					 o[i].dir == 1 ? CW_MSG_OUT : CW_MSG_IN,
-					 o[i].bytes, o[i].conn))
+					 msg_dir(o[i].dir), o[i].bytes,
+					 o[i].conn))
 			goto out;
 	oom = false;
 	err = cw_msgtrace_finish(t, "timing windows");

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/util.h"
 #include "correlator/correlator.h"
 
 /* One end of a connection on one host; no padding, hashed as it is. */
@@ -14,23 +15,6 @@ struct end_key {
 	uint8_t protocol;
 	uint8_t rfamily; /* UDP: the remote address */
 	uint8_t raddr[16];
-};
-
-/* What is kept of an end's newest record besides its key. */
-struct end {
-	uint64_t bytes_out, bytes_in;
-	uint64_t calls_out, calls_in;
-	uint64_t msgs_out, msgs_in;
-	uint64_t first_ns, last_ns;
-	uint64_t seq;
-	uint64_t proc_at; /* its process in p->procs */
-	uint32_t proc_room;
-	uint32_t owner; /* id in p->owners: the node it makes */
-	uint32_t flags;
-	uint32_t retrans, srtt_us;
-	struct cw_addr laddr, raddr;
-	uint16_t lport, rport;
-	uint8_t protocol, role;
 };
 
 struct host_key {
@@ -65,18 +49,23 @@ struct proc_head {
 	(sizeof(struct proc_head) + CW_COMM_MAX + CW_CMDLINE_MAX +             \
 	 CW_CONTAINER_MAX + CW_POD_MAX + 8)
 
-/* Both ends of one connection share this key. */
+/*
+ * Both ends of one connection share this key.  A loopback or link-local
+ * tuple names a connection inside one host and network namespace only, so
+ * its key holds them too: two hosts' 127.0.0.1:6379 never pair.
+ */
 struct tuple_key {
 	struct cw_addr a, b;
 	uint16_t aport, bport;
 	uint8_t protocol;
-	uint8_t pad[3];
+	uint8_t pad[5];
+	uint32_t host, netns; /* local-scope tuples only, else 0 */
 };
 
 void cw_pairing_init(struct cw_pairing *p)
 {
 	memset(p, 0, sizeof(*p));
-	cw_htab_init(&p->ends, sizeof(struct end_key), sizeof(struct end));
+	cw_htab_init(&p->ends, sizeof(struct end_key), sizeof(struct cw_end));
 	cw_htab_init(&p->hosts, sizeof(struct host_key), sizeof(uint32_t));
 	cw_htab_init(&p->owners, sizeof(struct owner_key), sizeof(uint32_t));
 }
@@ -115,6 +104,17 @@ static void drop_made(struct cw_pairing *p)
 	p->nmade = 0;
 }
 
+/* Forget what cw_pairing_pair() found. */
+static void drop_pairs(struct cw_pairing *p)
+{
+	free(p->partner);
+	free(p->order);
+	free(p->group_end);
+	p->partner = NULL;
+	p->order = p->group_end = NULL;
+	p->ngroups = 0;
+}
+
 void cw_pairing_release(struct cw_pairing *p)
 {
 	drop_made(p);
@@ -124,8 +124,7 @@ void cw_pairing_release(struct cw_pairing *p)
 	free(p->procs);
 	p->procs = NULL;
 	p->procs_used = p->procs_size = 0;
-	free(p->partner);
-	p->partner = NULL;
+	drop_pairs(p);
 }
 
 static void host_key_of(const char *host, struct host_key *k)
@@ -191,7 +190,7 @@ static size_t get_str(char *to, const unsigned char *from, size_t size)
 }
 
 static const struct proc_head *proc_of(const struct cw_pairing *p,
-				       const struct end *e)
+				       const struct cw_end *e)
 {
 	return (const struct proc_head *)(p->procs + e->proc_at);
 }
@@ -214,7 +213,7 @@ static void proc_unpack(const struct proc_head *h, struct cw_process *pr)
  * Keep the packed process (len bytes) of end e: where it was if it is the
  * same or fits, else at the end of the log.  0 or -1.
  */
-static int proc_store(struct cw_pairing *p, struct end *e, bool created,
+static int proc_store(struct cw_pairing *p, struct cw_end *e, bool created,
 		      const unsigned char *buf, size_t len)
 {
 	if (!created && len <= e->proc_room) {
@@ -222,19 +221,8 @@ static int proc_store(struct cw_pairing *p, struct end *e, bool created,
 			memcpy(p->procs + e->proc_at, buf, len);
 		return 0;
 	}
-	if (p->procs_used + len > p->procs_size) {
-		size_t size = p->procs_size ? p->procs_size : 65536;
-		unsigned char *d;
-
-		while (size < p->procs_used + len)
-			size *= 2;
-		d = realloc(p->procs, size);
-
-		if (!d)
-			return -1;
-		p->procs = d;
-		p->procs_size = size;
-	}
+	if (CW_GROW(p->procs, p->procs_size, p->procs_used + len, 65536))
+		return -1;
 	memcpy(p->procs + p->procs_used, buf, len);
 	e->proc_at = p->procs_used;
 	e->proc_room = (uint32_t)len;
@@ -275,11 +263,69 @@ long cw_pairing_find(const struct cw_pairing *p, const char *host,
 	return cw_htab_index(&p->ends, &k);
 }
 
+void cw_end_id_of(const struct cw_conn_record *r, struct cw_end_id *id)
+{
+	memset(id, 0, sizeof(*id));
+	memcpy(id->host, r->host, strnlen(r->host, sizeof(id->host) - 1));
+	id->cookie = r->cookie;
+	id->protocol = r->protocol;
+	if (r->protocol != 6) {
+		id->raddr = r->raddr;
+		id->rport = r->rport;
+		id->generation = r->first_ns;
+	}
+}
+
+long cw_pairing_find_id(const struct cw_pairing *p, const struct cw_end_id *id)
+{
+	struct host_key hk;
+	struct end_key k;
+	long h;
+
+	host_key_of(id->host, &hk);
+	h = cw_htab_index(&p->hosts, &hk);
+	if (h < 0)
+		return -1;
+	memset(&k, 0, sizeof(k));
+	k.host = (uint32_t)h;
+	k.cookie = id->cookie;
+	k.protocol = id->protocol;
+	k.generation = id->generation;
+	k.rport = id->rport;
+	k.rfamily = id->raddr.family;
+	memcpy(k.raddr, id->raddr.bytes, sizeof(k.raddr));
+	return cw_htab_index(&p->ends, &k);
+}
+
+const struct cw_end *cw_pairing_numbers(const struct cw_pairing *p, size_t i)
+{
+	return cw_htab_val(&p->ends, i);
+}
+
+size_t cw_pairing_owners(const struct cw_pairing *p)
+{
+	return p->owners.len;
+}
+
+void cw_pairing_owner(const struct cw_pairing *p, size_t i,
+		      struct cw_end_owner *o)
+{
+	const struct cw_end *e = cw_htab_val(&p->ends, i);
+	const struct owner_key *ok = cw_htab_key(&p->owners, e->owner);
+	const struct host_key *h = cw_htab_key(&p->hosts, ok->host);
+	const struct proc_head *pr = proc_of(p, e);
+
+	o->host = h->name;
+	o->netns = pr->netns;
+	o->unknown = ok->unknown;
+	proc_unpack(pr, &o->proc);
+}
+
 void cw_pairing_end_copy(const struct cw_pairing *p, size_t i,
 			 struct cw_conn_record *r)
 {
 	const struct end_key *k = cw_htab_key(&p->ends, i);
-	const struct end *e = cw_htab_val(&p->ends, i);
+	const struct cw_end *e = cw_htab_val(&p->ends, i);
 	const struct proc_head *pr = proc_of(p, e);
 	const struct host_key *h = cw_htab_key(&p->hosts, k->host);
 
@@ -333,7 +379,7 @@ const struct cw_conn_record *cw_pairing_end(const struct cw_pairing *cp,
 	return p->made[i];
 }
 
-static bool newer(const struct cw_conn_record *a, const struct end *b)
+static bool newer(const struct cw_conn_record *a, const struct cw_end *b)
 {
 	uint64_t ta = a->bytes_out + a->bytes_in + a->calls_out + a->calls_in;
 	uint64_t tb = b->bytes_out + b->bytes_in + b->calls_out + b->calls_in;
@@ -345,7 +391,7 @@ static bool newer(const struct cw_conn_record *a, const struct end *b)
 	return a->last_ns >= b->last_ns;
 }
 
-static void end_set(struct end *e, const struct cw_conn_record *r,
+static void end_set(struct cw_end *e, const struct cw_conn_record *r,
 		    uint32_t owner)
 {
 	e->bytes_out = r->bytes_out;
@@ -381,7 +427,7 @@ struct pending {
 static int add_one(struct cw_pairing *p, const struct pending *q)
 {
 	unsigned char buf[PROC_MAX] __attribute__((aligned(8)));
-	struct end *e;
+	struct cw_end *e;
 	bool created, made;
 	long owner;
 	uint32_t *id;
@@ -422,6 +468,8 @@ int cw_pairing_add_many(struct cw_pairing *p, const struct cw_conn_record *r,
 
 	if (n && p->made)
 		drop_made(p);
+	if (n && p->partner)
+		drop_pairs(p);
 	for (k = 0; k < n; k += m) {
 		m = n - k < BATCH ? n - k : BATCH;
 		/* Three rounds, so that each round's memory comes at once. */
@@ -466,10 +514,12 @@ int cw_pairing_add(struct cw_pairing *p, const struct cw_conn_record *r)
 
 /* ---- pairing ------------------------------------------------------------ */
 
-static void tuple_of(const struct end *e, struct tuple_key *k)
+static void tuple_of(const struct cw_pairing *p, const struct cw_end *e,
+		     struct tuple_key *k)
 {
 	int c = cw_addr_cmp(&e->laddr, &e->raddr);
 	bool flipped = c > 0 || (c == 0 && e->lport > e->rport);
+	const struct owner_key *o;
 
 	memset(k, 0, sizeof(*k));
 	k->protocol = e->protocol;
@@ -477,9 +527,14 @@ static void tuple_of(const struct end *e, struct tuple_key *k)
 	k->b = flipped ? e->laddr : e->raddr;
 	k->aport = flipped ? e->rport : e->lport;
 	k->bport = flipped ? e->lport : e->rport;
+	if (cw_addr_is_local(&e->laddr) || cw_addr_is_local(&e->raddr)) {
+		o = cw_htab_key(&p->owners, e->owner);
+		k->host = o->host + 1;
+		k->netns = proc_of(p, e)->netns;
+	}
 }
 
-static bool overlaps(const struct end *x, const struct end *y)
+static bool overlaps(const struct cw_end *x, const struct cw_end *y)
 {
 	/* Clocks of two hosts differ a little; allow a second of slack. */
 	uint64_t slack = 1000000000ULL;
@@ -488,8 +543,7 @@ static bool overlaps(const struct end *x, const struct end *y)
 	       y->first_ns <= x->last_ns + slack;
 }
 
-/* Is e the client end?  The agent says so; else the higher port is. */
-static bool is_client(const struct end *e)
+bool cw_end_is_client(const struct cw_end *e)
 {
 	if (e->role == CW_REC_ROLE_CLIENT)
 		return true;
@@ -498,11 +552,18 @@ static bool is_client(const struct end *e)
 	return e->lport > e->rport;
 }
 
-static bool complement(const struct end *x, const struct end *y)
+static bool complement(const struct cw_end *x, const struct cw_end *y)
 {
 	return x->lport == y->rport && x->rport == y->lport &&
 	       !cw_addr_cmp(&x->laddr, &y->raddr) &&
 	       !cw_addr_cmp(&x->raddr, &y->laddr);
+}
+
+/* Could x and y be the two ends of one connection? */
+static bool may_pair(const struct cw_end *x, const struct cw_end *y)
+{
+	return complement(x, y) && overlaps(x, y) &&
+	       !(x->role && y->role && x->role == y->role);
 }
 
 static uint64_t distance(uint64_t a, uint64_t b)
@@ -510,116 +571,9 @@ static uint64_t distance(uint64_t a, uint64_t b)
 	return a > b ? a - b : b - a;
 }
 
-/* What the build needs at hand. */
-struct builder {
-	struct cw_pairing *p;
-	struct cw_graph *g;
-	long *node_of;		    /* by owner: graph node or -1 */
-	struct cw_conn_link *links; /* one per pair or lone end */
-	size_t nlinks;
-};
-
-static const struct end *end_at(const struct cw_pairing *p, size_t i)
+static const struct cw_end *end_at(const struct cw_pairing *p, size_t i)
 {
 	return cw_htab_val(&p->ends, i);
-}
-
-/* The graph node of a watched end, made once per owner. */
-static long node_for(struct builder *b, const struct end *e)
-{
-	long *n = &b->node_of[e->owner];
-	const struct owner_key *o;
-	const struct host_key *h;
-	const struct proc_head *pr;
-	struct cw_process proc;
-
-	if (*n < 0) {
-		o = cw_htab_key(&b->p->owners, e->owner);
-		h = cw_htab_key(&b->p->hosts, o->host);
-		pr = proc_of(b->p, e);
-		proc_unpack(pr, &proc);
-		*n = cw_graph_node_for_proc(b->g, h->name, pr->netns,
-					    o->unknown, &proc);
-	}
-	return *n;
-}
-
-/* A connection seen from both ends: a the client's, b the server's. */
-static void pair_traffic(const struct end *c, const struct end *s,
-			 struct cw_conn_traffic *t)
-{
-	t->bytes_c2s = c->bytes_out;
-	t->bytes_s2c = s->bytes_out;
-	t->msgs_c2s = c->msgs_out;
-	t->msgs_s2c = s->msgs_out;
-	t->diff_c2s = (int64_t)(c->bytes_out - s->bytes_in);
-	t->diff_s2c = (int64_t)(s->bytes_out - c->bytes_in);
-	t->first_ns = c->first_ns < s->first_ns ? c->first_ns : s->first_ns;
-	t->last_ns = c->last_ns > s->last_ns ? c->last_ns : s->last_ns;
-	t->retrans = c->retrans + s->retrans;
-	t->both_ends = 1;
-}
-
-/* An end whose partner was not watched. */
-static void single_traffic(const struct end *e, struct cw_conn_traffic *t)
-{
-	bool client = is_client(e);
-
-	t->bytes_c2s = client ? e->bytes_out : e->bytes_in;
-	t->bytes_s2c = client ? e->bytes_in : e->bytes_out;
-	t->msgs_c2s = client ? e->msgs_out : e->msgs_in;
-	t->msgs_s2c = client ? e->msgs_in : e->msgs_out;
-	t->first_ns = e->first_ns;
-	t->last_ns = e->last_ns;
-	t->retrans = e->retrans;
-}
-
-#define NO_END UINT32_MAX
-
-static void link_traffic(const struct cw_conn_link *l,
-			 struct cw_conn_traffic *t, void *arg)
-{
-	const struct cw_pairing *p = arg;
-
-	if (l->b == NO_END)
-		single_traffic(end_at(p, l->a), t);
-	else
-		pair_traffic(end_at(p, l->a), end_at(p, l->b), t);
-}
-
-static int add_pair(struct builder *b, size_t ci, size_t si)
-{
-	struct cw_conn_link *l = &b->links[b->nlinks++];
-	const struct end *c = end_at(b->p, ci), *s = end_at(b->p, si);
-	long cn = node_for(b, c), sn = node_for(b, s);
-
-	if (cn < 0 || sn < 0)
-		return -1;
-	l->client = (uint32_t)cn;
-	l->server = (uint32_t)sn;
-	l->a = (uint32_t)ci;
-	l->b = (uint32_t)si;
-	l->protocol = c->protocol;
-	return 0;
-}
-
-static int add_single(struct builder *b, size_t i)
-{
-	struct cw_conn_link *l = &b->links[b->nlinks++];
-	const struct end *e = end_at(b->p, i);
-	bool client = is_client(e);
-	long me = node_for(b, e);
-	long other =
-		cw_graph_node_external(b->g, &e->raddr, client ? e->rport : 0);
-
-	if (me < 0 || other < 0)
-		return -1;
-	l->client = (uint32_t)(client ? me : other);
-	l->server = (uint32_t)(client ? other : me);
-	l->a = (uint32_t)i;
-	l->b = NO_END;
-	l->protocol = e->protocol;
-	return 0;
 }
 
 /* Ends grouped by tuple: counted in a table, then placed in one array. */
@@ -627,151 +581,126 @@ struct group {
 	uint32_t id, n;
 };
 
+/* The unused end of idx[] end idx[i] pairs with, or -1; *cands: how many
+ * could have been. */
+static long best_partner(const struct cw_pairing *p, const uint32_t *idx,
+			 size_t n, size_t i, const bool *used, size_t *cands)
+{
+	const struct cw_end *x = end_at(p, idx[i]), *y, *best = NULL;
+	size_t j;
+	long bj = -1;
+
+	*cands = 0;
+	for (j = 0; j < n; j++) {
+		if (j == i || used[idx[j]])
+			continue;
+		y = end_at(p, idx[j]);
+		if (!may_pair(x, y))
+			continue;
+		(*cands)++;
+		if (!best || distance(x->first_ns, y->first_ns) <
+				     distance(x->first_ns, best->first_ns)) {
+			best = y;
+			bj = (long)j;
+		}
+	}
+	return bj;
+}
+
 /*
  * Within one tuple, each end takes the complementary end whose lifetime
  * overlaps its own, preferring opposite roles and then the nearest start:
  * the same tuple can be reused over time, or in namespaces that share an
- * address plan.  Fills p->partner; *units counts pairs and lone ends.
+ * address plan.  Fills p->partner.
  */
 static void pair_group(struct cw_pairing *p, const uint32_t *idx, size_t n,
-		       bool *used, size_t *units)
+		       bool *used)
 {
-	const struct end *x, *y, *best;
-	size_t i, j, bj = 0, cands;
+	size_t i, cands;
+	long bj;
 
 	if (n == 2) { /* the common case: one connection, two ends */
-		x = end_at(p, idx[0]);
-		y = end_at(p, idx[1]);
-		if (complement(x, y) && overlaps(x, y) &&
-		    !(x->role && y->role && x->role == y->role)) {
+		if (may_pair(end_at(p, idx[0]), end_at(p, idx[1]))) {
 			p->partner[idx[0]] = idx[1];
 			p->partner[idx[1]] = idx[0];
 			p->st.paired++;
-			*units += 1;
 		} else {
 			p->st.unpaired += 2;
-			*units += 2;
 		}
 		return;
 	}
 	for (i = 0; i < n; i++) {
 		if (used[idx[i]])
 			continue;
-		x = end_at(p, idx[i]);
-		best = NULL;
-		cands = 0;
-		for (j = 0; j < n; j++) {
-			if (j == i || used[idx[j]])
-				continue;
-			y = end_at(p, idx[j]);
-			if (!complement(x, y) || !overlaps(x, y))
-				continue;
-			if (x->role && y->role && x->role == y->role)
-				continue;
-			cands++;
-			if (!best ||
-			    distance(x->first_ns, y->first_ns) <
-				    distance(x->first_ns, best->first_ns)) {
-				best = y;
-				bj = j;
-			}
-		}
+		bj = best_partner(p, idx, n, i, used, &cands);
 		used[idx[i]] = true;
-		*units += 1;
-		if (!best) {
+		if (bj < 0) {
 			p->st.unpaired++;
-		} else {
-			used[idx[bj]] = true;
-			p->partner[idx[i]] = (long)idx[bj];
-			p->partner[idx[bj]] = (long)idx[i];
-			p->st.paired++;
-			p->st.ambiguous += cands > 1;
+			continue;
 		}
+		used[idx[bj]] = true;
+		p->partner[idx[i]] = (long)idx[bj];
+		p->partner[idx[bj]] = (long)idx[i];
+		p->st.paired++;
+		p->st.ambiguous += cands > 1;
 	}
 }
 
-/*
- * Into the graph, in the order the pairs were found: each end when it
- * comes first in its group's order, with its partner if it has one.
- */
-static int add_group(struct builder *b, const uint32_t *idx, size_t n,
-		     bool *done)
+/* Each end's group into gid[]; *ngroups.  0 or -1. */
+static int group_ends(const struct cw_pairing *p, struct cw_htab *groups,
+		      uint32_t *gid)
 {
-	const struct cw_pairing *p = b->p;
-	const struct end *x;
-	size_t i;
-	long q;
-
-	for (i = 0; i < n; i++) {
-		if (done[idx[i]])
-			continue;
-		done[idx[i]] = true;
-		x = end_at(p, idx[i]);
-		q = p->partner[idx[i]];
-		if (q < 0) {
-			if (add_single(b, idx[i]))
-				return -1;
-			continue;
-		}
-		done[q] = true;
-		if (is_client(x) ? add_pair(b, idx[i], (size_t)q)
-				 : add_pair(b, (size_t)q, idx[i]))
-			return -1;
-	}
-	return 0;
-}
-
-int cw_pairing_build(struct cw_pairing *p, struct cw_graph *g)
-{
-	size_t n = p->ends.len, ng = 0, i, j, m, units = 0;
-	struct builder b = {.p = p, .g = g};
-	uint32_t *order = NULL, *gid = NULL, *start = NULL, th[BATCH];
+	size_t n = p->ends.len, i, j, m;
 	struct tuple_key tk[BATCH];
-	struct cw_htab groups;
+	uint32_t th[BATCH];
 	struct group *grp;
-	bool *used = NULL, created;
-	int err = -1;
+	bool created;
 
-	cw_htab_init(&groups, sizeof(tk[0]), sizeof(struct group));
-	free(p->partner);
-	p->partner = malloc((n ? n : 1) * sizeof(*p->partner));
-	order = malloc((n ? n : 1) * sizeof(*order));
-	gid = malloc((n ? n : 1) * sizeof(*gid));
-	used = calloc(n ? n : 1, sizeof(*used));
-	b.node_of = malloc((p->owners.len + 1) * sizeof(*b.node_of));
-	if (!order || !gid || !used || !p->partner || !b.node_of ||
-	    cw_htab_reserve(&groups, n / 2 + n / 8 + 1))
-		goto out;
-	for (i = 0; i < n; i++)
-		p->partner[i] = -1;
-	for (i = 0; i < p->owners.len; i++)
-		b.node_of[i] = -1;
-	/* Count per tuple, then place: a counting sort by group. */
+	if (cw_htab_reserve(groups, n / 2 + n / 8 + 1))
+		return -1;
 	for (i = 0; i < n; i += m) {
 		m = n - i < BATCH ? n - i : BATCH;
 		for (j = 0; j < m; j++) {
-			tuple_of(end_at(p, i + j), &tk[j]);
-			th[j] = cw_htab_hash(&groups, &tk[j]);
-			cw_htab_prefetch(&groups, th[j]);
+			tuple_of(p, end_at(p, i + j), &tk[j]);
+			th[j] = cw_htab_hash(groups, &tk[j]);
+			cw_htab_prefetch(groups, th[j]);
 		}
 		for (j = 0; j < m; j++)
-			cw_htab_prefetch_entry(&groups, th[j]);
+			cw_htab_prefetch_entry(groups, th[j]);
 		for (j = 0; j < m; j++) {
-			grp = cw_htab_upsert_hashed(&groups, &tk[j], th[j],
+			grp = cw_htab_upsert_hashed(groups, &tk[j], th[j],
 						    &created);
 			if (!grp)
-				goto out;
+				return -1;
 			if (created)
-				grp->id = (uint32_t)(groups.len - 1);
+				grp->id = (uint32_t)(groups->len - 1);
 			grp->n++;
 			gid[i + j] = grp->id;
 		}
 	}
-	/* Groups in order of their first end; start[k]: where k's go. */
+	return 0;
+}
+
+/*
+ * Order the ends by group (a counting sort, groups in order of their
+ * first end) into p->order; p->group_end[k]: where group k ends.  0 or -1.
+ */
+static int order_ends(struct cw_pairing *p)
+{
+	size_t n = p->ends.len, ng, i, j;
+	uint32_t *gid = malloc((n ? n : 1) * sizeof(*gid)), *start;
+	struct cw_htab groups;
+	int err = -1;
+
+	cw_htab_init(&groups, sizeof(struct tuple_key), sizeof(struct group));
+	if (!gid || group_ends(p, &groups, gid))
+		goto out;
 	ng = groups.len;
 	start = malloc((ng + 1) * sizeof(*start));
 	if (!start)
 		goto out;
+	p->group_end = start;
+	p->ngroups = ng;
 	for (i = 0, j = 0; i < ng; i++) {
 		start[i] = (uint32_t)j;
 		j += ((struct group *)cw_htab_val(&groups, i))->n;
@@ -779,38 +708,35 @@ int cw_pairing_build(struct cw_pairing *p, struct cw_graph *g)
 	start[ng] = (uint32_t)n;
 	cw_htab_release(&groups);
 	for (i = 0; i < n; i++)
-		order[start[gid[i]]++] = (uint32_t)i;
-	free(gid);
-	gid = NULL;
+		p->order[start[gid[i]]++] = (uint32_t)i;
 	/* Now start[k] is where group k ends, and k + 1 begins. */
-	p->st.ends = n;
-	p->st.paired = p->st.unpaired = p->st.ambiguous = 0;
-	for (i = 0, j = 0; i < ng; j = start[i++])
-		pair_group(p, order + j, start[i] - j, used, &units);
-	/* Nodes as the ends come, then the edges all at once. */
-	b.links = malloc((units + 1) * sizeof(*b.links));
-	if (!b.links || cw_graph_reserve(g, g->nnodes + p->owners.len + 64, 0))
-		goto out;
-	memset(used, 0, n * sizeof(*used));
-	for (i = 0, j = 0; i < ng; j = start[i++])
-		if (add_group(&b, order + j, start[i] - j, used))
-			goto out;
-	free(order);
-	order = NULL;
-	free(start);
-	start = NULL;
-	free(used);
-	used = NULL;
-	if (cw_graph_add_links(g, b.links, b.nlinks, link_traffic, p))
-		goto out;
 	err = 0;
 out:
-	free(b.links);
-	free(order);
 	free(gid);
-	free(start);
-	free(used);
-	free(b.node_of);
 	cw_htab_release(&groups);
 	return err;
+}
+
+int cw_pairing_pair(struct cw_pairing *p)
+{
+	size_t n = p->ends.len, i, j;
+	bool *used;
+
+	drop_pairs(p);
+	p->partner = malloc((n ? n : 1) * sizeof(*p->partner));
+	p->order = malloc((n ? n : 1) * sizeof(*p->order));
+	used = calloc(n ? n : 1, sizeof(*used));
+	if (!p->partner || !p->order || !used || order_ends(p)) {
+		free(used);
+		drop_pairs(p);
+		return -1;
+	}
+	for (i = 0; i < n; i++)
+		p->partner[i] = -1;
+	p->st.ends = n;
+	p->st.paired = p->st.unpaired = p->st.ambiguous = 0;
+	for (i = 0, j = 0; i < p->ngroups; j = p->group_end[i++])
+		pair_group(p, p->order + j, p->group_end[i] - j, used);
+	free(used);
+	return 0;
 }

@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/util.h"
 #include "graph/graph.h"
 
 struct node_key {
@@ -83,7 +84,7 @@ static long node_get(struct cw_graph *g, const struct node_key *k,
 	if (!created)
 		return (long)*idx;
 	if (g->nnodes == g->cap_nodes &&
-	    grow_nodes(g, g->cap_nodes ? g->cap_nodes * 2 : 64)) {
+	    CW_GROW(g->nodes, g->cap_nodes, g->nnodes + 1, 64)) {
 		cw_htab_delete(&g->node_index, k);
 		return -1;
 	}
@@ -120,12 +121,6 @@ long cw_graph_node_for_proc(struct cw_graph *g, const char *host,
 			n->proc = *proc;
 	}
 	return i;
-}
-
-long cw_graph_node_for_end(struct cw_graph *g, const struct cw_conn_record *r)
-{
-	return cw_graph_node_for_proc(g, r->host, r->netns,
-				      r->flags & CW_REC_NO_OWNER, &r->proc);
 }
 
 long cw_graph_node_external(struct cw_graph *g, const struct cw_addr *a,
@@ -220,7 +215,7 @@ int cw_graph_add(struct cw_graph *g, size_t client, size_t server,
 		return -1;
 	if (created) {
 		if (g->nedges == g->cap_edges &&
-		    grow_edges(g, g->cap_edges ? g->cap_edges * 2 : 64)) {
+		    CW_GROW(g->edges, g->cap_edges, g->nedges + 1, 64)) {
 			cw_htab_delete(&g->edge_index, &k);
 			return -1;
 		}
@@ -399,7 +394,7 @@ const char *cw_node_label(const struct cw_node *n, char *buf, size_t len)
 	return buf;
 }
 
-static const char *kind_name(enum cw_node_kind k)
+const char *cw_node_kind_name(enum cw_node_kind k)
 {
 	return k == CW_NODE_PROCESS   ? "process"
 	       : k == CW_NODE_UNKNOWN ? "unknown"
@@ -412,7 +407,7 @@ static void node_json(const struct cw_node *n, size_t id, struct cw_jsonw *w)
 
 	cw_jsonw_obj_open(w, NULL);
 	cw_jsonw_u64(w, "id", id);
-	cw_jsonw_str(w, "kind", kind_name(n->kind));
+	cw_jsonw_str(w, "kind", cw_node_kind_name(n->kind));
 	cw_jsonw_str(w, "label", cw_node_label(n, buf, sizeof(buf)));
 	if (n->kind == CW_NODE_EXTERNAL) {
 		cw_jsonw_str(w, "addr",

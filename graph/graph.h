@@ -2,8 +2,26 @@
 /*
  * The traffic graph: processes (and external addresses) as nodes, one edge
  * per (client, server, protocol) with bytes and messages each way and the
- * number of connections.  The correlator builds it from paired connection
- * ends; viz/ draws it.
+ * number of connections.  Built here from the correlator's pairing
+ * (correlator/correlator.h); viz/ draws it.
+ *
+ * From records to a view, the way `causeway graph` and `render` do it:
+ *
+ *	struct cw_pipeline pl;
+ *
+ *	cw_pipeline_init(&pl, 60 * NSEC_PER_SEC);	// 0: no windows
+ *	if (cw_pipeline_read_files(&pl, paths, n, false) ||
+ *	    cw_pipeline_add(&pl, recs, nrecs) ||	// or records in hand
+ *	    cw_pipeline_finish(&pl, CW_BY_HOST))
+ *		goto fail;				// already reported
+ *	// pl.graph: the process graph; pl.view: grouped, with igraph;
+ *	// pl.pairs, pl.read: what was paired and read
+ *	cw_view_edges(&pl.view, -1, 20, &edges, &ne);	// top 20 edges
+ *	cw_view_json(&pl.view, &w, edges, ne);
+ *	cw_pipeline_release(&pl);
+ *
+ * Without the pipeline: cw_graph_build(&g, &pairing) builds the process
+ * graph from a pairing fed by hand (cw_pairing_add_many()).
  */
 #ifndef CW_GRAPH_H
 #define CW_GRAPH_H
@@ -15,6 +33,8 @@
 
 #include "common/htab.h"
 #include "common/record.h"
+#include "common/record_read.h"
+#include "correlator/correlator.h"
 
 enum cw_node_kind {
 	CW_NODE_PROCESS,
@@ -81,10 +101,9 @@ void cw_graph_init(struct cw_graph *g);
 void cw_graph_release(struct cw_graph *g);
 /* Room for n nodes and m edges without growing; 0 or -1 (ENOMEM). */
 int cw_graph_reserve(struct cw_graph *g, size_t n, size_t m);
-/* Node for the process (or unknown owner) of a watched end; -1 on ENOMEM. */
-long cw_graph_node_for_end(struct cw_graph *g, const struct cw_conn_record *r);
-/* The same from the end's parts: its host, netns, whether its owner is
- * unknown (CW_REC_NO_OWNER) and its process. */
+/* Node for the process (or unknown owner) of a watched end, from the end's
+ * parts: its host, netns, whether its owner is unknown (CW_REC_NO_OWNER)
+ * and its process; -1 on ENOMEM. */
 long cw_graph_node_for_proc(struct cw_graph *g, const char *host,
 			    uint32_t netns, bool no_owner,
 			    const struct cw_process *proc);
@@ -103,6 +122,17 @@ int cw_graph_add(struct cw_graph *g, size_t client, size_t server,
  */
 int cw_graph_add_links(struct cw_graph *g, const struct cw_conn_link *l,
 		       size_t n, cw_link_traffic_fn traffic, void *arg);
+/*
+ * Nodes and edges of p's pairs into g (initialised by the caller): after
+ * cw_pairing_pair(p).  Edges in the order the pairs come (groups of ends by
+ * tuple, in the order of their first end).  0 or -1 (out of memory; no
+ * message).
+ */
+int cw_graph_from_pairing(struct cw_graph *g, const struct cw_pairing *p);
+/* cw_pairing_pair(p), then cw_graph_from_pairing(g, p).  0 or -1. */
+int cw_graph_build(struct cw_graph *g, struct cw_pairing *p);
+/* The older name of cw_graph_build() (kept for cli/cmd_run.c). */
+int cw_pairing_build(struct cw_pairing *p, struct cw_graph *g);
 /* Edges by bytes (both ways), largest first; the array is the graph's. */
 void cw_graph_sort_edges(struct cw_graph *g);
 /*
@@ -111,8 +141,16 @@ void cw_graph_sort_edges(struct cw_graph *g);
  * (out of memory).
  */
 int cw_sort_by_key(const uint64_t *key, size_t n, uint32_t *order);
+/* "process", "unknown" or "external": the JSON and igraph `kind`. */
+const char *cw_node_kind_name(enum cw_node_kind k);
 /* A short label: "nginx[1234]", "10.0.0.9:80", "?[netns 4026531840]". */
 const char *cw_node_label(const struct cw_node *n, char *buf, size_t len);
+/*
+ * The process graph's "nodes" and "edges" members into the open object w
+ * (edges.json: per protocol, with netns, start_ns, unreceived bytes and
+ * retransmits).  cw_view_json() writes a view, another schema: grouped
+ * vertices with members, protocols summed, windows.
+ */
 void cw_graph_json(const struct cw_graph *g, struct cw_jsonw *w);
 
 /*
@@ -129,12 +167,30 @@ struct cw_window_delta {
 	uint64_t bytes_out, bytes_in, msgs_out, msgs_in;
 };
 
+/*
+ * Bounds on the entries: a change spread over more windows than
+ * CW_WINDOWS_SPAN_MAX, or once the windows hold max_deltas entries
+ * (CW_WINDOWS_MAX_DELTAS unless changed after init), goes whole into its
+ * last window (counted in `lumped`), so a record spanning years of narrow
+ * windows costs one entry, not millions.
+ */
+#define CW_WINDOWS_SPAN_MAX 100000
+/* 3 Mi entries (144 MiB): under a power of two, so the lumped ones that
+ * come after fit in the array's 4 Mi without doubling it. */
+#define CW_WINDOWS_MAX_DELTAS (3u << 20)
+
 struct cw_windows {
 	uint64_t width_ns;
+	uint64_t lumped;     /* changes put whole in their last window */
+	uint64_t max_deltas; /* bound on entries before lumping */
 	struct cw_htab ends; /* end key -> newest state of the end */
 	struct cw_window_delta *deltas;
 	size_t ndeltas, cap;
 	uint64_t stale; /* records older than one already seen */
+	/* cw_windows_place(): each end's edge, or -1 (its bytes are
+	 * unattributed), and whether it is the client end and paired. */
+	long *edge;
+	uint8_t *client, *paired;
 };
 
 void cw_windows_init(struct cw_windows *w, uint64_t width_ns);
@@ -150,15 +206,23 @@ struct cw_view_window {
 };
 
 /*
- * Put every delta on its edge of g (built by the correlator from the same
- * records): a connection seen from both ends counts each direction as its
- * sender counted it, an end with no partner counts both.  *out (edge =
- * index in g->edges, unsorted) is the caller's to free; bytes of ends that
- * match no edge are added to *unattributed.  0 or -1.
+ * Find each end's edge in g, built from p (paired) and the same records:
+ * the edge to the partner p chose, else to the external node of its peer.
+ * Call before p is released; the view needs only w and g after.  0 or -1
+ * (out of memory; no message).
  */
-int cw_windows_by_edge(const struct cw_windows *w, const struct cw_graph *g,
-		       struct cw_view_window **out, size_t *n,
-		       uint64_t *unattributed);
+int cw_windows_place(struct cw_windows *w, const struct cw_graph *g,
+		     const struct cw_pairing *p);
+/*
+ * Put every delta on its end's edge (after cw_windows_place(); with no
+ * placement every byte is unattributed): a connection seen from both ends
+ * counts each direction as its sender counted it, an end with no partner
+ * counts both.  *out (edge = index in g->edges, unsorted) is the caller's
+ * to free; bytes of ends that match no edge are added to *unattributed.
+ * 0 or -1.
+ */
+int cw_windows_by_edge(const struct cw_windows *w, struct cw_view_window **out,
+		       size_t *n, uint64_t *unattributed);
 
 /*
  * Views of the traffic graph through igraph (graph/igraph.c): the process
@@ -254,5 +318,39 @@ void cw_view_json(const struct cw_view *v, struct cw_jsonw *w,
 int cw_view_write_matrix(const struct cw_view *v, FILE *fp);
 /* Bytes vertex `from` sent to vertex `to` (the matrix cell). */
 uint64_t cw_view_sent(const struct cw_view *v, size_t from, size_t to);
+
+/*
+ * The whole way from records to a view (graph/pipeline.c), as `causeway
+ * graph` and `causeway render` take it; see the sketch at the top.
+ */
+struct cw_pipeline {
+	struct cw_pairing pairing; /* released by cw_pipeline_finish() */
+	struct cw_windows windows;
+	struct cw_graph graph;
+	struct cw_view view;
+	struct cw_record_read_stats read; /* cw_pipeline_read_files() */
+	struct cw_pairing_stats pairs;	  /* the pairing's, kept */
+	double t_read, t_pair, t_view;	  /* seconds per stage */
+};
+
+/* Empty; per-window traffic of width window_ns (0: none). */
+void cw_pipeline_init(struct cw_pipeline *pl, uint64_t window_ns);
+void cw_pipeline_release(struct cw_pipeline *pl);
+/* Ingest n records (the newest per end wins).  0, or -1 after a message. */
+int cw_pipeline_add(struct cw_pipeline *pl, const struct cw_conn_record *r,
+		    size_t n);
+/*
+ * Ingest every record of the files (JSON lines or wire, '-' for stdin),
+ * tables sized from their sizes; stats into pl->read.  0, or -1 after a
+ * message.
+ */
+int cw_pipeline_read_files(struct cw_pipeline *pl, char *const *paths, size_t n,
+			   bool skip_bad);
+/*
+ * Pair, build pl->graph, place the windows on its edges, free the ends
+ * (their stats stay in pl->pairs) and project into pl->view grouped by
+ * `by`.  Once only.  0, or -1 after a message.
+ */
+int cw_pipeline_finish(struct cw_pipeline *pl, enum cw_group_by by);
 
 #endif

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "common/util.h"
 #include "graph/graph.h"
 
 static const char *const group_names[] = {"process", "cmdline", "container",
@@ -127,15 +128,8 @@ static int add_vertex(struct cw_view *v, const struct cw_node *n,
 	struct cw_view_vertex *x;
 	char buf[CW_CMDLINE_MAX + 80];
 
-	if (v->nv == *cap) {
-		size_t c = *cap ? *cap * 2 : 64;
-
-		x = realloc(v->v, c * sizeof(*x));
-		if (!x)
-			return -1;
-		v->v = x;
-		*cap = c;
-	}
+	if (CW_GROW(v->v, *cap, v->nv + 1, 64))
+		return -1;
 	x = &v->v[v->nv];
 	memset(x, 0, sizeof(*x));
 	x->node = n;
@@ -300,7 +294,7 @@ static int make_windows(struct cw_view *v, const struct cw_graph *g,
 	v->window_ns = w->width_ns;
 	if (!w->width_ns)
 		return 0;
-	if (cw_windows_by_edge(w, g, &cells, &n, &v->unattributed))
+	if (cw_windows_by_edge(w, &cells, &n, &v->unattributed))
 		return -1;
 	for (i = 0; i < n; i++)
 		cells[i].edge = edge_of[cells[i].edge];
@@ -324,13 +318,6 @@ static int make_windows(struct cw_view *v, const struct cw_graph *g,
 }
 
 /* ---- the igraph -------------------------------------------------------- */
-
-static const char *kind_name(enum cw_node_kind k)
-{
-	return k == CW_NODE_PROCESS   ? "process"
-	       : k == CW_NODE_UNKNOWN ? "unknown"
-				      : "external";
-}
 
 /*
  * A string attribute of vertex id: unset strings read as "", so only the
@@ -358,7 +345,8 @@ static igraph_error_t set_vertex_attrs(igraph_t *ig, const struct cw_view *v)
 
 		IGRAPH_CHECK(set_vas(ig, "name", id, x->name));
 		IGRAPH_CHECK(set_vas(ig, "label", id, x->label));
-		IGRAPH_CHECK(set_vas(ig, "kind", id, kind_name(n->kind)));
+		IGRAPH_CHECK(
+			set_vas(ig, "kind", id, cw_node_kind_name(n->kind)));
 		IGRAPH_CHECK(
 			set_vas(ig, "host", id, x->same_host ? n->host : ""));
 		IGRAPH_CHECK(set_vas(ig, "comm", id,
@@ -749,7 +737,7 @@ static void vertex_json(const struct cw_view *v, size_t i, struct cw_jsonw *w)
 	cw_jsonw_u64(w, "id", i);
 	cw_jsonw_str(w, "name", x->name);
 	cw_jsonw_str(w, "label", x->label);
-	cw_jsonw_str(w, "kind", kind_name(n->kind));
+	cw_jsonw_str(w, "kind", cw_node_kind_name(n->kind));
 	if (n->kind == CW_NODE_EXTERNAL)
 		cw_jsonw_str(w, "addr",
 			     cw_addr_str(&n->addr, buf, sizeof(buf)));

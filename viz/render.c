@@ -196,6 +196,150 @@ static int write_dot_source(Agraph_t *g, const char *tmp)
 	return 0;
 }
 
+/* ---- the process graph as DOT source (graph.dot) ---------------------- */
+
+static bool same_group(const struct cw_node *a, const struct cw_node *b)
+{
+	return a->kind != CW_NODE_EXTERNAL && b->kind != CW_NODE_EXTERNAL &&
+	       !strcmp(a->host, b->host) && a->netns == b->netns;
+}
+
+static int graph_node(const struct cw_graph *g, size_t i, Agraph_t *sub,
+		      Agnode_t **nodes)
+{
+	const struct cw_node *n = &g->nodes[i];
+	char label[512], name[128], id[32];
+
+	cw_node_label(n, name, sizeof(name));
+	/* One line: the label's break is a space, as it always was. */
+	if (n->kind == CW_NODE_PROCESS)
+		snprintf(label, sizeof(label), "%s %.60s", name,
+			 n->proc.cmdline);
+	else
+		snprintf(label, sizeof(label), "%s", name);
+	snprintf(id, sizeof(id), "n%zu", i);
+	nodes[i] = agnode(sub, id, 1);
+	if (!nodes[i])
+		return gv_fail("unable to add a node");
+	if (set(nodes[i], "label", label))
+		return -1;
+	if (n->kind == CW_NODE_PROCESS)
+		return set(nodes[i], "color", cw_viz_color(n->proc.comm));
+	return set(nodes[i], "style", "dashed");
+}
+
+/* Processes in a cluster per host and network namespace. */
+static int graph_nodes(const struct cw_graph *g, Agraph_t *gr, Agnode_t **nodes)
+{
+	char label[64], cname[32];
+	size_t i, j, clusters = 0;
+	Agraph_t *sub;
+
+	for (i = 0; i < g->nnodes; i++) {
+		if (nodes[i])
+			continue;
+		if (g->nodes[i].kind == CW_NODE_EXTERNAL) {
+			if (graph_node(g, i, gr, nodes))
+				return -1;
+			continue;
+		}
+		snprintf(cname, sizeof(cname), "cluster_%zu", clusters++);
+		snprintf(label, sizeof(label), "%.20s netns %u",
+			 g->nodes[i].host, g->nodes[i].netns);
+		sub = agsubg(gr, cname, 1);
+		if (!sub)
+			return gv_fail("unable to add a cluster");
+		if (set(sub, "label", label))
+			return -1;
+		for (j = i; j < g->nnodes; j++)
+			if (!nodes[j] &&
+			    same_group(&g->nodes[i], &g->nodes[j]) &&
+			    graph_node(g, j, sub, nodes))
+				return -1;
+	}
+	return 0;
+}
+
+static int graph_edges(const struct cw_graph *g, Agraph_t *gr, Agnode_t **nodes,
+		       double min_share)
+{
+	char a[32], b[32], label[96], width[16];
+	double total = 0, share;
+	Agedge_t *e;
+	size_t i;
+
+	for (i = 0; i < g->nedges; i++)
+		total +=
+			(double)(g->edges[i].bytes_c2s + g->edges[i].bytes_s2c);
+	for (i = 0; i < g->nedges; i++) {
+		const struct cw_edge *x = &g->edges[i];
+
+		share = total > 0 ? (x->bytes_c2s + x->bytes_s2c) / total : 0;
+		if (share < min_share)
+			continue;
+		e = agedge(gr, nodes[x->client], nodes[x->server], NULL, 1);
+		if (!e)
+			return gv_fail("unable to add an edge");
+		snprintf(width, sizeof(width), "%.2f", 1 + 7 * sqrt(share));
+		snprintf(label, sizeof(label), "%s %s / %s",
+			 cw_proto_name(x->protocol),
+			 cw_fmt_bytes(x->bytes_c2s, a, sizeof(a)),
+			 cw_fmt_bytes(x->bytes_s2c, b, sizeof(b)));
+		if (set(e, "penwidth", width) || set(e, "label", label))
+			return -1;
+	}
+	return 0;
+}
+
+static int graph_defaults(Agraph_t *g)
+{
+	if (!agattr(g, AGRAPH, "rankdir", "LR") ||
+	    !agattr(g, AGNODE, "shape", "box") ||
+	    !agattr(g, AGNODE, "style", "rounded") ||
+	    !agattr(g, AGNODE, "fontname", "Helvetica") ||
+	    !agattr(g, AGEDGE, "fontname", "Helvetica") ||
+	    !agattr(g, AGEDGE, "fontsize", "10") ||
+	    !agattr(g, AGRAPH, "label", "") ||
+	    !agattr(g, AGNODE, "label", "\\N") ||
+	    !agattr(g, AGNODE, "color", "black") ||
+	    !agattr(g, AGEDGE, "penwidth", "1") ||
+	    !agattr(g, AGEDGE, "label", ""))
+		return gv_fail("unable to set a default attribute");
+	return 0;
+}
+
+int cw_viz_write_dot(const struct cw_graph *g, FILE *fp,
+		     const struct cw_viz_opts *opts)
+{
+	Agnode_t **nodes = calloc(g->nnodes + 1, sizeof(*nodes));
+	Agraph_t *gr = NULL;
+	int ret = -1;
+
+	gv_msg[0] = '\0';
+	agseterrf(gv_error);
+	agseterr(AGERR);
+	if (!nodes)
+		return cw_error("out of memory");
+	gr = agopen("causeway", Agdirected, NULL);
+	if (!gr) {
+		gv_fail("unable to create a graph");
+		goto out;
+	}
+	if (graph_defaults(gr) || graph_nodes(g, gr, nodes) ||
+	    graph_edges(g, gr, nodes, opts ? opts->min_share : 0))
+		goto out;
+	if (agwrite(gr, fp) || ferror(fp)) {
+		cw_error("unable to write the DOT graph");
+		goto out;
+	}
+	ret = 0;
+out:
+	if (gr && agclose(gr))
+		ret = gv_fail("unable to close the graph");
+	free(nodes);
+	return ret;
+}
+
 int cw_render_view(const struct cw_view *v, const char *path,
 		   const struct cw_render_opts *opts, size_t *drawn)
 {

@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Views of the traffic graph for people: Graphviz DOT text (the source for
- * `dot -Tsvg`), edge width from bytes, colours stable per command, processes
- * grouped per host and network namespace.
+ * Views of the traffic graph for people, all made with Graphviz's libraries
+ * (libcgraph builds the graph and writes DOT, libgvc lays it out): the
+ * process graph as DOT source (graph.dot, for `dot -Tsvg`), and drawings
+ * of a view.  Edge width from bytes, colours stable per command.  (The
+ * data export `causeway graph --format dot` is igraph's writer, with every
+ * attribute and no style: graph/graph.h.)
  */
 #ifndef CW_VIZ_H
 #define CW_VIZ_H
@@ -17,7 +20,11 @@ struct cw_viz_opts {
 	double min_share;
 };
 
-/* Write g as a DOT digraph; 0, or -1 if the stream failed. */
+/*
+ * Write g as a DOT digraph: processes grouped per host and network
+ * namespace, external peers dashed, edges under opts->min_share of all
+ * bytes left out.  0, or -1 after a message.
+ */
 int cw_viz_write_dot(const struct cw_graph *g, FILE *fp,
 		     const struct cw_viz_opts *opts);
 /* A colour for a command, the same for the same command in every view. */

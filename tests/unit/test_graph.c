@@ -5,6 +5,7 @@
  * per window from cumulative records, queries, and a GraphML export that
  * igraph reads back with the same vertices, edges and weights.
  */
+#include <graphviz/cgraph.h>
 #include <igraph.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 #include "common/util.h"
 #include "correlator/correlator.h"
 #include "graph/graph.h"
+#include "viz/viz.h"
 
 #include "tests/unit/check.h"
 
@@ -114,7 +116,8 @@ static void fleet(struct cw_graph *g, struct cw_windows *w)
 	r.last_ns = T0 + 70 * NSEC_PER_SEC;
 	add(&p, w, &r);
 	cw_graph_init(g);
-	CHECK(!cw_pairing_build(&p, g));
+	CHECK(!cw_graph_build(g, &p));
+	CHECK(!cw_windows_place(w, g, &p));
 	CHECK(p.st.paired == 4 && p.st.unpaired == 1);
 	cw_pairing_release(&p);
 }
@@ -314,6 +317,81 @@ static void test_graphml(const struct cw_graph *g)
 	cw_view_release(&v);
 }
 
+/* graph.dot: every process in its host's cluster, the unwatched peer
+ * dashed, one DOT edge per graph edge (Graphviz reads it back). */
+static void test_dot(const struct cw_graph *g)
+{
+	struct cw_viz_opts o = {.sz = sizeof(o)};
+	char *buf = NULL, *p;
+	size_t len = 0, arrows = 0;
+	FILE *fp = open_memstream(&buf, &len);
+	Agraph_t *back;
+
+	CHECK(fp && !cw_viz_write_dot(g, fp, &o));
+	fclose(fp);
+	CHECK(buf && strstr(buf, "digraph causeway"));
+	CHECK(strstr(buf, "host-a netns 1") && strstr(buf, "host-b netns 1"));
+	CHECK(strstr(buf, "dashed") && strstr(buf, "8.8.8.8:53"));
+	for (p = buf; (p = strstr(p, "->")); p += 2)
+		arrows++;
+	CHECK(arrows == g->nedges);
+	back = agmemread(buf);
+	CHECK(back && (size_t)agnedges(back) == g->nedges &&
+	      (size_t)agnnodes(back) == g->nnodes);
+	if (back)
+		agclose(back);
+	free(buf);
+	/* Edges under the share are left out. */
+	o.min_share = 0.5;
+	buf = NULL;
+	fp = open_memstream(&buf, &len);
+	CHECK(fp && !cw_viz_write_dot(g, fp, &o));
+	fclose(fp);
+	for (p = buf, arrows = 0; (p = strstr(p, "->")); p += 2)
+		arrows++;
+	CHECK(arrows == 1); /* nginx -> app, 1100 of 1299 bytes */
+	free(buf);
+}
+
+/*
+ * graph --window on records spanning 99,999 one-minute windows each: the
+ * entries stop at the bound, the rest go whole into their last window,
+ * and no byte is lost.
+ */
+static void test_window_cap(void)
+{
+	struct cw_conn_record r;
+	struct cw_windows w;
+	uint64_t sum = 0, i;
+
+	cw_windows_init(&w, 60 * NSEC_PER_SEC);
+	CHECK(w.max_deltas == CW_WINDOWS_MAX_DELTAS);
+	w.max_deltas = 250000;
+	for (i = 0; i < 20; i++) {
+		end(&r, &NGINX, CW_REC_ROLE_CLIENT, (uint16_t)(41000 + i),
+		    "8.8.8.8", 53);
+		r.first_ns = T0;
+		r.last_ns = T0 + 99999ULL * 60 * NSEC_PER_SEC;
+		r.bytes_out = 1000000 + i;
+		CHECK(!cw_windows_add(&w, &r));
+	}
+	/* Two records spread (100,000 entries each), the rest lumped. */
+	CHECK(w.ndeltas == 2 * 100000 + 18);
+	CHECK(w.lumped == 18);
+	for (i = 0; i < w.ndeltas; i++)
+		sum += w.deltas[i].bytes_out;
+	CHECK(sum == 20 * 1000000 + 190);
+	/* Past the span bound: lumped whatever the room. */
+	end(&r, &NGINX, CW_REC_ROLE_CLIENT, 42000, "8.8.8.8", 53);
+	r.first_ns = T0;
+	r.last_ns = T0 + 200000ULL * 60 * NSEC_PER_SEC;
+	r.bytes_out = 5;
+	w.max_deltas = CW_WINDOWS_MAX_DELTAS;
+	CHECK(!cw_windows_add(&w, &r));
+	CHECK(w.lumped == 19 && w.deltas[w.ndeltas - 1].bytes_out == 5);
+	cw_windows_release(&w);
+}
+
 int main(void)
 {
 	struct cw_windows w;
@@ -326,6 +404,8 @@ int main(void)
 	test_windows(&g, &w);
 	test_queries(&g);
 	test_graphml(&g);
+	test_dot(&g);
+	test_window_cap();
 	cw_graph_release(&g);
 	cw_windows_release(&w);
 	if (failures) {

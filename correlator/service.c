@@ -1,0 +1,366 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The correlator as a Kafka consumer-group member.  Correlators scale out
+ * by partition: connection records are keyed by the canonical 4-tuple, so
+ * both ends of a connection reach the same member; timing records are
+ * keyed by the window's slot, so one member gets all of a window (every
+ * connection through a node), pairs the two ends of each connection from
+ * the records themselves and writes the window's paths beside the graph.
+ * A window's records' offsets are committed only once its paths are
+ * written; connection records' once the snapshot holding them is.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/jsonw.h"
+#include "common/log.h"
+#include "common/util.h"
+#include "correlator/correlator.h"
+#include "correlator/live.h"
+
+/* Note slot as written, keeping the list ascending; 0 or -1. */
+static int note_written(struct cw_correlator *c, uint64_t slot)
+{
+	size_t i = c->nwritten;
+
+	if (cw_correlator_written(c, slot))
+		return 0;
+	if (CW_GROW(c->written, c->cap_written, c->nwritten + 1, 64))
+		return cw_error("out of memory");
+	while (i && c->written[i - 1] > slot)
+		i--;
+	memmove(&c->written[i + 1], &c->written[i],
+		(c->nwritten - i) * sizeof(*c->written));
+	c->written[i] = slot;
+	c->nwritten++;
+	return 0;
+}
+
+bool cw_correlator_written(const struct cw_correlator *c, uint64_t slot)
+{
+	size_t lo = 0, hi = c->nwritten, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (c->written[mid] == slot)
+			return true;
+		if (c->written[mid] < slot)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return false;
+}
+
+/*
+ * The slots of paths.jsonl's lines (each begins {"slot_ns":N); a torn
+ * last line is cut off so the next one starts on a line of its own.
+ */
+static int load_written(struct cw_correlator *c, const char *path)
+{
+	char *line = NULL;
+	size_t size = 0;
+	ssize_t n;
+	off_t good = 0;
+	unsigned long long slot;
+	struct stat sb;
+	FILE *fp = fopen(path, "r");
+	int err = 0;
+
+	if (!fp)
+		return errno == ENOENT ? 0
+				       : cw_error("unable to read '%s': %s",
+						  path, strerror(errno));
+	while (!err && (n = getline(&line, &size, fp)) > 0) {
+		if (line[n - 1] != '\n')
+			break;
+		good += n;
+		if (sscanf(line, "{\"slot_ns\":%llu", &slot) == 1)
+			err = note_written(c, slot);
+	}
+	free(line);
+	if (!err && ferror(fp))
+		err = cw_error("unable to read '%s': %s", path,
+			       strerror(errno));
+	fclose(fp);
+	if (!err && !stat(path, &sb) && good < sb.st_size) {
+		cw_warn("'%s': cutting off a torn last line", path);
+		if (truncate(path, good))
+			err = cw_error("unable to truncate '%s': %s", path,
+				       strerror(errno));
+	}
+	return err;
+}
+
+int cw_correlator_open(struct cw_correlator *c,
+		       const struct cw_correlator_opts *o,
+		       struct cw_kafka_consumer *consumer,
+		       const char *timing_topic)
+{
+	char path[PATH_MAX];
+
+	memset(c, 0, sizeof(*c));
+	c->o = *o;
+	c->consumer = consumer;
+	c->timing_topic = timing_topic;
+	cw_pairing_init(&c->pairing);
+	cw_timing_init(&c->timing, o->grace_ns);
+	if (o->paths && o->out) {
+		snprintf(path, sizeof(path), "%s/paths.jsonl", o->out);
+		if (load_written(c, path))
+			return -1;
+		c->jsonl = fopen(path, "a");
+		if (!c->jsonl)
+			return cw_error("unable to open '%s': %s", path,
+					strerror(errno));
+	}
+	return 0;
+}
+
+int cw_correlator_close(struct cw_correlator *c)
+{
+	int err = 0;
+
+	cw_timing_release(&c->timing);
+	cw_pairing_release(&c->pairing);
+	free(c->written);
+	c->written = NULL;
+	c->nwritten = c->cap_written = 0;
+	if (c->jsonl && fclose(c->jsonl))
+		err = cw_error("unable to write paths.jsonl: %s",
+			       strerror(errno));
+	c->jsonl = NULL;
+	return err;
+}
+
+/* One paths.jsonl line: the window, what was paired, then the paths. */
+static int write_jsonl(struct cw_correlator *c,
+		       const struct cw_timing_window *w,
+		       const struct cw_live_stats *st,
+		       const struct cw_msgtrace *t, const struct cw_pathset *ps)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *mem = open_memstream(&buf, &len);
+	struct cw_jsonw j;
+
+	if (!mem)
+		return cw_error("out of memory");
+	cw_pathset_print_json(mem, t, ps);
+	if (fclose(mem) || len < 3 || buf[0] != '{') {
+		free(buf);
+		return cw_error("out of memory");
+	}
+	cw_jsonw_init(&j, c->jsonl);
+	cw_jsonw_obj_open(&j, NULL);
+	cw_jsonw_u64(&j, "slot_ns", w->slot);
+	cw_jsonw_u64(&j, "window_start_ns", w->start_ns);
+	cw_jsonw_u64(&j, "window_end_ns", w->end_ns);
+	cw_jsonw_u64(&j, "records", st->records);
+	cw_jsonw_u64(&j, "ends", st->ends);
+	cw_jsonw_u64(&j, "paired", st->paired);
+	cw_jsonw_u64(&j, "messages", st->messages);
+	/* The rest of the object (newline included) is `paths --json`'s. */
+	fputc(',', c->jsonl);
+	fwrite(buf + 1, 1, len - 1, c->jsonl);
+	free(buf);
+	if (fflush(c->jsonl) || fdatasync(fileno(c->jsonl)) || ferror(c->jsonl))
+		return cw_error("unable to write '%s/paths.jsonl': %s",
+				c->o.out, strerror(errno));
+	return 0;
+}
+
+/* DIR/paths.json (the newest window's) and its paths.jsonl line. */
+static int write_paths(struct cw_correlator *c,
+		       const struct cw_timing_window *w,
+		       const struct cw_live_stats *st,
+		       const struct cw_msgtrace *t, const struct cw_pathset *ps)
+{
+	struct cw_outfile of;
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/paths.json", c->o.out);
+	if (cw_outfile_open(&of, path))
+		return -1;
+	cw_pathset_print_json(of.fp, t, ps);
+	if (cw_outfile_commit(&of))
+		return -1;
+	if (!c->jsonl)
+		return 0;
+	if (cw_correlator_written(c, w->slot)) {
+		cw_debug("window %llu: in paths.jsonl already",
+			 (unsigned long long)w->slot);
+		return 0;
+	}
+	if (write_jsonl(c, w, st, t, ps))
+		return -1;
+	return note_written(c, w->slot);
+}
+
+/* Infer the paths of window w and write them; 0, or -1 (not written). */
+static int window_done(struct cw_correlator *c,
+		       const struct cw_timing_window *w)
+{
+	struct cw_live_stats st = {0};
+	struct cw_msgtrace t;
+	struct cw_pathset ps;
+	uint64_t t0 = cw_now_mono_ns();
+	int err = 0;
+
+	cw_msgtrace_init(&t);
+	cw_pathset_init(&ps);
+	if (cw_live_trace_windows(w->recs, w->n, true, &t, &st) ||
+	    cw_paths_convolution(&t, &c->o.po, &ps)) {
+		cw_warn("window %" PRIu64 ": no paths (%zu records, %zu "
+			"messages)",
+			w->slot, w->n, st.messages);
+		c->windows_failed++;
+		goto done;
+	}
+	c->no_conn += st.unknown;
+	if (c->o.out && write_paths(c, w, &st, &t, &ps)) {
+		err = -1;
+		goto done;
+	}
+	c->windows++;
+	cw_info("window %" PRIu64 " (%.1f s): %zu ends (%zu paired, %zu "
+		"unpaired), %zu messages: %zu paths in %.0f ms",
+		w->slot, (double)(w->end_ns - w->start_ns) / 1e9, st.ends,
+		st.paired, st.unpaired, st.messages, ps.n_paths,
+		(double)(cw_now_mono_ns() - t0) / 1e6);
+done:
+	cw_pathset_release(&ps);
+	cw_msgtrace_release(&t);
+	return err;
+}
+
+static int store_offset(void *arg, int32_t partition, int64_t next)
+{
+	struct cw_correlator *c = arg;
+
+	return cw_kafka_offset_store(c->consumer, c->timing_topic, partition,
+				     next);
+}
+
+int cw_correlator_windows_step(struct cw_correlator *c, uint64_t now, bool all)
+{
+	struct cw_timing_window *w;
+
+	while ((w = cw_timing_ready(&c->timing, now, all))) {
+		if (window_done(c, w))
+			return -1; /* kept: its offsets are not committed */
+		cw_timing_pop(&c->timing);
+		c->applied_since_commit +=
+			cw_timing_commit(&c->timing, store_offset, c);
+	}
+	return 0;
+}
+
+static void count_bad(struct cw_correlator *c, const struct cw_kafka_msg *m,
+		      int kind, const char *why)
+{
+	char where[96];
+
+	snprintf(where, sizeof(where), "%s [%d] offset %lld", m->topic,
+		 m->partition, (long long)m->offset);
+	cw_wire_errors_count(&c->errors, kind, where, why);
+}
+
+/* A timing record: its offset is stored once its window is written. */
+static void apply_timing(struct cw_correlator *c, struct cw_kafka_msg *m,
+			 struct cw_wire_msg *wm, int kind, const char *why)
+{
+	if (kind < 0)
+		count_bad(c, m, kind, why);
+	else if (kind == CW_WIRE_TIMING)
+		/* The window takes the msgs (or frees them). */
+		cw_timing_add(&c->timing, &wm->timing, m->partition, m->offset,
+			      cw_now_mono_ns(), cw_now_real_ns());
+	cw_wire_msg_release(wm);
+	cw_kafka_msg_release(m);
+}
+
+void cw_correlator_apply(struct cw_correlator *c, struct cw_kafka_msg *m)
+{
+	static struct cw_wire_msg wm; /* large: keep it off the stack */
+	bool timing = c->o.paths && !strcmp(m->topic, c->timing_topic);
+	char why[160];
+	int kind;
+
+	if (timing && cw_timing_seen(&c->timing, m->partition, m->offset)) {
+		cw_kafka_msg_release(m);
+		return;
+	}
+	kind = cw_wire_decode(m->value, m->len, &wm, why, sizeof(why));
+	if (timing) {
+		apply_timing(c, m, &wm, kind, why);
+		return;
+	}
+	if (kind < 0) {
+		count_bad(c, m, kind, why);
+	} else if (kind == CW_WIRE_CONN &&
+		   cw_pairing_add(&c->pairing, &wm.conn)) {
+		cw_error("out of memory");
+		cw_wire_msg_release(&wm);
+		cw_kafka_msg_release(m);
+		return;
+	}
+	cw_wire_msg_release(&wm);
+	/* Bad records are applied too: skipping them is their handling. */
+	cw_kafka_msg_applied(c->consumer, m);
+	c->applied_since_commit++;
+}
+
+int cw_correlator_snapshot(struct cw_correlator *c, bool final)
+{
+	if (c->snapshot && c->snapshot(c, final, c->snapshot_arg))
+		return -1;
+	if (c->o.paths)
+		c->applied_since_commit +=
+			cw_timing_commit(&c->timing, store_offset, c);
+	if ((c->applied_since_commit || final) &&
+	    cw_kafka_consumer_commit(c->consumer) && c->applied_since_commit)
+		cw_warn("offset commit failed: records will be read again");
+	c->applied_since_commit = 0;
+	return 0;
+}
+
+int cw_correlator_run(struct cw_correlator *c, uint64_t duration, uint64_t idle,
+		      uint64_t every)
+{
+	uint64_t start = cw_now_mono_ns(), last = start, snap = start + every;
+	struct cw_kafka_msg m;
+	int n;
+
+	while (!cw_stop) {
+		uint64_t now = cw_now_mono_ns();
+
+		if (duration && now >= start + duration)
+			break;
+		if (idle && now >= last + idle)
+			break;
+		if (c->o.paths && cw_correlator_windows_step(c, now, false))
+			return -1;
+		if (now >= snap) {
+			if (cw_correlator_snapshot(c, false))
+				return -1;
+			snap = now + every;
+		}
+		n = cw_kafka_consume(c->consumer, 200, &m);
+		if (n < 0)
+			return -1;
+		if (n == 1) {
+			cw_correlator_apply(c, &m);
+			last = cw_now_mono_ns();
+		}
+	}
+	/* The end: what is pending is as complete as it will get. */
+	if (c->o.paths && cw_correlator_windows_step(c, cw_now_mono_ns(), true))
+		return -1;
+	return cw_correlator_snapshot(c, true);
+}

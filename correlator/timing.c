@@ -1,0 +1,225 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Timing windows as the correlator collects them: every end's records of
+ * one slot, complete a grace period after a newer slot shows up (or when
+ * too many are pending), and the commit rule that keeps a window's records
+ * from being committed before its paths are written.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/log.h"
+#include "common/util.h"
+#include "correlator/correlator.h"
+
+void cw_timing_init(struct cw_timing *tw, uint64_t grace_ns)
+{
+	memset(tw, 0, sizeof(*tw));
+	tw->grace_ns = grace_ns;
+	tw->max_age_ns = CW_TIMING_MAX_AGE_NS;
+}
+
+static void window_release(struct cw_timing_window *w)
+{
+	size_t i;
+
+	for (i = 0; i < w->n; i++)
+		free(w->recs[i].msgs);
+	free(w->recs);
+	free(w->offs);
+	memset(w, 0, sizeof(*w));
+}
+
+void cw_timing_release(struct cw_timing *tw)
+{
+	while (tw->nwins)
+		window_release(&tw->wins[--tw->nwins]);
+	free(tw->parts);
+	tw->parts = NULL;
+	tw->nparts = tw->cap_parts = 0;
+}
+
+static struct cw_timing_part *part_get(struct cw_timing *tw, int32_t partition)
+{
+	size_t i;
+
+	for (i = 0; i < tw->nparts; i++)
+		if (tw->parts[i].partition == partition)
+			return &tw->parts[i];
+	if (CW_GROW(tw->parts, tw->cap_parts, tw->nparts + 1, 8))
+		return NULL;
+	tw->parts[tw->nparts] = (struct cw_timing_part){
+		.partition = partition, .max_seen = -1, .stored = -1};
+	return &tw->parts[tw->nparts++];
+}
+
+int cw_timing_seen(struct cw_timing *tw, int32_t partition, int64_t offset)
+{
+	struct cw_timing_part *p = part_get(tw, partition);
+
+	if (!p)
+		return cw_error("out of memory");
+	if (offset > p->max_seen)
+		p->max_seen = offset;
+	return 0;
+}
+
+/* The pending window of slot, made (at *at, in slot order) if new; NULL
+ * when its slot was inferred already (*late) or on error. */
+static struct cw_timing_window *window_for(struct cw_timing *tw, uint64_t slot,
+					   uint64_t start_ns, uint64_t now,
+					   bool *late)
+{
+	struct cw_timing_window *w;
+	size_t i;
+
+	*late = false;
+	for (i = 0; i < tw->nwins; i++) {
+		if (tw->wins[i].slot == slot)
+			return &tw->wins[i];
+		if (tw->wins[i].slot > slot)
+			break;
+	}
+	if (tw->done_slot && slot <= tw->done_slot) {
+		*late = true;
+		return NULL;
+	}
+	if (tw->nwins > CW_TIMING_MAX_PENDING) {
+		cw_error("more than %d timing windows pending",
+			 CW_TIMING_MAX_PENDING + 1);
+		return NULL;
+	}
+	memmove(&tw->wins[i + 1], &tw->wins[i],
+		(tw->nwins - i) * sizeof(tw->wins[0]));
+	tw->nwins++;
+	w = &tw->wins[i];
+	memset(w, 0, sizeof(*w));
+	w->slot = slot;
+	w->start_ns = start_ns;
+	w->first_mono = now;
+	/* A newer window exists already: this one is complete soon. */
+	if (i + 1 < tw->nwins)
+		w->newer_mono = now;
+	/* Older windows now have a newer one. */
+	while (i--)
+		if (!tw->wins[i].newer_mono)
+			tw->wins[i].newer_mono = now;
+	return w;
+}
+
+/* Is slot within the limits of the wall clock now_real? */
+static bool slot_plausible(uint64_t slot, uint64_t now_real)
+{
+	if (slot > now_real)
+		return slot - now_real <= CW_TIMING_MAX_AHEAD_NS;
+	return now_real - slot <= CW_TIMING_MAX_BEHIND_NS;
+}
+
+int cw_timing_add(struct cw_timing *tw, struct cw_timing_record *t,
+		  int32_t partition, int64_t offset, uint64_t now,
+		  uint64_t now_real)
+{
+	struct cw_timing_window *w;
+	bool late;
+
+	if (!slot_plausible(t->slot_ns, now_real)) {
+		if (!tw->refused++)
+			cw_warn("refusing timing records of slot %llu from %s: "
+				"%s the clock by more than allowed (further "
+				"ones are counted)",
+				(unsigned long long)t->slot_ns, t->host,
+				t->slot_ns > now_real ? "ahead of" : "behind");
+		free(t->msgs);
+		t->msgs = NULL;
+		return 0;
+	}
+	w = window_for(tw, t->slot_ns, t->window_start_ns, now, &late);
+	if (!w) {
+		free(t->msgs);
+		t->msgs = NULL;
+		if (!late)
+			return -1;
+		tw->late++;
+		return 0;
+	}
+	if (CW_GROW(w->recs, w->cap, w->n + 1, 64) ||
+	    CW_GROW(w->offs, w->cap_offs, w->noffs + 1, 64)) {
+		free(t->msgs);
+		t->msgs = NULL;
+		return cw_error("out of memory");
+	}
+	if (!w->n)
+		cw_debug("timing window %llu: first record, from %s",
+			 (unsigned long long)w->slot, t->host);
+	w->recs[w->n++] = *t;
+	t->msgs = NULL;
+	w->offs[w->noffs++] = (struct cw_timing_source){partition, offset};
+	if (t->window_start_ns < w->start_ns)
+		w->start_ns = t->window_start_ns;
+	if (t->window_start_ns + t->window_ns > w->end_ns)
+		w->end_ns = t->window_start_ns + t->window_ns;
+	tw->records++;
+	return 0;
+}
+
+struct cw_timing_window *cw_timing_ready(struct cw_timing *tw, uint64_t now,
+					 bool all)
+{
+	struct cw_timing_window *w = &tw->wins[0];
+
+	if (!tw->nwins)
+		return NULL;
+	if (all || tw->nwins > CW_TIMING_MAX_PENDING ||
+	    (w->newer_mono && now >= w->newer_mono + tw->grace_ns) ||
+	    now >= w->first_mono + tw->max_age_ns)
+		return w;
+	return NULL;
+}
+
+void cw_timing_pop(struct cw_timing *tw)
+{
+	if (!tw->nwins)
+		return;
+	if (tw->wins[0].slot > tw->done_slot)
+		tw->done_slot = tw->wins[0].slot;
+	window_release(&tw->wins[0]);
+	memmove(&tw->wins[0], &tw->wins[1], --tw->nwins * sizeof(tw->wins[0]));
+}
+
+int64_t cw_timing_safe_offset(const struct cw_timing *tw, int32_t partition)
+{
+	const struct cw_timing_window *w;
+	int64_t safe = -1;
+	size_t i, k;
+
+	for (i = 0; i < tw->nparts; i++)
+		if (tw->parts[i].partition == partition)
+			safe = tw->parts[i].max_seen + 1;
+	for (i = 0; i < tw->nwins; i++) {
+		w = &tw->wins[i];
+		for (k = 0; k < w->noffs; k++)
+			if (w->offs[k].partition == partition &&
+			    w->offs[k].offset < safe)
+				safe = w->offs[k].offset;
+	}
+	return safe;
+}
+
+size_t cw_timing_commit(struct cw_timing *tw, cw_timing_store_fn store,
+			void *arg)
+{
+	struct cw_timing_part *p;
+	size_t i, stored = 0;
+	int64_t safe;
+
+	for (i = 0; i < tw->nparts; i++) {
+		p = &tw->parts[i];
+		safe = cw_timing_safe_offset(tw, p->partition);
+		if (safe > p->stored && safe > 0 &&
+		    !store(arg, p->partition, safe)) {
+			p->stored = safe;
+			stored++;
+		}
+	}
+	return stored;
+}

@@ -1,0 +1,184 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The traffic graph from the correlator's pairing: a node per owner (a
+ * process, or an unknown owner in a network namespace), an external node
+ * for the other side of an end nobody paired, and one link per connection
+ * added all at once.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "graph/graph.h"
+
+/* What the build needs at hand. */
+struct builder {
+	const struct cw_pairing *p;
+	struct cw_graph *g;
+	long *node_of;		    /* by owner: graph node or -1 */
+	struct cw_conn_link *links; /* one per pair or lone end */
+	size_t nlinks;
+};
+
+#define NO_END UINT32_MAX
+
+/* The graph node of watched end i, made once per owner. */
+static long node_for(struct builder *b, size_t i)
+{
+	long *n = &b->node_of[cw_pairing_numbers(b->p, i)->owner];
+	struct cw_end_owner o;
+
+	if (*n < 0) {
+		cw_pairing_owner(b->p, i, &o);
+		*n = cw_graph_node_for_proc(b->g, o.host, o.netns, o.unknown,
+					    &o.proc);
+	}
+	return *n;
+}
+
+/* A connection seen from both ends: c the client's, s the server's. */
+static void pair_traffic(const struct cw_end *c, const struct cw_end *s,
+			 struct cw_conn_traffic *t)
+{
+	t->bytes_c2s = c->bytes_out;
+	t->bytes_s2c = s->bytes_out;
+	t->msgs_c2s = c->msgs_out;
+	t->msgs_s2c = s->msgs_out;
+	t->diff_c2s = (int64_t)(c->bytes_out - s->bytes_in);
+	t->diff_s2c = (int64_t)(s->bytes_out - c->bytes_in);
+	t->first_ns = c->first_ns < s->first_ns ? c->first_ns : s->first_ns;
+	t->last_ns = c->last_ns > s->last_ns ? c->last_ns : s->last_ns;
+	t->retrans = c->retrans + s->retrans;
+	t->both_ends = 1;
+}
+
+/* An end whose partner was not watched. */
+static void single_traffic(const struct cw_end *e, struct cw_conn_traffic *t)
+{
+	bool client = cw_end_is_client(e);
+
+	t->bytes_c2s = client ? e->bytes_out : e->bytes_in;
+	t->bytes_s2c = client ? e->bytes_in : e->bytes_out;
+	t->msgs_c2s = client ? e->msgs_out : e->msgs_in;
+	t->msgs_s2c = client ? e->msgs_in : e->msgs_out;
+	t->first_ns = e->first_ns;
+	t->last_ns = e->last_ns;
+	t->retrans = e->retrans;
+}
+
+static void link_traffic(const struct cw_conn_link *l,
+			 struct cw_conn_traffic *t, void *arg)
+{
+	const struct cw_pairing *p = arg;
+
+	if (l->b == NO_END)
+		single_traffic(cw_pairing_numbers(p, l->a), t);
+	else
+		pair_traffic(cw_pairing_numbers(p, l->a),
+			     cw_pairing_numbers(p, l->b), t);
+}
+
+static int add_pair(struct builder *b, size_t ci, size_t si)
+{
+	struct cw_conn_link *l = &b->links[b->nlinks++];
+	long cn = node_for(b, ci), sn = node_for(b, si);
+
+	if (cn < 0 || sn < 0)
+		return -1;
+	l->client = (uint32_t)cn;
+	l->server = (uint32_t)sn;
+	l->a = (uint32_t)ci;
+	l->b = (uint32_t)si;
+	l->protocol = cw_pairing_numbers(b->p, ci)->protocol;
+	return 0;
+}
+
+static int add_single(struct builder *b, size_t i)
+{
+	struct cw_conn_link *l = &b->links[b->nlinks++];
+	const struct cw_end *e = cw_pairing_numbers(b->p, i);
+	bool client = cw_end_is_client(e);
+	long me = node_for(b, i);
+	long other =
+		cw_graph_node_external(b->g, &e->raddr, client ? e->rport : 0);
+
+	if (me < 0 || other < 0)
+		return -1;
+	l->client = (uint32_t)(client ? me : other);
+	l->server = (uint32_t)(client ? other : me);
+	l->a = (uint32_t)i;
+	l->b = NO_END;
+	l->protocol = e->protocol;
+	return 0;
+}
+
+/*
+ * Into the graph, in the order the pairs were found: each end when it
+ * comes first in its group's order, with its partner if it has one.
+ */
+static int add_group(struct builder *b, const uint32_t *idx, size_t n,
+		     bool *done)
+{
+	const struct cw_pairing *p = b->p;
+	size_t i;
+	long q;
+
+	for (i = 0; i < n; i++) {
+		if (done[idx[i]])
+			continue;
+		done[idx[i]] = true;
+		q = p->partner[idx[i]];
+		if (q < 0) {
+			if (add_single(b, idx[i]))
+				return -1;
+			continue;
+		}
+		done[q] = true;
+		if (cw_end_is_client(cw_pairing_numbers(p, idx[i]))
+			    ? add_pair(b, idx[i], (size_t)q)
+			    : add_pair(b, (size_t)q, idx[i]))
+			return -1;
+	}
+	return 0;
+}
+
+int cw_graph_from_pairing(struct cw_graph *g, const struct cw_pairing *p)
+{
+	size_t n = p->st.ends, units = n - p->st.paired, i, j;
+	struct builder b = {.p = p, .g = g};
+	bool *done = calloc(n ? n : 1, sizeof(*done));
+	int err = -1;
+
+	b.node_of = malloc((cw_pairing_owners(p) + 1) * sizeof(*b.node_of));
+	b.links = malloc((units + 1) * sizeof(*b.links));
+	if (!done || !b.node_of || !b.links ||
+	    cw_graph_reserve(g, g->nnodes + cw_pairing_owners(p) + 64, 0))
+		goto out;
+	for (i = 0; i < cw_pairing_owners(p); i++)
+		b.node_of[i] = -1;
+	/* Nodes as the ends come, then the edges all at once. */
+	for (i = 0, j = 0; i < p->ngroups; j = p->group_end[i++])
+		if (add_group(&b, p->order + j, p->group_end[i] - j, done))
+			goto out;
+	free(done);
+	done = NULL;
+	if (cw_graph_add_links(g, b.links, b.nlinks, link_traffic, (void *)p))
+		goto out;
+	err = 0;
+out:
+	free(done);
+	free(b.links);
+	free(b.node_of);
+	return err;
+}
+
+int cw_graph_build(struct cw_graph *g, struct cw_pairing *p)
+{
+	if (cw_pairing_pair(p))
+		return -1;
+	return cw_graph_from_pairing(g, p);
+}
+
+int cw_pairing_build(struct cw_pairing *p, struct cw_graph *g)
+{
+	return cw_graph_build(g, p);
+}
