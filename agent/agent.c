@@ -36,6 +36,8 @@
 _Static_assert((int)CW_ROLE_UNKNOWN == (int)CW_REC_ROLE_UNKNOWN, "role values");
 _Static_assert((int)CW_ROLE_CLIENT == (int)CW_REC_ROLE_CLIENT, "role values");
 _Static_assert((int)CW_ROLE_SERVER == (int)CW_REC_ROLE_SERVER, "role values");
+_Static_assert((int)CW_DIR_OUT == (int)CW_OBS_OUT, "direction values");
+_Static_assert((int)CW_DIR_IN == (int)CW_OBS_IN, "direction values");
 
 struct cw_agent {
 	struct conn_bpf *skel;

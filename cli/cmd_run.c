@@ -370,7 +370,7 @@ static int run(const struct run_opts *ro, struct run_ctx *rc,
 	if (cw_agent_watch(a, &ro->wo, on_record, on_timing, rc))
 		goto out;
 	cw_agent_stats(a, &st);
-	if (cw_pairing_build(&rc->pairing, g)) {
+	if (cw_graph_build(g, &rc->pairing)) {
 		cw_error("out of memory while pairing");
 		goto out;
 	}

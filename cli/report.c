@@ -90,9 +90,9 @@ static int write_dot(const char *path, const struct cw_graph *g,
 
 	if (cw_outfile_open(&of, path))
 		return -1;
-	if (cw_viz_write_dot(g, of.fp, &vo)) {
+	if (cw_viz_write_dot(g, of.fp, &vo)) { /* it said why */
 		cw_outfile_abort(&of);
-		return cw_error("unable to write '%s'", path);
+		return -1;
 	}
 	return cw_outfile_commit(&of);
 }

@@ -187,7 +187,7 @@ static int timing_lists_fill(struct timing_lists *l,
 		l->deltas[i] = o->ts_ns - prev;
 		prev = o->ts_ns;
 		l->sizes[i] = o->bytes;
-		if (o->dir == 2)
+		if (o->dir == CW_OBS_IN)
 			l->dirs[i / 8] |= (uint8_t)(1u << (i % 8));
 	}
 	return 0;
@@ -540,7 +540,9 @@ static int decode_timing(struct decode_ctx *d, const pb_timing *w,
 		t->msgs[i] = (struct cw_msg_obs){
 			.ts_ns = ts,
 			.bytes = w->sizes[i],
-			.dir = w->dirs.data[i / 8] & (1u << (i % 8)) ? 2 : 1,
+			.dir = w->dirs.data[i / 8] & (1u << (i % 8))
+				       ? CW_OBS_IN
+				       : CW_OBS_OUT,
 		};
 	}
 	t->n = n;

@@ -177,8 +177,3 @@ int cw_graph_build(struct cw_graph *g, struct cw_pairing *p)
 		return -1;
 	return cw_graph_from_pairing(g, p);
 }
-
-int cw_pairing_build(struct cw_pairing *p, struct cw_graph *g)
-{
-	return cw_graph_build(g, p);
-}

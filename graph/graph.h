@@ -131,8 +131,6 @@ int cw_graph_add_links(struct cw_graph *g, const struct cw_conn_link *l,
 int cw_graph_from_pairing(struct cw_graph *g, const struct cw_pairing *p);
 /* cw_pairing_pair(p), then cw_graph_from_pairing(g, p).  0 or -1. */
 int cw_graph_build(struct cw_graph *g, struct cw_pairing *p);
-/* The older name of cw_graph_build() (kept for cli/cmd_run.c). */
-int cw_pairing_build(struct cw_pairing *p, struct cw_graph *g);
 /* Edges by bytes (both ways), largest first; the array is the graph's. */
 void cw_graph_sort_edges(struct cw_graph *g);
 /*
