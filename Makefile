@@ -51,13 +51,14 @@ BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I$(BUILD) -Ibpf \
 # the core unit tests with the BPF toolchain hidden.
 LAYER_common     :=
 LAYER_paths      := common
+LAYER_traces     := common paths
 LAYER_samples    := common
 LAYER_correlator := common paths graph # graph: until pairing stops building cw_graph
 LAYER_graph      := common correlator
 LAYER_viz        := common graph
 LAYER_agent      := common bpf samples
-LAYER_cli        := common paths samples correlator graph viz agent cli
-CORE_DIRS  := common paths samples correlator graph viz
+LAYER_cli        := common paths traces samples correlator graph viz agent cli
+CORE_DIRS  := common paths traces samples correlator graph viz
 AGENT_DIRS := agent
 CORE_SRCS  := $(foreach d,$(CORE_DIRS),$(wildcard $(d)/*.c))
 AGENT_SRCS := $(foreach d,$(AGENT_DIRS),$(wildcard $(d)/*.c))
