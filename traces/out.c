@@ -69,9 +69,18 @@ struct tree {
 	size_t n;
 };
 
+static int by_start(const void *a, const void *b, void *arg)
+{
+	const struct cw_tspan *s = arg;
+	uint64_t x = s[*(const int32_t *)a].start_ns,
+		 y = s[*(const int32_t *)b].start_ns;
+
+	return x < y ? -1 : x > y;
+}
+
 static int tree_init(struct tree *tr, const struct cw_traces *t)
 {
-	size_t i, n = t->n_spans + 1;
+	size_t i, k, n = t->n_spans + 1;
 
 	tr->first = malloc(n * sizeof(int32_t));
 	tr->next = malloc(n * sizeof(int32_t));
@@ -81,13 +90,15 @@ static int tree_init(struct tree *tr, const struct cw_traces *t)
 	if (!tr->first || !tr->next || !tr->span || !tr->up || !tr->depth)
 		return cw_error("out of memory for trace trees");
 	for (i = 0; i < n; i++)
-		tr->first[i] = tr->next[i] = -1;
-	for (i = t->n_spans; i-- > 0;) {
-		int32_t p = t->spans[i].parent;
+		tr->first[i] = tr->next[i] = -1, tr->span[i] = (int32_t)i;
+	/* Children in start order: prepend them latest first. */
+	qsort_r(tr->span, t->n_spans, sizeof(int32_t), by_start, t->spans);
+	for (k = t->n_spans; k-- > 0;) {
+		int32_t s = tr->span[k], p = t->spans[s].parent;
 
-		if (t->spans[i].role == CW_TROLE_CONNECTED && p >= 0) {
-			tr->next[i] = tr->first[p];
-			tr->first[p] = (int32_t)i;
+		if (t->spans[s].role == CW_TROLE_CONNECTED && p >= 0) {
+			tr->next[s] = tr->first[p];
+			tr->first[p] = s;
 		}
 	}
 	return 0;
