@@ -220,7 +220,7 @@ static int run(struct cw_traces *t, const struct traces_args *a)
 	if (cw_traces_infer(t, &a->o))
 		return -1;
 	fprintf(stderr,
-		"causeway: %zu spans linked in %.3fs; %zu windows, %zu cut; "
+		"causeway: %zu spans linked in %.6fs; %zu windows, %zu cut; "
 		"%zu thread links, %zu ambiguous; %zu multiplexed "
 		"connections\n",
 		t->n_spans, (double)(cw_now_mono_ns() - t0) / 1e9, t->n_windows,

@@ -411,7 +411,7 @@ void cw_traces_print_waterfall(const struct cw_traces *t, int32_t root,
 		span_name(t, tr.span[k], name, sizeof(name));
 		fprintf(fp, "%c %*s%-*s |%s| %9.3f ms", crit[k] ? '*' : ' ',
 			2 * tr.depth[k], "",
-			40 - 2 * (tr.depth[k] < 20 ? tr.depth[k] : 20), name,
+			64 - 2 * (tr.depth[k] < 24 ? tr.depth[k] : 24), name,
 			bar, (double)(x->end_ns - x->start_ns) / 1e6);
 		if (x->role == CW_TROLE_CONNECTED)
 			fprintf(fp, "  %s %.2f", cw_link_method_name(x->method),
