@@ -3,7 +3,7 @@
 # (taskset -c 0), on a synthetic message trace (a web tier serving
 # overlapping requests, each calling db and, 70% of the time, cache; one
 # connection per call; timing only, so the model is learned from FCFS and
-# re-learned ROUNDS_LEARN times) and on the two span traces.  The time is
+# used for one assignment round) and on the two span traces.  The time is
 # what causeway reports for linking alone (reading and building spans
 # excluded); medians over ROUNDS runs.  Prints a markdown section.
 #
@@ -73,7 +73,7 @@ for f in "$SPANS"/*.csv; do
 done
 echo
 echo "Spans linked per second on one core (\`taskset -c 0\`), median of"
-echo "$ROUNDS runs; linking alone (thread pass, FCFS, 3 learning rounds of"
+echo "$ROUNDS runs; linking alone (thread pass, FCFS, one learning round of"
 echo "windowed Hungarian assignment), not reading or writing."
 echo
 echo "| input | spans | spans/s (1 core) |"

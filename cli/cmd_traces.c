@@ -39,7 +39,7 @@ static void usage(FILE *fp)
 		"slowest\n"
 		"  --window N        calls per assignment window (default 24)\n"
 		"  --candidates N    requests kept per call (default 8)\n"
-		"  --rounds N        timing-only learning rounds (default 3)\n"
+		"  --rounds N        timing-only learning rounds (default 1)\n"
 		"  --no-thread       ignore thread evidence\n"
 		"\nExamples:\n"
 		"  causeway traces --truth ../shared/data/spans/x.csv\n"

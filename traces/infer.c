@@ -134,7 +134,14 @@ static size_t enclosing(struct node_ctx *c, int32_t x, int32_t *out, size_t max,
 			out[n++] = c->active[i];
 	}
 	c->n_active = j;
-	return n;
+	/*
+	 * None encloses it: a call that outlives its request (fire and
+	 * forget, or the request's reply sent before the call's reply came
+	 * back).  Then any request open when it started is a candidate.
+	 */
+	for (i = 0; !n && i < c->n_active && i < max; i++)
+		out[i] = c->active[i];
+	return n ? n : i;
 }
 
 static void sweep_reset(struct node_ctx *c)
@@ -455,7 +462,7 @@ void cw_traces_opts_default(struct cw_traces_opts *o)
 	memset(o, 0, sizeof(*o));
 	o->window = 24;
 	o->max_cands = 8;
-	o->rounds = 3;
+	o->rounds = 1;
 }
 
 int cw_traces_infer(struct cw_traces *t, const struct cw_traces_opts *o)

@@ -89,7 +89,7 @@ struct cw_traces {
 struct cw_traces_opts {
 	size_t window;	  /* calls per assignment window (default 24) */
 	size_t max_cands; /* candidates kept per call (default 8) */
-	int rounds;	  /* re-learning rounds without thread links (3) */
+	int rounds;	  /* learning rounds without thread links (1) */
 	bool no_thread;	  /* ignore thread evidence (tests) */
 };
 

@@ -7,7 +7,7 @@
  * the span CSV (chosen by the first byte).  Any buffer is read or refused
  * with an error, never crashes or leaks; what is read goes on through
  * building, linking, scoring and OTLP output, whose invariants hold: a
- * call's request is at its own node and encloses it.
+ * call's request is at its own node and was open when the call began.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -29,7 +29,7 @@ static void check(const struct cw_traces *t)
 			continue;
 		r = &t->spans[x->parent];
 		if (r->node != x->node || r->role != CW_TROLE_ACCEPTED ||
-		    r->start_ns > x->start_ns || r->end_ns < x->end_ns ||
+		    r->start_ns > x->start_ns || r->end_ns < x->start_ns ||
 		    !(x->conf >= 0 && x->conf <= 1.0f))
 			abort();
 	}
