@@ -76,6 +76,9 @@ static int parse_opt(struct traces_args *a, int c, const char *arg)
 		a->format = arg;
 		return 0;
 	case 'U':
+		if (strncmp(arg, "http://", 7))
+			return cw_error("--otlp wants an http:// URL, not '%s'",
+					arg);
 		a->otlp = arg;
 		return 0;
 	case 'i':

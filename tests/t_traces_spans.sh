@@ -145,4 +145,48 @@ cmp -s "$T_TMP/otlp.json" "$T_TMP/posted.json" ||
 	>/dev/null 2>"$T_TMP/err" && fail "a 400 answer was taken as success"
 grep -q "answered 'HTTP/1.0 400" "$T_TMP/err" || fail "no clear error: $(cat "$T_TMP/err")"
 node "$T_TMP/check.js" "$ROOT_JS" "$T_TMP/posted.json" || fail "posted OTLP does not load"
+
+# Messages with thread evidence: web serves two overlapping requests on
+# threads 7 and 8; the first call (sent by thread 8) belongs to the second
+# request, which FCFS gets wrong and the thread link gets right.
+cat >"$T_TMP/msgs.csv" <<'CSV'
+start_ns,end_ns,node,peer,conn,dir,role,thread
+0,0,client,web,1,out,connected,0
+1000000,1000000,client,web,1,in,connected,0
+10,10,web,client,1,in,accepted,7
+999990,999990,web,client,1,out,accepted,7
+100000,100000,client,web,2,out,connected,0
+900000,900000,client,web,2,in,connected,0
+100010,100010,web,client,2,in,accepted,8
+899990,899990,web,client,2,out,accepted,8
+200000,200000,web,db,3,out,connected,8
+300000,300000,web,db,3,in,connected,8
+200010,200010,db,web,3,in,accepted,0
+299990,299990,db,web,3,out,accepted,0
+CSV
+"$CW" traces -o "$T_TMP/m.json" "$T_TMP/msgs.csv" 2>"$T_TMP/err" ||
+	fail "causeway traces on messages failed: $(cat "$T_TMP/err")"
+grep -q "1 thread links" "$T_TMP/err" || fail "no thread link: $(cat "$T_TMP/err")"
+node "$T_TMP/check.js" "$ROOT_JS" "$T_TMP/m.json" || fail "messages OTLP does not load"
+pyjson '
+import json, sys
+spans = {}
+for rs in json.load(open(sys.argv[1]))["resourceSpans"]:
+    for ss in rs["scopeSpans"]:
+        for s in ss["spans"]:
+            a = {x["key"]: list(x["value"].values())[0] for x in s["attributes"]}
+            spans[s["spanId"]] = (s, a)
+call = [s for s, a in spans.values() if s["name"] == "web -> db"][0]
+parent = spans[call["parentSpanId"]][0]
+assert spans[call["spanId"]][1]["causeway.link.method"] == "thread"
+assert parent["startTimeUnixNano"] == "100010", parent
+' "$T_TMP/m.json" || fail "the thread link is not in the OTLP output"
+
+# Bad input: one clear line, non-zero exit, no output file.
+printf 'start_ns,node,peer,conn,dir,role\n1,a,b,1,sideways,accepted\n' >"$T_TMP/bad.csv"
+"$CW" traces -o "$T_TMP/bad.json" "$T_TMP/bad.csv" 2>"$T_TMP/err" && fail "bad dir accepted"
+grep -q "bad.csv:2: bad dir 'sideways'" "$T_TMP/err" || fail "unclear error: $(cat "$T_TMP/err")"
+[ "$(wc -l <"$T_TMP/err")" -eq 1 ] || fail "more than one error line"
+[ ! -e "$T_TMP/bad.json" ] || fail "output written from bad input"
+"$CW" traces --otlp ftp://x "$T_TMP/msgs.csv" 2>/dev/null && fail "ftp URL accepted"
 echo "PASS"
