@@ -30,7 +30,7 @@ DEPS_BUILD := clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev libcap-dev \
 	libnetfilter-conntrack-dev libglpk-dev libclang-rt-14-dev pkg-config make gcc
 DEPS_TEST  := iproute2 iptables conntrack procps curl iperf3 nginx-light \
 	redis-server redis-tools postgresql postgresql-client memcached \
-	python3 python3-psycopg2 kcat tcpdump kmod
+	python3 python3-psycopg2 kcat tcpdump kmod nodejs npm
 DEPS       := $(DEPS_BUILD) $(DEPS_TEST)
 
 PKGS       := libbpf libelf zlib json-c fftw3 libpcap rdkafka libprotobuf-c igraph libcgraph libgvc \

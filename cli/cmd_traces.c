@@ -25,6 +25,7 @@ static void usage(FILE *fp)
 		"(thread evidence, else timing) and write the traces.\n\n"
 		"  INPUT             messages CSV (start_ns,end_ns,node,peer,"
 		"conn,dir,role[,bytes,thread])\n"
+		"                    or a pcap\n"
 		"  --truth SPANS     span CSV: infer from its messages, score "
 		"against its parents\n"
 		"  -o, --output FILE write the traces (OTLP/JSON unless "

@@ -182,6 +182,52 @@ assert spans[call["spanId"]][1]["causeway.link.method"] == "thread"
 assert parent["startTimeUnixNano"] == "100010", parent
 ' "$T_TMP/m.json" || fail "the thread link is not in the OTLP output"
 
+# A capture: client -> web -> db over TCP, two requests on one kept-alive
+# connection; the SYNs name the clients; the db's reply in two runs of
+# packets is one message.
+cat >"$T_TMP/mkpcap.py" <<'PY'
+import struct, sys
+out = open(sys.argv[1], "wb")
+out.write(struct.pack("<IHHiIII", 0xa1b2c3d4, 2, 4, 0, 0, 65535, 1))
+def ip(a): return bytes(int(x) for x in a.split("."))
+def pkt(t_us, src, sport, dst, dport, flags, payload=b""):
+    tcp = struct.pack("!HHIIBBHHH", sport, dport, 0, 0, 5 << 4, flags, 65535, 0, 0) + payload
+    iph = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(tcp), 0, 0, 64, 6, 0, ip(src), ip(dst))
+    eth = b"\0" * 12 + b"\x08\x00"
+    frame = eth + iph + tcp
+    out.write(struct.pack("<IIII", t_us // 1000000, t_us % 1000000, len(frame), len(frame)) + frame)
+# Two overlapping requests to web (threads unknown); web calls db for each.
+C, W, D = "10.0.0.1", "10.0.0.2", "10.0.0.3"
+pkt(1000, C, 40000, W, 80, 0x02); pkt(1001, W, 80, C, 40000, 0x12)
+pkt(1100, C, 40000, W, 80, 0x18, b"GET /a")
+pkt(1200, W, 50000, D, 5432, 0x02); pkt(1201, D, 5432, W, 50000, 0x12)
+pkt(1300, W, 50000, D, 5432, 0x18, b"Q1")
+pkt(1900, D, 5432, W, 50000, 0x18, b"R1")
+pkt(2000, W, 80, C, 40000, 0x18, b"200 OK")
+pkt(2100, C, 40000, W, 80, 0x18, b"GET /b")
+pkt(2200, W, 50000, D, 5432, 0x18, b"Q2")
+pkt(2300, D, 5432, W, 50000, 0x18, b"R2")
+pkt(2400, D, 5432, W, 50000, 0x18, b"R2b")
+pkt(2500, W, 80, C, 40000, 0x18, b"200 OK")
+PY
+python3 "$T_TMP/mkpcap.py" "$T_TMP/t.pcap" || fail "cannot write the test pcap"
+"$CW" traces -o "$T_TMP/p.json" "$T_TMP/t.pcap" 2>"$T_TMP/err" ||
+	fail "causeway traces on a pcap failed: $(cat "$T_TMP/err")"
+node "$T_TMP/check.js" "$ROOT_JS" "$T_TMP/p.json" || fail "pcap OTLP does not load"
+pyjson '
+import json, sys
+spans = {s["spanId"]: s for rs in json.load(open(sys.argv[1]))["resourceSpans"]
+         for ss in rs["scopeSpans"] for s in ss["spans"]}
+calls = sorted((s for s in spans.values() if s["name"] == "10.0.0.2 -> 10.0.0.3"),
+               key=lambda s: int(s["startTimeUnixNano"]))
+assert len(calls) == 2 and len(spans) == 6, len(spans)
+want = [("1100000", "2000000", "1300000", "1900000"), ("2100000", "2500000", "2200000", "2400000")]
+for c, (rs, re_, cs, ce) in zip(calls, want):
+    p = spans[c["parentSpanId"]]
+    assert (p["startTimeUnixNano"], p["endTimeUnixNano"]) == (rs, re_), p
+    assert (c["startTimeUnixNano"], c["endTimeUnixNano"]) == (cs, ce), c
+' "$T_TMP/p.json" || fail "the pcap traces are wrong"
+
 # Bad input: one clear line, non-zero exit, no output file.
 printf 'start_ns,node,peer,conn,dir,role\n1,a,b,1,sideways,accepted\n' >"$T_TMP/bad.csv"
 "$CW" traces -o "$T_TMP/bad.json" "$T_TMP/bad.csv" 2>"$T_TMP/err" && fail "bad dir accepted"

@@ -283,10 +283,19 @@ int cw_traces_read_file(struct cw_traces *t, const char *path)
 {
 	FILE *fp = fopen(path, "r");
 	char head[64] = "";
+	uint32_t magic = 0;
 	int rc;
 
 	if (!fp)
 		return cw_error("cannot open '%s': %m", path);
+	if (fread(&magic, 1, 4, fp) == 4 &&
+	    (magic == 0xa1b2c3d4 || magic == 0xd4c3b2a1 ||
+	     magic == 0xa1b23c4d || magic == 0x4d3cb2a1 ||
+	     magic == 0x0a0d0d0a)) {
+		fclose(fp);
+		return cw_traces_read_pcap(t, path);
+	}
+	rewind(fp);
 	if (fgets(head, sizeof(head), fp) && !strncmp(head, "TraceID,", 8)) {
 		rewind(fp);
 		rc = cw_traces_read_spans(t, fp, path);

@@ -111,6 +111,9 @@ int cw_traces_read_csv(struct cw_traces *t, FILE *fp, const char *what);
  * per remote call, and the parent links kept aside as truth for scoring.
  */
 int cw_traces_read_spans(struct cw_traces *t, FILE *fp, const char *what);
+/* TCP messages from a capture: runs of payload per direction; the SYN's
+ * sender (else the higher port) is the client.  Nodes named by address. */
+int cw_traces_read_pcap(struct cw_traces *t, const char *path);
 /* Picks by content: pcap magic, a span CSV header, else messages CSV. */
 int cw_traces_read_file(struct cw_traces *t, const char *path);
 

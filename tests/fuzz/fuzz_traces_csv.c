@@ -1,17 +1,18 @@
 // fuzz-sources: common/log.c common/util.c traces/read.c traces/spans.c
 // fuzz-sources: traces/build.c traces/infer.c traces/hungarian.c
-// fuzz-sources: traces/out.c traces/score.c
+// fuzz-sources: traces/out.c traces/score.c traces/pcap.c
 // SPDX-License-Identifier: MIT
 /*
  * libFuzzer target for the readers of causeway traces: the message CSV and
- * the span CSV (chosen by the first byte).  Any buffer is read or refused
- * with an error, never crashes or leaks; what is read goes on through
- * building, linking, scoring and OTLP output, whose invariants hold: a
+ * the span CSV and the pcap reader (chosen by the first byte).  Any buffer is
+ * read or refused with an error, never crashes or leaks; what is read goes on
+ * through building, linking, scoring and OTLP output, whose invariants hold: a
  * call's request is at its own node and was open when the call began.
  */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "common/log.h"
 #include "traces/traces.h"
@@ -45,13 +46,26 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size < 1 || size > 1 << 16)
 		return 0;
-	fp = fmemopen((void *)(data + 1), size - 1, "r");
-	if (!fp)
-		return 0;
 	cw_traces_init(&t);
-	rc = data[0] & 1 ? cw_traces_read_spans(&t, fp, "fuzz")
-			 : cw_traces_read_csv(&t, fp, "fuzz");
-	fclose(fp);
+	if (data[0] & 2) {
+		char path[] = "/tmp/fuzz-traces-XXXXXX";
+		int fd = mkstemp(path);
+
+		if (fd < 0)
+			return 0;
+		rc = write(fd, data + 1, size - 1) != (ssize_t)(size - 1);
+		close(fd);
+		if (!rc)
+			rc = cw_traces_read_pcap(&t, path);
+		unlink(path);
+	} else {
+		fp = fmemopen((void *)(data + 1), size - 1, "r");
+		if (!fp)
+			return 0;
+		rc = data[0] & 1 ? cw_traces_read_spans(&t, fp, "fuzz")
+				 : cw_traces_read_csv(&t, fp, "fuzz");
+		fclose(fp);
+	}
 	cw_traces_opts_default(&o);
 	o.window = 1 + data[0] % 7;
 	if (!rc && !cw_traces_build(&t) && !cw_traces_infer(&t, &o)) {
