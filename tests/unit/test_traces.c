@@ -79,6 +79,11 @@ static void test_thread(bool same_thread)
 		CHECK(t.spans[c1].method == CW_LINK_TIMING);
 		CHECK(t.spans[c1].conf < 1.0f);
 		CHECK(t.n_ambiguous_thread == 2 && !t.n_thread_links);
+		CHECK(!t.n_cut);
+		/* One candidate kept of two: the search says it cut. */
+		o.max_cands = 1;
+		CHECK(!cw_traces_infer(&t, &o));
+		CHECK(t.n_cut == 1 && t.spans[c1].parent >= 0);
 	}
 	cw_traces_release(&t);
 }
