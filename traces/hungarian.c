@@ -9,8 +9,6 @@
 
 #include "traces/traces.h"
 
-int cw_traces_hungarian(const double *a, size_t n, size_t m, int32_t *match);
-
 int cw_traces_hungarian(const double *a, size_t n, size_t m, int32_t *match)
 {
 	double *u = calloc(n + 1, sizeof(double));

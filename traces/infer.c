@@ -183,8 +183,6 @@ static void thread_and_fcfs(struct node_ctx *c, bool use_thread)
 	}
 }
 
-int cw_traces_hungarian(const double *a, size_t n, size_t m, int32_t *match);
-
 struct window {
 	int32_t calls[256];
 	int32_t cand[256][64];

@@ -157,4 +157,11 @@ int cw_traces_post(const char *url, const char *body, size_t len);
 
 const char *cw_link_method_name(int method);
 
+/*
+ * Minimum-cost assignment of n rows to distinct columns of the row-major
+ * n x m matrix `a` (n <= m): match[row] = column.  0, or -1 when out of
+ * memory or n > m.
+ */
+int cw_traces_hungarian(const double *a, size_t n, size_t m, int32_t *match);
+
 #endif

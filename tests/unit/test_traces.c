@@ -6,8 +6,6 @@
 #include "tests/unit/check.h"
 #include "traces/traces.h"
 
-int cw_traces_hungarian(const double *a, size_t n, size_t m, int32_t *match);
-
 /* One request-reply exchange seen at both ends; times in microseconds. */
 static void rpc(struct cw_traces *t, int client, int server, uint32_t conn,
 		uint64_t start_us, uint64_t end_us, uint32_t cthr,
