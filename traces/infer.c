@@ -259,13 +259,15 @@ static void solve_window(struct node_ctx *c, struct window *w)
 	for (i = 0; i < w->n; i++)
 		for (s = 0; s < w->n_slots; s++)
 			w->a[i * w->n_slots + s] = slot_cost(c, w, i, s);
-	cw_traces_hungarian(w->a, w->n, w->n_slots, w->match);
+	if (cw_traces_hungarian(w->a, w->n, w->n_slots, w->match))
+		for (i = 0; i < w->n; i++)
+			w->match[i] = -1; /* no memory: each its best alone */
 	for (i = 0; i < w->n; i++) {
 		struct cw_tspan *x = &c->t->spans[w->calls[i]];
 		int32_t r;
 
 		s = (size_t)w->match[i];
-		if (w->a[i * w->n_slots + s] >= INF / 2)
+		if (w->match[i] < 0 || w->a[i * w->n_slots + s] >= INF / 2)
 			r = w->cand[i][0]; /* capped slots: best alone */
 		else
 			r = w->g_req[w->slot_g[s]];
