@@ -33,7 +33,7 @@ DEPS_BUILD := clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev libcap-dev \
 DEPS_TEST  := iproute2 iptables conntrack procps curl iperf3 nginx-light \
 	redis-server redis-tools postgresql postgresql-client memcached \
 	python3 python3-psycopg2 python3-yaml kcat tcpdump kmod \
-	chromium chromium-driver prometheus
+	chromium chromium-driver prometheus nodejs
 DEPS       := $(DEPS_BUILD) $(DEPS_TEST)
 
 PKGS       := libbpf libelf zlib json-c fftw3 libpcap rdkafka libprotobuf-c igraph libcgraph libgvc \
@@ -54,6 +54,7 @@ BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I$(BUILD) -Ibpf \
 # the core unit tests with the BPF toolchain hidden.
 LAYER_common     :=
 LAYER_paths      := common
+LAYER_traces     := common paths
 LAYER_samples    := common
 LAYER_correlator := common paths
 LAYER_graph      := common correlator
@@ -61,8 +62,8 @@ LAYER_viz        := common graph
 LAYER_place      := common graph
 LAYER_agent      := common bpf samples
 LAYER_serve      := common paths samples correlator graph viz
-LAYER_cli        := common paths samples correlator graph viz place agent serve cli
-CORE_DIRS  := common paths samples correlator graph viz place serve
+LAYER_cli        := common paths traces samples correlator graph viz place agent serve cli
+CORE_DIRS  := common paths traces samples correlator graph viz place serve
 AGENT_DIRS := agent
 CORE_SRCS  := $(foreach d,$(CORE_DIRS),$(wildcard $(d)/*.c))
 AGENT_SRCS := $(foreach d,$(AGENT_DIRS),$(wildcard $(d)/*.c))

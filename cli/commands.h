@@ -15,6 +15,7 @@ int cmd_agent(int argc, char **argv);
 int cmd_correlate(int argc, char **argv);
 int cmd_broker(int argc, char **argv);
 int cmd_paths(int argc, char **argv);
+int cmd_traces(int argc, char **argv);
 int cmd_samples(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
 int cmd_graph(int argc, char **argv);

@@ -21,6 +21,7 @@ static const struct command {
 	{"broker", cmd_broker, "an embedded Kafka broker for one machine"},
 	{"probe", cmd_probe, "what this kernel supports, what auto picks"},
 	{"paths", cmd_paths, "infer causal paths from message timing"},
+	{"traces", cmd_traces, "per-request traces: link calls to requests"},
 	{"samples", cmd_samples, "fine-timescale tc counters: record, show"},
 	{"dump", cmd_dump, "print wire records from a file or topic as JSON"},
 	{"graph", cmd_graph, "project, query and export the process graph"},

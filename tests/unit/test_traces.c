@@ -1,0 +1,230 @@
+// SPDX-License-Identifier: MIT
+/* Unit tests for traces/: spans from messages, thread and timing links. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests/unit/check.h"
+#include "traces/traces.h"
+
+/* One request-reply exchange seen at both ends; times in microseconds. */
+static void rpc(struct cw_traces *t, int client, int server, uint32_t conn,
+		uint64_t start_us, uint64_t end_us, uint32_t cthr,
+		uint32_t sthr)
+{
+	struct cw_tmsg m = {.conn = conn, .thread = cthr};
+
+	m.node = (uint32_t)client, m.peer = (uint32_t)server;
+	m.role = CW_TROLE_CONNECTED, m.dir = CW_TDIR_OUT;
+	m.start_ns = m.end_ns = start_us * 1000;
+	CHECK(!cw_traces_add_msg(t, &m));
+	m.dir = CW_TDIR_IN, m.start_ns = m.end_ns = end_us * 1000;
+	CHECK(!cw_traces_add_msg(t, &m));
+	m.node = (uint32_t)server, m.peer = (uint32_t)client;
+	m.role = CW_TROLE_ACCEPTED, m.thread = sthr;
+	m.start_ns = m.end_ns = start_us * 1000 + 10;
+	CHECK(!cw_traces_add_msg(t, &m));
+	m.dir = CW_TDIR_OUT, m.start_ns = m.end_ns = end_us * 1000 - 10;
+	CHECK(!cw_traces_add_msg(t, &m));
+}
+
+/* The call span at `node` on `conn`, or -1. */
+static int32_t call_on(const struct cw_traces *t, const char *node,
+		       uint32_t conn, uint8_t role)
+{
+	size_t i;
+
+	for (i = 0; i < t->n_spans; i++)
+		if (t->spans[i].conn == conn && t->spans[i].role == role &&
+		    !strcmp(t->names[t->spans[i].node], node))
+			return (int32_t)i;
+	return -1;
+}
+
+/* Two overlapping requests on two threads; call order crosses them. */
+static void test_thread(bool same_thread)
+{
+	struct cw_traces t;
+	struct cw_traces_opts o;
+	int cl, web, db;
+	int32_t r1, r2, c1, c2;
+
+	cw_traces_init(&t);
+	cl = cw_traces_node(&t, "client");
+	web = cw_traces_node(&t, "web");
+	db = cw_traces_node(&t, "db");
+	rpc(&t, cl, web, 1, 0, 1000, 0, 7);
+	rpc(&t, cl, web, 2, 100, 900, 0, same_thread ? 7 : 8);
+	/* Request 2's call comes first: FCFS gives it to request 1. */
+	rpc(&t, web, db, 3, 200, 300, same_thread ? 7 : 8, 0);
+	rpc(&t, web, db, 4, 400, 500, 7, 0);
+	CHECK(!cw_traces_build(&t));
+	cw_traces_opts_default(&o);
+	CHECK(!cw_traces_infer(&t, &o));
+	r1 = call_on(&t, "web", 1, CW_TROLE_ACCEPTED);
+	r2 = call_on(&t, "web", 2, CW_TROLE_ACCEPTED);
+	c1 = call_on(&t, "web", 3, CW_TROLE_CONNECTED);
+	c2 = call_on(&t, "web", 4, CW_TROLE_CONNECTED);
+	CHECK(r1 >= 0 && r2 >= 0 && c1 >= 0 && c2 >= 0);
+	CHECK(t.spans[c1].fcfs == r1);
+	CHECK(t.spans[c1].peer_span == call_on(&t, "db", 3, CW_TROLE_ACCEPTED));
+	if (!same_thread) {
+		CHECK(t.spans[c1].method == CW_LINK_THREAD);
+		CHECK(t.spans[c1].parent == r2 && t.spans[c1].conf == 1.0f);
+		CHECK(t.spans[c2].parent == r1);
+		CHECK(t.n_thread_links == 2 && !t.n_ambiguous_thread);
+	} else {
+		/* An event loop: one thread, two open requests. */
+		CHECK(t.spans[c1].method == CW_LINK_TIMING);
+		CHECK(t.spans[c1].conf < 1.0f);
+		CHECK(t.n_ambiguous_thread == 2 && !t.n_thread_links);
+		CHECK(!t.n_cut);
+		/* One candidate kept of two: the search says it cut. */
+		o.max_cands = 1;
+		CHECK(!cw_traces_infer(&t, &o));
+		CHECK(t.n_cut == 1 && t.spans[c1].parent >= 0);
+	}
+	cw_traces_release(&t);
+}
+
+static uint64_t lcg(uint64_t *s)
+{
+	*s = *s * 6364136223846793005ULL + 1442695040888963407ULL;
+	return *s >> 33;
+}
+
+/*
+ * Overlapping requests each calling db at +100us then, unless the cache
+ * answered (30%), cache at +400us: timing alone, with skips.  Threads are
+ * given to the first `threaded` requests, which teach the model.
+ */
+static void test_timing(size_t threaded, double *ours, double *fcfs)
+{
+	struct cw_traces t;
+	struct cw_traces_opts o;
+	uint64_t seed = 42, at = 0;
+	uint32_t conn = 1, i, n = 600, hits = 0, fh = 0, calls = 0, skips = 0;
+	int cl, web, db, ca;
+	size_t k;
+
+	cw_traces_init(&t);
+	cl = cw_traces_node(&t, "client");
+	web = cw_traces_node(&t, "web");
+	db = cw_traces_node(&t, "db");
+	ca = cw_traces_node(&t, "cache");
+	for (i = 0; i < n; i++) {
+		uint64_t j1 = lcg(&seed) % 150, j2 = lcg(&seed) % 150;
+		bool skip = lcg(&seed) % 10 < 3;
+		uint32_t thr = i < threaded ? 100 + i % 50 : 0;
+
+		at += 50 + lcg(&seed) % 200;
+		rpc(&t, cl, web, conn++, at, at + 600 + j2, 0, thr);
+		rpc(&t, web, db, conn++, at + 100 + j1, at + 300 + j1, thr, 0);
+		if (!skip)
+			rpc(&t, web, ca, conn++, at + 400 + j2, at + 450 + j2,
+			    thr, 0);
+		skips += skip;
+	}
+	CHECK(!cw_traces_build(&t));
+	cw_traces_opts_default(&o);
+	CHECK(!cw_traces_infer(&t, &o));
+	/* Truth by construction: the web request on the conn just before. */
+	for (k = 0; k < t.n_spans; k++) {
+		const struct cw_tspan *x = &t.spans[k];
+		int32_t want;
+		uint32_t c = x->conn - 1;
+
+		if (x->role != CW_TROLE_CONNECTED || x->node != (uint32_t)web)
+			continue;
+		while (call_on(&t, "web", c, CW_TROLE_ACCEPTED) < 0)
+			c--;
+		want = call_on(&t, "web", c, CW_TROLE_ACCEPTED);
+		calls++;
+		hits += x->parent == want;
+		fh += x->fcfs == want;
+		CHECK(x->conf >= 0 && x->conf <= 1.0f);
+	}
+	CHECK(skips > 100 && calls == 2 * n - skips);
+	*ours = (double)hits / calls, *fcfs = (double)fh / calls;
+	CHECK(t.n_windows > 0);
+	cw_traces_release(&t);
+}
+
+static void test_multiplexed(void)
+{
+	struct cw_traces t;
+	struct cw_tmsg m = {.conn = 5, .role = CW_TROLE_ACCEPTED};
+	int a, b;
+
+	cw_traces_init(&t);
+	a = cw_traces_node(&t, "a"), b = cw_traces_node(&t, "b");
+	rpc(&t, a, b, 1, 0, 100, 0, 0);
+	m.node = (uint32_t)b, m.peer = (uint32_t)a;
+	m.dir = CW_TDIR_IN, m.start_ns = 1000;
+	CHECK(!cw_traces_add_msg(&t, &m));
+	m.start_ns = 2000; /* a second request before the first's reply */
+	CHECK(!cw_traces_add_msg(&t, &m));
+	m.dir = CW_TDIR_OUT, m.start_ns = 3000;
+	CHECK(!cw_traces_add_msg(&t, &m));
+	m.start_ns = 4000;
+	CHECK(!cw_traces_add_msg(&t, &m));
+	CHECK(!cw_traces_build(&t));
+	CHECK(t.n_multiplexed == 1);
+	CHECK(t.n_spans == 2); /* only connection 1's two ends */
+	cw_traces_release(&t);
+}
+
+static void test_hungarian(void)
+{
+	const double a[3 * 4] = {4, 1, 3, 9, 2, 0, 5, 9, 3, 2, 2, 9};
+	int32_t m[3];
+
+	CHECK(!cw_traces_hungarian(a, 3, 4, m));
+	CHECK(m[0] == 1 && m[1] == 0 && m[2] == 2); /* cost 5 */
+}
+
+static void test_spans_truth(void)
+{
+	static const char csv[] =
+		"TraceID,SpanID,ParentID,PodName,OperationName,"
+		"StartTimeUnixNano,EndTimeUnixNano,Duration\n"
+		"t1,a,root,web-1-x,op,1000,9000,8\n"
+		"t1,b,a,web-1-x,op,2000,4000,2\n"
+		"t1,c,b,db-2-y,op,2100,3900,1\n"
+		"t2,d,root,web-1-x,op,1500,9500,8\n";
+	FILE *fp = fmemopen((void *)csv, sizeof(csv) - 1, "r");
+	struct cw_traces t;
+	struct cw_traces_opts o;
+	int32_t call;
+
+	cw_traces_init(&t);
+	CHECK(fp && !cw_traces_read_spans(&t, fp, "mem"));
+	fclose(fp);
+	CHECK(!cw_traces_build(&t));
+	CHECK(t.n_true_traces == 2);
+	call = call_on(&t, "web", 3, CW_TROLE_CONNECTED);
+	CHECK(call >= 0 &&
+	      t.spans[call].truth == call_on(&t, "web", 1, CW_TROLE_ACCEPTED));
+	cw_traces_opts_default(&o);
+	CHECK(!cw_traces_infer(&t, &o));
+	CHECK(t.spans[call].fcfs == t.spans[call].truth);
+	cw_traces_release(&t);
+}
+
+int main(void)
+{
+	double ours, fcfs, ours_t, fcfs_t;
+
+	test_thread(false);
+	test_thread(true);
+	test_multiplexed();
+	test_hungarian();
+	test_spans_truth();
+	test_timing(0, &ours, &fcfs);
+	printf("timing only: %.3f of calls right, FCFS %.3f\n", ours, fcfs);
+	CHECK(ours > fcfs && ours > 0.85);
+	test_timing(300, &ours_t, &fcfs_t);
+	printf("half thread-linked: %.3f of calls right, FCFS %.3f\n", ours_t,
+	       fcfs_t);
+	CHECK(ours_t > ours);
+	return failures ? 1 : 0;
+}

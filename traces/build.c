@@ -1,0 +1,177 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Messages -> spans: on each connection, seen at one node, a request
+ * message and the reply that follows it.  Request-reply alternates; a
+ * second request before the reply means overlapping requests (pipelining,
+ * HTTP/2, a multiplexed RPC channel): the connection is flagged and its
+ * spans left out rather than guessed.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/log.h"
+#include "common/util.h"
+#include "traces/traces.h"
+
+static int by_conn(const void *a, const void *b)
+{
+	const struct cw_tmsg *x = a, *y = b;
+
+	if (x->node != y->node)
+		return x->node < y->node ? -1 : 1;
+	if (x->conn != y->conn)
+		return x->conn < y->conn ? -1 : 1;
+	if (x->start_ns != y->start_ns)
+		return x->start_ns < y->start_ns ? -1 : 1;
+	return (int)x->dir - (int)y->dir;
+}
+
+static int add_span(struct cw_traces *t, const struct cw_tmsg *req,
+		    const struct cw_tmsg *rep, uint32_t seq)
+{
+	struct cw_tspan *s;
+	int k;
+
+	if (CW_GROW(t->spans, t->cap_spans, t->n_spans + 1, 1024))
+		return cw_error("out of memory for %zu spans", t->n_spans);
+	s = &t->spans[t->n_spans++];
+	memset(s, 0, sizeof(*s));
+	s->start_ns = req->start_ns;
+	s->end_ns = rep->end_ns;
+	s->bytes = req->bytes + rep->bytes;
+	s->node = req->node, s->peer = req->peer, s->conn = req->conn;
+	s->thread = req->thread, s->seq = seq, s->role = req->role;
+	s->parent = s->fcfs = s->truth = s->peer_span = s->trace = -1;
+	for (k = 0; k < CW_TRACES_TOPK; k++)
+		s->top[k] = -1;
+	return 0;
+}
+
+/* One (node, conn) group of messages in time order. */
+static int build_conn(struct cw_traces *t, const struct cw_tmsg *m, size_t n)
+{
+	uint8_t req_dir =
+		m[0].role == CW_TROLE_ACCEPTED ? CW_TDIR_IN : CW_TDIR_OUT;
+	size_t first = t->n_spans, i;
+	const struct cw_tmsg *open = NULL;
+	uint32_t seq = 0;
+
+	for (i = 0; i < n; i++) {
+		if (m[i].role != m[0].role || m[i].peer != m[0].peer)
+			return cw_error("connection %u at '%s' changes role or "
+					"peer",
+					m[i].conn, t->names[m[i].node]);
+		if (m[i].dir == req_dir) {
+			if (open) {
+				t->n_multiplexed++;
+				t->n_spans = first;
+				return 0;
+			}
+			open = &m[i];
+		} else if (open) {
+			if (add_span(t, open, &m[i], seq++))
+				return -1;
+			open = NULL;
+		}
+	}
+	if (open)
+		t->n_unanswered++;
+	return 0;
+}
+
+static int conn_key(const void *a, const void *b, void *arg)
+{
+	const struct cw_tspan *s = arg;
+	const struct cw_tspan *x = &s[*(const int32_t *)a],
+			      *y = &s[*(const int32_t *)b];
+
+	if (x->conn != y->conn)
+		return x->conn < y->conn ? -1 : 1;
+	if (x->seq != y->seq)
+		return x->seq < y->seq ? -1 : 1;
+	return (int)x->role - (int)y->role;
+}
+
+/* Both ends of a connection: the call's n-th span is the server's n-th. */
+static int pair_ends(struct cw_traces *t)
+{
+	int32_t *ix = malloc((t->n_spans + 1) * sizeof(*ix));
+	size_t i;
+
+	if (!ix)
+		return cw_error("out of memory for %zu spans", t->n_spans);
+	for (i = 0; i < t->n_spans; i++)
+		ix[i] = (int32_t)i;
+	qsort_r(ix, t->n_spans, sizeof(*ix), conn_key, t->spans);
+	for (i = 0; i + 1 < t->n_spans; i++) {
+		struct cw_tspan *a = &t->spans[ix[i]],
+				*b = &t->spans[ix[i + 1]];
+
+		if (a->conn == b->conn && a->seq == b->seq &&
+		    a->role == CW_TROLE_ACCEPTED &&
+		    b->role == CW_TROLE_CONNECTED && a->node == b->peer) {
+			a->peer_span = ix[i + 1];
+			b->peer_span = ix[i];
+		}
+	}
+	free(ix);
+	return 0;
+}
+
+/* Truth, where the input carried it: by connection (one call each). */
+static void attach_truth(struct cw_traces *t)
+{
+	int32_t *req_of = NULL;
+	size_t i;
+
+	if (!t->n_truth)
+		return;
+	req_of = malloc(t->n_truth * sizeof(*req_of));
+	if (!req_of)
+		return;
+	for (i = 0; i < t->n_truth; i++)
+		req_of[i] = -1;
+	for (i = 0; i < t->n_spans; i++)
+		if (t->spans[i].role == CW_TROLE_ACCEPTED &&
+		    t->spans[i].conn < t->n_truth)
+			req_of[t->spans[i].conn] = (int32_t)i;
+	for (i = 0; i < t->n_spans; i++) {
+		struct cw_tspan *s = &t->spans[i];
+		uint32_t pc;
+
+		if (s->conn >= t->n_truth)
+			continue;
+		s->trace = t->truth_trace[s->conn];
+		pc = t->truth_conn[s->conn];
+		if (s->role == CW_TROLE_CONNECTED && pc && pc < t->n_truth)
+			s->truth = req_of[pc];
+	}
+	free(req_of);
+}
+
+int cw_traces_build(struct cw_traces *t)
+{
+	size_t i, j;
+
+	if (!t->n_msgs)
+		return cw_error("no messages to build spans from");
+	qsort(t->msgs, t->n_msgs, sizeof(*t->msgs), by_conn);
+	t->n_spans = 0;
+	for (i = 0; i < t->n_msgs; i = j) {
+		for (j = i + 1;
+		     j < t->n_msgs && t->msgs[j].node == t->msgs[i].node &&
+		     t->msgs[j].conn == t->msgs[i].conn;
+		     j++)
+			;
+		if (build_conn(t, &t->msgs[i], j - i))
+			return -1;
+	}
+	if (!t->n_spans)
+		return cw_error("no request with a reply in the input");
+	if (t->n_spans >= INT32_MAX)
+		return cw_error("too many spans");
+	if (pair_ends(t))
+		return -1;
+	attach_truth(t);
+	return 0;
+}

@@ -1,0 +1,503 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Linking calls to requests at each node.  Thread evidence first, where a
+ * thread had exactly one request open; then a model learned from links
+ * (per request class = who called, per callee and occurrence: how often the
+ * call happens and the delays from the request's start to the call's and
+ * from the call's end to the request's), and a one-to-one assignment of
+ * each window of calls to request slots (Hungarian), a slot left empty
+ * paying the learned cost of skipping that call.  Without thread links the
+ * model is bootstrapped from FCFS and re-learned from its own assignment.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/log.h"
+#include "common/util.h"
+#include "traces/traces.h"
+
+#define NB   48 /* delay bins: two per octave of microseconds */
+#define KMAX 8	/* occurrences of one callee per request modelled */
+#define INF  1e12
+
+struct cell {
+	uint32_t cnt, hs[NB], he[NB];
+};
+
+/* Everything about one node while it is linked. */
+struct node_ctx {
+	struct cw_traces *t;
+	const struct cw_traces_opts *o;
+	int32_t *reqs, *calls; /* span ids, by start */
+	size_t n_reqs, n_calls;
+	int32_t *loc;		/* span id -> index in reqs (requests only) */
+	int32_t *rcmap, *ccmap; /* node id -> request class, callee class */
+	size_t n_rc, n_cc;
+	uint32_t *n_req_rc;
+	struct cell *cells; /* [rc][cc][KMAX] */
+	uint32_t *used;	    /* [req][cc]: calls given so far */
+	int32_t *active;    /* open requests during a sweep */
+	size_t n_active, next_req;
+};
+
+static int bin_of(uint64_t ns)
+{
+	double us = (double)ns / 1000.0;
+	int b = (int)(2.0 * log2(1.0 + us));
+
+	return b < 0 ? 0 : b >= NB ? NB - 1 : b;
+}
+
+static struct cell *cell_of(struct node_ctx *c, int32_t req, int32_t call,
+			    uint32_t k)
+{
+	const struct cw_tspan *r = &c->t->spans[req], *x = &c->t->spans[call];
+	size_t rc = (size_t)c->rcmap[r->peer], cc = (size_t)c->ccmap[x->peer];
+
+	if (k >= KMAX)
+		k = KMAX - 1;
+	return &c->cells[(rc * c->n_cc + cc) * KMAX + k];
+}
+
+static uint32_t *used_of(struct node_ctx *c, int32_t req, int32_t call)
+{
+	return &c->used[(size_t)c->loc[req] * c->n_cc +
+			(size_t)c->ccmap[c->t->spans[call].peer]];
+}
+
+/* -log of: the call happens as occurrence k, at these delays. */
+static double cost(struct node_ctx *c, int32_t req, int32_t call, uint32_t k,
+		   double *skip)
+{
+	const struct cw_tspan *r = &c->t->spans[req], *x = &c->t->spans[call];
+	const struct cell *m = cell_of(c, req, call, k);
+	double n = c->n_req_rc[c->rcmap[r->peer]];
+	double p = (m->cnt + 0.5) / (n + 1.0);
+	double ps = (m->hs[bin_of(x->start_ns - r->start_ns)] + 0.2) /
+		    (m->cnt + 0.2 * NB);
+	double pe = (m->he[bin_of(r->end_ns - x->end_ns)] + 0.2) /
+		    (m->cnt + 0.2 * NB);
+
+	if (skip)
+		*skip = -log(1.0 - p);
+	return -log(p) - log(ps) - log(pe);
+}
+
+/* Learn the model from the links in `link` (call span -> request, -1). */
+static void learn(struct node_ctx *c, const int32_t *link)
+{
+	size_t i;
+
+	memset(c->cells, 0, c->n_rc * c->n_cc * KMAX * sizeof(*c->cells));
+	memset(c->n_req_rc, 0, c->n_rc * sizeof(*c->n_req_rc));
+	memset(c->used, 0, c->n_reqs * c->n_cc * sizeof(*c->used));
+	for (i = 0; i < c->n_reqs; i++)
+		c->n_req_rc[c->rcmap[c->t->spans[c->reqs[i]].peer]]++;
+	for (i = 0; i < c->n_calls; i++) {
+		int32_t x = c->calls[i], r = link[x];
+		const struct cw_tspan *rs, *xs = &c->t->spans[x];
+		struct cell *m;
+
+		if (r < 0)
+			continue;
+		rs = &c->t->spans[r];
+		m = cell_of(c, r, x, (*used_of(c, r, x))++);
+		m->cnt++;
+		m->hs[bin_of(xs->start_ns - rs->start_ns)]++;
+		m->he[bin_of(rs->end_ns - xs->end_ns)]++;
+	}
+}
+
+/* Sweep helper: the open requests that enclose call `x`. */
+static size_t enclosing(struct node_ctx *c, int32_t x, int32_t *out, size_t max,
+			size_t *n_open_thread, int32_t *thr_req)
+{
+	const struct cw_tspan *xs = &c->t->spans[x];
+	size_t i, j = 0, n = 0;
+
+	while (c->next_req < c->n_reqs &&
+	       c->t->spans[c->reqs[c->next_req]].start_ns <= xs->start_ns)
+		c->active[c->n_active++] = c->reqs[c->next_req++];
+	*n_open_thread = 0;
+	for (i = 0; i < c->n_active; i++) {
+		const struct cw_tspan *r = &c->t->spans[c->active[i]];
+
+		if (r->end_ns < xs->start_ns)
+			continue; /* over: drop it from the sweep */
+		c->active[j++] = c->active[i];
+		if (xs->thread && r->thread == xs->thread) {
+			(*n_open_thread)++;
+			*thr_req = r->end_ns >= xs->end_ns ? c->active[i] : -1;
+		}
+		if (r->end_ns >= xs->end_ns && n < max)
+			out[n++] = c->active[i];
+	}
+	c->n_active = j;
+	/*
+	 * None encloses it: a call that outlives its request (fire and
+	 * forget, or the request's reply sent before the call's reply came
+	 * back).  Then any request open when it started is a candidate.
+	 */
+	for (i = 0; !n && i < c->n_active && i < max; i++)
+		out[i] = c->active[i];
+	return n ? n : i;
+}
+
+static void sweep_reset(struct node_ctx *c)
+{
+	c->n_active = c->next_req = 0;
+	memset(c->used, 0, c->n_reqs * c->n_cc * sizeof(*c->used));
+}
+
+/* Thread links and the FCFS baseline: one sweep. */
+static void thread_and_fcfs(struct node_ctx *c, bool use_thread)
+{
+	int32_t cand[64], thr;
+	size_t i, k, n, open;
+
+	sweep_reset(c);
+	for (i = 0; i < c->n_calls; i++) {
+		struct cw_tspan *x = &c->t->spans[c->calls[i]];
+
+		thr = -1;
+		n = enclosing(c, c->calls[i], cand, 64, &open, &thr);
+		x->fcfs = n ? cand[0] : -1;
+		for (k = 0; k < n; k++)
+			if (!*used_of(c, cand[k], c->calls[i])) {
+				x->fcfs = cand[k];
+				break;
+			}
+		if (x->fcfs >= 0)
+			(*used_of(c, x->fcfs, c->calls[i]))++;
+		x->parent = -1;
+		x->method = CW_LINK_NONE;
+		if (use_thread && open == 1 && thr >= 0) {
+			x->parent = thr;
+			x->method = CW_LINK_THREAD;
+			x->conf = 1.0f;
+			c->t->n_thread_links++;
+		} else if (use_thread && open > 1) {
+			c->t->n_ambiguous_thread++;
+		}
+	}
+}
+
+struct window {
+	int32_t calls[256];
+	int32_t cand[256][64];
+	double ccost[256][64];
+	size_t n_cand[256], n;
+	int32_t g_req[4096], g_call0[4096]; /* slot groups (request, callee) */
+	uint32_t g_n[4096];
+	size_t n_groups;
+	int32_t slot_g[4096];
+	uint32_t slot_j[4096];
+	size_t n_slots;
+	double *a;
+	int32_t match[256];
+};
+
+static size_t group_of(struct node_ctx *c, struct window *w, int32_t r,
+		       int32_t x)
+{
+	size_t g;
+	uint32_t callee = c->t->spans[x].peer;
+
+	for (g = 0; g < w->n_groups; g++)
+		if (w->g_req[g] == r &&
+		    c->t->spans[w->g_call0[g]].peer == callee)
+			return g;
+	w->g_req[g] = r, w->g_call0[g] = x, w->g_n[g] = 0;
+	w->n_groups++;
+	return g;
+}
+
+/* Slots: per (request, callee), as many as calls could fill them. */
+static void make_slots(struct node_ctx *c, struct window *w)
+{
+	size_t i, k, g;
+	uint32_t j;
+
+	w->n_groups = w->n_slots = 0;
+	for (i = 0; i < w->n; i++)
+		for (k = 0; k < w->n_cand[i]; k++) {
+			g = group_of(c, w, w->cand[i][k], w->calls[i]);
+			if (w->g_n[g] < KMAX)
+				w->g_n[g]++;
+		}
+	for (g = 0; g < w->n_groups; g++)
+		for (j = 0; j < w->g_n[g]; j++) {
+			w->slot_g[w->n_slots] = (int32_t)g;
+			w->slot_j[w->n_slots++] = j;
+		}
+}
+
+static double slot_cost(struct node_ctx *c, struct window *w, size_t i,
+			size_t s)
+{
+	size_t g = (size_t)w->slot_g[s], k;
+	int32_t r = w->g_req[g], x = w->calls[i];
+	double skip, v;
+
+	if (c->t->spans[w->g_call0[g]].peer != c->t->spans[x].peer)
+		return INF;
+	for (k = 0; k < w->n_cand[i] && w->cand[i][k] != r; k++)
+		;
+	if (k == w->n_cand[i])
+		return INF;
+	v = cost(c, r, x, *used_of(c, r, x) + w->slot_j[s], &skip);
+	return v - skip;
+}
+
+static void solve_window(struct node_ctx *c, struct window *w)
+{
+	size_t i, s, k, best;
+	double sum, v;
+
+	make_slots(c, w);
+	for (i = 0; i < w->n; i++)
+		for (s = 0; s < w->n_slots; s++)
+			w->a[i * w->n_slots + s] = slot_cost(c, w, i, s);
+	if (cw_traces_hungarian(w->a, w->n, w->n_slots, w->match))
+		for (i = 0; i < w->n; i++)
+			w->match[i] = -1; /* no memory: each its best alone */
+	for (i = 0; i < w->n; i++) {
+		struct cw_tspan *x = &c->t->spans[w->calls[i]];
+		int32_t r;
+
+		s = (size_t)w->match[i];
+		if (w->match[i] < 0 || w->a[i * w->n_slots + s] >= INF / 2)
+			r = w->cand[i][0]; /* capped slots: best alone */
+		else
+			r = w->g_req[w->slot_g[s]];
+		for (sum = 0, best = 0, k = 0; k < w->n_cand[i]; k++) {
+			v = exp(w->ccost[i][0] - w->ccost[i][k]);
+			sum += v;
+			if (w->cand[i][k] == r)
+				best = k;
+		}
+		x->parent = r;
+		x->method =
+			w->n_cand[i] == 1 ? CW_LINK_CONTAINED : CW_LINK_TIMING;
+		x->conf =
+			(float)(exp(w->ccost[i][0] - w->ccost[i][best]) / sum);
+	}
+	for (i = 0; i < w->n; i++)
+		(*used_of(c, c->t->spans[w->calls[i]].parent, w->calls[i]))++;
+	w->n = 0;
+}
+
+/* Candidates of call i, best first by their own cost; top-5 kept. */
+static void rank(struct node_ctx *c, struct window *w, size_t i)
+{
+	size_t a, b, k;
+
+	for (a = 0; a < w->n_cand[i]; a++)
+		w->ccost[i][a] =
+			cost(c, w->cand[i][a], w->calls[i],
+			     *used_of(c, w->cand[i][a], w->calls[i]), NULL);
+	for (a = 1; a < w->n_cand[i]; a++)
+		for (b = a; b > 0 && w->ccost[i][b] < w->ccost[i][b - 1]; b--) {
+			double t = w->ccost[i][b];
+			int32_t r = w->cand[i][b];
+
+			w->ccost[i][b] = w->ccost[i][b - 1];
+			w->cand[i][b] = w->cand[i][b - 1];
+			w->ccost[i][b - 1] = t;
+			w->cand[i][b - 1] = r;
+		}
+	for (k = 0; k < CW_TRACES_TOPK; k++)
+		c->t->spans[w->calls[i]].top[k] =
+			k < w->n_cand[i] ? w->cand[i][k] : -1;
+}
+
+/* One assignment pass over the node's calls with the current model. */
+static void assign(struct node_ctx *c, struct window *w)
+{
+	int32_t cand[64], thr;
+	size_t i, k, n, open, maxc = c->o->max_cands, win = c->o->window;
+	bool cut = false;
+
+	sweep_reset(c);
+	w->n = 0;
+	for (i = 0; i < c->n_calls; i++) {
+		int32_t x = c->calls[i];
+		struct cw_tspan *xs = &c->t->spans[x];
+
+		n = enclosing(c, x, cand, 64, &open, &thr);
+		if (xs->method == CW_LINK_THREAD) {
+			(*used_of(c, xs->parent, x))++;
+			continue;
+		}
+		xs->parent = -1, xs->method = CW_LINK_NONE, xs->conf = 0;
+		if (!n)
+			continue;
+		w->calls[w->n] = x;
+		w->n_cand[w->n] = n;
+		for (k = 0; k < n; k++)
+			w->cand[w->n][k] = cand[k];
+		rank(c, w, w->n);
+		if (n > maxc) {
+			cut = true; /* the bound: only the best maxc stay */
+			w->n_cand[w->n] = maxc;
+		}
+		if (++w->n == win) {
+			c->t->n_windows++, c->t->n_cut += cut, cut = false;
+			solve_window(c, w);
+		}
+	}
+	if (w->n) {
+		c->t->n_windows++, c->t->n_cut += cut;
+		solve_window(c, w);
+	}
+}
+
+static int by_start(const void *a, const void *b, void *arg)
+{
+	const struct cw_tspan *s = arg;
+	const struct cw_tspan *x = &s[*(const int32_t *)a],
+			      *y = &s[*(const int32_t *)b];
+
+	if (x->start_ns != y->start_ns)
+		return x->start_ns < y->start_ns ? -1 : 1;
+	return *(const int32_t *)a < *(const int32_t *)b ? -1 : 1;
+}
+
+static void ctx_free(struct node_ctx *c)
+{
+	free(c->reqs), free(c->calls), free(c->rcmap), free(c->ccmap);
+	free(c->n_req_rc), free(c->cells), free(c->used), free(c->active);
+}
+
+/* Gather node v's requests and calls and size its model. */
+static int ctx_init(struct node_ctx *c, uint32_t v)
+{
+	struct cw_traces *t = c->t;
+	size_t i, nn = t->n_names;
+
+	c->n_reqs = c->n_calls = c->n_rc = c->n_cc = 0;
+	c->reqs = malloc(t->n_spans * sizeof(int32_t));
+	c->calls = malloc(t->n_spans * sizeof(int32_t));
+	c->rcmap = malloc(nn * sizeof(int32_t));
+	c->ccmap = malloc(nn * sizeof(int32_t));
+	if (!c->reqs || !c->calls || !c->rcmap || !c->ccmap)
+		return cw_error("out of memory for spans");
+	for (i = 0; i < nn; i++)
+		c->rcmap[i] = c->ccmap[i] = -1;
+	for (i = 0; i < t->n_spans; i++) {
+		const struct cw_tspan *s = &t->spans[i];
+
+		if (s->node != v)
+			continue;
+		if (s->role == CW_TROLE_ACCEPTED) {
+			if (c->rcmap[s->peer] < 0)
+				c->rcmap[s->peer] = (int32_t)c->n_rc++;
+			c->loc[i] = (int32_t)c->n_reqs;
+			c->reqs[c->n_reqs++] = (int32_t)i;
+		} else {
+			if (c->ccmap[s->peer] < 0)
+				c->ccmap[s->peer] = (int32_t)c->n_cc++;
+			c->calls[c->n_calls++] = (int32_t)i;
+		}
+	}
+	qsort_r(c->reqs, c->n_reqs, sizeof(int32_t), by_start, t->spans);
+	qsort_r(c->calls, c->n_calls, sizeof(int32_t), by_start, t->spans);
+	for (i = 0; i < c->n_reqs; i++)
+		c->loc[c->reqs[i]] = (int32_t)i;
+	c->n_req_rc = calloc(c->n_rc + 1, sizeof(uint32_t));
+	c->cells = calloc((c->n_rc * c->n_cc + 1) * KMAX, sizeof(*c->cells));
+	c->used = calloc(c->n_reqs * c->n_cc + 1, sizeof(uint32_t));
+	c->active = malloc((c->n_reqs + 1) * sizeof(int32_t));
+	if (!c->n_req_rc || !c->cells || !c->used || !c->active)
+		return cw_error("out of memory for the model of '%s'",
+				t->names[v]);
+	return 0;
+}
+
+static void current_links(struct node_ctx *c, int32_t *link, bool fcfs,
+			  bool thread_only)
+{
+	size_t i;
+
+	for (i = 0; i < c->n_calls; i++) {
+		const struct cw_tspan *x = &c->t->spans[c->calls[i]];
+
+		link[c->calls[i]] =
+			fcfs ? x->fcfs
+			: thread_only
+				? (x->method == CW_LINK_THREAD ? x->parent : -1)
+				: x->parent;
+	}
+}
+
+static int infer_node(struct node_ctx *c, struct window *w, int32_t *link)
+{
+	size_t n_thread = c->t->n_thread_links;
+	int r;
+
+	thread_and_fcfs(c, !c->o->no_thread);
+	n_thread = c->t->n_thread_links - n_thread;
+	if (!c->n_reqs || !c->n_calls)
+		return 0;
+	/* Enough thread links teach the model; else bootstrap from FCFS. */
+	if (n_thread * 4 >= c->n_calls) {
+		current_links(c, link, false, true);
+		learn(c, link);
+		assign(c, w);
+		return 0;
+	}
+	current_links(c, link, true, false);
+	for (r = 0; r < c->o->rounds; r++) {
+		learn(c, link);
+		assign(c, w);
+		current_links(c, link, false, false);
+	}
+	c->t->rounds = c->o->rounds;
+	return 0;
+}
+
+void cw_traces_opts_default(struct cw_traces_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->window = 24;
+	o->max_cands = 8;
+	o->rounds = 1;
+}
+
+int cw_traces_infer(struct cw_traces *t, const struct cw_traces_opts *o)
+{
+	struct node_ctx c = {.t = t, .o = o};
+	struct window *w = calloc(1, sizeof(*w));
+	int32_t *link = malloc((t->n_spans + 1) * sizeof(int32_t));
+	size_t v;
+	int rc = 0;
+
+	if (o->window < 1 || o->window > 256 || o->max_cands < 1 ||
+	    o->max_cands > 16 || o->rounds < 1)
+		rc = cw_error("window must be 1..256 and candidates 1..16");
+	c.loc = malloc((t->n_spans + 1) * sizeof(int32_t));
+	if (!rc && (!w || !link || !c.loc))
+		rc = cw_error("out of memory for inference");
+	if (!rc)
+		w->a = malloc(o->window * o->window * o->max_cands *
+			      sizeof(double));
+	if (!rc && !w->a)
+		rc = cw_error("out of memory for inference");
+	t->n_windows = t->n_cut = t->n_thread_links = 0;
+	t->n_ambiguous_thread = 0;
+	for (v = 0; !rc && v < t->n_names; v++) {
+		int32_t *loc = c.loc;
+
+		memset(&c, 0, sizeof(c));
+		c.t = t, c.o = o, c.loc = loc;
+		rc = ctx_init(&c, (uint32_t)v);
+		if (!rc)
+			rc = infer_node(&c, w, link);
+		ctx_free(&c);
+	}
+	if (w)
+		free(w->a);
+	free(w), free(link), free(c.loc);
+	return rc;
+}

@@ -1,0 +1,212 @@
+// SPDX-License-Identifier: MIT
+/* Traces input: node names, the message CSV, span CSV with its truth. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/log.h"
+#include "common/util.h"
+#include "traces/traces.h"
+
+void cw_traces_init(struct cw_traces *t)
+{
+	memset(t, 0, sizeof(*t));
+}
+
+void cw_traces_release(struct cw_traces *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->n_names; i++)
+		free(t->names[i]);
+	free(t->names);
+	free(t->msgs);
+	free(t->spans);
+	free(t->truth_conn);
+	free(t->truth_trace);
+	cw_traces_init(t);
+}
+
+/* Few services per input: a linear search is the simple index. */
+int cw_traces_node(struct cw_traces *t, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < t->n_names; i++)
+		if (!strcmp(t->names[i], name))
+			return (int)i;
+	if (t->n_names >= 65536 ||
+	    CW_GROW(t->names, t->cap_names, t->n_names + 1, 16))
+		return -1;
+	t->names[t->n_names] = strdup(name);
+	if (!t->names[t->n_names])
+		return -1;
+	return (int)t->n_names++;
+}
+
+int cw_traces_add_msg(struct cw_traces *t, const struct cw_tmsg *m)
+{
+	if (CW_GROW(t->msgs, t->cap_msgs, t->n_msgs + 1, 1024))
+		return cw_error("out of memory for %zu messages", t->n_msgs);
+	t->msgs[t->n_msgs++] = *m;
+	return 0;
+}
+
+/* Split a line in place at commas; returns the field count or -1. */
+static int split(char *line, char **f, int max)
+{
+	int n = 0;
+
+	line[strcspn(line, "\r\n")] = 0;
+	for (;;) {
+		if (n == max)
+			return -1;
+		f[n++] = line;
+		line = strchr(line, ',');
+		if (!line)
+			return n;
+		*line++ = 0;
+	}
+}
+
+static int col(char **hdr, int n, const char *name)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (!strcmp(hdr[i], name))
+			return i;
+	return -1;
+}
+
+static int parse_u64(const char *s, uint64_t *v)
+{
+	char *end;
+
+	if (!*s || *s == '-' || *s == '+')
+		return -1;
+	errno = 0;
+	*v = strtoull(s, &end, 10);
+	return errno || *end ? -1 : 0;
+}
+
+enum {
+	C_START,
+	C_END,
+	C_NODE,
+	C_PEER,
+	C_CONN,
+	C_DIR,
+	C_ROLE,
+	C_BYTES,
+	C_THREAD,
+	N_COLS
+};
+static const char *const msg_cols[N_COLS] = {"start_ns", "end_ns", "node",
+					     "peer",	 "conn",   "dir",
+					     "role",	 "bytes",  "thread"};
+
+static int msg_field(struct cw_traces *t, struct cw_tmsg *m, int c,
+		     const char *s)
+{
+	uint64_t v = 0;
+	int id;
+
+	switch (c) {
+	case C_NODE:
+	case C_PEER:
+		if (!*s)
+			return -1;
+		id = cw_traces_node(t, s);
+		if (id < 0)
+			return -1;
+		*(c == C_NODE ? &m->node : &m->peer) = (uint32_t)id;
+		return 0;
+	case C_DIR:
+		if (strcmp(s, "in") && strcmp(s, "out"))
+			return -1;
+		m->dir = !strcmp(s, "out") ? CW_TDIR_OUT : CW_TDIR_IN;
+		return 0;
+	case C_ROLE:
+		if (strcmp(s, "accepted") && strcmp(s, "connected"))
+			return -1;
+		m->role = !strcmp(s, "connected") ? CW_TROLE_CONNECTED
+						  : CW_TROLE_ACCEPTED;
+		return 0;
+	}
+	if (parse_u64(s, &v))
+		return -1;
+	if (c == C_START)
+		m->start_ns = v;
+	else if (c == C_END)
+		m->end_ns = v;
+	else if (c == C_BYTES)
+		m->bytes = v;
+	else if ((c == C_CONN || c == C_THREAD) && v > UINT32_MAX)
+		return -1;
+	else if (c == C_CONN)
+		m->conn = (uint32_t)v;
+	else
+		m->thread = (uint32_t)v;
+	return 0;
+}
+
+static int msg_row(struct cw_traces *t, char **f, int nf, const int *at,
+		   const char *what, size_t line)
+{
+	struct cw_tmsg m = {0};
+	int c;
+
+	for (c = 0; c < N_COLS; c++) {
+		if (at[c] < 0)
+			continue;
+		if (at[c] >= nf)
+			return cw_error("%s:%zu: missing column '%s'", what,
+					line, msg_cols[c]);
+		if (msg_field(t, &m, c, f[at[c]]))
+			return cw_error("%s:%zu: bad %s '%s'", what, line,
+					msg_cols[c], f[at[c]]);
+	}
+	if (at[C_END] < 0)
+		m.end_ns = m.start_ns;
+	if (m.end_ns < m.start_ns)
+		return cw_error("%s:%zu: end_ns before start_ns", what, line);
+	if (m.node == m.peer)
+		return cw_error("%s:%zu: node '%s' talks to itself", what, line,
+				t->names[m.node]);
+	if (!m.conn)
+		return cw_error("%s:%zu: conn must be a non-zero id", what,
+				line);
+	return cw_traces_add_msg(t, &m);
+}
+
+int cw_traces_read_csv(struct cw_traces *t, FILE *fp, const char *what)
+{
+	char buf[4096], *f[32];
+	int at[N_COLS], nf, c, rc = 0;
+	size_t line = 1;
+
+	if (!fgets(buf, sizeof(buf), fp))
+		return cw_error("%s: empty input", what);
+	nf = split(buf, f, 32);
+	for (c = 0; c < N_COLS; c++) {
+		at[c] = nf < 0 ? -1 : col(f, nf, msg_cols[c]);
+		if (at[c] < 0 && c != C_END && c != C_BYTES && c != C_THREAD)
+			return cw_error("%s:1: header has no '%s' column", what,
+					msg_cols[c]);
+	}
+	while (!rc && fgets(buf, sizeof(buf), fp)) {
+		line++;
+		if (!strchr(buf, '\n') && !feof(fp))
+			return cw_error("%s:%zu: line too long", what, line);
+		if (buf[0] == '\n' || buf[0] == '\r')
+			continue;
+		nf = split(buf, f, 32);
+		if (nf < 0)
+			return cw_error("%s:%zu: too many fields", what, line);
+		rc = msg_row(t, f, nf, at, what, line);
+	}
+	if (!rc && !t->n_msgs)
+		return cw_error("%s: no messages", what);
+	return rc;
+}

@@ -1,0 +1,308 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Span CSV -> messages between services, one connection per remote call,
+ * and the truth kept aside: for each connection, the connection of the
+ * request it was made for, and its trace.  Inference never reads them.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/log.h"
+#include "common/util.h"
+#include "traces/traces.h"
+
+struct srow {
+	char *trace, *id, *parent;
+	uint32_t svc;
+	uint64_t start, end;
+	int32_t up;    /* parent row, -1 root or missing */
+	int32_t entry; /* the row that entered this span's service */
+	int32_t tr;    /* trace index */
+};
+
+struct sread {
+	struct srow *rows;
+	size_t n, cap;
+	int32_t *by_id; /* rows sorted by span id */
+};
+
+static void sread_release(struct sread *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->n; i++) {
+		free(s->rows[i].trace);
+		free(s->rows[i].id);
+		free(s->rows[i].parent);
+	}
+	free(s->rows);
+	free(s->by_id);
+}
+
+/* Pod names lose their replica suffix: "frontend-579b9bff58-t2dbm". */
+static int service_of(struct cw_traces *t, char *pod)
+{
+	char *a = strrchr(pod, '-'), *b;
+
+	if (a && a != pod) {
+		*a = 0;
+		b = strrchr(pod, '-');
+		if (b && b != pod)
+			*b = 0;
+		else
+			*a = '-';
+	}
+	return cw_traces_node(t, pod);
+}
+
+static int add_row(struct cw_traces *t, struct sread *s, char **f,
+		   const int *at, int nf, const char *what, size_t line)
+{
+	struct srow r = {0};
+	int k, svc;
+
+	for (k = 0; k < 6; k++)
+		if (at[k] >= nf || (k < 4 && !*f[at[k]]))
+			return cw_error("%s:%zu: missing field", what, line);
+	r.start = strtoull(f[at[4]], NULL, 10);
+	r.end = strtoull(f[at[5]], NULL, 10);
+	if (!r.start || r.end < r.start)
+		return cw_error("%s:%zu: bad start or end time", what, line);
+	svc = service_of(t, f[at[3]]);
+	if (svc < 0)
+		return cw_error("out of memory for service names");
+	r.svc = (uint32_t)svc;
+	r.trace = strdup(f[at[0]]);
+	r.id = strdup(f[at[1]]);
+	r.parent = strdup(f[at[2]]);
+	if (!r.trace || !r.id || !r.parent ||
+	    CW_GROW(s->rows, s->cap, s->n + 1, 1024)) {
+		free(r.trace), free(r.id), free(r.parent);
+		return cw_error("out of memory for %zu spans", s->n);
+	}
+	s->rows[s->n++] = r;
+	return 0;
+}
+
+static const struct srow *sort_rows;
+
+static int by_id(const void *a, const void *b)
+{
+	return strcmp(sort_rows[*(const int32_t *)a].id,
+		      sort_rows[*(const int32_t *)b].id);
+}
+
+static int by_trace(const void *a, const void *b)
+{
+	return strcmp(sort_rows[*(const int32_t *)a].trace,
+		      sort_rows[*(const int32_t *)b].trace);
+}
+
+static int32_t find_id(const struct sread *s, const char *id)
+{
+	size_t lo = 0, hi = s->n;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		int c = strcmp(s->rows[s->by_id[mid]].id, id);
+
+		if (!c)
+			return s->by_id[mid];
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return -1;
+}
+
+/* Parents, entries (iteratively, bounded against cycles) and traces. */
+static int link_rows(struct cw_traces *t, struct sread *s)
+{
+	size_t i, d;
+	int32_t *ix = malloc(s->n * sizeof(*ix)), tr = -1;
+
+	s->by_id = malloc(s->n * sizeof(*s->by_id));
+	if (!ix || !s->by_id) {
+		free(ix);
+		return cw_error("out of memory for %zu spans", s->n);
+	}
+	for (i = 0; i < s->n; i++)
+		s->by_id[i] = ix[i] = (int32_t)i;
+	sort_rows = s->rows;
+	qsort(s->by_id, s->n, sizeof(int32_t), by_id);
+	qsort(ix, s->n, sizeof(int32_t), by_trace);
+	for (i = 0; i < s->n; i++) {
+		if (!i ||
+		    strcmp(s->rows[ix[i]].trace, s->rows[ix[i - 1]].trace))
+			tr++;
+		s->rows[ix[i]].tr = tr;
+	}
+	t->n_true_traces = (size_t)tr + 1;
+	free(ix);
+	for (i = 0; i < s->n; i++)
+		s->rows[i].up = find_id(s, s->rows[i].parent);
+	for (i = 0; i < s->n; i++) {
+		int32_t e = (int32_t)i;
+
+		for (d = 0; d < 256; d++) {
+			int32_t u = s->rows[e].up;
+
+			if (u < 0 || s->rows[u].svc != s->rows[i].svc)
+				break;
+			e = u;
+		}
+		s->rows[i].entry = e;
+	}
+	return 0;
+}
+
+static int add_truth(struct cw_traces *t, uint32_t conn, uint32_t pconn,
+		     int32_t trace)
+{
+	if (CW_GROW(t->truth_conn, t->cap_truth, conn + 1, 1024))
+		return cw_error("out of memory for truth");
+	t->truth_trace =
+		realloc(t->truth_trace, t->cap_truth * sizeof(*t->truth_trace));
+	if (!t->truth_trace)
+		return cw_error("out of memory for truth");
+	while (t->n_truth <= conn) {
+		t->truth_conn[t->n_truth] = 0;
+		t->truth_trace[t->n_truth++] = -1;
+	}
+	t->truth_conn[conn] = pconn;
+	t->truth_trace[conn] = trace;
+	return 0;
+}
+
+/* A remote call: client side at the parent's span, server at the child's. */
+static int emit_call(struct cw_traces *t, const struct sread *s, size_t i,
+		     uint32_t client)
+{
+	const struct srow *r = &s->rows[i],
+			  *p = r->up >= 0 ? &s->rows[r->up] : NULL;
+	uint32_t conn = (uint32_t)i + 1, pconn = 0;
+	struct cw_tmsg m = {.conn = conn};
+
+	if (p)
+		pconn = (uint32_t)s->rows[p->entry].entry + 1;
+	m.node = client, m.peer = r->svc, m.role = CW_TROLE_CONNECTED;
+	m.dir = CW_TDIR_OUT;
+	m.start_ns = m.end_ns = p ? p->start : r->start;
+	if (cw_traces_add_msg(t, &m))
+		return -1;
+	m.dir = CW_TDIR_IN;
+	m.start_ns = m.end_ns = p ? p->end : r->end;
+	if (cw_traces_add_msg(t, &m))
+		return -1;
+	m.node = r->svc, m.peer = client, m.role = CW_TROLE_ACCEPTED;
+	m.start_ns = m.end_ns = r->start;
+	if (cw_traces_add_msg(t, &m))
+		return -1;
+	m.dir = CW_TDIR_OUT;
+	m.start_ns = m.end_ns = r->end;
+	if (cw_traces_add_msg(t, &m))
+		return -1;
+	return add_truth(t, conn, p ? pconn : 0, r->tr);
+}
+
+static int emit(struct cw_traces *t, struct sread *s)
+{
+	int client = cw_traces_node(t, "client");
+	size_t i;
+
+	if (client < 0)
+		return cw_error("out of memory for service names");
+	for (i = 0; i < s->n; i++) {
+		const struct srow *r = &s->rows[i];
+
+		if (r->entry != (int32_t)i)
+			continue; /* a local child: no message */
+		if (emit_call(t, s, i,
+			      r->up >= 0 ? s->rows[r->up].svc
+					 : (uint32_t)client))
+			return -1;
+	}
+	return 0;
+}
+
+int cw_traces_read_spans(struct cw_traces *t, FILE *fp, const char *what)
+{
+	static const char *const names[6] = {
+		"TraceID",	     "SpanID",	       "ParentID", "PodName",
+		"StartTimeUnixNano", "EndTimeUnixNano"};
+	char buf[4096], *f[32], *p;
+	int at[6], nf = 0, k, rc = 0;
+	struct sread s = {0};
+	size_t line = 1;
+
+	if (!fgets(buf, sizeof(buf), fp))
+		return cw_error("%s: empty input", what);
+	buf[strcspn(buf, "\r\n")] = 0;
+	for (p = buf; nf < 32;) {
+		f[nf++] = p;
+		if (!(p = strchr(p, ',')))
+			break;
+		*p++ = 0;
+	}
+	for (k = 0; k < 6; k++) {
+		for (at[k] = 0; at[k] < nf && strcmp(f[at[k]], names[k]);)
+			at[k]++;
+		if (at[k] == nf)
+			return cw_error("%s:1: header has no '%s' column", what,
+					names[k]);
+	}
+	while (!rc && fgets(buf, sizeof(buf), fp)) {
+		line++;
+		if (!strchr(buf, '\n') && !feof(fp))
+			rc = cw_error("%s:%zu: line too long", what, line);
+		buf[strcspn(buf, "\r\n")] = 0;
+		if (rc || !buf[0])
+			continue;
+		for (nf = 0, p = buf; nf < 32;) {
+			f[nf++] = p;
+			if (!(p = strchr(p, ',')))
+				break;
+			*p++ = 0;
+		}
+		rc = add_row(t, &s, f, at, nf, what, line);
+	}
+	if (!rc && !s.n)
+		rc = cw_error("%s: no spans", what);
+	if (!rc && s.n >= UINT32_MAX / 2)
+		rc = cw_error("%s: too many spans", what);
+	if (!rc)
+		rc = link_rows(t, &s);
+	if (!rc)
+		rc = emit(t, &s);
+	sread_release(&s);
+	return rc;
+}
+
+int cw_traces_read_file(struct cw_traces *t, const char *path)
+{
+	FILE *fp = fopen(path, "r");
+	char head[64] = "";
+	uint32_t magic = 0;
+	int rc;
+
+	if (!fp)
+		return cw_error("cannot open '%s': %m", path);
+	if (fread(&magic, 1, 4, fp) == 4 &&
+	    (magic == 0xa1b2c3d4 || magic == 0xd4c3b2a1 ||
+	     magic == 0xa1b23c4d || magic == 0x4d3cb2a1 ||
+	     magic == 0x0a0d0d0a)) {
+		fclose(fp);
+		return cw_traces_read_pcap(t, path);
+	}
+	rewind(fp);
+	if (fgets(head, sizeof(head), fp) && !strncmp(head, "TraceID,", 8)) {
+		rewind(fp);
+		rc = cw_traces_read_spans(t, fp, path);
+	} else {
+		rewind(fp);
+		rc = cw_traces_read_csv(t, fp, path);
+	}
+	fclose(fp);
+	return rc;
+}

@@ -1,0 +1,167 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Per-request traces from black boxes: which outgoing call of a service
+ * served which of its incoming requests, inferred from kernel evidence
+ * (the thread) where it is unambiguous and from timing where it is not.
+ *
+ *	struct cw_traces t;
+ *	struct cw_traces_opts o;
+ *	cw_traces_init(&t);
+ *	cw_traces_read_file(&t, "msgs.csv");	// or cw_traces_read_spans()
+ *	cw_traces_build(&t);			// messages -> spans
+ *	cw_traces_opts_default(&o);
+ *	cw_traces_infer(&t, &o);		// links, FCFS baseline too
+ *	cw_traces_write_otlp(&t, fp);
+ *	cw_traces_release(&t);
+ *
+ * A message is one run of bytes in one direction on one connection, seen
+ * at `node` (its own clock).  A span is a request and its reply on one
+ * connection: at a server ("accepted" socket) it is a request the node
+ * serves, at a client ("connected") a call the node makes.  Linking gives
+ * every call the request it was made for, at the same node.  Functions
+ * returning int give 0 or -1 after printing one "causeway: error: ..." line.
+ */
+#ifndef CW_TRACES_H
+#define CW_TRACES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+enum cw_tdir { CW_TDIR_IN = 0, CW_TDIR_OUT = 1 };
+enum cw_trole { CW_TROLE_ACCEPTED = 0, CW_TROLE_CONNECTED = 1 };
+
+struct cw_tmsg {
+	uint64_t start_ns, end_ns, bytes;
+	uint32_t node, peer;
+	uint32_t conn;	 /* the same id at both ends of a connection */
+	uint32_t thread; /* that sent or received it; 0 unknown */
+	uint8_t dir;	 /* enum cw_tdir, as seen at node */
+	uint8_t role;	 /* enum cw_trole of node's socket */
+};
+
+/* How a call got its request. */
+enum cw_link_method {
+	CW_LINK_NONE = 0,  /* no enclosing request: left unlinked */
+	CW_LINK_THREAD,	   /* the sending thread served exactly one request */
+	CW_LINK_CONTAINED, /* only one request encloses it */
+	CW_LINK_TIMING,	   /* chosen by the assignment over learned delays */
+};
+
+#define CW_TRACES_TOPK 5
+
+struct cw_tspan {
+	uint64_t start_ns, end_ns, bytes;
+	uint32_t node, peer, conn, thread;
+	uint32_t seq;	   /* its rank among its connection's spans */
+	uint8_t role;	   /* accepted: request served; connected: call */
+	uint8_t method;	   /* enum cw_link_method (calls) */
+	float conf;	   /* confidence of the link, 0..1 */
+	int32_t parent;	   /* call: the request it serves, -1 none */
+	int32_t fcfs;	   /* call: FCFS baseline's request, -1 none */
+	int32_t truth;	   /* call: true request (scoring only), -1 */
+	int32_t peer_span; /* the other end of the connection, -1 */
+	int32_t trace;	   /* true trace (scoring only), -1 */
+	int32_t top[CW_TRACES_TOPK]; /* candidates, best first, -1 ends */
+};
+
+struct cw_traces {
+	struct cw_tmsg *msgs;
+	size_t n_msgs, cap_msgs;
+	char **names;
+	size_t n_names, cap_names;
+	struct cw_tspan *spans;
+	size_t n_spans, cap_spans;
+	/* --truth: per connection id, the connection of the true parent
+	 * request (0 none) and the true trace (-1); indexed by conn. */
+	uint32_t *truth_conn;
+	int32_t *truth_trace;
+	size_t n_truth, cap_truth, n_true_traces;
+	/* What building and inference saw. */
+	size_t n_multiplexed;	 /* connections with overlapping requests */
+	size_t n_unanswered;	 /* requests with no reply, dropped */
+	size_t n_windows, n_cut; /* assignment windows, of them cut */
+	size_t n_thread_links, n_ambiguous_thread;
+	int rounds; /* timing-only learning rounds run */
+};
+
+struct cw_traces_opts {
+	size_t window;	  /* calls per assignment window (default 24) */
+	size_t max_cands; /* candidates kept per call (default 8) */
+	int rounds;	  /* learning rounds without thread links (1) */
+	bool no_thread;	  /* ignore thread evidence (tests) */
+};
+
+void cw_traces_init(struct cw_traces *t);
+void cw_traces_release(struct cw_traces *t);
+/* The id of a node name, created on first use; -1 on allocation failure. */
+int cw_traces_node(struct cw_traces *t, const char *name);
+int cw_traces_add_msg(struct cw_traces *t, const struct cw_tmsg *m);
+
+/*
+ * Message observations CSV: a header naming start_ns,node,peer,conn,dir
+ * (in/out),role (accepted/connected) and optionally end_ns, bytes, thread,
+ * in any order.  `what` names the input in errors.
+ */
+int cw_traces_read_csv(struct cw_traces *t, FILE *fp, const char *what);
+/*
+ * Span CSV (TraceID,SpanID,ParentID,PodName,...,StartTimeUnixNano,
+ * EndTimeUnixNano) turned into messages between services, one connection
+ * per remote call, and the parent links kept aside as truth for scoring.
+ */
+int cw_traces_read_spans(struct cw_traces *t, FILE *fp, const char *what);
+/* TCP messages from a capture: runs of payload per direction; the SYN's
+ * sender (else the higher port) is the client.  Nodes named by address. */
+int cw_traces_read_pcap(struct cw_traces *t, const char *path);
+/* Picks by content: pcap magic, a span CSV header, else messages CSV. */
+int cw_traces_read_file(struct cw_traces *t, const char *path);
+
+/* Messages -> spans; multiplexed connections are counted and skipped. */
+int cw_traces_build(struct cw_traces *t);
+
+void cw_traces_opts_default(struct cw_traces_opts *o);
+/* Link every call to a request; also fills the FCFS baseline. */
+int cw_traces_infer(struct cw_traces *t, const struct cw_traces_opts *o);
+
+/* Scores against truth, per node and overall (node == n_names). */
+struct cw_traces_score {
+	size_t requests, right, right_fcfs, top5;
+	size_t links_true, links_found, links_hit;
+	size_t fcfs_found, fcfs_hit;
+};
+
+struct cw_traces_eval {
+	struct cw_traces_score *node; /* n_names + 1, the last overall */
+	size_t traces, traces_right, traces_right_fcfs;
+};
+
+int cw_traces_evaluate(const struct cw_traces *t, struct cw_traces_eval *ev);
+void cw_traces_eval_release(struct cw_traces_eval *ev);
+
+/* Roots of the inferred traces: requests no linked call leads to. */
+int cw_traces_roots(const struct cw_traces *t, int32_t **roots, size_t *n);
+/* Trace and span ids of our spans, as OTLP hex. */
+void cw_traces_trace_id(const struct cw_traces *t, int32_t root, char hex[33]);
+/* The root whose trace id is `hex`, or the slowest root if hex is NULL;
+ * -1 if none. */
+int32_t cw_traces_find(const struct cw_traces *t, const char *hex);
+
+int cw_traces_write_otlp(const struct cw_traces *t, FILE *fp);
+int cw_traces_write_jaeger(const struct cw_traces *t, FILE *fp);
+/* A waterfall of one trace, critical path marked with '*'. */
+void cw_traces_print_waterfall(const struct cw_traces *t, int32_t root,
+			       FILE *fp);
+/* POST `body` (JSON) to an http:// URL; 0 on a 2xx answer, else -1. */
+int cw_traces_post(const char *url, const char *body, size_t len);
+
+const char *cw_link_method_name(int method);
+
+/*
+ * Minimum-cost assignment of n rows to distinct columns of the row-major
+ * n x m matrix `a` (n <= m): match[row] = column.  0, or -1 when out of
+ * memory or n > m.
+ */
+int cw_traces_hungarian(const double *a, size_t n, size_t m, int32_t *match);
+
+#endif
