@@ -5,6 +5,7 @@
 #   make test       build and run the whole test suite (needs root)
 #   make bench      run the benchmarks and rewrite bench/RESULTS.md
 #   make demo       the main job: a multi-tier example watched by causeway
+#   make screenshots  refresh the README's pictures (docs/images) from a test
 #   make fuzz       build the libFuzzer targets
 #   make fuzz-long  run each for FUZZ_SECONDS (default 300)
 #   make format     clang-format every C source in place
@@ -91,7 +92,7 @@ PROTO_SRCS := $(patsubst %.proto,$(BUILD)/%.pb-c.c,$(PROTOS))
 PROTO_HDRS := $(PROTO_SRCS:.c=.h)
 PROTO_OBJS := $(patsubst $(BUILD)/%.c,$(BUILD)/obj/gen/%.o,$(PROTO_SRCS))
 
-.PHONY: all deps test unit bench demo fuzz fuzz-long format clean check-layers check-core core-units
+.PHONY: all deps test unit bench demo screenshots fuzz fuzz-long format clean check-layers check-core core-units
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -196,6 +197,15 @@ bench: $(BIN)
 
 demo: $(BIN)
 	$(Q)BUILD=$(BUILD) examples/demo.sh
+
+# The README's pictures: screenshots that t_serve_page takes of the page.
+SHOTS := graph-process graph-host heatmap paths samples
+screenshots: $(BIN)
+	$(Q)BUILD=$(BUILD) tests/run.sh t_serve_page
+	$(Q)mkdir -p docs/images
+	$(Q)for s in $(SHOTS); do \
+		cp $(BUILD)/test-logs/t_serve_page/$$s.png docs/images/ || exit 1; \
+	done
 
 # libFuzzer targets: tests/fuzz/fuzz_<name>.c, each linked with the library
 # sources it names in a "// fuzz-sources:" line.

@@ -807,6 +807,11 @@ static __always_inline __u32 bpf_sock_netns(struct bpf_sock *bsk)
 	return sk->__sk_common.skc_net.net->ns.inum;
 }
 
+/*
+ * Longer than our 80 lines: the packet's headers are parsed in line, in
+ * the order the verifier can follow (each bounds check before its read),
+ * and splitting it into helpers only moves the same checks apart.
+ */
 static __always_inline int udp_count(struct __sk_buff *skb, __u8 dir)
 {
 	struct cw_udp_key key = {};

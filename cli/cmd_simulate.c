@@ -598,7 +598,10 @@ struct sim_opts {
 	int pattern; /* 0: the tiers; 1, 2: Q1, Q2 */
 };
 
-/* Options into o: -1 to go on, else the exit status (help, bad usage). */
+/*
+ * Options into o: -1 to go on, else the exit status (help, bad usage).
+ * One getopt switch with a case per option, longer than 80 lines for it.
+ */
 static int parse_options(int argc, char **argv, struct sim_opts *o)
 {
 	static const struct option opts[] = {

@@ -7,7 +7,8 @@
 # pairing the ends from every host.  Then `causeway graph` and `causeway
 # render` turn the records the correlator consumed into graph.json and
 # graph.svg, and a summary is printed: top edges, the host traffic matrix,
-# and what the agents, the broker and the correlator counted.
+# and what the agents, the broker and the correlator counted; last, the
+# command that serves the live page over what was recorded, and its URL.
 #
 #   make demo                      (DEMO_SECS=10, DEMO_OUT=./demo-out)
 #   DEMO_SECS=30 DEMO_OUT=/tmp/d examples/demo.sh
@@ -243,3 +244,8 @@ print("Outputs in %s: %s" % (out, " ".join(sorted(
     f for f in os.listdir(out) if f != "logs")) + " logs/"))
 PY
 [ "${PIPESTATUS[0]}" -eq 0 ] || fail "summary failed"
+# The live page over what the demo recorded (it stays until Ctrl-C there).
+cw_rel=${CW#"$PWD"/}
+echo
+echo "See it live:  $cw_rel serve $OUT/records.jsonl"
+echo "and open      http://127.0.0.1:8080/"
