@@ -170,7 +170,9 @@ static struct cw_view *view_for(struct serve_model *m, enum cw_serve_by by)
 {
 	if (!m->built) {
 		cw_graph_init(&m->g);
-		if (cw_graph_build(&m->g, &m->s.pairing)) {
+		/* the windows' deltas go on the edges pairing chose */
+		if (cw_graph_build(&m->g, &m->s.pairing) ||
+		    cw_windows_place(&m->s.windows, &m->g, &m->s.pairing)) {
 			cw_graph_release(&m->g);
 			cw_error("out of memory pairing connection ends");
 			return NULL;
