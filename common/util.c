@@ -143,16 +143,54 @@ const char *cw_fmt_bytes(uint64_t bytes, char *buf, size_t len)
 	return buf;
 }
 
+/* The folder of path may not be writable by others unless it is sticky. */
+static int check_out_dir(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	char dir[PATH_MAX];
+	struct stat st;
+
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else if (slash == path)
+		snprintf(dir, sizeof(dir), "/");
+	else if ((size_t)(slash - path) < sizeof(dir))
+		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
+	else
+		return cw_error("unable to create '%s': %s", path,
+				strerror(ENAMETOOLONG));
+	if (stat(dir, &st))
+		return cw_error("unable to create '%s': %s", path,
+				strerror(errno));
+	if ((st.st_mode & S_IWOTH) && !(st.st_mode & S_ISVTX))
+		return cw_error("refusing to write '%s': its folder '%s' is "
+				"writable by others and not sticky",
+				path, dir);
+	return 0;
+}
+
 int cw_outfile_open(struct cw_outfile *of, const char *path)
 {
-	memset(of, 0, sizeof(*of));
-	if (asprintf(&of->tmp, "%s.tmp.%d", path, (int)getpid()) < 0)
-		return cw_error("out of memory");
-	of->path = strdup(path);
-	of->fp = of->path ? fopen(of->tmp, "w") : NULL;
-	if (!of->fp) {
-		int err = errno;
+	int fd = -1, err;
 
+	memset(of, 0, sizeof(*of));
+	if (check_out_dir(path))
+		return -1;
+	if (asprintf(&of->tmp, "%s.tmp.XXXXXX", path) < 0) {
+		of->tmp = NULL;
+		return cw_error("out of memory");
+	}
+	of->path = strdup(path);
+	if (of->path)
+		fd = mkostemp(of->tmp, O_CLOEXEC);
+	if (fd >= 0 && fchmod(fd, 0640) == 0)
+		of->fp = fdopen(fd, "w");
+	if (!of->fp) {
+		err = of->path ? errno : ENOMEM;
+		if (fd >= 0) {
+			close(fd);
+			unlink(of->tmp);
+		}
 		free(of->tmp);
 		free(of->path);
 		memset(of, 0, sizeof(*of));

@@ -54,8 +54,13 @@ const char *cw_fmt_duration(uint64_t ns, char *buf, size_t len);
 const char *cw_fmt_bytes(uint64_t bytes, char *buf, size_t len);
 
 /*
- * An output file written to "<path>.tmp.<pid>" and renamed over `path` on
- * commit, so readers never see half a file and a failure leaves nothing.
+ * An output file written to a fresh "<path>.tmp.XXXXXX" and renamed over
+ * `path` on commit, so readers never see half a file and a failure leaves
+ * nothing.  Safe in folders that others can write to, since causeway runs
+ * as root: the temporary is created with O_EXCL (a planted file or symlink
+ * is never opened or followed), mode 0640, and a folder that others may
+ * write to without the sticky bit (where they could swap names under us)
+ * is refused.  A symlink at `path` itself is replaced, not followed.
  */
 struct cw_outfile {
 	FILE *fp;

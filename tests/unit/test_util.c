@@ -1,11 +1,65 @@
 // SPDX-License-Identifier: MIT
-/* The shared growth helper: doubling, the minimum, overflow refused. */
+/*
+ * The shared growth helper: doubling, the minimum, overflow refused.  Output
+ * files: a planted symlink is replaced, never followed; a folder others may
+ * write to without the sticky bit is refused; the file is 0640.
+ */
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "common/util.h"
+
+static int write_out(const char *path, const char *text)
+{
+	struct cw_outfile of;
+
+	if (cw_outfile_open(&of, path))
+		return -1;
+	fputs(text, of.fp);
+	return cw_outfile_commit(&of);
+}
+
+static void check_outfiles(void)
+{
+	char dir[] = "/tmp/cw-test-util.XXXXXX", path[400], victim[256];
+	char open_dir[300], buf[16] = "";
+	struct stat st;
+	FILE *fp;
+
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(victim, sizeof(victim), "%s/victim", dir);
+	snprintf(path, sizeof(path), "%s/out.json", dir);
+	fp = fopen(victim, "w");
+	CHECK(fp && fputs("keep", fp) >= 0 && !fclose(fp));
+	/* a symlink planted where the output goes: replaced, not followed */
+	CHECK(!symlink(victim, path));
+	CHECK(!write_out(path, "new"));
+	CHECK(!lstat(path, &st) && S_ISREG(st.st_mode));
+	CHECK((st.st_mode & 07777) == 0640);
+	fp = fopen(victim, "r");
+	CHECK(fp && fgets(buf, sizeof(buf), fp) && !strcmp(buf, "keep"));
+	if (fp)
+		fclose(fp);
+	/* others may write here and it is not sticky: refused, nothing made */
+	snprintf(open_dir, sizeof(open_dir), "%s/open", dir);
+	CHECK(!mkdir(open_dir, 0700) && !chmod(open_dir, 0777));
+	snprintf(path, sizeof(path), "%s/out.json", open_dir);
+	CHECK(write_out(path, "x") == -1 && access(path, F_OK) == -1);
+	/* the same folder made sticky, as /tmp is: allowed */
+	CHECK(!chmod(open_dir, 01777));
+	CHECK(!write_out(path, "x") && !access(path, F_OK));
+	unlink(path);
+	rmdir(open_dir);
+	unlink(victim);
+	snprintf(path, sizeof(path), "%s/out.json", dir);
+	unlink(path);
+	CHECK(!rmdir(dir));
+}
 
 int main(void)
 {
@@ -27,5 +81,6 @@ int main(void)
 	CHECK(cap == 1024 && v[999] == 999);
 	CHECK(CW_GROW(big, bigcap, SIZE_MAX, 1) == -1 && bigcap == 0 && !big);
 	free(v);
+	check_outfiles();
 	return failures ? 1 : 0;
 }
