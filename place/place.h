@@ -31,6 +31,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+
+#include "common/htab.h"
 
 struct cw_place_host {
 	char *name;
@@ -171,5 +174,87 @@ void cw_place_table_release(struct cw_place_table *t);
 int cw_place_parse_cpu(const char *s, double *out);
 /* "64Gi", "2G", "1048576"; 0 or -1 (no message). */
 int cw_place_parse_memory(const char *s, double *out);
+
+/*
+ * The whole of 'causeway place' behind its options (place/load.c,
+ * place/choose.c, place/output.c): the instance read from the graph JSON
+ * and the two tables, the plans of one method or all, and the plan
+ * written in one of four formats.
+ *
+ *	struct cw_place_input in;
+ *	struct cw_place_result res = {.method = CW_PLACE_PARTITION};
+ *	cw_place_input_init(&in);
+ *	in.graph_path = "g.json", in.hosts_path = "h.csv", ...;
+ *	if (cw_place_input_load(&in) == 0 && cw_place_choose(&in, &res) == 0)
+ *		cw_place_write(&in, &res, CW_PLACE_FMT_TABLE, stdout);
+ *	cw_place_result_release(&res);
+ *	cw_place_input_release(&in);
+ */
+enum cw_place_by {
+	CW_PLACE_BY_CONTAINER,
+	CW_PLACE_BY_POD,
+	CW_PLACE_BY_WORKLOAD
+};
+enum cw_place_format {
+	CW_PLACE_FMT_TABLE,
+	CW_PLACE_FMT_JSON,
+	CW_PLACE_FMT_K8S,
+	CW_PLACE_FMT_APPGROUP,
+};
+
+struct cw_place_unit_meta {
+	char *ns, *kind; /* for the Kubernetes outputs; NULL: none given */
+};
+
+struct cw_place_input {
+	/* set by the caller (after cw_place_input_init) */
+	const char *graph_path, *hosts_path, *units_path; /* "-": stdin */
+	enum cw_place_by by;				  /* what moves */
+	const char *ns;	   /* namespace for units with none */
+	struct cw_place p; /* its options (headroom, ...) set by the caller */
+	/* filled by cw_place_input_load */
+	struct cw_place_table hosts, units;
+	struct cw_htab unit_rows; /* hash of a container id's first 12 -> row */
+	struct cw_htab by_name;	  /* hash of a unit name -> unit + 1 */
+	struct cw_place_unit_meta *meta; /* per unit */
+	size_t cap_meta;
+	uint64_t outside_bytes; /* to or from external and unknown ends */
+	uint64_t first_ns, last_ns;
+};
+
+struct cw_place_result {
+	/* set by the caller */
+	bool all;		     /* every method, the best chosen */
+	enum cw_place_method method; /* without all: the one to run */
+	/* filled by cw_place_choose */
+	struct cw_place_plan plans[3]; /* by method */
+	bool ok[3];
+	long best;		     /* the method of the best plan */
+	struct cw_place_plan before; /* where the units run now */
+};
+
+/* Zeroed, namespace "default", cw_place_init'ed. */
+void cw_place_input_init(struct cw_place_input *in);
+/*
+ * Read the hosts and units tables and the graph into in->p, then
+ * cw_place_check it: 0, or -1 with one message naming the file, the row or
+ * node, and why.
+ */
+int cw_place_input_load(struct cw_place_input *in);
+void cw_place_input_release(struct cw_place_input *in);
+
+/*
+ * Score the current placement and solve by res->method (or every method
+ * with res->all), res->best the best plan's: fewest hosts unless fixed
+ * hosts or a move limit, then fewest cross-host bytes.  0, or -1 with a
+ * message (out of memory, or no method found a plan).
+ */
+int cw_place_choose(struct cw_place_input *in, struct cw_place_result *res);
+void cw_place_result_release(struct cw_place_result *res);
+
+/* Write the chosen plan (all plans for JSON) to fp; stdio errors stay in fp. */
+void cw_place_write(const struct cw_place_input *in,
+		    const struct cw_place_result *res, enum cw_place_format f,
+		    FILE *fp);
 
 #endif
