@@ -41,9 +41,16 @@ bg_pid $ECHO_PID
 ip netns exec "$SRV" $TRAFFIC echo-server "$SRV_IP6" 7001 &
 ECHO6_PID=$!
 bg_pid $ECHO6_PID
+# The control has a port of its own: a direct connection to 7000 can take
+# the client port of a translated one still in TIME_WAIT, and conntrack
+# then remaps its source port on the wire, which is NAT of another kind.
+ip netns exec "$SRV" $TRAFFIC echo-server "$SRV_IP" 7002 &
+DIRECT_SRV_PID=$!
+bg_pid $DIRECT_SRV_PID
 wait_port "$SRV" 8080
 wait_port "$SRV" 7000
 wait_port "$SRV" 7001
+wait_port "$SRV" 7002
 
 # One agent per host, each scoped to its namespace.
 agent_start "$T_TMP/cli" --netns "$(ns_inode "$CLI")" --interval 100ms
@@ -72,7 +79,7 @@ SHORT=$(ip netns exec "$CLI" $TRAFFIC short $VIP 70 $N 100) ||
 	fail "the short clients failed"
 SHORT6=$(ip netns exec "$CLI" $TRAFFIC short $VIP6 70 20 100) ||
 	fail "the IPv6 short clients failed"
-DIRECT=$(ip netns exec "$CLI" $TRAFFIC short "$SRV_IP" 7000 20 100) ||
+DIRECT=$(ip netns exec "$CLI" $TRAFFIC short "$SRV_IP" 7002 20 100) ||
 	fail "the direct client failed"
 sleep 0.3
 AGENT_PID=$AGENT_CLI agent_stop "$T_TMP/cli" >/dev/null
@@ -109,7 +116,7 @@ check_eq "IPv6 short connections: remote end" "$peers" "$SRV_IP6:7001"
 read -r ends n nat closed peers <<<"$(records "$(json_get "$DIRECT" pid)")"
 check_eq "direct connections (control): ends" "$ends" 20
 check_eq "direct connections (control): nat=true" "$nat" 0
-check_eq "direct connections (control): remote end" "$peers" "$SRV_IP:7000"
+check_eq "direct connections (control): remote end" "$peers" "$SRV_IP:7002"
 
 # Both hosts' records together: every connection pairs to the real server.
 "$CW" graph --format json -o "$T_TMP/graph.json" "$T_TMP/cli/conns.jsonl" \
@@ -150,6 +157,6 @@ check_edge "short via $VIP:70" "$(json_get "$SHORT" pid)" $ECHO_PID $N \
 	"$(json_get "$SHORT" sent)" "$(json_get "$SHORT" received)"
 check_edge "IPv6 short via [$VIP6]:70" "$(json_get "$SHORT6" pid)" $ECHO6_PID \
 	20 "$(json_get "$SHORT6" sent)" "$(json_get "$SHORT6" received)"
-check_edge "direct" "$(json_get "$DIRECT" pid)" $ECHO_PID 20 \
+check_edge "direct" "$(json_get "$DIRECT" pid)" $DIRECT_SRV_PID 20 \
 	"$(json_get "$DIRECT" sent)" "$(json_get "$DIRECT" received)"
 echo ok
