@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "common/jsonw.h"
+#include "common/utf8.h"
 
 void cw_jsonw_init(struct cw_jsonw *w, FILE *fp)
 {
@@ -13,7 +14,7 @@ void cw_jsonw_init(struct cw_jsonw *w, FILE *fp)
 
 static void put_escaped(FILE *fp, const char *s, size_t len)
 {
-	size_t i;
+	size_t i, ch;
 
 	fputc('"', fp);
 	for (i = 0; i < len && s[i]; i++) {
@@ -36,10 +37,18 @@ static void put_escaped(FILE *fp, const char *s, size_t len)
 			fputs("\\r", fp);
 			break;
 		default:
-			if (c < 0x20 || c == 0x7f)
+			if (c < 0x20 || c == 0x7f) {
 				fprintf(fp, "\\u%04x", c);
-			else
+			} else if (c < 0x80) {
 				fputc(c, fp);
+			} else if ((ch = cw_utf8_next(s + i, len - i))) {
+				fwrite(s + i, 1, ch, fp);
+				i += ch - 1;
+			} else {
+				/* JSON is UTF-8: a bad byte is shown, not
+				 * passed on for a reader to refuse. */
+				fputs("\\ufffd", fp);
+			}
 		}
 	}
 	fputc('"', fp);

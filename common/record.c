@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include <arpa/inet.h>
+#include <stddef.h>
 #include <string.h>
 #include <sys/socket.h>
 
@@ -84,6 +85,31 @@ const char *cw_proto_name(int protocol)
 	return protocol == 6 ? "tcp" : protocol == 17 ? "udp" : "other";
 }
 
+/* Workload identity only where the agent found it: older readers and
+ * outputs of processes outside containers stay as they were. */
+static void process_identity_json(struct cw_jsonw *w,
+				  const struct cw_process *p)
+{
+	static const struct {
+		const char *key;
+		size_t off;
+	} ids[] = {
+		{"container_name", offsetof(struct cw_process, container_name)},
+		{"pod_name", offsetof(struct cw_process, pod_name)},
+		{"namespace", offsetof(struct cw_process, pod_ns)},
+		{"workload_kind", offsetof(struct cw_process, workload_kind)},
+		{"workload", offsetof(struct cw_process, workload)},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(ids) / sizeof(ids[0]); i++) {
+		const char *v = (const char *)p + ids[i].off;
+
+		if (*v)
+			cw_jsonw_str(w, ids[i].key, v);
+	}
+}
+
 void cw_process_json(struct cw_jsonw *w, uint32_t flags,
 		     const struct cw_process *p)
 {
@@ -98,6 +124,7 @@ void cw_process_json(struct cw_jsonw *w, uint32_t flags,
 		cw_jsonw_u64(w, "cgroup_id", p->cgroup_id);
 		cw_jsonw_str(w, "container", p->container);
 		cw_jsonw_str(w, "pod", p->pod);
+		process_identity_json(w, p);
 	}
 	cw_jsonw_obj_close(w);
 }
@@ -108,6 +135,9 @@ void cw_conn_record_json(struct cw_jsonw *w, const struct cw_conn_record *r)
 
 	cw_jsonw_obj_open(w, NULL);
 	cw_jsonw_str(w, "host", r->host);
+	/* Absent when unknown: older outputs stay as they were. */
+	if (r->boot_id[0])
+		cw_jsonw_str(w, "boot_id", r->boot_id);
 	cw_jsonw_u64(w, "netns", r->netns);
 	cw_jsonw_u64(w, "cookie", r->cookie);
 	cw_jsonw_u64(w, "seq", r->seq);
@@ -130,6 +160,14 @@ void cw_conn_record_json(struct cw_jsonw *w, const struct cw_conn_record *r)
 	cw_jsonw_bool(w, "closed", !!(r->flags & CW_REC_CLOSED));
 	cw_jsonw_bool(w, "preexisting", !!(r->flags & CW_REC_PREEXISTING));
 	cw_jsonw_bool(w, "nat", !!(r->flags & CW_REC_NAT));
+	/* Only from agents that count in windows: older outputs unchanged. */
+	if (r->sampled_ppm || (r->flags & CW_REC_MSGS_EST)) {
+		cw_jsonw_bool(w, "msgs_estimated",
+			      !!(r->flags & CW_REC_MSGS_EST));
+		cw_jsonw_u64(w, "sampled_msgs_out", r->sampled_msgs_out);
+		cw_jsonw_u64(w, "sampled_msgs_in", r->sampled_msgs_in);
+		cw_jsonw_u64(w, "sampled_ppm", r->sampled_ppm);
+	}
 	cw_process_json(w, r->flags, &r->proc);
 	cw_jsonw_obj_close(w);
 }
@@ -172,6 +210,8 @@ void cw_timing_window_json(struct cw_jsonw *w, const struct cw_timing_record *t)
 	cw_jsonw_obj_open(w, NULL);
 	cw_jsonw_str(w, "kind", "timing");
 	cw_jsonw_str(w, "host", t->host);
+	if (t->boot_id[0])
+		cw_jsonw_str(w, "boot_id", t->boot_id);
 	cw_jsonw_u64(w, "netns", t->netns);
 	cw_jsonw_u64(w, "cookie", t->cookie);
 	cw_jsonw_u64(w, "seq", t->seq);
@@ -198,6 +238,7 @@ void cw_timing_record_set_conn(struct cw_timing_record *t,
 			       const struct cw_conn_record *r)
 {
 	t->has_conn = true;
+	memcpy(t->boot_id, r->boot_id, sizeof(t->boot_id));
 	t->netns = r->netns;
 	t->protocol = r->protocol;
 	t->role = r->role;

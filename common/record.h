@@ -19,6 +19,11 @@
 #define CW_CMDLINE_MAX	 256
 #define CW_CONTAINER_MAX 80
 #define CW_POD_MAX	 128
+#define CW_NAME_MAX	 128 /* a Kubernetes object name, as kept */
+#define CW_NS_MAX	 64
+#define CW_KIND_MAX	 16
+/* /proc/sys/kernel/random/boot_id: a UUID, 36 characters */
+#define CW_BOOT_ID_LEN 40
 
 /* An address in one network-namespace endpoint space. */
 struct cw_addr {
@@ -34,6 +39,16 @@ struct cw_process {
 	char cmdline[CW_CMDLINE_MAX];	  /* argv joined by spaces, truncated */
 	char container[CW_CONTAINER_MAX]; /* container id, "" if none */
 	char pod[CW_POD_MAX]; /* pod uid from kubepods, "" if none */
+	/*
+	 * Workload identity, from what the node holds (the container
+	 * runtime's state, the kubelet's log folders: agent/workload.h);
+	 * "" when unknown.  Wire Process fields 8-12.
+	 */
+	char container_name[CW_NAME_MAX]; /* the runtime's container name */
+	char pod_name[CW_NAME_MAX];	  /* Kubernetes pod name */
+	char pod_ns[CW_NS_MAX];		  /* the pod's namespace */
+	char workload_kind[CW_KIND_MAX];  /* Deployment, StatefulSet, "" */
+	char workload[CW_NAME_MAX];	  /* owning workload, else the pod */
 };
 
 enum cw_rec_role {
@@ -47,7 +62,12 @@ enum cw_rec_flag {
 	CW_REC_PREEXISTING = 1 << 1, /* open before the agent started */
 	CW_REC_NO_OWNER = 1 << 2,    /* owning process unknown */
 	CW_REC_NAT = 1 << 3,	     /* remote address undone from DNAT */
+	/* msgs_* and calls_* are estimates (see the struct's last block) */
+	CW_REC_MSGS_EST = 1 << 4,
 };
+
+/* A fraction in parts per million (sampled_ppm). */
+#define CW_PPM 1000000u
 
 struct cw_conn_record {
 	char host[CW_HOST_LEN]; /* host id: machine-id or hostname */
@@ -66,6 +86,24 @@ struct cw_conn_record {
 	uint32_t srtt_us;
 	uint64_t seq; /* per-agent record sequence number */
 	struct cw_process proc;
+	/*
+	 * Boot identity (wire field 23): a socket cookie, a pid and a
+	 * process start time are unique only until the host reboots, so an
+	 * end is (host, boot_id, cookie).  "" from agents that predate it.
+	 */
+	char boot_id[CW_BOOT_ID_LEN];
+	/*
+	 * Messages outside timing windows (--hooks sampled).  The per-call
+	 * programs that count calls and messages run only inside windows;
+	 * outside them the agent estimates both from the bytes, which are
+	 * exact, and the messages and calls per byte seen in the end's
+	 * windows (docs/agent-counters.md).  Then flags has CW_REC_MSGS_EST
+	 * and msgs_* / calls_* hold the estimates; these fields say what
+	 * they rest on.  All zero: no estimate block (UDP, older agents).
+	 */
+	uint64_t sampled_msgs_out, sampled_msgs_in; /* counted in windows */
+	uint32_t sampled_ppm; /* share of the bytes the per-call programs saw,
+				 CW_PPM = all (exact counts) */
 };
 
 /*
@@ -114,6 +152,8 @@ struct cw_timing_record {
 	struct cw_addr laddr, raddr;
 	uint16_t lport, rport;
 	struct cw_process proc;
+	/* Boot identity (wire field 19): as cw_conn_record.boot_id. */
+	char boot_id[CW_BOOT_ID_LEN];
 };
 
 /* The agent's local form: host, cookie, window, msgs. */

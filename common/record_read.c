@@ -9,6 +9,7 @@
 
 #include "common/log.h"
 #include "common/record_read.h"
+#include "common/utf8.h"
 #include "common/wire.h"
 
 struct parse_ctx {
@@ -86,7 +87,8 @@ static int get_str(struct parse_ctx *c, struct json_object *o, const char *key,
 	if (len >= size || memchr(json_object_get_string(v), 0, len))
 		return bad(c, "field '%s': want a string of at most %zu bytes",
 			   key, size - 1);
-	memcpy(buf, json_object_get_string(v), len + 1);
+	/* Names from any file: shown later, so clean (common/utf8.h). */
+	cw_utf8_clean(buf, size, json_object_get_string(v), len);
 	return 0;
 }
 
@@ -139,6 +141,30 @@ static int get_enum(struct parse_ctx *c, struct json_object *o, const char *key,
 	return bad(c, "field '%s': unknown value '%s'", key, buf);
 }
 
+/* The members of a "process" object that names its owner. */
+static int process_fields(struct parse_ctx *c, struct json_object *v,
+			  struct cw_process *p)
+{
+	if (get_u32(c, v, "pid", true, UINT32_MAX, &p->tgid) ||
+	    get_u64(c, v, "start_ns", false, UINT64_MAX, &p->start_ns) ||
+	    get_u64(c, v, "cgroup_id", false, UINT64_MAX, &p->cgroup_id) ||
+	    get_str(c, v, "comm", false, p->comm, sizeof(p->comm)) ||
+	    get_str(c, v, "cmdline", false, p->cmdline, sizeof(p->cmdline)) ||
+	    get_str(c, v, "container", false, p->container,
+		    sizeof(p->container)) ||
+	    get_str(c, v, "pod", false, p->pod, sizeof(p->pod)) ||
+	    get_str(c, v, "container_name", false, p->container_name,
+		    sizeof(p->container_name)) ||
+	    get_str(c, v, "pod_name", false, p->pod_name,
+		    sizeof(p->pod_name)) ||
+	    get_str(c, v, "namespace", false, p->pod_ns, sizeof(p->pod_ns)) ||
+	    get_str(c, v, "workload_kind", false, p->workload_kind,
+		    sizeof(p->workload_kind)) ||
+	    get_str(c, v, "workload", false, p->workload, sizeof(p->workload)))
+		return -1;
+	return 0;
+}
+
 static int get_process(struct parse_ctx *c, struct json_object *o,
 		       struct cw_conn_record *r)
 {
@@ -154,16 +180,7 @@ static int get_process(struct parse_ctx *c, struct json_object *o,
 		r->flags |= CW_REC_NO_OWNER;
 		return 0;
 	}
-	if (get_u32(c, v, "pid", true, UINT32_MAX, &p->tgid) ||
-	    get_u64(c, v, "start_ns", false, UINT64_MAX, &p->start_ns) ||
-	    get_u64(c, v, "cgroup_id", false, UINT64_MAX, &p->cgroup_id) ||
-	    get_str(c, v, "comm", false, p->comm, sizeof(p->comm)) ||
-	    get_str(c, v, "cmdline", false, p->cmdline, sizeof(p->cmdline)) ||
-	    get_str(c, v, "container", false, p->container,
-		    sizeof(p->container)) ||
-	    get_str(c, v, "pod", false, p->pod, sizeof(p->pod)))
-		return -1;
-	return 0;
+	return process_fields(c, v, p);
 }
 
 static int fill(struct parse_ctx *c, struct cw_conn_record *r)
@@ -177,6 +194,7 @@ static int fill(struct parse_ctx *c, struct cw_conn_record *r)
 	uint32_t port;
 
 	if (get_str(c, o, "host", true, r->host, sizeof(r->host)) ||
+	    get_str(c, o, "boot_id", false, r->boot_id, sizeof(r->boot_id)) ||
 	    get_u32(c, o, "netns", false, UINT32_MAX, &r->netns) ||
 	    get_u64(c, o, "cookie", true, UINT64_MAX, &r->cookie) ||
 	    get_u64(c, o, "seq", false, UINT64_MAX, &r->seq) ||
@@ -203,11 +221,92 @@ static int fill(struct parse_ctx *c, struct cw_conn_record *r)
 	    get_u32(c, o, "srtt_us", false, UINT32_MAX, &r->srtt_us) ||
 	    get_flag(c, o, "closed", CW_REC_CLOSED, &r->flags) ||
 	    get_flag(c, o, "preexisting", CW_REC_PREEXISTING, &r->flags) ||
-	    get_flag(c, o, "nat", CW_REC_NAT, &r->flags))
+	    get_flag(c, o, "nat", CW_REC_NAT, &r->flags) ||
+	    get_flag(c, o, "msgs_estimated", CW_REC_MSGS_EST, &r->flags) ||
+	    get_u64(c, o, "sampled_msgs_out", false, UINT64_MAX,
+		    &r->sampled_msgs_out) ||
+	    get_u64(c, o, "sampled_msgs_in", false, UINT64_MAX,
+		    &r->sampled_msgs_in) ||
+	    get_u32(c, o, "sampled_ppm", false, CW_PPM, &r->sampled_ppm))
 		return -1;
 	if (r->last_ns < r->first_ns)
 		return bad(c, "last_ns is before first_ns");
 	return get_process(c, o, r);
+}
+
+/* {"kind":"host", ...} as cw_wire_msg_json() writes it. */
+static int fill_host(struct parse_ctx *c, struct cw_host_meta *h)
+{
+	struct json_object *o = c->obj;
+
+	memset(h, 0, sizeof(*h));
+	if (get_str(c, o, "host", true, h->host, sizeof(h->host)) ||
+	    get_str(c, o, "hostname", false, h->hostname,
+		    sizeof(h->hostname)) ||
+	    get_str(c, o, "kernel", false, h->kernel, sizeof(h->kernel)) ||
+	    get_str(c, o, "agent_version", false, h->agent_version,
+		    sizeof(h->agent_version)) ||
+	    get_u32(c, o, "cpus", false, UINT32_MAX, &h->cpus) ||
+	    get_u64(c, o, "mem_bytes", false, UINT64_MAX, &h->mem_bytes) ||
+	    get_u64(c, o, "time_ns", false, UINT64_MAX, &h->time_ns) ||
+	    get_u64(c, o, "seq", false, UINT64_MAX, &h->seq))
+		return -1;
+	return 0;
+}
+
+/* {"kind":"process", ...}: a process's usage at time_ns. */
+static int fill_proc(struct parse_ctx *c, struct cw_proc_meta *m)
+{
+	static const char *const sources[] = {"proc", "cgroup"};
+	static const uint8_t source_vals[] = {CW_USAGE_PROC, CW_USAGE_CGROUP};
+	struct json_object *o = c->obj, *v;
+	int err = 0;
+
+	memset(m, 0, sizeof(*m));
+	if (get_str(c, o, "host", true, m->host, sizeof(m->host)) ||
+	    get_u64(c, o, "seq", false, UINT64_MAX, &m->seq) ||
+	    get_u64(c, o, "rss_bytes", false, UINT64_MAX, &m->rss_bytes) ||
+	    get_u64(c, o, "cpu_ns", false, UINT64_MAX, &m->cpu_ns) ||
+	    get_u64(c, o, "time_ns", true, UINT64_MAX, &m->time_ns) ||
+	    get_u64(c, o, "rss_hwm_bytes", false, UINT64_MAX,
+		    &m->rss_hwm_bytes) ||
+	    get_enum(c, o, "source", false, sources, source_vals, 2,
+		     &m->source))
+		return -1;
+	v = member(c, o, "process", true, &err);
+	if (!v)
+		return -1;
+	if (!json_object_is_type(v, json_type_object))
+		return bad(c, "field 'process': want an object");
+	return process_fields(c, v, &m->proc);
+}
+
+/*
+ * A line's record: 0 a connection end (into r), 1 metadata (into m), 2 a
+ * kind that is not for the graph (timing windows, sample runs), -1 bad.
+ */
+static int fill_any(struct parse_ctx *c, struct cw_conn_record *r,
+		    struct cw_wire_msg *m)
+{
+	char kind[16];
+
+	if (get_str(c, c->obj, "kind", false, kind, sizeof(kind)))
+		return -1;
+	if (!kind[0] || !strcmp(kind, "conn"))
+		return fill(c, r);
+	if (!m)
+		return 2;
+	memset(m, 0, sizeof(*m));
+	m->version = CW_WIRE_VERSION;
+	if (!strcmp(kind, "host")) {
+		m->kind = CW_WIRE_HOST;
+		return fill_host(c, &m->host) ? -1 : 1;
+	}
+	if (!strcmp(kind, "process")) {
+		m->kind = CW_WIRE_PROC;
+		return fill_proc(c, &m->proc) ? -1 : 1;
+	}
+	return 2;
 }
 
 static bool is_space(char c)
@@ -216,7 +315,8 @@ static bool is_space(char c)
 }
 
 static int parse_with(struct json_tokener *tok, const char *text, size_t len,
-		      struct cw_conn_record *r, char *err, size_t errlen)
+		      struct cw_conn_record *r, struct cw_wire_msg *m,
+		      char *err, size_t errlen)
 {
 	struct parse_ctx c = {.err = err, .errlen = errlen};
 	size_t end;
@@ -245,7 +345,7 @@ static int parse_with(struct json_tokener *tok, const char *text, size_t len,
 		bad(&c, "want a JSON object");
 		goto out;
 	}
-	ret = fill(&c, r);
+	ret = m ? fill_any(&c, r, m) : fill(&c, r);
 out:
 	json_object_put(c.obj);
 	return ret;
@@ -270,7 +370,7 @@ int cw_record_parse(const char *text, size_t len, struct cw_conn_record *r,
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
-	ret = parse_with(tok, text, len, r, err, errlen);
+	ret = parse_with(tok, text, len, r, NULL, err, errlen);
 	json_tokener_free(tok);
 	return ret;
 }
@@ -281,8 +381,7 @@ static int open_wire(struct cw_record_reader *rd)
 	char err[160];
 
 	rd->wire = calloc(1, sizeof(*rd->wire));
-	rd->msg = calloc(1, sizeof(*rd->msg));
-	if (!rd->wire || !rd->msg)
+	if (!rd->wire)
 		return cw_error("out of memory");
 	if (cw_wire_reader_init(rd->wire, rd->fp, err, sizeof(err))) {
 		free(rd->wire);
@@ -302,7 +401,8 @@ int cw_record_reader_open(struct cw_record_reader *rd, const char *path,
 	rd->name = strdup(path);
 	rd->tok = tokener_new();
 	rd->rec = malloc(sizeof(*rd->rec));
-	if (!rd->name || !rd->tok || !rd->rec) {
+	rd->msg = calloc(1, sizeof(*rd->msg));
+	if (!rd->name || !rd->tok || !rd->rec || !rd->msg) {
 		cw_record_reader_close(rd);
 		return cw_error("out of memory");
 	}
@@ -368,7 +468,10 @@ static int wire_next(struct cw_record_reader *rd,
 				*r = &rd->msg->conn;
 				return 1;
 			}
-			if (k > 0) { /* metadata, timing: not for the graph */
+			if ((k == CW_WIRE_HOST || k == CW_WIRE_PROC) &&
+			    rd->on_meta && rd->on_meta(rd->msg, rd->meta_arg))
+				return -1;
+			if (k > 0) { /* timing, samples: not for the graph */
 				cw_wire_msg_release(rd->msg);
 				continue;
 			}
@@ -399,6 +502,7 @@ int cw_record_reader_next_ref(struct cw_record_reader *rd,
 {
 	char err[160];
 	ssize_t n;
+	int k;
 
 	if (rd->wire)
 		return wire_next(rd, r);
@@ -415,12 +519,17 @@ int cw_record_reader_next_ref(struct cw_record_reader *rd,
 		rd->line++;
 		if (blank(rd->buf, (size_t)n))
 			continue;
-		if (!parse_with(rd->tok, rd->buf, (size_t)n, rd->rec, err,
-				sizeof(err))) {
+		k = parse_with(rd->tok, rd->buf, (size_t)n, rd->rec, rd->msg,
+			       err, sizeof(err));
+		if (!k) {
 			rd->records++;
 			*r = rd->rec;
 			return 1;
 		}
+		if (k == 1 && rd->on_meta && rd->on_meta(rd->msg, rd->meta_arg))
+			return -1;
+		if (k > 0)
+			continue;
 		if (bad_record(rd, "line", rd->line, err))
 			return -1;
 	}
@@ -501,6 +610,14 @@ int cw_record_read_files_many(char *const *paths, size_t npaths, bool skip_bad,
 			      cw_records_fn fn, void *arg,
 			      struct cw_record_read_stats *st)
 {
+	return cw_record_read_files_meta(paths, npaths, skip_bad, fn, NULL, arg,
+					 st);
+}
+
+int cw_record_read_files_meta(char *const *paths, size_t npaths, bool skip_bad,
+			      cw_records_fn fn, cw_meta_fn meta, void *arg,
+			      struct cw_record_read_stats *st)
+{
 	struct cw_conn_record *batch = malloc(READ_BATCH * sizeof(*batch));
 	const struct cw_conn_record *r;
 	struct cw_record_reader rd;
@@ -515,6 +632,8 @@ int cw_record_read_files_many(char *const *paths, size_t npaths, bool skip_bad,
 			ret = -1;
 			break;
 		}
+		rd.on_meta = meta;
+		rd.meta_arg = arg;
 		while ((ret = cw_record_reader_next_ref(&rd, &r)) > 0) {
 			batch[n++] = *r;
 			if (n == READ_BATCH) {

@@ -16,6 +16,12 @@
  *
  * Required: host, cookie, proto, laddr, lport, raddr, rport, bytes_out,
  * bytes_in.  Everything else defaults to zero / false / no owner.
+ *
+ * Lines and Envelopes of other kinds (a JSON "kind" other than "conn"):
+ * host and process metadata ("kind": "host" / "process", as `causeway
+ * dump` and the agent's JSON output write them) go to the reader's
+ * on_meta callback when it has one; timing windows, sample runs and
+ * metadata nobody asked for are passed over.
  */
 #ifndef CW_RECORD_READ_H
 #define CW_RECORD_READ_H
@@ -30,6 +36,10 @@
 struct json_tokener;
 struct cw_wire_msg;
 struct cw_wire_reader;
+
+/* A host or process metadata record (m->kind CW_WIRE_HOST or
+ * CW_WIRE_PROC), valid during the call; non-zero stops the read. */
+typedef int (*cw_meta_fn)(const struct cw_wire_msg *m, void *arg);
 
 /*
  * Parse one JSON object (not NUL-terminated; len bytes) into r.  0, or -1
@@ -52,6 +62,8 @@ struct cw_record_reader {
 	struct cw_wire_reader *wire;
 	struct cw_wire_msg *msg;
 	struct cw_conn_record *rec; /* JSON: the record last parsed */
+	cw_meta_fn on_meta;	    /* NULL: metadata is passed over */
+	void *meta_arg;
 };
 
 /* Open path ("-" is stdin); 0 or -1 with a message. */
@@ -91,6 +103,11 @@ typedef int (*cw_records_fn)(const struct cw_conn_record *r, size_t n,
 			     void *arg);
 int cw_record_read_files_many(char *const *paths, size_t npaths, bool skip_bad,
 			      cw_records_fn fn, void *arg,
+			      struct cw_record_read_stats *st);
+/* The same, with host and process metadata handed to meta (may be NULL)
+ * in file order between the batches of records. */
+int cw_record_read_files_meta(char *const *paths, size_t npaths, bool skip_bad,
+			      cw_records_fn fn, cw_meta_fn meta, void *arg,
 			      struct cw_record_read_stats *st);
 
 #endif

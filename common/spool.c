@@ -7,7 +7,6 @@
  * *read position* (the next record to hand out).  Segments wholly before
  * the prefix are deleted once the cursor saying so is on disk.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -16,55 +15,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
 #include "common/log.h"
 #include "common/spool.h"
+#include "common/spool_impl.h"
 #include "common/util.h"
 #include "common/wire.h"
 
-#define SPOOL_MIN_BYTES (64ULL << 10)
-#define SEG_MAX_BYTES	(64ULL << 20)
-#define CURSOR_MAX	(1u << 20) /* a bigger cursor file is not ours */
-
-struct spool_seg {
-	uint64_t id;
-	uint64_t bytes;	  /* file size */
-	uint64_t records; /* whole frames in it whose CRC holds */
-	uint64_t counted; /* damage before this offset is counted */
-};
-
-struct pend {
-	uint64_t seg, off, idx;
-	bool failed; /* delivery failed: handed out again after a rewind */
-};
-
-struct cw_spool {
-	char *dir;
-	uint64_t max_bytes, seg_bytes;
-	struct spool_seg *segs; /* oldest first; the last one is appended to */
-	size_t nsegs, cap;
-	int fd; /* of the last segment, or -1 */
-	uint64_t next_id;
-	uint64_t done_off, done_idx; /* the done prefix, in segs[0] */
-	size_t rd_seg;		     /* the read position: segs[rd_seg] ... */
-	uint64_t rd_off, rd_idx;     /* ... at this frame, the rd_idx-th */
-	struct pend *out;	     /* handed out, not done, in token order */
-	size_t nout, cap_out;
-	struct cw_spool_token *acked; /* done after the prefix, sorted */
-	size_t nacked, cap_acked;
-	uint64_t *doomed; /* used-up segments to delete after the cursor */
-	size_t ndoomed, cap_doomed;
-	bool rewind;  /* a retry asked to hand out again from the prefix */
-	bool dirty;   /* the cursor moved since it was written */
-	bool appends; /* appended since the last sync */
-	struct cw_spool_stats st;
-};
-
 /* A directory's entries (renames, creations) made durable. */
-static int fsync_dir(const char *dir)
+int spool_fsync_dir(const char *dir)
 {
 	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), r;
 
@@ -75,13 +36,13 @@ static int fsync_dir(const char *dir)
 	return r;
 }
 
-static void seg_path(const struct cw_spool *sp, uint64_t id, char *buf,
-		     size_t len)
+void spool_seg_path(const struct cw_spool *sp, uint64_t id, char *buf,
+		    size_t len)
 {
 	snprintf(buf, len, "%s/seg-%016" PRIu64 ".cww", sp->dir, id);
 }
 
-static int seg_push(struct cw_spool *sp, uint64_t id)
+int spool_seg_push(struct cw_spool *sp, uint64_t id)
 {
 	if (CW_GROW(sp->segs, sp->cap, sp->nsegs + 1, 16))
 		return cw_error("out of memory for spool segments");
@@ -89,7 +50,7 @@ static int seg_push(struct cw_spool *sp, uint64_t id)
 	return 0;
 }
 
-static int tok_cmp(uint64_t seg, uint64_t off, uint64_t seg2, uint64_t off2)
+int spool_tok_cmp(uint64_t seg, uint64_t off, uint64_t seg2, uint64_t off2)
 {
 	if (seg != seg2)
 		return seg < seg2 ? -1 : 1;
@@ -103,8 +64,8 @@ static size_t acked_lower(const struct cw_spool *sp, uint64_t seg, uint64_t off)
 
 	while (lo < hi) {
 		mid = (lo + hi) / 2;
-		if (tok_cmp(sp->acked[mid].seg, sp->acked[mid].off, seg, off) <
-		    0)
+		if (spool_tok_cmp(sp->acked[mid].seg, sp->acked[mid].off, seg,
+				  off) < 0)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -120,7 +81,7 @@ static bool acked_has(const struct cw_spool *sp, uint64_t seg, uint64_t off)
 	       sp->acked[i].off == off;
 }
 
-static int acked_add(struct cw_spool *sp, uint64_t seg, uint64_t off)
+int spool_acked_add(struct cw_spool *sp, uint64_t seg, uint64_t off)
 {
 	size_t i = acked_lower(sp, seg, off);
 
@@ -162,7 +123,7 @@ static void rd_normalize(struct cw_spool *sp)
 }
 
 /* Remove segs[0] from the array (the file stays). */
-static void seg_pop(struct cw_spool *sp)
+void spool_seg_pop(struct cw_spool *sp)
 {
 	memmove(sp->segs, sp->segs + 1, --sp->nsegs * sizeof(*sp->segs));
 	if (sp->rd_seg)
@@ -177,7 +138,7 @@ static void seg_pop(struct cw_spool *sp)
  * Move the done prefix to the first record not done: the oldest handed
  * out, else the read position.  Segments wholly before it are used up.
  */
-static void advance(struct cw_spool *sp)
+void spool_advance(struct cw_spool *sp)
 {
 	uint64_t seg, off, idx;
 
@@ -195,7 +156,7 @@ static void advance(struct cw_spool *sp)
 	while (sp->nsegs > 1 && sp->segs[0].id < seg) {
 		if (!CW_GROW(sp->doomed, sp->cap_doomed, sp->ndoomed + 1, 16))
 			sp->doomed[sp->ndoomed++] = sp->segs[0].id;
-		seg_pop(sp);
+		spool_seg_pop(sp);
 		sp->dirty = true;
 	}
 	if (sp->done_off != off || sp->done_idx != idx)
@@ -203,317 +164,6 @@ static void advance(struct cw_spool *sp)
 	sp->done_off = off;
 	sp->done_idx = idx;
 	acked_prune(sp, seg, off);
-}
-
-/* The file's bytes, mapped read-only; *size 0 (and NULL) when empty. */
-static const uint8_t *seg_map(const char *path, uint64_t want, size_t *size)
-{
-	struct stat stb;
-	void *p;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	*size = 0;
-	if (fd < 0 || fstat(fd, &stb)) {
-		cw_error("unable to open '%s': %s", path, strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		return MAP_FAILED;
-	}
-	*size = want && want < (uint64_t)stb.st_size ? want
-						     : (size_t)stb.st_size;
-	if (!*size) {
-		close(fd);
-		return NULL;
-	}
-	p = mmap(NULL, *size, PROT_READ, MAP_PRIVATE, fd, 0);
-	close(fd);
-	if (p == MAP_FAILED)
-		cw_error("unable to map '%s': %s", path, strerror(errno));
-	return p;
-}
-
-/*
- * Count a segment's frames, stepping over damaged stretches to the next
- * frame whose CRC holds (counted, never cut: what follows is kept).  A
- * tail with no good frame after it is torn: counted, and cut from the
- * last segment so appends follow good data.  Returns 0, 1 if the file is
- * not a segment (left alone, skipped), or -1.
- */
-static int seg_check(struct cw_spool *sp, struct spool_seg *s, bool last)
-{
-	char path[PATH_MAX];
-	const uint8_t *m;
-	size_t size, off, next;
-	uint32_t len;
-
-	seg_path(sp, s->id, path, sizeof(path));
-	m = seg_map(path, 0, &size);
-	if (m == MAP_FAILED)
-		return -1;
-	if (size < CW_WIRE_MAGIC_LEN) { /* torn at creation: nothing in it */
-		if (m)
-			munmap((void *)m, size);
-		unlink(path);
-		return 1;
-	}
-	if (memcmp(m, CW_WIRE_MAGIC, CW_WIRE_MAGIC_LEN)) {
-		munmap((void *)m, size);
-		cw_warn("ignoring '%s': not a causeway wire file", path);
-		return 1;
-	}
-	for (off = CW_WIRE_MAGIC_LEN; off < size;) {
-		if (cw_wire_frame_ok(m, size, off, &len)) {
-			s->records++;
-			off += CW_WIRE_FRAME_HDR + len;
-			continue;
-		}
-		next = cw_wire_frame_find(m, size, off + 1, &len);
-		if (next == size)
-			break;
-		sp->st.corrupt_records++;
-		sp->st.corrupt_bytes += next - off;
-		cw_warn("spool segment '%s': %zu damaged bytes at offset %zu: "
-			"skipped to the next good record",
-			path, next - off, off);
-		off = next;
-	}
-	munmap((void *)m, size);
-	s->bytes = s->counted = size;
-	if (off >= size)
-		return 0;
-	sp->st.torn_records++;
-	sp->st.torn_bytes += size - off;
-	cw_warn("spool segment '%s': torn record at offset %zu (%zu bytes)%s",
-		path, off, size - off, last ? ": cut" : ": ignored");
-	if (last && truncate(path, (off_t)off))
-		return cw_error("unable to truncate '%s': %s", path,
-				strerror(errno));
-	if (last)
-		s->bytes = off;
-	return 0;
-}
-
-/*
- * The cursor file: "SEG OFF IDX" (the done prefix: segment id, offset and
- * index of the first record not done), then one "SEG OFF" line per record
- * done after it.  Written whole to a temporary file, fsync'ed, renamed,
- * and the directory fsync'ed.
- */
-static int cursor_save(struct cw_spool *sp)
-{
-	char path[PATH_MAX], tmp[PATH_MAX + 8];
-	size_t i;
-	FILE *fp;
-	int ok;
-
-	snprintf(path, sizeof(path), "%s/cursor", sp->dir);
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	fp = fopen(tmp, "we");
-	if (!fp)
-		return cw_error("unable to write '%s': %s", tmp,
-				strerror(errno));
-	fprintf(fp, "%" PRIu64 " %" PRIu64 " %" PRIu64 "\n",
-		sp->nsegs ? sp->segs[0].id : sp->next_id, sp->done_off,
-		sp->done_idx);
-	for (i = 0; i < sp->nacked; i++)
-		fprintf(fp, "%" PRIu64 " %" PRIu64 "\n", sp->acked[i].seg,
-			sp->acked[i].off);
-	ok = !fflush(fp) && !fsync(fileno(fp));
-	ok &= !fclose(fp);
-	if (!ok || rename(tmp, path) || fsync_dir(sp->dir)) {
-		unlink(tmp);
-		return cw_error("unable to save the spool cursor '%s': %s",
-				path, strerror(errno));
-	}
-	return 0;
-}
-
-/* The good frames of s in order, as seg_check() counts them. */
-static void seg_walk(struct cw_spool *sp, const struct spool_seg *s,
-		     void (*fn)(uint64_t off, uint64_t idx, void *arg),
-		     void *arg)
-{
-	char path[PATH_MAX];
-	const uint8_t *m;
-	size_t size, off = CW_WIRE_MAGIC_LEN;
-	uint64_t idx = 0;
-	uint32_t len;
-
-	seg_path(sp, s->id, path, sizeof(path));
-	m = seg_map(path, s->bytes, &size);
-	if (m == MAP_FAILED || !m)
-		return;
-	while (off < size) {
-		if (!cw_wire_frame_ok(m, size, off, &len)) {
-			off = cw_wire_frame_find(m, size, off + 1, &len);
-			continue;
-		}
-		fn(off, idx++, arg);
-		off += CW_WIRE_FRAME_HDR + len;
-	}
-	munmap((void *)m, size);
-}
-
-struct find_ctx {
-	uint64_t off, idx; /* idx: UINT64_MAX until off is found */
-};
-
-static void find_frame(uint64_t off, uint64_t idx, void *arg)
-{
-	struct find_ctx *f = arg;
-
-	if (off == f->off)
-		f->idx = idx;
-}
-
-struct keep_ctx {
-	struct cw_spool *sp;
-	uint64_t seg;
-	size_t i, kept; /* acked[i..] still to match; acked[0..kept) kept */
-};
-
-static void keep_acked(uint64_t off, uint64_t idx, void *arg)
-{
-	struct keep_ctx *k = arg;
-	struct cw_spool *sp = k->sp;
-
-	(void)idx;
-	while (k->i < sp->nacked && sp->acked[k->i].seg == k->seg &&
-	       sp->acked[k->i].off < off)
-		k->i++; /* names no frame: dropped */
-	if (k->i < sp->nacked && sp->acked[k->i].seg == k->seg &&
-	    sp->acked[k->i].off == off)
-		sp->acked[k->kept++] = sp->acked[k->i++];
-}
-
-/* Keep only confirmations that name a good frame of a segment we have:
- * a damaged cursor must not make records vanish from the counts. */
-static void acked_validate(struct cw_spool *sp)
-{
-	struct keep_ctx k = {.sp = sp};
-	size_t s;
-
-	for (s = 0; s < sp->nsegs && k.i < sp->nacked; s++) {
-		while (k.i < sp->nacked && sp->acked[k.i].seg < sp->segs[s].id)
-			k.i++;
-		k.seg = sp->segs[s].id;
-		seg_walk(sp, &sp->segs[s], keep_acked, &k);
-		while (k.i < sp->nacked && sp->acked[k.i].seg == k.seg)
-			k.i++;
-	}
-	sp->nacked = k.kept;
-}
-
-/* Segments the cursor says are used up (a crash came before their
- * deletion) go now; then its prefix, if it names a frame (its index is
- * counted, not believed). */
-static void cursor_apply(struct cw_spool *sp, uint64_t id, uint64_t off,
-			 uint64_t idx)
-{
-	struct find_ctx f = {.off = off, .idx = UINT64_MAX};
-	char path[PATH_MAX];
-
-	/* A valid cursor names a segment we have (or, with none left, the
-	 * next id): anything else is not trusted to delete by. */
-	if (!sp->nsegs || id > sp->segs[sp->nsegs - 1].id)
-		return;
-	while (sp->nsegs > 1 && sp->segs[0].id < id) {
-		seg_path(sp, sp->segs[0].id, path, sizeof(path));
-		unlink(path);
-		seg_pop(sp);
-	}
-	if (!sp->nsegs || id != sp->segs[0].id || off > sp->segs[0].bytes ||
-	    off < CW_WIRE_MAGIC_LEN)
-		return;
-	if (off == sp->segs[0].bytes)
-		f.idx = sp->segs[0].records;
-	else
-		seg_walk(sp, &sp->segs[0], find_frame, &f);
-	if (f.idx == UINT64_MAX || f.idx != idx)
-		return;
-	sp->done_off = sp->rd_off = off;
-	sp->done_idx = sp->rd_idx = f.idx;
-}
-
-static void cursor_load(struct cw_spool *sp)
-{
-	char path[PATH_MAX], *buf = malloc(CURSOR_MAX + 1), *p, *end;
-	uint64_t id, off, idx;
-	ssize_t n;
-	int used;
-
-	snprintf(path, sizeof(path), "%s/cursor", sp->dir);
-	n = buf ? cw_read_file(path, buf, CURSOR_MAX + 1) : -1;
-	if (n <= 0 || n > CURSOR_MAX ||
-	    sscanf(buf, "%" SCNu64 " %" SCNu64 " %" SCNu64 "%n", &id, &off,
-		   &idx, &used) != 3) {
-		free(buf);
-		return;
-	}
-	/* Segment ids are never reused, also after the last was deleted. */
-	if (!sp->nsegs && id > sp->next_id && id < UINT64_MAX / 2)
-		sp->next_id = id;
-	cursor_apply(sp, id, off, idx);
-	if (!sp->nsegs) {
-		free(buf);
-		return;
-	}
-	end = buf + n;
-	for (p = buf + used; p < end; p += used) {
-		if (sscanf(p, "%" SCNu64 " %" SCNu64 "%n", &id, &off, &used) !=
-			    2 ||
-		    !used)
-			break;
-		if (tok_cmp(id, off, sp->segs[0].id, sp->done_off) > 0)
-			acked_add(sp, id, off);
-	}
-	free(buf);
-	acked_validate(sp);
-	advance(sp);
-	sp->dirty = false;
-}
-
-static int id_cmp(const void *a, const void *b)
-{
-	const struct spool_seg *x = a, *y = b;
-
-	return x->id < y->id ? -1 : x->id > y->id;
-}
-
-static int spool_scan(struct cw_spool *sp)
-{
-	DIR *d = opendir(sp->dir);
-	struct dirent *de;
-	uint64_t id;
-	size_t i, keep = 0;
-	int n, r = 0;
-
-	if (!d)
-		return cw_error("unable to open spool '%s': %s", sp->dir,
-				strerror(errno));
-	while ((de = readdir(d))) {
-		if (sscanf(de->d_name, "seg-%" SCNu64 ".cww%n", &id, &n) == 1 &&
-		    n == (int)strlen(de->d_name) && seg_push(sp, id)) {
-			r = -1;
-			break;
-		}
-	}
-	closedir(d);
-	if (r)
-		return r;
-	qsort(sp->segs, sp->nsegs, sizeof(*sp->segs), id_cmp);
-	for (i = 0; i < sp->nsegs; i++) {
-		r = seg_check(sp, &sp->segs[i], i + 1 == sp->nsegs);
-		if (r < 0)
-			return r;
-		if (r == 0)
-			sp->segs[keep++] = sp->segs[i];
-		if (sp->segs[i].id >= sp->next_id)
-			sp->next_id = sp->segs[i].id + 1;
-	}
-	sp->nsegs = keep;
-	cursor_load(sp);
-	return 0;
 }
 
 int cw_spool_open(struct cw_spool **spp, const char *dir, uint64_t max_bytes)
@@ -568,20 +218,20 @@ static int seg_roll(struct cw_spool *sp)
 		close(sp->fd);
 		sp->fd = -1;
 	}
-	seg_path(sp, sp->next_id, path, sizeof(path));
+	spool_seg_path(sp, sp->next_id, path, sizeof(path));
 	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC,
 		  0600);
 	if (fd < 0)
 		return -errno;
 	if (write(fd, CW_WIRE_MAGIC, CW_WIRE_MAGIC_LEN) != CW_WIRE_MAGIC_LEN ||
-	    seg_push(sp, sp->next_id)) {
+	    spool_seg_push(sp, sp->next_id)) {
 		int err = errno ? errno : ENOMEM;
 
 		close(fd);
 		unlink(path);
 		return -err;
 	}
-	fsync_dir(sp->dir);
+	spool_fsync_dir(sp->dir);
 	sp->next_id++;
 	sp->segs[sp->nsegs - 1].bytes = CW_WIRE_MAGIC_LEN;
 	sp->fd = fd;
@@ -594,7 +244,7 @@ static int seg_reopen_last(struct cw_spool *sp)
 {
 	char path[PATH_MAX];
 
-	seg_path(sp, sp->segs[sp->nsegs - 1].id, path, sizeof(path));
+	spool_seg_path(sp, sp->segs[sp->nsegs - 1].id, path, sizeof(path));
 	sp->fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
 	if (sp->fd < 0)
 		return cw_error("unable to open '%s': %s", path,
@@ -618,13 +268,13 @@ static void evict_head(struct cw_spool *sp)
 			sp->st.in_flight--;
 	sp->nout = k;
 	acked_prune(sp, s->id + 1, 0);
-	seg_path(sp, s->id, path, sizeof(path));
+	spool_seg_path(sp, s->id, path, sizeof(path));
 	if (unlink(path) && errno != ENOENT)
 		cw_warn("unable to remove spool segment '%s': %s", path,
 			strerror(errno));
-	seg_pop(sp);
+	spool_seg_pop(sp);
 	sp->dirty = true;
-	advance(sp);
+	spool_advance(sp);
 }
 
 /* One frame at the end of the last segment: 0, or an errno. */
@@ -754,8 +404,8 @@ static int replay_seg(struct cw_spool *sp, cw_spool_replay_fn fn, void *arg,
 	uint32_t len;
 	int r = 1;
 
-	seg_path(sp, s->id, path, sizeof(path));
-	m = seg_map(path, s->bytes, &size);
+	spool_seg_path(sp, s->id, path, sizeof(path));
+	m = spool_seg_map(path, s->bytes, &size);
 	if (m == MAP_FAILED)
 		return -1;
 	while (sp->rd_off < size) {
@@ -769,7 +419,7 @@ static int replay_seg(struct cw_spool *sp, cw_spool_replay_fn fn, void *arg,
 				   arg);
 
 			if (f == CW_SPOOL_DROP) {
-				if (acked_add(sp, tok.seg, tok.off)) {
+				if (spool_acked_add(sp, tok.seg, tok.off)) {
 					r = -1;
 					break;
 				}
@@ -833,7 +483,7 @@ long cw_spool_replay(struct cw_spool *sp, cw_spool_replay_fn fn, void *arg)
 		if (r == 0 || sp->rd_seg + 1 >= sp->nsegs)
 			break;
 	}
-	advance(sp);
+	spool_advance(sp);
 	return taken;
 }
 
@@ -846,8 +496,8 @@ static size_t out_find(const struct cw_spool *sp,
 
 	while (lo < hi) {
 		mid = (lo + hi) / 2;
-		c = tok_cmp(sp->out[mid].seg, sp->out[mid].off, tok->seg,
-			    tok->off);
+		c = spool_tok_cmp(sp->out[mid].seg, sp->out[mid].off, tok->seg,
+				  tok->off);
 		if (!c)
 			return mid;
 		if (c < 0)
@@ -868,9 +518,9 @@ void cw_spool_done(struct cw_spool *sp, const struct cw_spool_token *tok)
 		sp->st.in_flight--;
 	memmove(sp->out + i, sp->out + i + 1,
 		(--sp->nout - i) * sizeof(*sp->out));
-	acked_add(sp, tok->seg, tok->off);
+	spool_acked_add(sp, tok->seg, tok->off);
 	sp->dirty = true;
-	advance(sp);
+	spool_advance(sp);
 }
 
 void cw_spool_retry(struct cw_spool *sp, const struct cw_spool_token *tok)
@@ -918,13 +568,13 @@ int cw_spool_sync(struct cw_spool *sp)
 	sp->appends = false;
 	drop_used_up(sp);
 	if (sp->dirty) {
-		if (cursor_save(sp))
+		if (spool_cursor_save(sp))
 			return -1;
 		sp->dirty = false;
 	}
 	/* Only now that the cursor says they are used up. */
 	for (i = 0; i < sp->ndoomed; i++) {
-		seg_path(sp, sp->doomed[i], path, sizeof(path));
+		spool_seg_path(sp, sp->doomed[i], path, sizeof(path));
 		if (unlink(path) && errno != ENOENT)
 			cw_warn("unable to remove spool segment '%s': %s", path,
 				strerror(errno));

@@ -169,11 +169,52 @@ static int check_out_dir(const char *path)
 	return 0;
 }
 
+/*
+ * A character device or a FIFO at `path` (/dev/null, /dev/stdout, a
+ * pipe) is written in place: a temporary renamed over it would replace
+ * the device with a regular file (as root, in /dev), and whole-or-nothing
+ * means nothing there.  A symlink is followed to one only when root or we
+ * own it (/dev/stdout), never one that another user planted.  1 when
+ * `path` is not such a file, else 0 or -1 with a message.
+ */
+static int open_in_place(struct cw_outfile *of, const char *path)
+{
+	struct stat st;
+	int fd;
+
+	if (lstat(path, &st))
+		return 1;
+	if (S_ISLNK(st.st_mode) &&
+	    ((st.st_uid != 0 && st.st_uid != geteuid()) || stat(path, &st)))
+		return 1;
+	if (S_ISBLK(st.st_mode) || S_ISDIR(st.st_mode))
+		return cw_error("refusing to write '%s': it is a %s", path,
+				S_ISDIR(st.st_mode) ? "folder"
+						    : "block device");
+	if (!S_ISCHR(st.st_mode) && !S_ISFIFO(st.st_mode))
+		return 1;
+	fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0 || !(of->fp = fdopen(fd, "w")) ||
+	    !(of->path = strdup(path))) {
+		if (of->fp)
+			fclose(of->fp);
+		else if (fd >= 0)
+			close(fd);
+		memset(of, 0, sizeof(*of));
+		return cw_error("unable to open '%s': %s", path,
+				strerror(errno ? errno : ENOMEM));
+	}
+	return 0;
+}
+
 int cw_outfile_open(struct cw_outfile *of, const char *path)
 {
 	int fd = -1, err;
 
 	memset(of, 0, sizeof(*of));
+	err = open_in_place(of, path);
+	if (err <= 0)
+		return err;
 	if (check_out_dir(path))
 		return -1;
 	if (asprintf(&of->tmp, "%s.tmp.XXXXXX", path) < 0) {
@@ -204,15 +245,18 @@ int cw_outfile_commit(struct cw_outfile *of)
 {
 	int err = 0;
 
-	if (fflush(of->fp) || ferror(of->fp) || fsync(fileno(of->fp)))
+	errno = 0;
+	if (fflush(of->fp) || ferror(of->fp) ||
+	    (of->tmp && fsync(fileno(of->fp))))
 		err = errno ? errno : EIO;
 	if (fclose(of->fp) && !err)
 		err = errno;
 	of->fp = NULL;
-	if (!err && rename(of->tmp, of->path))
+	if (!err && of->tmp && rename(of->tmp, of->path))
 		err = errno;
 	if (err) {
-		unlink(of->tmp);
+		if (of->tmp)
+			unlink(of->tmp);
 		cw_error("unable to write '%s': %s", of->path, strerror(err));
 	}
 	free(of->tmp);

@@ -61,6 +61,8 @@ const char *cw_fmt_bytes(uint64_t bytes, char *buf, size_t len);
  * is never opened or followed), mode 0640, and a folder that others may
  * write to without the sticky bit (where they could swap names under us)
  * is refused.  A symlink at `path` itself is replaced, not followed.
+ * A character device or FIFO (/dev/null, /dev/stdout, a pipe) is written
+ * in place instead, never replaced; a folder or block device is refused.
  */
 struct cw_outfile {
 	FILE *fp;

@@ -3,9 +3,9 @@
 # publishing to its embedded broker with --meta-every 1s, while a client
 # there keeps a connection open and alive.  `causeway dump --topic meta` reads back
 # host records (at start and then every second) whose cores, memory and
-# kernel are this machine's, and one process record for the client, with
-# its pid, start time and resident memory as /proc gives them, published
-# once however many connection records name it.
+# kernel are this machine's, and process records for the client every
+# interval while it lives, with its pid, start time and resident memory as
+# /proc gives them (it is in no container), its CPU time never going back.
 . "$(dirname "$0")/lib.sh"
 need_root
 need_cmd python3
@@ -83,10 +83,21 @@ for h in hosts:
 seqs = [r["seq"] for r in recs]
 assert len(seqs) == len(set(seqs)) and min(seqs) == 1, seqs
 ids = [(p["process"]["pid"], p["process"]["start_ns"]) for p in procs]
-assert len(ids) == len(set(ids)), "a process published twice: %s" % ids
-mine = [p for p in procs if p["process"]["pid"] == int(pid)]
-assert len(mine) == 1, "client %s: %d records in %s" % (pid, len(mine), ids)
-p = mine[0]
+# A sample of each live process every interval: the client's, over the
+# seconds it lived.  Metadata has no key, so partitions interleave: in the
+# agent's order (seq), the samples' times rise and the CPU time never goes
+# back.
+mine = sorted((p for p in procs if p["process"]["pid"] == int(pid)),
+              key=lambda p: p["seq"])
+assert len(mine) >= 3, "client %s: %d records in %s" % (pid, len(mine), ids)
+times = [p["time_ns"] for p in mine]
+assert times == sorted(times) and len(set(times)) == len(times), times
+cpus = [p["cpu_ns"] for p in mine]
+assert cpus == sorted(cpus), cpus
+assert len(set(p["process"]["start_ns"] for p in mine)) == 1, mine
+# Outside any container: its own figures.
+assert all(p["source"] == "proc" for p in mine), [p["source"] for p in mine]
+p = mine[-1]
 assert p["host"] == "cli-host" and p["process"]["comm"] == "python3", p
 # /proc gives the start in clock ticks, the kernel's record in ns.
 tick = 10**9 // int(tick_hz)

@@ -25,9 +25,9 @@ expect() {
 
 expect 1 "'bad.jsonl' line 2: bad JSON" out.json "$CW" graph -o out.json bad.jsonl
 expect 1 "'bad.jsonl' line 2: bad JSON" out.svg "$CW" render -o out.svg bad.jsonl
-expect 2 "--by 'pod': want process, cmdline, container or host" out.json \
-	"$CW" graph --by pod -o out.json good.jsonl
-expect 2 "--by 'pod'" out.svg "$CW" render --by pod -o out.svg good.jsonl
+expect 2 "--by 'rack': want process, cmdline, container, host, pod or workload" \
+	out.json "$CW" graph --by rack -o out.json good.jsonl
+expect 2 "--by 'rack'" out.svg "$CW" render --by rack -o out.svg good.jsonl
 expect 1 "unable to open 'missing.jsonl': No such file" out.json \
 	"$CW" graph -o out.json good.jsonl missing.jsonl
 expect 1 "unable to open 'missing.jsonl'" out.svg "$CW" render -o out.svg missing.jsonl

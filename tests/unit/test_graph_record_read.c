@@ -83,6 +83,18 @@ static void test_round_trip(void)
 	CHECK(!cw_record_parse(json, strlen(json), &back, err, sizeof(err)));
 	CHECK(!memcmp(&r, &back, sizeof(r)));
 	free(json);
+
+	/* Estimated messages: the block is written and read back. */
+	fill(&r);
+	r.flags |= CW_REC_MSGS_EST;
+	r.sampled_msgs_out = 12;
+	r.sampled_msgs_in = 11;
+	r.sampled_ppm = 101019;
+	json = to_json(&r);
+	CHECK(strstr(json, "\"msgs_estimated\":true") != NULL);
+	CHECK(!cw_record_parse(json, strlen(json), &back, err, sizeof(err)));
+	CHECK(!memcmp(&r, &back, sizeof(r)));
+	free(json);
 }
 
 static const struct bad_case {

@@ -2,13 +2,17 @@
 /*
  * The shared growth helper: doubling, the minimum, overflow refused.  Output
  * files: a planted symlink is replaced, never followed; a folder others may
- * write to without the sticky bit is refused; the file is 0640.
+ * write to without the sticky bit is refused; the file is 0640.  A device
+ * or FIFO (/dev/null, a pipe) is written in place, never replaced.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <glob.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -61,6 +65,41 @@ static void check_outfiles(void)
 	CHECK(!rmdir(dir));
 }
 
+/*
+ * A character device (a twin of /dev/null made here, so a regression
+ * cannot replace the machine's own) stays the device; a FIFO gets the
+ * text; a folder is refused.
+ */
+static void check_special_outfiles(void)
+{
+	char dir[] = "/tmp/cw-test-util.XXXXXX", path[400], buf[16] = "";
+	struct stat st;
+	glob_t g;
+	int fd;
+
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(path, sizeof(path), "%s/null", dir);
+	if (!mknod(path, S_IFCHR | 0666, makedev(1, 3))) { /* root only */
+		CHECK(!write_out(path, "gone"));
+		CHECK(!lstat(path, &st) && S_ISCHR(st.st_mode));
+		snprintf(path, sizeof(path), "%s/null.tmp.*", dir);
+		CHECK(glob(path, 0, NULL, &g) == GLOB_NOMATCH);
+		snprintf(path, sizeof(path), "%s/null", dir);
+		unlink(path);
+	}
+	snprintf(path, sizeof(path), "%s/fifo", dir);
+	CHECK(!mkfifo(path, 0600));
+	fd = open(path, O_RDONLY | O_NONBLOCK); /* a reader, so open works */
+	CHECK(fd >= 0);
+	CHECK(!write_out(path, "hello"));
+	CHECK(read(fd, buf, sizeof(buf) - 1) == 5 && !strcmp(buf, "hello"));
+	CHECK(!lstat(path, &st) && S_ISFIFO(st.st_mode));
+	close(fd);
+	unlink(path);
+	CHECK(write_out(dir, "x") == -1);
+	CHECK(!rmdir(dir));
+}
+
 int main(void)
 {
 	int *v = NULL;
@@ -82,5 +121,6 @@ int main(void)
 	CHECK(CW_GROW(big, bigcap, SIZE_MAX, 1) == -1 && bigcap == 0 && !big);
 	free(v);
 	check_outfiles();
+	check_special_outfiles();
 	return failures ? 1 : 0;
 }
