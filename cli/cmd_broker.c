@@ -56,59 +56,63 @@ static void set_all(int n, bool up)
 	cw_info("brokers %s", up ? "up" : "down");
 }
 
+struct broker_args {
+	uint64_t n;	   /* brokers */
+	uint64_t duration; /* ns; 0: until a signal */
+};
+
+static int broker_opt(void *ctx, int c, const char *arg)
+{
+	struct broker_args *a = ctx;
+
+	switch (c) {
+	case 'b':
+		if (cw_parse_u64(arg, 1, 9, &a->n))
+			return cw_error("--brokers '%s': want 1 to 9", arg);
+		return 0;
+	case 'd':
+		return cli_duration("--duration", arg, NSEC_PER_MSEC,
+				    365 * 86400 * NSEC_PER_SEC, &a->duration);
+	}
+	return -1;
+}
+
 int cmd_broker(int argc, char **argv)
 {
 	static const struct option opts[] = {{"brokers", 1, 0, 'b'},
 					     {"duration", 1, 0, 'd'},
 					     {"help", 0, 0, 'h'},
 					     {0}};
-	uint64_t n = 1, duration = 0, start;
+	struct broker_args a = {.n = 1};
 	struct sigaction sa = {.sa_handler = on_usr};
 	char bootstrap[256];
-	int opt;
+	uint64_t start;
+	int rc;
 
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "b:d:h", opts, NULL)) != -1) {
-		switch (opt) {
-		case 'b':
-			if (cw_parse_u64(optarg, 1, 9, &n)) {
-				cw_error("--brokers '%s': want 1 to 9", optarg);
-				return 2;
-			}
-			break;
-		case 'd':
-			if (cli_duration("--duration", optarg, NSEC_PER_MSEC,
-					 365 * 86400 * NSEC_PER_SEC, &duration))
-				return 2;
-			break;
-		case 'h':
-			usage(stdout);
-			return 0;
-		default:
-			return cli_bad_option("broker", argv);
-		}
-	}
-	if (optind < argc) {
-		cw_error("unexpected argument '%s'", argv[optind]);
+	rc = cli_getopt("broker", argc, argv, "b:d:h", opts, broker_opt, &a,
+			usage);
+	if (rc)
+		return rc == 1 ? 0 : 2;
+	if (cli_one_operand(argc, argv, NULL))
 		return 2;
-	}
 	cw_catch_signals();
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGUSR1, &sa, NULL);
 	sigaction(SIGUSR2, &sa, NULL);
-	if (cw_kafka_mock_start((int)n, bootstrap, sizeof(bootstrap)))
+	if (cw_kafka_mock_start((int)a.n, bootstrap, sizeof(bootstrap)))
 		return 1;
 	printf("%s\n", bootstrap);
 	fflush(stdout);
 	start = cw_now_mono_ns();
-	while (!cw_stop && (!duration || cw_now_mono_ns() < start + duration)) {
+	while (!cw_stop &&
+	       (!a.duration || cw_now_mono_ns() < start + a.duration)) {
 		if (want_down) {
 			want_down = 0;
-			set_all((int)n, false);
+			set_all((int)a.n, false);
 		}
 		if (want_up) {
 			want_up = 0;
-			set_all((int)n, true);
+			set_all((int)a.n, true);
 		}
 		usleep(20000);
 	}

@@ -7,6 +7,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
@@ -19,6 +20,7 @@
 #include "correlator/correlator.h"
 #include "graph/graph.h"
 
+/* The help: one text, over 80 lines, that reads best as one piece. */
 static void usage(FILE *fp)
 {
 	fprintf(fp,
@@ -59,9 +61,18 @@ static void usage(FILE *fp)
 		"window's\n"
 		"                         causal paths) and paths.jsonl (one "
 		"line\n"
-		"                         per window)\n"
+		"                         per window); edges.json is the "
+		"group's graph,\n"
+		"                         every member's buckets in P.edges "
+		"merged\n"
 		"      --no-paths         do not read P.timing (no causal "
 		"paths)\n"
+		"      --no-checkpoints   keep no per-partition state in "
+		"P.state: start\n"
+		"                         from the group's committed offsets "
+		"with\n"
+		"                         nothing (a restart loses the "
+		"graph)\n"
 		"      --window-grace D   a window is inferred D after a newer "
 		"one\n"
 		"                         shows up (default 2s), or at the "
@@ -70,10 +81,23 @@ static void usage(FILE *fp)
 		"100us)\n"
 		"      --max-delay D      paths: longest causal delay (default "
 		"1s)\n"
+		"      --bucket D         edge totals per time bucket of D "
+		"(e.g. 1m),\n"
+		"                         ends freed once sealed, buckets to "
+		"P.edges\n"
+		"                         (default 1m; 0: keep every end, "
+		"no buckets)\n"
+		"      --ttl D            an end silent for D is folded into "
+		"its edge\n"
+		"                         and freed (default 15m)\n"
+		"      --lateness D       a bucket is sealed once records D "
+		"past its\n"
+		"                         end arrive (default 30s)\n"
 		"      --snapshot-every D snapshot and commit period (default "
 		"10s)\n"
 		"  -d, --duration D       stop after D (default: at a signal)\n"
-		"      --idle D           stop after D with no record\n"
+		"      --idle D           stop after D with partitions but no "
+		"record\n"
 		"  -j, --json             print the graph as JSON at the end\n"
 		"      --min-share F      graph.dot: drop edges under F of "
 		"bytes\n\n"
@@ -88,28 +112,193 @@ static void usage(FILE *fp)
 		"--window-every 1m\n");
 }
 
+/* What a snapshot's graph is made of (see write_graph()). */
+struct graph_inputs {
+	uint64_t applied; /* records applied */
+	uint64_t states;  /* partitions restored, started, dropped */
+	uint64_t merged;  /* P.edges records kept by the merge */
+	size_t nparts;
+};
+
 /* The graph for the snapshot: the settings and the graph kept between. */
 struct snapshot_ctx {
 	const char *out;
 	double min_share;
 	struct cw_graph g;
+	/* With the edges topic: the fleet's merged view of it, read on. */
+	const struct cw_kafka_conf *kc;
+	const char *edges_topic;
+	struct cw_edge_merge merge;
+	bool merging;
+	int32_t *owned; /* the input partitions owned at the last snapshot */
+	size_t nowned;
+	struct graph_inputs built_from; /* of g, when built */
+	bool built;
 };
 
-/* Build the graph from every end seen and write it. */
+/*
+ * The partitions c owns now into s->owned.  If one owned before is not
+ * any more, the merge starts again from the topic's beginning: it skipped
+ * that partition's records while its own state had them.  0 or -1.
+ */
+static int own_partitions(struct cw_correlator *c, struct snapshot_ctx *s)
+{
+	int32_t *now = malloc((c->nparts + 1) * sizeof(*now));
+	char group[CW_WIRE_NAME_MAX];
+	size_t i, j;
+	bool lost = false;
+
+	if (!now)
+		return cw_error("out of memory");
+	for (i = 0; i < c->nparts; i++)
+		now[i] = c->parts[i].partition;
+	for (j = 0; j < s->nowned && !lost; j++) {
+		for (i = 0; i < c->nparts && now[i] != s->owned[j]; i++)
+			;
+		lost = i == c->nparts;
+	}
+	if (lost) {
+		cw_debug("%s: a partition was handed over: read again",
+			 s->edges_topic);
+		snprintf(group, sizeof(group), "%s", s->merge.group);
+		cw_edge_merge_release(&s->merge);
+		cw_edge_merge_init(&s->merge, group, 0, 0);
+	}
+	free(s->owned);
+	s->owned = now;
+	s->nowned = c->nparts;
+	s->merge.owned = s->owned;
+	s->merge.nowned = s->nowned;
+	return 0;
+}
+
+/*
+ * The fleet graph's other half: every other partition's buckets, read on
+ * from P.edges.  Records of owned partitions are not kept: what this
+ * member wrote itself is never read back into memory.  0 or -1.
+ */
+static int read_fleet(struct cw_correlator *c, struct snapshot_ctx *s)
+{
+	struct cw_edge_merge *m = &s->merge;
+	uint64_t t0 = cw_now_mono_ns(), before;
+
+	if (own_partitions(c, s))
+		return -1;
+	before = m->records + m->own + m->foreign + m->outside;
+	if (cw_edge_merge_read(m, s->kc, s->edges_topic))
+		return -1;
+	cw_debug("%s: %" PRIu64 " records read in %.3f s (%" PRIu64
+		 " of owned partitions in all), %zu kept",
+		 s->edges_topic,
+		 m->records + m->own + m->foreign + m->outside - before,
+		 (double)(cw_now_mono_ns() - t0) / 1e9, m->own, m->recs.len);
+	return 0;
+}
+
+/* What the graph is made of, as of now. */
+static void inputs_of(const struct cw_correlator *c,
+		      const struct snapshot_ctx *s, struct graph_inputs *in)
+{
+	memset(in, 0, sizeof(*in));
+	in->applied = c->applied;
+	in->states = c->sst.restored + c->sst.fresh + c->sst.dropped;
+	in->merged = s->merging ? s->merge.records : 0;
+	in->nparts = c->nparts;
+}
+
+/*
+ * Build the graph and write it: with the edges topic the fleet graph (the
+ * partitions this member owns from its own state, what it would read back
+ * and never lost to the topic's retention; every other partition's
+ * buckets from the topic, merged), else its own.  When nothing it is made
+ * of moved since the last snapshot, the graph and its files stand: a
+ * member that waits for records does not rewrite a large graph every
+ * snapshot.
+ */
 static int write_graph(struct cw_correlator *c, bool final, void *arg)
 {
 	struct snapshot_ctx *s = arg;
+	struct graph_inputs in;
 
 	(void) final;
+	if (s->merging && read_fleet(c, s))
+		return -1;
+	inputs_of(c, s, &in);
+	if (s->built && !memcmp(&in, &s->built_from, sizeof(in)))
+		return 0;
 	cw_graph_release(&s->g);
 	cw_graph_init(&s->g);
-	if (cw_graph_build(&s->g, &c->pairing))
+	if (c->o.bucket_ns) {
+		if (cw_correlator_edges(c, cw_graph_bucket_edge, &s->g) ||
+		    (s->merging &&
+		     cw_edge_merge_each(&s->merge, false, cw_graph_bucket_edge,
+					&s->g)))
+			return cw_error("out of memory building the graph");
+	} else if (cw_graph_build(&s->g, &c->pairing)) {
 		return cw_error("out of memory while pairing");
+	}
 	cw_graph_sort_edges(&s->g);
 	if (s->out && cli_write_outputs(s->out, &s->g, NULL, NULL, NULL,
 					&c->pairing.st, s->min_share))
 		return -1;
+	s->built_from = in;
+	s->built = true;
 	return 0;
+}
+
+/* The graph and counters as one JSON object on stdout. */
+static void print_json(const struct cw_correlator *c, const struct cw_graph *g)
+{
+	struct cw_jsonw w;
+
+	cw_jsonw_init(&w, stdout);
+	cw_jsonw_obj_open(&w, NULL);
+	cw_graph_json(g, &w);
+	cli_stats_json(&w, NULL, &c->pairing.st);
+	cw_jsonw_obj_open(&w, "bad_records");
+	cw_jsonw_u64(&w, "malformed", c->errors.count[-CW_WIRE_EMALFORMED]);
+	cw_jsonw_u64(&w, "unknown_version", c->errors.count[-CW_WIRE_EVERSION]);
+	cw_jsonw_u64(&w, "unknown_kind", c->errors.count[-CW_WIRE_EKIND]);
+	cw_jsonw_obj_close(&w);
+	if (c->o.kafka) {
+		/* Loss and state counters beside the bad records. */
+		cw_jsonw_obj_open(&w, "state");
+		cw_jsonw_u64(&w, "lost_to_retention", c->sst.lost);
+		cw_jsonw_u64(&w, "checkpoints", c->sst.checkpoints);
+		cw_jsonw_u64(&w, "restored", c->sst.restored);
+		cw_jsonw_u64(&w, "restored_ends", c->sst.restored_ends);
+		cw_jsonw_u64(&w, "fresh", c->sst.fresh);
+		cw_jsonw_u64(&w, "dropped", c->sst.dropped);
+		cw_jsonw_u64(&w, "replayed", c->sst.replayed);
+		cw_jsonw_obj_close(&w);
+	}
+	cw_jsonw_obj_close(&w);
+	cw_jsonw_end_line(&w);
+}
+
+/* What the time buckets did, over the partitions held at the end. */
+static void print_buckets(const struct cw_correlator *c)
+{
+	struct cw_bucket_state t = c->pairing.bk.s;
+	size_t i, live = cw_pairing_live_ends(&c->pairing);
+
+	for (i = 0; i < c->nparts; i++) {
+		const struct cw_pairing *p = &c->parts[i].pairing;
+
+		t.gone_ends += p->bk.s.gone_ends;
+		t.dormant += p->bk.s.dormant;
+		t.late += p->bk.s.late;
+		t.sealed_ns = p->bk.s.sealed_ns > t.sealed_ns
+				      ? p->bk.s.sealed_ns
+				      : t.sealed_ns;
+		live += cw_pairing_live_ends(p);
+	}
+	cw_info("buckets: %zu live ends, %" PRIu64 " folded into their "
+		"edges and freed (%" PRIu64 " kept dormant), %" PRIu64
+		" late deltas; sealed up to %" PRIu64 "; %" PRIu64
+		" edge records written",
+		live, t.gone_ends, t.dormant, t.late, t.sealed_ns,
+		c->edge_records);
 }
 
 /* The graph and counters at the end: JSON or a table on stdout. */
@@ -117,33 +306,33 @@ static void print_result(const struct cw_correlator *c,
 			 const struct cw_graph *g, bool json)
 {
 	const struct cw_pairing_stats *st = &c->pairing.st;
-	struct cw_jsonw w;
 
 	if (json) {
-		cw_jsonw_init(&w, stdout);
-		cw_jsonw_obj_open(&w, NULL);
-		cw_graph_json(g, &w);
-		cli_stats_json(&w, NULL, st);
-		cw_jsonw_obj_open(&w, "bad_records");
-		cw_jsonw_u64(&w, "malformed",
-			     c->errors.count[-CW_WIRE_EMALFORMED]);
-		cw_jsonw_u64(&w, "unknown_version",
-			     c->errors.count[-CW_WIRE_EVERSION]);
-		cw_jsonw_u64(&w, "unknown_kind",
-			     c->errors.count[-CW_WIRE_EKIND]);
-		cw_jsonw_obj_close(&w);
-		cw_jsonw_obj_close(&w);
-		cw_jsonw_end_line(&w);
+		print_json(c, g);
 	} else {
 		cli_print_table(g);
 	}
 	cw_wire_errors_report(&c->errors, "records");
+	/* This run's records; the graph also holds what the restored
+	 * checkpoints reflect (st->records in all). */
 	cw_info("%llu records applied, %llu ends (%llu paired, %llu unpaired), "
 		"%llu bad records skipped",
-		(unsigned long long)st->records, (unsigned long long)st->ends,
+		(unsigned long long)c->applied, (unsigned long long)st->ends,
 		(unsigned long long)st->paired,
 		(unsigned long long)st->unpaired,
 		(unsigned long long)cw_wire_errors_total(&c->errors));
+	if (c->o.kafka)
+		cw_info("state: %" PRIu64 " checkpoints (%" PRIu64
+			" records), %" PRIu64 " partitions restored (%" PRIu64
+			" ends, %.3f s), %" PRIu64 " started afresh, %" PRIu64
+			" handed over or lost; %" PRIu64
+			" records lost to retention, %" PRIu64
+			" already applied skipped",
+			c->sst.checkpoints, c->sst.chunks, c->sst.restored,
+			c->sst.restored_ends, c->sst.restore_secs, c->sst.fresh,
+			c->sst.dropped, c->sst.lost, c->sst.replayed);
+	if (c->o.bucket_ns)
+		print_buckets(c);
 	if (c->o.paths &&
 	    (c->timing.records || c->windows_failed || c->timing.refused))
 		cw_info("paths: %" PRIu64 " windows inferred (%" PRIu64
@@ -161,6 +350,7 @@ struct correlate_args {
 	uint64_t duration, idle, every;
 	double min_share;
 	bool json;
+	bool no_checkpoints;
 };
 
 /* One option into a; 0, or 2 (bad usage, told). */
@@ -209,6 +399,9 @@ static int parse_opt(int opt, struct correlate_args *a)
 	case 'P':
 		a->o.paths = false;
 		return 0;
+	case 'C':
+		a->no_checkpoints = true;
+		return 0;
 	case 'G':
 		return cli_duration("--window-grace", optarg, 0,
 				    3600 * NSEC_PER_SEC, &a->o.grace_ns)
@@ -222,6 +415,21 @@ static int parse_opt(int opt, struct correlate_args *a)
 	case 'D':
 		return cli_duration("--max-delay", optarg, NSEC_PER_MSEC,
 				    60 * NSEC_PER_SEC, &a->o.po.max_delay_ns)
+			       ? 2
+			       : 0;
+	case 'W':
+		return cli_duration("--bucket", optarg, 0, 86400 * NSEC_PER_SEC,
+				    &a->o.bucket_ns)
+			       ? 2
+			       : 0;
+	case 'L':
+		return cli_duration("--ttl", optarg, NSEC_PER_SEC,
+				    30 * 86400 * NSEC_PER_SEC, &a->o.ttl_ns)
+			       ? 2
+			       : 0;
+	case 'A':
+		return cli_duration("--lateness", optarg, 0,
+				    86400 * NSEC_PER_SEC, &a->o.lateness_ns)
 			       ? 2
 			       : 0;
 	}
@@ -243,9 +451,13 @@ static int parse_args(int argc, char **argv, struct correlate_args *a)
 					     {"json", 0, 0, 'j'},
 					     {"min-share", 1, 0, 's'},
 					     {"no-paths", 0, 0, 'P'},
+					     {"no-checkpoints", 0, 0, 'C'},
 					     {"window-grace", 1, 0, 'G'},
 					     {"bin", 1, 0, 'b'},
 					     {"max-delay", 1, 0, 'D'},
+					     {"bucket", 1, 0, 'W'},
+					     {"ttl", 1, 0, 'L'},
+					     {"lateness", 1, 0, 'A'},
 					     {"help", 0, 0, 'h'},
 					     {0}};
 	int opt;
@@ -254,6 +466,10 @@ static int parse_args(int argc, char **argv, struct correlate_args *a)
 	a->every = 10 * NSEC_PER_SEC;
 	a->o.paths = true;
 	a->o.grace_ns = 2 * NSEC_PER_SEC;
+	/* Buckets on (--bucket 0 turns them off: every end kept). */
+	a->o.bucket_ns = CW_BUCKET_WIDTH_NS;
+	a->o.ttl_ns = CW_BUCKET_TTL_NS;
+	a->o.lateness_ns = CW_BUCKET_LATENESS_NS;
 	cw_paths_opts_default(&a->o.po);
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, "k:g:o:d:jh", opts, NULL)) !=
@@ -283,6 +499,7 @@ int cmd_correlate(int argc, char **argv)
 	static struct cw_correlator c; /* large: keep it off the stack */
 	struct snapshot_ctx snap = {0};
 	char topic[CW_KAFKA_TOPIC_MAX], timing[CW_KAFKA_TOPIC_MAX];
+	char state[CW_KAFKA_TOPIC_MAX], edges[CW_KAFKA_TOPIC_MAX];
 	struct cw_kafka_consumer *consumer = NULL;
 	struct correlate_args a;
 	const char *topics[2];
@@ -303,16 +520,35 @@ int cmd_correlate(int argc, char **argv)
 	topics[0] = cw_kafka_topic(&a.kc, CW_WIRE_CONN, topic, sizeof(topic));
 	topics[1] =
 		cw_kafka_topic(&a.kc, CW_WIRE_TIMING, timing, sizeof(timing));
+	if (!a.no_checkpoints) {
+		a.o.kafka = &a.kc;
+		a.o.group = a.kc.group ? a.kc.group : CW_KAFKA_GROUP;
+		a.o.conns_topic = topic;
+		a.o.state_topic = cw_kafka_topic(&a.kc, CW_WIRE_STATE, state,
+						 sizeof(state));
+		if (a.o.bucket_ns)
+			a.o.edges_topic = cw_kafka_topic(&a.kc, CW_WIRE_EDGE,
+							 edges, sizeof(edges));
+	}
 	if (cw_correlator_open(&c, &a.o, NULL, timing))
 		goto out;
 	consumer = cw_kafka_consumer_new(&a.kc, topics, a.o.paths ? 2 : 1);
 	if (!consumer)
 		goto out;
 	c.consumer = consumer;
+	if (a.o.kafka)
+		cw_kafka_consumer_hooks(consumer, cw_correlator_on_assign,
+					cw_correlator_on_revoke, &c);
 	c.snapshot = write_graph;
 	c.snapshot_arg = &snap;
 	snap.out = a.o.out;
 	snap.min_share = a.min_share;
+	if (a.o.edges_topic) {
+		snap.kc = &a.kc;
+		snap.edges_topic = a.o.edges_topic;
+		cw_edge_merge_init(&snap.merge, a.o.group, 0, 0);
+		snap.merging = true;
+	}
 	cw_info("correlating %s%s%s from %s", topic, a.o.paths ? " and " : "",
 		a.o.paths ? timing : "", a.kc.brokers);
 	if (cw_correlator_run(&c, a.duration, a.idle, a.every))
@@ -324,5 +560,8 @@ out:
 	if (cw_correlator_close(&c) && !err)
 		err = 1;
 	cw_graph_release(&snap.g);
+	if (snap.merging)
+		cw_edge_merge_release(&snap.merge);
+	free(snap.owned);
 	return err;
 }

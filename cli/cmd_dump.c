@@ -38,6 +38,8 @@ struct dump {
 	struct cw_wire_errors errs;
 	uint64_t printed;
 	uint64_t frame_errors; /* torn or CRC-damaged frames */
+	uint64_t resyncs;      /* impossible lengths read past */
+	uint64_t skipped;      /* bytes skipped by those */
 	uint64_t count;	       /* stop after this many; 0: no limit */
 	bool stdout_failed;
 };
@@ -119,6 +121,62 @@ static bool done(const struct dump *d)
 	       (d->count && d->printed >= d->count);
 }
 
+/*
+ * After an impossible length at `bad`: the first offset past it where a
+ * whole frame's CRC holds, as the spool resyncs, into *next; 0, or -1
+ * when there is none (or the stream cannot seek: a pipe's bytes are gone
+ * once read).  Windows overlap by a largest frame, so a frame cut by one
+ * window's end is whole in the next.
+ */
+static int resync(FILE *fp, uint64_t bad, uint64_t *next)
+{
+	const size_t frame = CW_WIRE_FRAME_MAX + CW_WIRE_FRAME_HDR;
+	uint8_t *buf = malloc(2 * frame);
+	uint64_t pos = bad + 1;
+	uint32_t len;
+	size_t n, at;
+	int ret = -1;
+
+	while (buf && !fseeko(fp, (off_t)pos, SEEK_SET)) {
+		n = fread(buf, 1, 2 * frame, fp);
+		at = cw_wire_frame_find(buf, n, 0, &len);
+		if (at < n) {
+			*next = pos + at;
+			ret = fseeko(fp, (off_t)*next, SEEK_SET) ? -1 : 0;
+			break;
+		}
+		if (n < 2 * frame)
+			break;
+		pos += n - frame;
+	}
+	free(buf);
+	return ret;
+}
+
+/* An impossible length at `off`: resync past it; 0 to go on, or -1. */
+static int bad_length(struct dump *d, struct cw_wire_reader *rd,
+		      const char *where, uint64_t off)
+{
+	uint64_t next;
+
+	if (fseeko(rd->fp, 0, SEEK_CUR))
+		return cw_error("%s: impossible record length: the rest is "
+				"unreadable (a pipe cannot be searched for "
+				"the next record: give the file)",
+				where);
+	if (resync(rd->fp, off, &next))
+		return cw_error("%s: impossible record length, and no "
+				"readable record after it",
+				where);
+	cw_warn("%s: impossible record length: skipped %" PRIu64
+		" bytes to the next record whose CRC holds",
+		where, next - off);
+	d->resyncs++;
+	d->skipped += next - off;
+	rd->offset = next;
+	return 0;
+}
+
 /* 0 when the file was read to its end, -1 when it could not be. */
 static int dump_file(struct dump *d, const char *path)
 {
@@ -155,14 +213,14 @@ static int dump_file(struct dump *d, const char *path)
 				where);
 			continue;
 		}
+		if (r == CW_WIRE_RBADLEN && !bad_length(d, &rd, where, off))
+			continue;
 		if (r == CW_WIRE_RTORN)
 			cw_warn("%s: file ends inside a record (torn write): "
 				"ignored",
 				where);
 		else if (r == CW_WIRE_RBADLEN)
-			ret = cw_error("%s: impossible record length: the rest "
-				       "is unreadable",
-				       where);
+			ret = -1;
 		else
 			ret = cw_error("unable to read '%s': %s", name,
 				       strerror(errno));
@@ -175,6 +233,9 @@ out:
 	return ret;
 }
 
+/* How long --timeout waits for the group to hand out partitions at all. */
+#define DUMP_JOIN_NS (30 * NSEC_PER_SEC)
+
 static int dump_kafka(struct dump *d, struct cw_kafka_conf *conf,
 		      const char *const *topics, int ntopics,
 		      uint64_t timeout_ns)
@@ -182,15 +243,33 @@ static int dump_kafka(struct dump *d, struct cw_kafka_conf *conf,
 	struct cw_kafka_consumer *c;
 	struct cw_kafka_msg m;
 	char where[CW_KAFKA_TOPIC_MAX + 64];
-	uint64_t last = cw_now_mono_ns();
+	uint64_t now, start = cw_now_mono_ns(), last = start, rebalances,
+		      seen = 0;
+	bool member;
 	int r, ret = 0;
 
 	c = cw_kafka_consumer_new(conf, topics, ntopics);
 	if (!c)
 		return -1;
 	while (!done(d)) {
-		if (timeout_ns && cw_now_mono_ns() - last >= timeout_ns)
+		/* Joining the group (seconds on a busy broker) is not "no
+		 * record came": the clock runs once partitions are held. */
+		now = cw_now_mono_ns();
+		member = cw_kafka_consumer_member(c, &rebalances);
+		if (rebalances != seen) {
+			seen = rebalances;
+			last = now;
+		}
+		if (timeout_ns && member && now - last >= timeout_ns)
 			break;
+		if (timeout_ns && !seen &&
+		    now - start >= timeout_ns + DUMP_JOIN_NS) {
+			ret = cw_error(
+				"kafka: no partitions assigned in %" PRIu64
+				" s: is the broker reachable?",
+				(uint64_t)((now - start) / NSEC_PER_SEC));
+			break;
+		}
 		r = cw_kafka_consume(c, 200, &m);
 		if (r < 0) {
 			ret = -1;
@@ -379,9 +458,13 @@ int cmd_dump(int argc, char **argv)
 	}
 	cw_wire_errors_report(&d.errs, "dump");
 	if (d.frame_errors)
-		cw_warn("dump: %" PRIu64 " damaged records (torn or failing "
-			"their CRC)",
+		cw_warn("dump: %" PRIu64 " damaged records (torn, failing "
+			"their CRC or of an impossible length)",
 			d.frame_errors);
+	if (d.resyncs)
+		cw_warn("dump: %" PRIu64 " resyncs past impossible lengths, "
+			"%" PRIu64 " bytes skipped",
+			d.resyncs, d.skipped);
 	cw_debug("dump: %" PRIu64 " records printed", d.printed);
 	if (ret)
 		return 1;

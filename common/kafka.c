@@ -5,18 +5,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <librdkafka/rdkafka.h>
 #include <librdkafka/rdkafka_mock.h>
 
 #include "common/kafka.h"
+#include "common/kafka_impl.h"
 #include "common/log.h"
 #include "common/util.h"
 #include "common/wire.h"
 
-#define QUEUE_FULL_TRIES 20 /* x 50 ms before a record goes to the spool */
-#define REPLAY_BATCH	 1000
-#define REPLAY_RETRY_MS	 1000
-#define FREE_FLUSH_MS	 10000
+#define REPLAY_BATCH	1000
+#define REPLAY_RETRY_MS 1000
 
 #define LOG_REPEAT_MS 30000 /* the same librdkafka complaint, at most */
 
@@ -33,10 +33,17 @@ const char *cw_kafka_topic(const struct cw_kafka_conf *conf, int kind,
 		what = "conns";
 		break;
 	case CW_WIRE_TIMING:
+	case CW_WIRE_MSGS: /* a window's messages, beside its timing */
 		what = "timing";
 		break;
 	case CW_WIRE_SAMPLES:
 		what = "samples";
+		break;
+	case CW_WIRE_STATE:
+		what = "state";
+		break;
+	case CW_WIRE_EDGE:
+		what = "edges";
 		break;
 	default:
 		what = "meta";
@@ -46,7 +53,7 @@ const char *cw_kafka_topic(const struct cw_kafka_conf *conf, int kind,
 	return buf;
 }
 
-static int conf_set(rd_kafka_conf_t *conf, const char *key, const char *val)
+int kafka_conf_set(rd_kafka_conf_t *conf, const char *key, const char *val)
 {
 	char err[256];
 
@@ -69,7 +76,7 @@ static char *trim(char *s)
 }
 
 /* librdkafka properties: "key=value" lines, '#' comments, blank lines. */
-static int conf_load_file(rd_kafka_conf_t *conf, const char *path)
+int kafka_conf_load_file(rd_kafka_conf_t *conf, const char *path)
 {
 	char line[4096], err[256];
 	FILE *fp = fopen(path, "r");
@@ -116,13 +123,13 @@ static int conf_load_file(rd_kafka_conf_t *conf, const char *path)
 int cw_kafka_properties_check(const char *path)
 {
 	rd_kafka_conf_t *conf = rd_kafka_conf_new();
-	int r = conf_load_file(conf, path);
+	int r = kafka_conf_load_file(conf, path);
 
 	rd_kafka_conf_destroy(conf);
 	return r;
 }
 
-static uint64_t now_ms(void)
+uint64_t kafka_now_ms(void)
 {
 	return cw_now_mono_ns() / NSEC_PER_MSEC;
 }
@@ -133,15 +140,15 @@ static uint64_t now_ms(void)
  * most once per LOG_REPEAT_MS so a long outage does not flood the log;
  * the rest (reconnects, state changes) is for -v only.
  */
-static void on_log(const rd_kafka_t *rk, int level, const char *fac,
-		   const char *buf)
+void kafka_on_log(const rd_kafka_t *rk, int level, const char *fac,
+		  const char *buf)
 {
 	static struct {
 		char fac[16];
 		uint64_t last_ms;
 	} seen[16];
 	static unsigned int next;
-	uint64_t now = now_ms();
+	uint64_t now = kafka_now_ms();
 	unsigned int i;
 
 	(void)rk;
@@ -201,7 +208,7 @@ enum cw_kafka_err_class cw_kafka_err_class(int err)
  * the properties file (so TLS, SASL and tuning can be set there, overriding
  * defaults) and last sets what correctness needs.
  */
-static rd_kafka_conf_t *conf_common(const struct cw_kafka_conf *c)
+rd_kafka_conf_t *kafka_conf_common(const struct cw_kafka_conf *c)
 {
 	rd_kafka_conf_t *conf;
 
@@ -210,9 +217,9 @@ static rd_kafka_conf_t *conf_common(const struct cw_kafka_conf *c)
 		return NULL;
 	}
 	conf = rd_kafka_conf_new();
-	rd_kafka_conf_set_log_cb(conf, on_log);
-	if (conf_set(conf, "bootstrap.servers", c->brokers) ||
-	    conf_set(conf, "client.id", "causeway")) {
+	rd_kafka_conf_set_log_cb(conf, kafka_on_log);
+	if (kafka_conf_set(conf, "bootstrap.servers", c->brokers) ||
+	    kafka_conf_set(conf, "client.id", "causeway")) {
 		rd_kafka_conf_destroy(conf);
 		return NULL;
 	}
@@ -307,7 +314,7 @@ static void on_delivery(rd_kafka_t *rk, const rd_kafka_message_t *m,
 	}
 	/* Brokers are likely away: probe with one record, after a pause. */
 	p->replay_ok = false;
-	p->next_replay_ms = now_ms() + REPLAY_RETRY_MS;
+	p->next_replay_ms = kafka_now_ms() + REPLAY_RETRY_MS;
 	if (tok)
 		cw_spool_retry(p->spool, tok); /* still there: no copy */
 	else
@@ -315,7 +322,7 @@ static void on_delivery(rd_kafka_t *rk, const rd_kafka_message_t *m,
 	free(tok);
 }
 
-static void on_error(rd_kafka_t *rk, int err, const char *reason, void *opaque)
+void kafka_on_error(rd_kafka_t *rk, int err, const char *reason, void *opaque)
 {
 	struct cw_kafka_producer *p = opaque;
 
@@ -345,19 +352,20 @@ static int producer_connect(struct cw_kafka_producer *p)
 
 	snprintf(timeout, sizeof(timeout), "%d",
 		 c->message_timeout_ms > 0 ? c->message_timeout_ms : 30000);
-	conf = conf_common(c);
+	conf = kafka_conf_common(c);
 	if (!conf)
 		return -1;
-	if (conf_set(conf, "enable.idempotence", "true") ||
-	    conf_set(conf, "compression.type",
-		     c->compression ? c->compression : CW_KAFKA_COMPRESSION) ||
-	    conf_set(conf, "message.timeout.ms", timeout) ||
-	    (c->properties && conf_load_file(conf, c->properties))) {
+	if (kafka_conf_set(conf, "enable.idempotence", "true") ||
+	    kafka_conf_set(conf, "compression.type",
+			   c->compression ? c->compression
+					  : CW_KAFKA_COMPRESSION) ||
+	    kafka_conf_set(conf, "message.timeout.ms", timeout) ||
+	    (c->properties && kafka_conf_load_file(conf, c->properties))) {
 		rd_kafka_conf_destroy(conf);
 		return -1;
 	}
 	rd_kafka_conf_set_dr_msg_cb(conf, on_delivery);
-	rd_kafka_conf_set_error_cb(conf, on_error);
+	rd_kafka_conf_set_error_cb(conf, kafka_on_error);
 	rd_kafka_conf_set_opaque(conf, p);
 	p->rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof(err));
 	if (!p->rk) {
@@ -584,6 +592,8 @@ static int replay_one(const uint8_t *buf, size_t len,
 		key[0] = 0;
 	cw_wire_msg_release(m);
 	free(m);
+	if (kind == CW_WIRE_MSGS) /* the producer's topic for them */
+		kind = CW_WIRE_TIMING;
 	/* The token rides in the message until its delivery report. */
 	t = malloc(sizeof(*t));
 	if (!t)
@@ -609,22 +619,22 @@ int cw_kafka_producer_poll(struct cw_kafka_producer *p, int timeout_ms)
 	cw_spool_sync(p->spool);
 	if (p->rk && cw_spool_has_unsent(p->spool) &&
 	    p->replay_in_flight < (p->replay_ok ? REPLAY_BATCH : 1) &&
-	    now_ms() >= p->next_replay_ms &&
+	    kafka_now_ms() >= p->next_replay_ms &&
 	    cw_spool_replay(p->spool, replay_one, p) < 0)
-		p->next_replay_ms = now_ms() + REPLAY_RETRY_MS;
+		p->next_replay_ms = kafka_now_ms() + REPLAY_RETRY_MS;
 	return n;
 }
 
 int cw_kafka_producer_flush(struct cw_kafka_producer *p, int timeout_ms)
 {
-	uint64_t end = now_ms() + (uint64_t)timeout_ms;
+	uint64_t end = kafka_now_ms() + (uint64_t)timeout_ms;
 
 	do {
 		cw_kafka_producer_poll(p, 10);
 		if (!p->st.in_flight &&
 		    !(p->spool && !cw_spool_empty(p->spool)))
 			return 0;
-	} while (now_ms() < end);
+	} while (kafka_now_ms() < end);
 	return -1;
 }
 
@@ -645,172 +655,6 @@ void cw_kafka_producer_free(struct cw_kafka_producer *p)
 	free(p);
 }
 
-/* Consumer. */
-
-struct cw_kafka_consumer {
-	rd_kafka_t *rk;
-	rd_kafka_resp_err_t last_err;
-};
-
-struct cw_kafka_consumer *cw_kafka_consumer_new(const struct cw_kafka_conf *c,
-						const char *const *topics,
-						int ntopics)
-{
-	struct cw_kafka_consumer *kc;
-	rd_kafka_topic_partition_list_t *list = NULL;
-	rd_kafka_conf_t *conf;
-	rd_kafka_resp_err_t err;
-	char errstr[512];
-	int i;
-
-	kc = calloc(1, sizeof(*kc));
-	if (!kc) {
-		cw_error("out of memory");
-		return NULL;
-	}
-	conf = conf_common(c);
-	if (!conf)
-		goto fail;
-	/* A topic made after we subscribed (the first agent with timing
-	 * windows on) is found within 10 s rather than 5 min. */
-	if (conf_set(conf, "group.id", c->group ? c->group : CW_KAFKA_GROUP) ||
-	    conf_set(conf, "auto.offset.reset",
-		     c->from_beginning ? "earliest" : "latest") ||
-	    conf_set(conf, "topic.metadata.refresh.interval.ms", "10000") ||
-	    (c->properties && conf_load_file(conf, c->properties)) ||
-	    /* Offsets move only for records the caller applied. */
-	    conf_set(conf, "enable.auto.commit", "false") ||
-	    conf_set(conf, "enable.auto.offset.store", "false")) {
-		rd_kafka_conf_destroy(conf);
-		goto fail;
-	}
-	rd_kafka_conf_set_error_cb(conf, on_error);
-	kc->rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, errstr, sizeof(errstr));
-	if (!kc->rk) {
-		rd_kafka_conf_destroy(conf);
-		cw_error("unable to create kafka consumer: %s", errstr);
-		goto fail;
-	}
-	rd_kafka_poll_set_consumer(kc->rk);
-	list = rd_kafka_topic_partition_list_new(ntopics);
-	for (i = 0; i < ntopics; i++)
-		rd_kafka_topic_partition_list_add(list, topics[i],
-						  RD_KAFKA_PARTITION_UA);
-	err = rd_kafka_subscribe(kc->rk, list);
-	rd_kafka_topic_partition_list_destroy(list);
-	if (err) {
-		cw_error("kafka: unable to subscribe: %s",
-			 rd_kafka_err2str(err));
-		goto fail;
-	}
-	return kc;
-fail:
-	if (kc->rk)
-		rd_kafka_destroy(kc->rk);
-	free(kc);
-	return NULL;
-}
-
-int cw_kafka_consume(struct cw_kafka_consumer *c, int timeout_ms,
-		     struct cw_kafka_msg *m)
-{
-	rd_kafka_message_t *km = rd_kafka_consumer_poll(c->rk, timeout_ms);
-
-	memset(m, 0, sizeof(*m));
-	if (!km)
-		return 0;
-	if (km->err) {
-		rd_kafka_resp_err_t err = km->err;
-
-		/* A topic no producer made yet (say, .timing while no agent
-		 * has windows on) is normal: it is picked up once it exists. */
-		if (err == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART ||
-		    err == RD_KAFKA_RESP_ERR__UNKNOWN_TOPIC)
-			cw_debug("kafka: %s", rd_kafka_message_errstr(km));
-		else if (err != RD_KAFKA_RESP_ERR__PARTITION_EOF &&
-			 err != c->last_err)
-			cw_warn("kafka: %s", rd_kafka_message_errstr(km));
-		c->last_err = err;
-		rd_kafka_message_destroy(km);
-		return err == RD_KAFKA_RESP_ERR__FATAL ? -1 : 0;
-	}
-	c->last_err = 0;
-	m->topic = rd_kafka_topic_name(km->rkt);
-	m->partition = km->partition;
-	m->offset = km->offset;
-	m->key = km->key;
-	m->key_len = km->key_len;
-	m->value = km->payload;
-	m->len = km->len;
-	m->priv = km;
-	return 1;
-}
-
-void cw_kafka_msg_applied(struct cw_kafka_consumer *c, struct cw_kafka_msg *m)
-{
-	rd_kafka_topic_partition_list_t *list;
-	rd_kafka_resp_err_t err;
-
-	if (!m->priv)
-		return;
-	list = rd_kafka_topic_partition_list_new(1);
-	rd_kafka_topic_partition_list_add(list, m->topic, m->partition)
-		->offset = m->offset + 1;
-	err = rd_kafka_offsets_store(c->rk, list);
-	if (err)
-		cw_debug("kafka: unable to store offset %s[%d]@%" PRId64 ": %s",
-			 m->topic, m->partition, m->offset,
-			 rd_kafka_err2str(err));
-	rd_kafka_topic_partition_list_destroy(list);
-	cw_kafka_msg_release(m);
-}
-
-int cw_kafka_offset_store(struct cw_kafka_consumer *c, const char *topic,
-			  int32_t partition, int64_t next)
-{
-	rd_kafka_topic_partition_list_t *list;
-	rd_kafka_resp_err_t err;
-
-	list = rd_kafka_topic_partition_list_new(1);
-	rd_kafka_topic_partition_list_add(list, topic, partition)->offset =
-		next;
-	err = rd_kafka_offsets_store(c->rk, list);
-	rd_kafka_topic_partition_list_destroy(list);
-	if (err) {
-		cw_debug("kafka: unable to store offset %s[%d]@%" PRId64 ": %s",
-			 topic, partition, next, rd_kafka_err2str(err));
-		return -1;
-	}
-	return 0;
-}
-
-void cw_kafka_msg_release(struct cw_kafka_msg *m)
-{
-	if (m->priv)
-		rd_kafka_message_destroy(m->priv);
-	memset(m, 0, sizeof(*m));
-}
-
-int cw_kafka_consumer_commit(struct cw_kafka_consumer *c)
-{
-	rd_kafka_resp_err_t err = rd_kafka_commit(c->rk, NULL, 0);
-
-	if (err && err != RD_KAFKA_RESP_ERR__NO_OFFSET)
-		return cw_error("kafka: commit failed: %s",
-				rd_kafka_err2str(err));
-	return 0;
-}
-
-void cw_kafka_consumer_free(struct cw_kafka_consumer *c)
-{
-	if (!c)
-		return;
-	cw_kafka_consumer_commit(c);
-	rd_kafka_consumer_close(c->rk);
-	rd_kafka_destroy(c->rk);
-	free(c);
-}
-
 /* Embedded broker. */
 
 static rd_kafka_t *mock_rk;
@@ -827,7 +671,7 @@ int cw_kafka_mock_start(int brokers, char *bootstrap, size_t len)
 		return cw_error("embedded kafka: %d brokers (want 1 to 32)",
 				brokers);
 	conf = rd_kafka_conf_new();
-	rd_kafka_conf_set_log_cb(conf, on_log);
+	rd_kafka_conf_set_log_cb(conf, kafka_on_log);
 	mock_rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof(err));
 	if (!mock_rk) {
 		rd_kafka_conf_destroy(conf);

@@ -178,10 +178,96 @@ void cw_kafka_msg_release(struct cw_kafka_msg *m);
  */
 int cw_kafka_offset_store(struct cw_kafka_consumer *c, const char *topic,
 			  int32_t partition, int64_t next);
+/*
+ * Partition ownership: once hooks are set, `assign` is called for every
+ * partition given to this member, before any of its records is read, and
+ * returns where to start (an offset >= 0, CW_KAFKA_OFFSET_BEGINNING, or
+ * CW_KAFKA_OFFSET_COMMITTED: the group's committed offset, else as
+ * from_beginning says); `revoke` for every partition taken away, with lost
+ * set when it was taken without a handover (this member was out of the
+ * group past its session timeout: another may own it already).  Both run
+ * inside cw_kafka_consume().
+ */
+#define CW_KAFKA_OFFSET_BEGINNING (-2)
+#define CW_KAFKA_OFFSET_COMMITTED (-1001)
+typedef int64_t (*cw_kafka_assign_fn)(void *arg, const char *topic,
+				      int32_t partition);
+typedef void (*cw_kafka_revoke_fn)(void *arg, const char *topic,
+				   int32_t partition, bool lost);
+void cw_kafka_consumer_hooks(struct cw_kafka_consumer *c,
+			     cw_kafka_assign_fn assign,
+			     cw_kafka_revoke_fn revoke, void *arg);
+/*
+ * Whether c holds an assignment now (possibly empty: more members than
+ * partitions), not joining or waiting out a rebalance; `rebalances` counts
+ * the assignments and revocations so far, so a caller sees one happen.
+ */
+bool cw_kafka_consumer_member(const struct cw_kafka_consumer *c,
+			      uint64_t *rebalances);
+/*
+ * A partition's low and high watermarks (the oldest offset retention kept
+ * and the next offset to be written).  0, or -1 after a message.
+ */
+int cw_kafka_watermarks(struct cw_kafka_consumer *c, const char *topic,
+			int32_t partition, int64_t *lo, int64_t *hi);
 /* Commit the offsets of applied records, synchronously. */
 int cw_kafka_consumer_commit(struct cw_kafka_consumer *c);
+/* One assigned partition of a consumer and how far behind it is. */
+struct cw_kafka_lag {
+	char topic[CW_KAFKA_TOPIC_MAX];
+	int32_t partition;
+	int64_t low, high; /* watermarks; -1 until a fetch has told them */
+	int64_t position;  /* next offset the caller will see; -1: none yet */
+	int64_t lag;	   /* high - position (high - low before any), >= 0 */
+};
+/*
+ * The partitions assigned to c (at most `max` into out), from the
+ * watermarks the last fetches brought: never waits for a broker.  Their
+ * number, or -1 (no message) when the assignment cannot be read.
+ */
+int cw_kafka_consumer_lag(struct cw_kafka_consumer *c, struct cw_kafka_lag *out,
+			  size_t max);
 /* Leave the group (committing applied offsets first) and destroy. */
 void cw_kafka_consumer_free(struct cw_kafka_consumer *c);
+
+/*
+ * A log: one topic written to chosen partitions and read back a partition
+ * at a time, with no consumer group: where correlators keep what they
+ * must find again (<prefix>.state checkpoints, <prefix>.edges buckets).
+ *
+ *	struct cw_kafka_log *l = cw_kafka_log_new(&conf, "causeway.state");
+ *	n = cw_kafka_log_partitions(l);
+ *	cw_kafka_log_put(l, p % n, key, buf, len);	// queued ...
+ *	if (cw_kafka_log_flush(l, 30000))		// ... stored, or -1
+ *		...
+ *	cw_kafka_log_read(l, p % n, 0, on_record, arg);	// up to the end
+ *	cw_kafka_log_free(l);
+ */
+struct cw_kafka_log;
+
+struct cw_kafka_log *cw_kafka_log_new(const struct cw_kafka_conf *c,
+				      const char *topic);
+/* The topic's partitions (made with the broker's default count if it did
+ * not exist), or -1 after a message. */
+int cw_kafka_log_partitions(struct cw_kafka_log *l);
+/* Queue a record for partition; 0, or -1 after a message. */
+int cw_kafka_log_put(struct cw_kafka_log *l, int32_t partition, const char *key,
+		     const void *value, size_t len);
+/* Wait until every record put is stored: 0, or -1 after a message (some
+ * were not: whatever they were part of must be written again). */
+int cw_kafka_log_flush(struct cw_kafka_log *l, int timeout_ms);
+/* Called per record read; non-zero stops the read (and is returned). */
+typedef int (*cw_kafka_record_fn)(void *arg, int64_t offset,
+				  const uint8_t *value, size_t len);
+/*
+ * Read partition from offset `from` (or its low watermark, if higher) up
+ * to its high watermark at the call.  0, what fn returned, or -1 after a
+ * message.
+ */
+int cw_kafka_log_read(struct cw_kafka_log *l, int32_t partition, int64_t from,
+		      cw_kafka_record_fn fn, void *arg);
+/* Flush (10 s at most) and destroy; NULL is fine. */
+void cw_kafka_log_free(struct cw_kafka_log *l);
 
 /*
  * Embedded broker: a librdkafka mock cluster of `brokers` brokers inside

@@ -7,16 +7,10 @@
 #include "common/sample_run.h"
 #include "common/jsonw.h"
 #include "common/log.h"
+#include "common/utf8.h"
 #include "common/wire.h"
-#include "common/wire.pb-c.h"
 
-typedef Causeway__Wire__Envelope pb_envelope;
-typedef Causeway__Wire__ConnRecord pb_conn;
-typedef Causeway__Wire__Process pb_process;
-typedef Causeway__Wire__HostMeta pb_host;
-typedef Causeway__Wire__ProcessMeta pb_procmeta;
-typedef Causeway__Wire__TimingWindow pb_timing;
-typedef Causeway__Wire__SampleRun pb_samples;
+#include "common/wire_pb.h"
 
 /*
  * Record strings are fixed arrays that a careless filler may leave without
@@ -34,6 +28,9 @@ static char *cstr(const char *s, size_t cap, char *tmp)
 struct process_strs {
 	char comm[CW_COMM_MAX], cmdline[CW_CMDLINE_MAX];
 	char container[CW_CONTAINER_MAX], pod[CW_POD_MAX];
+	char container_name[CW_NAME_MAX], pod_name[CW_NAME_MAX];
+	char pod_ns[CW_NS_MAX], workload_kind[CW_KIND_MAX];
+	char workload[CW_NAME_MAX];
 };
 
 static void process_to_pb(pb_process *p, const struct cw_process *proc,
@@ -48,6 +45,14 @@ static void process_to_pb(pb_process *p, const struct cw_process *proc,
 	p->container =
 		cstr(proc->container, sizeof(proc->container), t->container);
 	p->pod = cstr(proc->pod, sizeof(proc->pod), t->pod);
+	p->container_name =
+		cstr(proc->container_name, sizeof(proc->container_name),
+		     t->container_name);
+	p->pod_name = cstr(proc->pod_name, sizeof(proc->pod_name), t->pod_name);
+	p->namespace_ = cstr(proc->pod_ns, sizeof(proc->pod_ns), t->pod_ns);
+	p->workload_kind = cstr(proc->workload_kind,
+				sizeof(proc->workload_kind), t->workload_kind);
+	p->workload = cstr(proc->workload, sizeof(proc->workload), t->workload);
 }
 
 static size_t addr_len(const struct cw_addr *a)
@@ -67,50 +72,291 @@ static int pack(const pb_envelope *env, uint8_t **buf, size_t *len)
 	return 0;
 }
 
+/* Strings of a record that may lack their terminator, copied. */
+struct conn_strs {
+	char host[CW_HOST_LEN], boot[CW_BOOT_ID_LEN];
+	struct process_strs proc;
+};
+
+static void conn_to_pb(pb_conn *c, pb_process *p, struct conn_strs *t,
+		       const struct cw_conn_record *r)
+{
+	causeway__wire__conn_record__init(c);
+	c->host = cstr(r->host, sizeof(r->host), t->host);
+	c->boot_id = cstr(r->boot_id, sizeof(r->boot_id), t->boot);
+	c->netns = r->netns;
+	c->cookie = r->cookie;
+	c->protocol = r->protocol;
+	c->role = (Causeway__Wire__Role)r->role;
+	c->flags = r->flags;
+	c->laddr.data = (uint8_t *)r->laddr.bytes;
+	c->laddr.len = addr_len(&r->laddr);
+	c->lport = r->lport;
+	c->raddr.data = (uint8_t *)r->raddr.bytes;
+	c->raddr.len = addr_len(&r->raddr);
+	c->rport = r->rport;
+	c->bytes_out = r->bytes_out;
+	c->bytes_in = r->bytes_in;
+	c->calls_out = r->calls_out;
+	c->calls_in = r->calls_in;
+	c->msgs_out = r->msgs_out;
+	c->msgs_in = r->msgs_in;
+	c->first_ns = r->first_ns;
+	c->last_ns = r->last_ns;
+	c->retrans = r->retrans;
+	c->srtt_us = r->srtt_us;
+	c->seq = r->seq;
+	c->sampled_msgs_out = r->sampled_msgs_out;
+	c->sampled_msgs_in = r->sampled_msgs_in;
+	c->sampled_ppm = r->sampled_ppm;
+	process_to_pb(p, &r->proc, &t->proc);
+	c->process = p;
+}
+
 static int encode_conn(pb_envelope *env, const struct cw_conn_record *r,
 		       uint8_t **buf, size_t *len)
 {
 	pb_conn c;
 	pb_process p;
-	struct process_strs t;
-	char host[CW_HOST_LEN];
+	struct conn_strs t;
 
-	causeway__wire__conn_record__init(&c);
-	c.host = cstr(r->host, sizeof(r->host), host);
-	c.netns = r->netns;
-	c.cookie = r->cookie;
-	c.protocol = r->protocol;
-	c.role = (Causeway__Wire__Role)r->role;
-	c.flags = r->flags;
-	c.laddr.data = (uint8_t *)r->laddr.bytes;
-	c.laddr.len = addr_len(&r->laddr);
-	c.lport = r->lport;
-	c.raddr.data = (uint8_t *)r->raddr.bytes;
-	c.raddr.len = addr_len(&r->raddr);
-	c.rport = r->rport;
-	c.bytes_out = r->bytes_out;
-	c.bytes_in = r->bytes_in;
-	c.calls_out = r->calls_out;
-	c.calls_in = r->calls_in;
-	c.msgs_out = r->msgs_out;
-	c.msgs_in = r->msgs_in;
-	c.first_ns = r->first_ns;
-	c.last_ns = r->last_ns;
-	c.retrans = r->retrans;
-	c.srtt_us = r->srtt_us;
-	c.seq = r->seq;
-	process_to_pb(&p, &r->proc, &t);
-	c.process = &p;
+	conn_to_pb(&c, &p, &t, r);
 	env->kind_case = CAUSEWAY__WIRE__ENVELOPE__KIND_CONN;
 	env->conn = &c;
 	return pack(env, buf, len);
+}
+
+/* Strings of an edge node that may lack their terminator, copied. */
+struct node_strs {
+	char host[CW_HOST_LEN];
+	struct process_strs proc;
+};
+
+static void node_to_pb(pb_edge_node *pn, pb_process *pp, struct node_strs *t,
+		       const struct cw_edge_node *n)
+{
+	causeway__wire__edge_node__init(pn);
+	pn->kind = n->kind;
+	pn->host = cstr(n->host, sizeof(n->host), t->host);
+	pn->netns = n->netns;
+	pn->port = n->port;
+	pn->addr.data = (uint8_t *)n->addr.bytes;
+	pn->addr.len = addr_len(&n->addr);
+	if (n->kind == CW_EDGE_NODE_PROCESS) {
+		process_to_pb(pp, &n->proc, &t->proc);
+		pn->process = pp;
+	}
+}
+
+/* Room for one EdgeBucket's parts, so no field points at the stack. */
+struct edge_pb {
+	pb_edge e;
+	pb_edge_node c, s;
+	pb_process cp, sp;
+	struct node_strs ct, st;
+	char group[CW_WIRE_NAME_MAX], topic[CW_WIRE_NAME_MAX];
+};
+
+static void edge_to_pb(struct edge_pb *x, const struct cw_wire_edge *w)
+{
+	pb_edge *e = &x->e;
+
+	causeway__wire__edge_bucket__init(e);
+	e->group = cstr(w->group, sizeof(w->group), x->group);
+	e->topic = cstr(w->topic, sizeof(w->topic), x->topic);
+	e->partition = (uint32_t)w->partition;
+	e->offset = w->offset;
+	e->bucket_ns = w->bucket_ns;
+	e->width_ns = w->width_ns;
+	e->sealed = w->sealed;
+	node_to_pb(&x->c, &x->cp, &x->ct, &w->client);
+	node_to_pb(&x->s, &x->sp, &x->st, &w->server);
+	e->client = &x->c;
+	e->server = &x->s;
+	e->protocol = w->protocol;
+	e->conns = w->t.conns;
+	e->paired = w->t.paired;
+	e->bytes_c2s = w->t.bytes_c2s;
+	e->bytes_s2c = w->t.bytes_s2c;
+	e->msgs_c2s = w->t.msgs_c2s;
+	e->msgs_s2c = w->t.msgs_s2c;
+	e->diff_c2s = w->t.diff_c2s;
+	e->diff_s2c = w->t.diff_s2c;
+	e->first_ns = w->t.first_ns;
+	e->last_ns = w->t.last_ns;
+	e->retrans = w->t.retrans;
+	e->est_conns = w->t.est_conns;
+	e->sampled_bytes = w->t.sampled_bytes;
+	e->has_sampled = w->t.has_sampled != 0;
+	e->set_size = w->set_size;
+	e->set_index = w->set_index;
+}
+
+static int encode_edge(pb_envelope *env, const struct cw_wire_edge *w,
+		       uint8_t **buf, size_t *len)
+{
+	struct edge_pb *x = malloc(sizeof(*x));
+	int ret;
+
+	if (!x)
+		return -1;
+	edge_to_pb(x, w);
+	env->kind_case = CAUSEWAY__WIRE__ENVELOPE__KIND_EDGE;
+	env->edge = &x->e;
+	ret = pack(env, buf, len);
+	free(x);
+	return ret;
+}
+
+/* The bucket parts of a checkpoint chunk, pointing into *parts. */
+struct state_buckets {
+	struct edge_pb *edges;
+	pb_edge **ep;
+	pb_end_delta *d;
+	pb_end_delta **dp;
+	pb_bucket_state bk;
+};
+
+static void state_buckets_free(struct state_buckets *b)
+{
+	free(b->edges);
+	free(b->ep);
+	free(b->d);
+	free(b->dp);
+}
+
+static void bucket_state_to_pb(pb_bucket_state *b,
+			       const struct cw_bucket_state *k)
+{
+	causeway__wire__bucket_state__init(b);
+	b->width_ns = k->width_ns;
+	b->ttl_ns = k->ttl_ns;
+	b->lateness_ns = k->lateness_ns;
+	b->watermark_ns = k->watermark_ns;
+	b->sealed_ns = k->sealed_ns;
+	b->gone_ends = k->gone_ends;
+	b->gone_paired = k->gone_paired;
+	b->gone_unpaired = k->gone_unpaired;
+	b->late = k->late;
+	b->dormant = k->dormant;
+	b->revived = k->revived;
+	b->sealed_records = k->sealed_records;
+}
+
+static int state_buckets_to_pb(pb_state *s, struct state_buckets *b,
+			       const struct cw_wire_state *st)
+{
+	size_t i, nd = st->ndeltas, ne = st->nedges;
+
+	memset(b, 0, sizeof(*b));
+	if (nd > CW_WIRE_STATE_MAX * 4 || ne > CW_WIRE_STATE_MAX)
+		return -1;
+	b->edges = malloc((ne ? ne : 1) * sizeof(*b->edges));
+	b->ep = malloc((ne ? ne : 1) * sizeof(*b->ep));
+	b->d = malloc((nd ? nd : 1) * sizeof(*b->d));
+	b->dp = malloc((nd ? nd : 1) * sizeof(*b->dp));
+	if (!b->edges || !b->ep || !b->d || !b->dp)
+		return -1;
+	for (i = 0; i < ne; i++) {
+		edge_to_pb(&b->edges[i], &st->edges[i]);
+		b->ep[i] = &b->edges[i].e;
+	}
+	for (i = 0; i < nd; i++) {
+		const struct cw_end_delta *d = &st->deltas[i];
+
+		causeway__wire__end_delta__init(&b->d[i]);
+		b->d[i].end = d->end;
+		b->d[i].bucket_ns = d->bucket_ns;
+		b->d[i].bytes_out = d->bytes_out;
+		b->d[i].bytes_in = d->bytes_in;
+		b->d[i].msgs_out = d->msgs_out;
+		b->d[i].msgs_in = d->msgs_in;
+		b->d[i].retrans = d->retrans;
+		b->d[i].last_ns = d->last_ns;
+		b->dp[i] = &b->d[i];
+	}
+	s->n_edges = ne;
+	s->edges = b->ep;
+	s->n_deltas = nd;
+	s->deltas = b->dp;
+	if (st->end_flags) {
+		s->n_end_flags = st->n;
+		s->end_flags = (uint32_t *)st->end_flags;
+	}
+	if (st->bk.width_ns) {
+		bucket_state_to_pb(&b->bk, &st->bk);
+		s->buckets = &b->bk;
+	}
+	return 0;
+}
+
+/* A checkpoint chunk: its header, then each end as a ConnRecord. */
+static int encode_state(pb_envelope *env, const struct cw_wire_state *st,
+			uint8_t **buf, size_t *len)
+{
+	char group[CW_WIRE_NAME_MAX], topic[CW_WIRE_NAME_MAX];
+	pb_conn *c = calloc(st->n ? st->n : 1, sizeof(*c));
+	pb_conn **cp = calloc(st->n ? st->n : 1, sizeof(*cp));
+	pb_process *p = calloc(st->n ? st->n : 1, sizeof(*p));
+	struct conn_strs *t = malloc((st->n ? st->n : 1) * sizeof(*t));
+	struct state_buckets b = {0};
+	pb_state s;
+	size_t i;
+	int ret = -1;
+
+	if (!c || !cp || !p || !t || st->n > CW_WIRE_STATE_MAX)
+		goto out;
+	causeway__wire__state_chunk__init(&s);
+	s.group = cstr(st->group, sizeof(st->group), group);
+	s.topic = cstr(st->topic, sizeof(st->topic), topic);
+	s.partition = st->partition;
+	s.offset = st->offset;
+	s.checkpoint = st->checkpoint;
+	s.chunk = st->chunk;
+	s.chunks = st->chunks;
+	s.records = st->records;
+	s.stale = st->stale;
+	s.lost = st->lost;
+	for (i = 0; i < st->n; i++) {
+		conn_to_pb(&c[i], &p[i], &t[i], &st->ends[i]);
+		cp[i] = &c[i];
+	}
+	s.n_ends = st->n;
+	s.ends = cp;
+	if (state_buckets_to_pb(&s, &b, st))
+		goto out;
+	env->kind_case = CAUSEWAY__WIRE__ENVELOPE__KIND_STATE;
+	env->state = &s;
+	ret = pack(env, buf, len);
+out:
+	state_buckets_free(&b);
+	free(c);
+	free(cp);
+	free(p);
+	free(t);
+	return ret;
+}
+
+/* HostMeta 10-19 (decoding: wire_decode.c). */
+static void health_to_pb(pb_host *h, const struct cw_host_health *x)
+{
+	h->records = x->records;
+	h->delivered = x->delivered;
+	h->lost = x->lost;
+	h->spooled = x->spooled;
+	h->spool_records = x->spool_records;
+	h->spool_evicted = x->spool_evicted;
+	h->kernel_lost = x->kernel_lost;
+	h->map_full = x->map_full;
+	h->no_owner = x->no_owner;
+	h->windows = x->windows;
 }
 
 static int encode_host(pb_envelope *env, const struct cw_host_meta *hm,
 		       uint8_t **buf, size_t *len)
 {
 	pb_host h;
-	char t[4][CW_HOST_LEN];
+	char t[4][CW_HOST_LEN], boot[CW_BOOT_ID_LEN];
 
 	causeway__wire__host_meta__init(&h);
 	h.host = cstr(hm->host, sizeof(hm->host), t[0]);
@@ -122,6 +368,8 @@ static int encode_host(pb_envelope *env, const struct cw_host_meta *hm,
 	h.mem_bytes = hm->mem_bytes;
 	h.time_ns = hm->time_ns;
 	h.seq = hm->seq;
+	h.boot_id = cstr(hm->boot_id, sizeof(hm->boot_id), boot);
+	health_to_pb(&h, &hm->health);
 	env->kind_case = CAUSEWAY__WIRE__ENVELOPE__KIND_HOST;
 	env->host = &h;
 	return pack(env, buf, len);
@@ -143,6 +391,10 @@ static int encode_proc(pb_envelope *env, const struct cw_proc_meta *pm,
 	m.cpu_ns = pm->cpu_ns;
 	m.time_ns = pm->time_ns;
 	m.seq = pm->seq;
+	m.source = pm->source == CW_USAGE_CGROUP
+			   ? CAUSEWAY__WIRE__USAGE_SOURCE__USAGE_CGROUP
+			   : CAUSEWAY__WIRE__USAGE_SOURCE__USAGE_PROC;
+	m.rss_hwm_bytes = pm->rss_hwm_bytes;
 	env->kind_case = CAUSEWAY__WIRE__ENVELOPE__KIND_PROCESS;
 	env->process = &m;
 	return pack(env, buf, len);
@@ -203,13 +455,14 @@ static int encode_timing(pb_envelope *env, const struct cw_timing_record *t,
 	pb_timing w;
 	pb_process p;
 	struct process_strs ps;
-	char host[CW_HOST_LEN];
+	char host[CW_HOST_LEN], boot[CW_BOOT_ID_LEN];
 	int ret;
 
 	if (timing_lists_fill(&l, t))
 		return -1;
 	causeway__wire__timing_window__init(&w);
 	w.host = cstr(t->host, sizeof(t->host), host);
+	w.boot_id = cstr(t->boot_id, sizeof(t->boot_id), boot);
 	w.netns = t->netns;
 	w.cookie = t->cookie;
 	w.protocol = t->protocol;
@@ -268,6 +521,120 @@ static int encode_samples(pb_envelope *env, const struct cw_sample_run *run,
 	return ret;
 }
 
+/* ---- MsgWindow (agent --traces) ---------------------------------------- */
+
+/* The sub-messages of a MsgWindow, in two arrays each (values, pointers). */
+struct msgs_pb {
+	pb_msock *socks, **psocks;
+	pb_mmsg *msgs, **pmsgs;
+};
+
+static void msgs_pb_free(struct msgs_pb *x)
+{
+	free(x->socks);
+	free(x->psocks);
+	free(x->msgs);
+	free(x->pmsgs);
+}
+
+static void msock_to_pb(pb_msock *p, const struct cw_wire_msock *s)
+{
+	causeway__wire__msg_socket__init(p);
+	p->cookie = s->cookie;
+	p->netns = s->netns;
+	p->tgid = s->tgid;
+	p->laddr.data = (uint8_t *)s->laddr.bytes;
+	p->laddr.len = addr_len(&s->laddr);
+	p->lport = s->lport;
+	p->raddr.data = (uint8_t *)s->raddr.bytes;
+	p->raddr.len = addr_len(&s->raddr);
+	p->rport = s->rport;
+	p->role = (Causeway__Wire__Role)s->role;
+	p->role_seen = s->role_seen;
+}
+
+/* What the decoder will demand: messages inside [start_ns, end_ns] with
+ * sockets that exist, at most CW_WIRE_MSGS_MAX. */
+static int mmsg_to_pb(pb_mmsg *p, const struct cw_wire_mmsg *m,
+		      const struct cw_wire_msgs *w)
+{
+	if (m->start_ns < w->start_ns || m->end_ns < m->start_ns ||
+	    m->end_ns > w->end_ns || m->sock >= w->nsocks || m->ctx > w->nsocks)
+		return -1;
+	causeway__wire__msg__init(p);
+	p->sock = m->sock;
+	p->start_ns = m->start_ns - w->start_ns;
+	p->dur_ns = m->end_ns - m->start_ns;
+	p->bytes = m->bytes;
+	p->tid = m->tid;
+	p->out = m->out;
+	p->seq = m->seq;
+	p->ctx_sock = m->ctx;
+	p->ctx_seq = m->ctx_seq;
+	p->ctx_open = m->ctx_open;
+	return 0;
+}
+
+static int msgs_to_pb(struct msgs_pb *x, const struct cw_wire_msgs *w)
+{
+	size_t i;
+
+	memset(x, 0, sizeof(*x));
+	if (w->n > CW_WIRE_MSGS_MAX || w->nsocks > 2 * CW_WIRE_MSGS_MAX ||
+	    w->start_ns > w->end_ns)
+		return -1;
+	x->socks = calloc(w->nsocks + 1, sizeof(*x->socks));
+	x->psocks = calloc(w->nsocks + 1, sizeof(*x->psocks));
+	x->msgs = calloc(w->n + 1, sizeof(*x->msgs));
+	x->pmsgs = calloc(w->n + 1, sizeof(*x->pmsgs));
+	if (!x->socks || !x->psocks || !x->msgs || !x->pmsgs)
+		goto fail;
+	for (i = 0; i < w->nsocks; i++) {
+		msock_to_pb(&x->socks[i], &w->socks[i]);
+		x->psocks[i] = &x->socks[i];
+	}
+	for (i = 0; i < w->n; i++) {
+		if (mmsg_to_pb(&x->msgs[i], &w->msgs[i], w))
+			goto fail;
+		x->pmsgs[i] = &x->msgs[i];
+	}
+	return 0;
+fail:
+	msgs_pb_free(x);
+	return -1;
+}
+
+static int encode_msgs(pb_envelope *env, const struct cw_wire_msgs *w,
+		       uint8_t **buf, size_t *len)
+{
+	char host[CW_HOST_LEN], boot[CW_BOOT_ID_LEN];
+	struct msgs_pb x;
+	pb_msgs r;
+	int ret;
+
+	if (msgs_to_pb(&x, w))
+		return -1;
+	causeway__wire__msg_window__init(&r);
+	r.host = cstr(w->host, sizeof(w->host), host);
+	r.boot_id = cstr(w->boot_id, sizeof(w->boot_id), boot);
+	r.slot_ns = w->slot_ns;
+	r.start_ns = w->start_ns;
+	r.end_ns = w->end_ns;
+	r.seq = w->seq;
+	r.chunk = w->chunk;
+	r.last = w->last;
+	r.lost = w->lost;
+	r.n_sockets = w->nsocks;
+	r.sockets = x.psocks;
+	r.n_msgs = w->n;
+	r.msgs = x.pmsgs;
+	env->kind_case = CAUSEWAY__WIRE__ENVELOPE__KIND_MSGS;
+	env->msgs = &r;
+	ret = pack(env, buf, len);
+	msgs_pb_free(&x);
+	return ret;
+}
+
 int cw_wire_encode(const struct cw_wire_msg *m, uint8_t **buf, size_t *len)
 {
 	pb_envelope env;
@@ -286,6 +653,12 @@ int cw_wire_encode(const struct cw_wire_msg *m, uint8_t **buf, size_t *len)
 	case CW_WIRE_SAMPLES:
 		return encode_samples(&env, m->samples.run, m->samples.seq, buf,
 				      len);
+	case CW_WIRE_STATE:
+		return encode_state(&env, &m->state, buf, len);
+	case CW_WIRE_EDGE:
+		return encode_edge(&env, &m->edge, buf, len);
+	case CW_WIRE_MSGS:
+		return encode_msgs(&env, &m->msgs, buf, len);
 	}
 	return -1;
 }
@@ -321,6 +694,22 @@ void cw_wire_msg_release(struct cw_wire_msg *m)
 	} else if (m->kind == CW_WIRE_SAMPLES) {
 		cw_sample_run_free(m->samples.run);
 		m->samples.run = NULL;
+	} else if (m->kind == CW_WIRE_STATE) {
+		free(m->state.ends);
+		free(m->state.end_flags);
+		free(m->state.deltas);
+		free(m->state.edges);
+		m->state.ends = NULL;
+		m->state.end_flags = NULL;
+		m->state.deltas = NULL;
+		m->state.edges = NULL;
+		m->state.n = m->state.ndeltas = m->state.nedges = 0;
+	} else if (m->kind == CW_WIRE_MSGS) {
+		free(m->msgs.socks);
+		free(m->msgs.msgs);
+		m->msgs.socks = NULL;
+		m->msgs.msgs = NULL;
+		m->msgs.nsocks = m->msgs.n = 0;
 	}
 	m->kind = 0;
 }
@@ -333,389 +722,6 @@ int cw_wire_encode_conn(const struct cw_conn_record *r, uint8_t **buf,
 	causeway__wire__envelope__init(&env);
 	env.version = CW_WIRE_VERSION;
 	return encode_conn(&env, r, buf, len);
-}
-
-/* Decoding. */
-
-struct decode_ctx {
-	char *err;
-	size_t errlen;
-};
-
-__attribute__((format(printf, 3, 4))) static int
-fail(struct decode_ctx *d, int code, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (d->err && d->errlen) {
-		va_start(ap, fmt);
-		vsnprintf(d->err, d->errlen, fmt, ap);
-		va_end(ap);
-	}
-	return code;
-}
-
-static int get_str(struct decode_ctx *d, const char *field, const char *s,
-		   char *dst, size_t cap)
-{
-	size_t n = s ? strlen(s) : 0;
-
-	if (n >= cap)
-		return fail(d, CW_WIRE_EMALFORMED,
-			    "field '%s' is %zu bytes long (at most %zu)", field,
-			    n, cap - 1);
-	memcpy(dst, s ? s : "", n + 1);
-	return 0;
-}
-
-static int get_u(struct decode_ctx *d, const char *field, uint64_t v,
-		 uint64_t max)
-{
-	if (v > max)
-		return fail(d, CW_WIRE_EMALFORMED,
-			    "field '%s' is %" PRIu64 " (at most %" PRIu64 ")",
-			    field, v, max);
-	return 0;
-}
-
-static int get_addr(struct decode_ctx *d, const char *field,
-		    const ProtobufCBinaryData *b, struct cw_addr *a)
-{
-	memset(a, 0, sizeof(*a));
-	if (b->len != 0 && b->len != 4 && b->len != 16)
-		return fail(d, CW_WIRE_EMALFORMED,
-			    "field '%s' has %zu bytes (want 4 or 16)", field,
-			    b->len);
-	if (b->len)
-		memcpy(a->bytes, b->data, b->len);
-	a->family = b->len == 16 ? 6 : b->len == 4 ? 4 : 0;
-	return 0;
-}
-
-static int get_process(struct decode_ctx *d, const pb_process *p,
-		       struct cw_process *proc)
-{
-	memset(proc, 0, sizeof(*proc));
-	if (!p)
-		return 0;
-	proc->tgid = p->tgid;
-	proc->start_ns = p->start_ns;
-	proc->cgroup_id = p->cgroup_id;
-	if (get_str(d, "process.comm", p->comm, proc->comm,
-		    sizeof(proc->comm)) ||
-	    get_str(d, "process.cmdline", p->cmdline, proc->cmdline,
-		    sizeof(proc->cmdline)) ||
-	    get_str(d, "process.container", p->container, proc->container,
-		    sizeof(proc->container)) ||
-	    get_str(d, "process.pod", p->pod, proc->pod, sizeof(proc->pod)))
-		return CW_WIRE_EMALFORMED;
-	return 0;
-}
-
-static int decode_conn(struct decode_ctx *d, const pb_conn *c,
-		       struct cw_conn_record *r)
-{
-	memset(r, 0, sizeof(*r));
-	if (get_str(d, "host", c->host, r->host, sizeof(r->host)) ||
-	    get_u(d, "protocol", c->protocol, UINT8_MAX) ||
-	    get_u(d, "role", (uint32_t)c->role, UINT8_MAX) ||
-	    get_u(d, "lport", c->lport, UINT16_MAX) ||
-	    get_u(d, "rport", c->rport, UINT16_MAX) ||
-	    get_addr(d, "laddr", &c->laddr, &r->laddr) ||
-	    get_addr(d, "raddr", &c->raddr, &r->raddr) ||
-	    get_process(d, c->process, &r->proc))
-		return CW_WIRE_EMALFORMED;
-	r->netns = c->netns;
-	r->cookie = c->cookie;
-	r->protocol = (uint8_t)c->protocol;
-	r->role = (uint8_t)c->role;
-	r->flags = c->flags;
-	r->lport = (uint16_t)c->lport;
-	r->rport = (uint16_t)c->rport;
-	r->bytes_out = c->bytes_out;
-	r->bytes_in = c->bytes_in;
-	r->calls_out = c->calls_out;
-	r->calls_in = c->calls_in;
-	r->msgs_out = c->msgs_out;
-	r->msgs_in = c->msgs_in;
-	r->first_ns = c->first_ns;
-	r->last_ns = c->last_ns;
-	r->retrans = c->retrans;
-	r->srtt_us = c->srtt_us;
-	r->seq = c->seq;
-	return CW_WIRE_CONN;
-}
-
-static int decode_host(struct decode_ctx *d, const pb_host *h,
-		       struct cw_host_meta *hm)
-{
-	memset(hm, 0, sizeof(*hm));
-	if (get_str(d, "host", h->host, hm->host, sizeof(hm->host)) ||
-	    get_str(d, "hostname", h->hostname, hm->hostname,
-		    sizeof(hm->hostname)) ||
-	    get_str(d, "kernel", h->kernel, hm->kernel, sizeof(hm->kernel)) ||
-	    get_str(d, "agent_version", h->agent_version, hm->agent_version,
-		    sizeof(hm->agent_version)))
-		return CW_WIRE_EMALFORMED;
-	hm->cpus = h->cpus;
-	hm->mem_bytes = h->mem_bytes;
-	hm->time_ns = h->time_ns;
-	hm->seq = h->seq;
-	return CW_WIRE_HOST;
-}
-
-static int decode_proc(struct decode_ctx *d, const pb_procmeta *m,
-		       struct cw_proc_meta *pm)
-{
-	memset(pm, 0, sizeof(*pm));
-	if (get_str(d, "host", m->host, pm->host, sizeof(pm->host)) ||
-	    get_process(d, m->process, &pm->proc))
-		return CW_WIRE_EMALFORMED;
-	pm->rss_bytes = m->rss_bytes;
-	pm->cpu_ns = m->cpu_ns;
-	pm->time_ns = m->time_ns;
-	pm->seq = m->seq;
-	return CW_WIRE_PROC;
-}
-
-static int decode_timing(struct decode_ctx *d, const pb_timing *w,
-			 struct cw_timing_record *t)
-{
-	uint64_t ts;
-	size_t i, n = w->n_ts_delta_ns;
-
-	memset(t, 0, sizeof(*t));
-	if (get_str(d, "host", w->host, t->host, sizeof(t->host)) ||
-	    get_u(d, "protocol", w->protocol, UINT8_MAX) ||
-	    get_u(d, "role", (uint32_t)w->role, UINT8_MAX) ||
-	    get_u(d, "lport", w->lport, UINT16_MAX) ||
-	    get_u(d, "rport", w->rport, UINT16_MAX) ||
-	    get_addr(d, "laddr", &w->laddr, &t->laddr) ||
-	    get_addr(d, "raddr", &w->raddr, &t->raddr) ||
-	    get_process(d, w->process, &t->proc))
-		return CW_WIRE_EMALFORMED;
-	if (w->start_ns > w->end_ns)
-		return fail(d, CW_WIRE_EMALFORMED,
-			    "window ends (%" PRIu64
-			    ") before it starts (%" PRIu64 ")",
-			    w->end_ns, w->start_ns);
-	if (n > CW_WIRE_TIMING_MAX)
-		return fail(d, CW_WIRE_EMALFORMED,
-			    "%zu messages in one window record (at most %u)", n,
-			    CW_WIRE_TIMING_MAX);
-	if (w->n_sizes != n || w->dirs.len != (n + 7) / 8)
-		return fail(d, CW_WIRE_EMALFORMED,
-			    "%zu message starts but %zu sizes and %zu "
-			    "direction bytes (want %zu)",
-			    n, w->n_sizes, w->dirs.len, (n + 7) / 8);
-	if (n % 8 && w->dirs.data[n / 8] >> (n % 8))
-		return fail(d, CW_WIRE_EMALFORMED,
-			    "direction bits set past the last message");
-	t->netns = w->netns;
-	t->cookie = w->cookie;
-	t->protocol = (uint8_t)w->protocol;
-	t->role = (uint8_t)w->role;
-	t->flags = w->flags;
-	t->lport = (uint16_t)w->lport;
-	t->rport = (uint16_t)w->rport;
-	t->has_conn = t->protocol != 0;
-	t->slot_ns = w->slot_ns;
-	t->window_start_ns = w->start_ns;
-	t->window_ns = w->end_ns - w->start_ns;
-	t->seq = w->seq;
-	t->msgs = malloc((n ? n : 1) * sizeof(*t->msgs));
-	if (!t->msgs)
-		return fail(d, CW_WIRE_EMALFORMED,
-			    "out of memory for %zu messages", n);
-	ts = w->start_ns;
-	for (i = 0; i < n; i++) {
-		if (w->ts_delta_ns[i] > w->end_ns - ts) {
-			free(t->msgs);
-			t->msgs = NULL;
-			return fail(d, CW_WIRE_EMALFORMED,
-				    "message %zu starts after the window ends",
-				    i);
-		}
-		ts += w->ts_delta_ns[i];
-		t->msgs[i] = (struct cw_msg_obs){
-			.ts_ns = ts,
-			.bytes = w->sizes[i],
-			.dir = w->dirs.data[i / 8] & (1u << (i % 8))
-				       ? CW_OBS_IN
-				       : CW_OBS_OUT,
-		};
-	}
-	t->n = n;
-	return CW_WIRE_TIMING;
-}
-
-static int decode_samples(struct decode_ctx *d, const pb_samples *r,
-			  struct cw_wire_samples *out)
-{
-	struct cw_sample_run *run = NULL;
-	char why[128];
-
-	memset(out, 0, sizeof(*out));
-	if (!r->run.len)
-		return fail(d, CW_WIRE_EMALFORMED, "sample run without a run");
-	if (cw_sample_run_decode(r->run.data, r->run.len, &run, why,
-				 sizeof(why)))
-		return fail(d, CW_WIRE_EMALFORMED, "sample run: %s", why);
-	/* The header fields repeat the run's: they must agree. */
-	if (strcmp(r->host ? r->host : "", run->host) ||
-	    strcmp(r->device ? r->device : "", run->dev) ||
-	    r->start_ns != run->start_real_ns ||
-	    r->interval_ns != run->interval_ns || r->samples != run->samples ||
-	    r->nbins != run->nbins) {
-		cw_sample_run_free(run);
-		return fail(d, CW_WIRE_EMALFORMED,
-			    "sample run header disagrees with the run it "
-			    "carries");
-	}
-	out->seq = r->seq;
-	out->run = run;
-	return CW_WIRE_SAMPLES;
-}
-
-static int read_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
-{
-	unsigned int shift;
-
-	*v = 0;
-	for (shift = 0; shift < 64 && *p < end; shift += 7) {
-		uint8_t b = *(*p)++;
-
-		*v |= (uint64_t)(b & 0x7f) << shift;
-		if (!(b & 0x80))
-			return 0;
-	}
-	return -1;
-}
-
-/*
- * Find the Envelope's version by walking its top-level fields only, so that
- * a future version whose body we could not parse is still told apart from
- * garbage.  0 (no version field) or -1 if the top level is not protobuf.
- */
-static int peek_version(const uint8_t *p, size_t len, uint64_t *version)
-{
-	const uint8_t *end = p + len;
-	uint64_t tag, v;
-
-	*version = 0;
-	while (p < end) {
-		if (read_varint(&p, end, &tag) || tag >> 3 == 0)
-			return -1;
-		switch (tag & 7) {
-		case 0:
-			if (read_varint(&p, end, &v))
-				return -1;
-			if (tag >> 3 == 1)
-				*version = v;
-			break;
-		case 1:
-			if (end - p < 8)
-				return -1;
-			p += 8;
-			break;
-		case 2:
-			if (read_varint(&p, end, &v) || v > (uint64_t)(end - p))
-				return -1;
-			p += v;
-			break;
-		case 5:
-			if (end - p < 4)
-				return -1;
-			p += 4;
-			break;
-		default:
-			return -1;
-		}
-	}
-	return 0;
-}
-
-int cw_wire_decode(const uint8_t *buf, size_t len, struct cw_wire_msg *out,
-		   char *err, size_t errlen)
-{
-	struct decode_ctx d = {err, errlen};
-	pb_envelope *env;
-	uint64_t version;
-	int ret;
-
-	if (err && errlen)
-		err[0] = 0;
-	if (!buf || !len)
-		return fail(&d, CW_WIRE_EMALFORMED, "empty record");
-	if (peek_version(buf, len, &version))
-		return fail(&d, CW_WIRE_EMALFORMED,
-			    "not a protobuf envelope (%zu bytes)", len);
-	if (version == 0)
-		return fail(&d, CW_WIRE_EMALFORMED, "no schema version");
-	if (version != CW_WIRE_VERSION)
-		return fail(&d, CW_WIRE_EVERSION,
-			    "schema version %" PRIu64 " (this build reads %d)",
-			    version, CW_WIRE_VERSION);
-	env = causeway__wire__envelope__unpack(NULL, len, buf);
-	if (!env)
-		return fail(&d, CW_WIRE_EMALFORMED,
-			    "undecodable version %" PRIu64 " envelope",
-			    version);
-	out->version = env->version;
-	switch (env->kind_case) {
-	case CAUSEWAY__WIRE__ENVELOPE__KIND_CONN:
-		ret = decode_conn(&d, env->conn, &out->conn);
-		break;
-	case CAUSEWAY__WIRE__ENVELOPE__KIND_HOST:
-		ret = decode_host(&d, env->host, &out->host);
-		break;
-	case CAUSEWAY__WIRE__ENVELOPE__KIND_PROCESS:
-		ret = decode_proc(&d, env->process, &out->proc);
-		break;
-	case CAUSEWAY__WIRE__ENVELOPE__KIND_TIMING:
-		ret = decode_timing(&d, env->timing, &out->timing);
-		break;
-	case CAUSEWAY__WIRE__ENVELOPE__KIND_SAMPLES:
-		ret = decode_samples(&d, env->samples, &out->samples);
-		break;
-	default:
-		ret = fail(&d, CW_WIRE_EKIND,
-			   "no record kind this build knows");
-		break;
-	}
-	causeway__wire__envelope__free_unpacked(env, NULL);
-	out->kind = ret > 0 ? ret : 0;
-	return ret;
-}
-
-const char *cw_wire_strerror(int err)
-{
-	switch (err) {
-	case CW_WIRE_EMALFORMED:
-		return "malformed";
-	case CW_WIRE_EVERSION:
-		return "unknown version";
-	case CW_WIRE_EKIND:
-		return "unknown kind";
-	}
-	return "unknown error";
-}
-
-const char *cw_wire_kind_name(int kind)
-{
-	switch (kind) {
-	case CW_WIRE_CONN:
-		return "conn";
-	case CW_WIRE_HOST:
-		return "host";
-	case CW_WIRE_PROC:
-		return "process";
-	case CW_WIRE_TIMING:
-		return "timing";
-	case CW_WIRE_SAMPLES:
-		return "samples";
-	}
-	return "unknown";
 }
 
 static int endpoint_cmp(const struct cw_addr *a, uint16_t aport,
@@ -781,6 +787,9 @@ int cw_wire_key(const struct cw_wire_msg *m, char *buf, size_t len)
 		return cw_wire_conn_key(&m->conn, buf, len);
 	case CW_WIRE_TIMING:
 		n = snprintf(buf, len, "%" PRIu64, m->timing.slot_ns);
+		break;
+	case CW_WIRE_MSGS:
+		n = snprintf(buf, len, "%" PRIu64, m->msgs.slot_ns);
 		break;
 	case CW_WIRE_SAMPLES:
 		if (!m->samples.run)
@@ -865,9 +874,142 @@ static void samples_json(struct cw_jsonw *w, const struct cw_wire_samples *s)
 	cw_jsonw_obj_close(w);
 }
 
+/* A checkpoint chunk: its header and its ends as conn records. */
+static void state_json(struct cw_jsonw *w, const struct cw_wire_state *st)
+{
+	size_t i;
+
+	cw_jsonw_obj_open(w, NULL);
+	cw_jsonw_str(w, "kind", "state");
+	cw_jsonw_str(w, "group", st->group);
+	cw_jsonw_str(w, "topic", st->topic);
+	cw_jsonw_u64(w, "partition", (uint64_t)st->partition);
+	cw_jsonw_u64(w, "offset", (uint64_t)st->offset);
+	cw_jsonw_u64(w, "checkpoint", st->checkpoint);
+	cw_jsonw_u64(w, "chunk", st->chunk);
+	cw_jsonw_u64(w, "chunks", st->chunks);
+	cw_jsonw_u64(w, "records", st->records);
+	cw_jsonw_u64(w, "stale", st->stale);
+	cw_jsonw_u64(w, "lost", st->lost);
+	if (st->bk.width_ns)
+		cw_jsonw_u64(w, "bucket_ns", st->bk.width_ns);
+	cw_jsonw_u64(w, "deltas", st->ndeltas);
+	cw_jsonw_u64(w, "edges", st->nedges);
+	cw_jsonw_arr_open(w, "ends");
+	for (i = 0; i < st->n; i++)
+		cw_conn_record_json(w, &st->ends[i]);
+	cw_jsonw_arr_close(w);
+	cw_jsonw_obj_close(w);
+}
+
+static void edge_node_json(struct cw_jsonw *w, const char *name,
+			   const struct cw_edge_node *n)
+{
+	char a[64];
+
+	cw_jsonw_obj_open(w, name);
+	cw_jsonw_str(w, "kind",
+		     n->kind == CW_EDGE_NODE_EXTERNAL  ? "external"
+		     : n->kind == CW_EDGE_NODE_UNKNOWN ? "unknown"
+						       : "process");
+	if (n->kind == CW_EDGE_NODE_EXTERNAL) {
+		cw_addr_str(&n->addr, a, sizeof(a));
+		cw_jsonw_str(w, "addr", a);
+		cw_jsonw_u64(w, "port", n->port);
+	} else {
+		cw_jsonw_str(w, "host", n->host);
+		cw_jsonw_u64(w, "netns", n->netns);
+	}
+	if (n->kind == CW_EDGE_NODE_PROCESS)
+		cw_process_json(w, 0, &n->proc);
+	cw_jsonw_obj_close(w);
+}
+
+/* An edge bucket: its key, its source and its totals. */
+static void edge_json(struct cw_jsonw *w, const struct cw_wire_edge *e)
+{
+	cw_jsonw_obj_open(w, NULL);
+	cw_jsonw_str(w, "kind", "edge");
+	cw_jsonw_str(w, "group", e->group);
+	cw_jsonw_str(w, "topic", e->topic);
+	cw_jsonw_u64(w, "partition", (uint64_t)e->partition);
+	cw_jsonw_u64(w, "offset", (uint64_t)e->offset);
+	cw_jsonw_u64(w, "bucket_ns", e->bucket_ns);
+	cw_jsonw_u64(w, "width_ns", e->width_ns);
+	cw_jsonw_bool(w, "sealed", e->sealed);
+	cw_jsonw_u64(w, "protocol", e->protocol);
+	edge_node_json(w, "client", &e->client);
+	edge_node_json(w, "server", &e->server);
+	cw_jsonw_u64(w, "conns", e->t.conns);
+	cw_jsonw_u64(w, "paired", e->t.paired);
+	cw_jsonw_u64(w, "bytes_c2s", e->t.bytes_c2s);
+	cw_jsonw_u64(w, "bytes_s2c", e->t.bytes_s2c);
+	cw_jsonw_u64(w, "msgs_c2s", e->t.msgs_c2s);
+	cw_jsonw_u64(w, "msgs_s2c", e->t.msgs_s2c);
+	cw_jsonw_i64(w, "diff_c2s", e->t.diff_c2s);
+	cw_jsonw_i64(w, "diff_s2c", e->t.diff_s2c);
+	cw_jsonw_u64(w, "first_ns", e->t.first_ns);
+	cw_jsonw_u64(w, "last_ns", e->t.last_ns);
+	cw_jsonw_u64(w, "retrans", e->t.retrans);
+	cw_jsonw_u64(w, "set_size", e->set_size);
+	cw_jsonw_u64(w, "set_index", e->set_index);
+	cw_jsonw_obj_close(w);
+}
+
+/* The agent's health, when it sent any (older agents did not). */
+static void health_json(struct cw_jsonw *w, const struct cw_host_health *x)
+{
+	static const struct cw_host_health none;
+
+	if (!memcmp(x, &none, sizeof(none)))
+		return;
+	cw_jsonw_obj_open(w, "health");
+	cw_jsonw_u64(w, "records", x->records);
+	cw_jsonw_u64(w, "delivered", x->delivered);
+	cw_jsonw_u64(w, "lost", x->lost);
+	cw_jsonw_u64(w, "spooled", x->spooled);
+	cw_jsonw_u64(w, "spool_records", x->spool_records);
+	cw_jsonw_u64(w, "spool_evicted", x->spool_evicted);
+	cw_jsonw_u64(w, "kernel_lost", x->kernel_lost);
+	cw_jsonw_u64(w, "map_full", x->map_full);
+	cw_jsonw_u64(w, "no_owner", x->no_owner);
+	cw_jsonw_u64(w, "windows", x->windows);
+	cw_jsonw_obj_close(w);
+}
+
+/* A window's messages: the header and counts (the lists are for readers
+ * of the wire, not for a terminal). */
+static void msgs_json(struct cw_jsonw *w, const struct cw_wire_msgs *m)
+{
+	cw_jsonw_obj_open(w, NULL);
+	cw_jsonw_str(w, "kind", "msgs");
+	cw_jsonw_str(w, "host", m->host);
+	if (m->boot_id[0])
+		cw_jsonw_str(w, "boot_id", m->boot_id);
+	cw_jsonw_u64(w, "seq", m->seq);
+	cw_jsonw_u64(w, "slot_ns", m->slot_ns);
+	cw_jsonw_u64(w, "start_ns", m->start_ns);
+	cw_jsonw_u64(w, "end_ns", m->end_ns);
+	cw_jsonw_u64(w, "chunk", m->chunk);
+	cw_jsonw_bool(w, "last", m->last);
+	cw_jsonw_u64(w, "lost", m->lost);
+	cw_jsonw_u64(w, "sockets", m->nsocks);
+	cw_jsonw_u64(w, "messages", m->n);
+	cw_jsonw_obj_close(w);
+}
+
 void cw_wire_msg_json(struct cw_jsonw *w, const struct cw_wire_msg *m)
 {
 	switch (m->kind) {
+	case CW_WIRE_MSGS:
+		msgs_json(w, &m->msgs);
+		break;
+	case CW_WIRE_STATE:
+		state_json(w, &m->state);
+		break;
+	case CW_WIRE_EDGE:
+		edge_json(w, &m->edge);
+		break;
 	case CW_WIRE_TIMING:
 		cw_timing_window_json(w, &m->timing);
 		break;
@@ -888,6 +1030,9 @@ void cw_wire_msg_json(struct cw_jsonw *w, const struct cw_wire_msg *m)
 		cw_jsonw_u64(w, "cpus", m->host.cpus);
 		cw_jsonw_u64(w, "mem_bytes", m->host.mem_bytes);
 		cw_jsonw_u64(w, "time_ns", m->host.time_ns);
+		if (m->host.boot_id[0])
+			cw_jsonw_str(w, "boot_id", m->host.boot_id);
+		health_json(w, &m->host.health);
 		cw_jsonw_obj_close(w);
 		break;
 	case CW_WIRE_PROC:
@@ -899,6 +1044,10 @@ void cw_wire_msg_json(struct cw_jsonw *w, const struct cw_wire_msg *m)
 		cw_jsonw_u64(w, "rss_bytes", m->proc.rss_bytes);
 		cw_jsonw_u64(w, "cpu_ns", m->proc.cpu_ns);
 		cw_jsonw_u64(w, "time_ns", m->proc.time_ns);
+		cw_jsonw_str(w, "source",
+			     m->proc.source == CW_USAGE_CGROUP ? "cgroup"
+							       : "proc");
+		cw_jsonw_u64(w, "rss_hwm_bytes", m->proc.rss_hwm_bytes);
 		cw_jsonw_obj_close(w);
 		break;
 	}

@@ -46,7 +46,11 @@ enum cw_wire_kind {
 	CW_WIRE_PROC = 3,    /* process metadata: struct cw_proc_meta */
 	CW_WIRE_TIMING = 4,  /* one end's timing window: cw_timing_record */
 	CW_WIRE_SAMPLES = 5, /* a sample run: struct cw_wire_samples */
+	CW_WIRE_STATE = 6,   /* a correlator checkpoint chunk: cw_wire_state */
+	CW_WIRE_EDGE = 7,    /* an edge's time bucket: struct cw_wire_edge */
+	CW_WIRE_MSGS = 8,    /* a window's messages for traces: cw_wire_msgs */
 };
+/* The kinds agents publish (the correlators' own come after). */
 #define CW_WIRE_KIND_MAX CW_WIRE_SAMPLES
 
 /*
@@ -63,6 +67,20 @@ enum cw_wire_err {
 };
 #define CW_WIRE_NERR 3
 
+/* The agent's own health counters, cumulative since it started. */
+struct cw_host_health {
+	uint64_t records;	/* connection records made */
+	uint64_t delivered;	/* acknowledged by the brokers */
+	uint64_t lost;		/* neither delivered nor spooled */
+	uint64_t spooled;	/* written to the spool */
+	uint64_t spool_records; /* waiting in the spool now */
+	uint64_t spool_evicted; /* dropped from the spool for its bound */
+	uint64_t kernel_lost;	/* events the kernel dropped: rings full */
+	uint64_t map_full;	/* sockets or flows a full map missed */
+	uint64_t no_owner;	/* ends closed before an owner was seen */
+	uint64_t windows;	/* timing windows collected */
+};
+
 struct cw_host_meta {
 	char host[CW_HOST_LEN];
 	char hostname[CW_HOST_LEN];
@@ -72,6 +90,10 @@ struct cw_host_meta {
 	uint64_t mem_bytes;
 	uint64_t time_ns; /* CLOCK_REALTIME */
 	uint64_t seq;
+	/* Boot identity (wire field 9): the host's boot_id, "" if unknown. */
+	char boot_id[CW_BOOT_ID_LEN];
+	/* The agent's health (HostMeta 10-19): all 0 from older agents. */
+	struct cw_host_health health;
 };
 
 struct cw_proc_meta {
@@ -81,6 +103,15 @@ struct cw_proc_meta {
 	uint64_t cpu_ns; /* user + system, cumulative */
 	uint64_t time_ns;
 	uint64_t seq;
+	/* Where the figures come from (wire ProcessMeta fields 7-8). */
+	uint8_t source;		/* enum cw_usage_source */
+	uint64_t rss_hwm_bytes; /* highest resident memory seen; 0 unknown */
+};
+
+/* cw_proc_meta.source: a cgroup's figures are the whole container's. */
+enum cw_usage_source {
+	CW_USAGE_PROC = 0,
+	CW_USAGE_CGROUP = 1,
 };
 
 struct cw_sample_run; /* common/sample_run.h */
@@ -91,6 +122,109 @@ struct cw_wire_samples {
 	struct cw_sample_run *run; /* decoded: owned by the message */
 };
 
+#define CW_WIRE_NAME_MAX 256 /* group and topic names */
+
+/*
+ * Time buckets of edge totals (correlator/bucket.c, topic <prefix>.edges).
+ * A node of an edge as the buckets keep it: a process (or an unknown owner
+ * in a netns) on a host, or an address nobody watched.
+ */
+enum cw_edge_node_kind {
+	CW_EDGE_NODE_PROCESS = 0,
+	CW_EDGE_NODE_UNKNOWN = 1,
+	CW_EDGE_NODE_EXTERNAL = 2,
+};
+
+struct cw_edge_node {
+	uint8_t kind; /* enum cw_edge_node_kind */
+	char host[CW_HOST_LEN];
+	uint32_t netns;
+	struct cw_addr addr; /* external */
+	uint16_t port;	     /* external server; 0 for a client */
+	struct cw_process proc;
+};
+
+/* One edge's traffic over one bucket (or over many, summed). */
+struct cw_edge_total {
+	uint64_t conns, paired;
+	uint64_t bytes_c2s, bytes_s2c, msgs_c2s, msgs_s2c;
+	int64_t diff_c2s, diff_s2c;
+	uint64_t first_ns, last_ns;
+	uint64_t retrans, est_conns, sampled_bytes;
+	uint32_t has_sampled;
+	uint32_t pad;
+};
+
+/* An EdgeBucket record: an edge's bucket from one input partition. */
+struct cw_wire_edge {
+	char group[CW_WIRE_NAME_MAX];
+	char topic[CW_WIRE_NAME_MAX];
+	int32_t partition;
+	int64_t offset; /* complete up to this input offset */
+	uint64_t bucket_ns, width_ns;
+	bool sealed;
+	uint8_t protocol;
+	struct cw_edge_node client, server;
+	struct cw_edge_total t;
+	uint32_t set_size, set_index; /* its set: (bucket, partition, offset) */
+};
+
+/* What one end did in one open bucket (a StateChunk's EndDelta). */
+struct cw_end_delta {
+	uint32_t end; /* index among all the checkpoint's live ends */
+	uint64_t bucket_ns;
+	uint64_t bytes_out, bytes_in, msgs_out, msgs_in, retrans;
+	uint64_t last_ns;
+};
+
+/* StateChunk.end_flags */
+#define CW_END_COUNTED (1u << 0) /* its connection is on an edge already */
+#define CW_END_DORMANT (1u << 1) /* silent past the TTL: totals only */
+
+/* The bucket settings and counters of a partition's state. */
+struct cw_bucket_state {
+	uint64_t width_ns, ttl_ns, lateness_ns;
+	uint64_t watermark_ns, sealed_ns;
+	uint64_t gone_ends, gone_paired, gone_unpaired;
+	uint64_t late, dormant, revived;
+	uint64_t sealed_records; /* the pairing's records at the last seal */
+};
+
+/*
+ * One chunk of a correlator member's checkpoint of one input partition
+ * (topic <prefix>.state): the pairing state reflecting every record of
+ * (topic, partition) before `offset`, as each end's newest record, split
+ * over `chunks` records of at most CW_WIRE_STATE_CHUNK ends so that none is
+ * large.  A checkpoint is whole when all its chunks (same checkpoint id)
+ * are read.  Decoded, ends is malloc'ed (cw_wire_msg_release frees it).
+ */
+#define CW_WIRE_STATE_CHUNK 500
+#define CW_WIRE_STATE_MAX   4096
+struct cw_wire_state {
+	char group[CW_WIRE_NAME_MAX]; /* the consumer group it belongs to */
+	char topic[CW_WIRE_NAME_MAX]; /* the input topic */
+	int32_t partition;
+	int64_t offset;	     /* next input offset: reflects all before */
+	uint64_t checkpoint; /* id: the same in every chunk, increasing */
+	uint32_t chunk, chunks;
+	uint64_t records, stale; /* pairing counters at offset */
+	uint64_t lost;		 /* records retention deleted before use */
+	struct cw_conn_record *ends;
+	size_t n;
+	/*
+	 * Time buckets (wire fields 12-15): end_flags[n] (CW_END_*; NULL
+	 * when none), the ends' deltas in open buckets, the sealed edge
+	 * totals, and the bucket state (chunk 0; width_ns 0: none).
+	 * Decoded, each array is malloc'ed.
+	 */
+	uint32_t *end_flags;
+	struct cw_end_delta *deltas;
+	size_t ndeltas;
+	struct cw_wire_edge *edges;
+	size_t nedges;
+	struct cw_bucket_state bk;
+};
+
 /*
  * Timing windows: a record holds at most this many messages (about 500 KB
  * at worst); an end with more is sent as several records (same host,
@@ -99,6 +233,48 @@ struct cw_wire_samples {
  */
 #define CW_WIRE_TIMING_CHUNK 32768
 #define CW_WIRE_TIMING_MAX   (1U << 20)
+
+/*
+ * Per-message observations of one host in one timing window (`causeway
+ * agent --traces`; Envelope field 17, MsgWindow, on the timing topic).  A
+ * window's messages are cut into records of at most CW_WIRE_MSGS_CHUNK
+ * (consecutive `chunk` from 0, `last` on the final one), each carrying the
+ * sockets its messages name, so a record stands alone.  At most about
+ * 2048 * 68 + 4096 * 74 bytes (450 KB); a decoded record may hold up to
+ * CW_WIRE_MSGS_MAX messages and twice as many sockets.  Decoded, socks and
+ * msgs are malloc'ed.
+ */
+#define CW_WIRE_MSGS_CHUNK 2048
+#define CW_WIRE_MSGS_MAX   16384
+
+struct cw_wire_msock {
+	uint64_t cookie;
+	uint32_t netns, tgid;
+	struct cw_addr laddr, raddr;
+	uint16_t lport, rport;
+	uint8_t role; /* enum cw_rec_role: SERVER accepted, CLIENT connected */
+	bool role_seen;
+};
+
+struct cw_wire_mmsg {
+	uint64_t start_ns, end_ns, bytes; /* CLOCK_REALTIME, absolute */
+	uint32_t sock;			  /* index into socks */
+	uint32_t ctx; /* 1 + index of the request's socket */
+	uint32_t tid, seq, ctx_seq, ctx_open;
+	bool out;
+};
+
+struct cw_wire_msgs {
+	char host[CW_HOST_LEN];
+	char boot_id[CW_BOOT_ID_LEN];
+	uint64_t slot_ns, start_ns, end_ns, seq, lost;
+	uint32_t chunk;
+	bool last;
+	struct cw_wire_msock *socks;
+	size_t nsocks;
+	struct cw_wire_mmsg *msgs;
+	size_t n;
+};
 
 /*
  * One decoded record; `kind` says which member is set.  Timing windows and
@@ -114,6 +290,9 @@ struct cw_wire_msg {
 		struct cw_proc_meta proc;
 		struct cw_timing_record timing; /* msgs malloc'ed */
 		struct cw_wire_samples samples; /* run malloc'ed */
+		struct cw_wire_state state;	/* ends malloc'ed */
+		struct cw_wire_edge edge;
+		struct cw_wire_msgs msgs; /* socks and msgs malloc'ed */
 	};
 };
 
@@ -146,7 +325,8 @@ int cw_wire_decode(const uint8_t *buf, size_t len, struct cw_wire_msg *out,
 
 /* "malformed", "unknown version", "unknown kind". */
 const char *cw_wire_strerror(int err);
-/* "conn", "host", "process", "timing", "samples". */
+/* "conn", "host", "process", "timing", "samples", "state", "edge",
+ * "msgs". */
 const char *cw_wire_kind_name(int kind);
 /*
  * One decoded message as a JSON object with a "kind" key (what `causeway

@@ -58,12 +58,13 @@ struct cw_pairing_stats {
 };
 
 /*
- * Which end a record is about: host, socket cookie and, for UDP, the remote
- * address and the flow's first_ns (a flow re-created later is another
- * end).  No padding: hashed as it is.
+ * Which end a record is about: host, boot, socket cookie and, for UDP, the
+ * remote address and the flow's first_ns (a flow re-created later is
+ * another end).  No padding: hashed as it is.
  */
 struct cw_end_id {
 	char host[CW_HOST_LEN];
+	char boot_id[CW_BOOT_ID_LEN]; /* "" from agents that predate it */
 	uint64_t cookie;
 	uint64_t generation;  /* UDP: first_ns */
 	struct cw_addr raddr; /* UDP */
@@ -91,6 +92,13 @@ struct cw_end {
 	struct cw_addr laddr, raddr;
 	uint16_t lport, rport;
 	uint8_t protocol, role;
+	/* Share of the bytes whose messages were counted, not estimated
+	 * (cw_conn_record.sampled_ppm; 0: the record had no estimate). */
+	uint32_t sampled_ppm;
+	/* Time buckets: CW_END_* (common/wire.h), and how many open buckets
+	 * hold a delta of this end (it is not freed while any does). */
+	uint32_t acct;
+	uint32_t npend;
 };
 
 /* Is e the client end?  The agent says so; else the higher port is. */
@@ -105,7 +113,37 @@ struct cw_end_owner {
 };
 
 /*
- * The ends are kept compactly: host names and node keys are interned, an
+ * Time buckets (correlator/bucket.c), on when s.width_ns is set.  Each
+ * record's delta since the end's record before goes to the bucket of its
+ * last_ns.  Once the newest last_ns applied (the watermark) is a bucket's
+ * end plus lateness_ns past (and records numbering an eighth of the live
+ * ends came since the last seal), the bucket is sealed (cw_pairing_seal()):
+ * its ends are paired and their deltas folded into edge totals, keyed by
+ * the edge's nodes; then every end whose bucket is sealed and that is
+ * closed, or that has been silent for ttl_ns, is freed (a silent one that
+ * is not closed keeps its totals as dormant, so that a later record adds
+ * only what is new).  Memory is then the live ends, the open buckets'
+ * deltas and the edges.  Everything depends on the records alone, not on
+ * the clock, so a state restored and fed the same records ends the same.
+ */
+#define CW_BUCKET_WIDTH_NS    (60 * 1000000000ULL)
+#define CW_BUCKET_TTL_NS      (15 * 60 * 1000000000ULL)
+#define CW_BUCKET_LATENESS_NS (30 * 1000000000ULL)
+
+struct cw_buckets {
+	struct cw_bucket_state s; /* settings and counters */
+	struct cw_htab nodes;	  /* node key -> struct cw_edge_node */
+	struct cw_htab total;	  /* edge key -> cw_edge_total, sealed ones */
+	struct cw_htab sealed;	  /* the same by bucket, not yet taken */
+	struct cw_htab pend;	  /* (bucket, end) -> what the end did */
+	struct cw_htab dormant;	  /* end -> its totals, silent past ttl */
+	bool due;		  /* a bucket can be sealed */
+	bool loading;		  /* restoring: records are state, no deltas */
+};
+
+/*
+ * The ends are kept compactly: hosts (a name in one boot) and node keys
+ * are interned, an
  * end keeps its newest record's numbers and its process packed in a log.
  * cw_pairing_end() puts a whole record back together.
  */
@@ -130,6 +168,7 @@ struct cw_pairing {
 	struct cw_conn_record **made;
 	size_t nmade;
 	struct cw_conn_record spare; /* when out of memory for those */
+	struct cw_buckets bk;	     /* time buckets, when on */
 };
 
 void cw_pairing_init(struct cw_pairing *p);
@@ -138,6 +177,12 @@ void cw_pairing_release(struct cw_pairing *p);
 int cw_pairing_reserve(struct cw_pairing *p, size_t n);
 /* Apply one record: the newest per end wins (cumulative counters). */
 int cw_pairing_add(struct cw_pairing *p, const struct cw_conn_record *r);
+/*
+ * Add every end of src (its newest record) to dst, in src's order: a
+ * partition's state into a merged view, or a checkpoint back.  The
+ * counters of dst count them as records.  0 or -1 (ENOMEM).
+ */
+int cw_pairing_add_all(struct cw_pairing *dst, const struct cw_pairing *src);
 /* Apply n records in order: the same, faster (lookups overlap). */
 int cw_pairing_add_many(struct cw_pairing *p, const struct cw_conn_record *r,
 			size_t n);
@@ -148,9 +193,9 @@ int cw_pairing_add_many(struct cw_pairing *p, const struct cw_conn_record *r,
  * paired, unpaired and ambiguous.  0 or -1 (out of memory; no message).
  */
 int cw_pairing_pair(struct cw_pairing *p);
-/* The TCP end (host, cookie), or -1; valid until the next add. */
+/* The TCP end (host, boot_id, cookie), or -1; valid until the next add. */
 long cw_pairing_find(const struct cw_pairing *p, const char *host,
-		     uint64_t cookie);
+		     const char *boot_id, uint64_t cookie);
 /* The end *id, or -1; valid until the next add. */
 long cw_pairing_find_id(const struct cw_pairing *p, const struct cw_end_id *id);
 /* End i's numbers (i < st.ends); valid until the next add. */
@@ -166,6 +211,111 @@ const struct cw_conn_record *cw_pairing_end(const struct cw_pairing *p,
 /* The same, copied into *r. */
 void cw_pairing_end_copy(const struct cw_pairing *p, size_t i,
 			 struct cw_conn_record *r);
+
+/*
+ * Time buckets (correlator/bucket.c).  cw_pairing_buckets() turns them on
+ * (before any record; width 0: off); after each record, if p->bk.due,
+ * cw_pairing_seal() seals what can be.  0 or -1 (out of memory).
+ */
+void cw_buckets_init(struct cw_buckets *b);
+void cw_buckets_release(struct cw_buckets *b);
+/* The id of node n in b->nodes, interned; -1 when out of memory. */
+long cw_buckets_node(struct cw_buckets *b, const struct cw_edge_node *n);
+void cw_pairing_buckets(struct cw_pairing *p, uint64_t width_ns,
+			uint64_t ttl_ns, uint64_t lateness_ns);
+int cw_pairing_seal(struct cw_pairing *p);
+/* The live ends, dormant ends and bytes p holds now (for tests, stats). */
+size_t cw_pairing_live_ends(const struct cw_pairing *p);
+size_t cw_pairing_bytes(const struct cw_pairing *p);
+
+/*
+ * p as checkpoint chunks (correlator/state.c writes and reads them):
+ * cw_pairing_chunks() of them; chunk k into st, whose arrays (ends,
+ * end_flags, deltas, edges) it allocates when NULL, for the caller to
+ * free.  Reading back: each chunk in order with cw_pairing_load_chunk(),
+ * then every chunk's deltas (their end indices count the live ends of
+ * all chunks) with cw_pairing_load_deltas().  0 or -1 (out of memory).
+ */
+size_t cw_pairing_chunks(const struct cw_pairing *p);
+int cw_pairing_chunk(const struct cw_pairing *p, size_t k,
+		     struct cw_wire_state *st);
+int cw_pairing_load_chunk(struct cw_pairing *p, const struct cw_wire_state *st);
+int cw_pairing_load_deltas(struct cw_pairing *p, const struct cw_end_delta *d,
+			   size_t n);
+
+/* An edge as cw_pairing_edges() gives it. */
+typedef int (*cw_edge_fn)(const struct cw_edge_node *client,
+			  const struct cw_edge_node *server, uint8_t protocol,
+			  uint64_t bucket_ns, const struct cw_edge_total *t,
+			  void *arg);
+/*
+ * Every edge of p with buckets: the sealed totals with what the open
+ * buckets hold so far (paired as of now) added, bucket_ns 0.  Pairs p
+ * first.  Stops at fn's first non-zero return, which it returns; -1 when
+ * out of memory.
+ */
+int cw_pairing_edges(struct cw_pairing *p, cw_edge_fn fn, void *arg);
+/*
+ * The same per bucket: each sealed bucket not yet taken (sealed), then,
+ * with open, each open bucket as it stands.  cw_pairing_take_sealed()
+ * forgets the sealed ones once they are written.
+ */
+int cw_pairing_buckets_each(struct cw_pairing *p, bool open, cw_edge_fn fn,
+			    void *arg);
+void cw_pairing_take_sealed(struct cw_pairing *p);
+/* Add one edge total (a checkpoint's) to p's sealed totals; 0 or -1. */
+int cw_pairing_add_total(struct cw_pairing *p, const struct cw_wire_edge *w);
+/* Add sum to *t: an edge's totals over more time.  */
+void cw_edge_total_add(struct cw_edge_total *t, const struct cw_edge_total *x);
+
+/*
+ * Reading <prefix>.edges (correlator/edges.c): records of one group with
+ * buckets starting in [since_ns, until_ns) (until 0: no end) are merged:
+ * per (bucket, input partition), the whole set of the highest offset
+ * wins; sets are summed over input partitions.  Duplicates, older sets
+ * and sets cut short are left out, whatever order they come in.
+ *
+ *	struct cw_edge_merge m;
+ *	cw_edge_merge_init(&m, "causeway-correlator", since, 0);
+ *	cw_edge_merge_read(&m, &kafka_conf, "causeway.edges");	// or _add
+ *	cw_edge_merge_each(&m, false, cw_graph_bucket_edge, &graph);
+ *	cw_edge_merge_release(&m);
+ */
+struct cw_edge_merge {
+	char group[CW_WIRE_NAME_MAX];
+	uint64_t since_ns, until_ns;
+	struct cw_buckets nodes; /* only its nodes: interned */
+	struct cw_htab recs;	 /* (set, index) -> the record's edge */
+	struct cw_htab sets;	 /* (bucket, offset, partition) -> seen */
+	struct cw_htab best;	 /* (bucket, partition) -> best offset */
+	uint64_t records;	 /* records kept (of the group, in range) */
+	uint64_t duplicates, superseded;
+	uint64_t foreign, outside, bad; /* other groups, out of range, bad */
+	/* Input partitions whose records are neither kept nor given by
+	 * cw_edge_merge_each(): the caller owns them and adds their edges
+	 * from its own state.  A caller that stops owning one must read
+	 * the topic again from the start (a fresh merge). */
+	const int32_t *owned;
+	size_t nowned;
+	uint64_t own; /* records of owned partitions: skipped */
+	int64_t *pos; /* cw_edge_merge_read(): next offset per partition */
+	int npos, cur;
+	size_t pruned_at; /* recs.len after the last prune */
+};
+
+void cw_edge_merge_init(struct cw_edge_merge *m, const char *group,
+			uint64_t since_ns, uint64_t until_ns);
+void cw_edge_merge_release(struct cw_edge_merge *m);
+/* One record; 0 or -1 (out of memory). */
+int cw_edge_merge_add(struct cw_edge_merge *m, const struct cw_wire_edge *w);
+/* Every partition of topic, from where the last call stopped (at first,
+ * its oldest record); 0, or -1 after a message. */
+int cw_edge_merge_read(struct cw_edge_merge *m, const struct cw_kafka_conf *kc,
+		       const char *topic);
+/* The merged edges, summed over buckets (or per bucket), to fn: fn's
+ * first non-zero return, or -1 (out of memory). */
+int cw_edge_merge_each(struct cw_edge_merge *m, bool per_bucket, cw_edge_fn fn,
+		       void *arg);
 
 /*
  * Timing windows (correlator/timing.c): every end's records of one slot.
@@ -263,6 +413,51 @@ struct cw_correlator_opts {
 	bool paths;	 /* read the timing topic */
 	uint64_t grace_ns;
 	struct cw_paths_opts po;
+	/*
+	 * Per-partition state (correlator/state.c): with kafka set, each
+	 * partition of conns_topic has its own pairing, checkpointed to
+	 * state_topic at every snapshot (and at a handover) with the input
+	 * offset it reflects, restored on assignment, dropped on revocation.
+	 * NULL: one pairing, the group's committed offsets (as before).
+	 */
+	const struct cw_kafka_conf *kafka;
+	const char *group;	 /* names the checkpoints: one group's */
+	const char *conns_topic; /* <prefix>.conns */
+	const char *state_topic; /* <prefix>.state */
+	const char *edges_topic; /* <prefix>.edges; NULL: none written */
+	/* Time buckets of every pairing (cw_pairing_buckets()); 0: off. */
+	uint64_t bucket_ns, ttl_ns, lateness_ns;
+};
+
+/* One input partition this member owns: its pairing and where it is. */
+struct cw_part_state {
+	int32_t partition;
+	struct cw_pairing pairing;
+	int64_t next;  /* the next input offset to apply */
+	int64_t saved; /* offset of the newest checkpoint written or restored;
+			  -1: none */
+	uint64_t lost; /* records deleted by retention before applied */
+	uint64_t saved_mono; /* when saved was written (or restored) */
+	bool due;	     /* cw_correlator_checkpoint(): writing it */
+	int64_t edges_at;    /* next when its edge buckets were written */
+};
+
+/* A partition's checkpoint is written at least this often (if it moved). */
+#define CW_CHECKPOINT_MAX_AGE_NS (60 * 1000000000ULL)
+
+/* What the partition states did, for the summary. */
+struct cw_state_stats {
+	uint64_t checkpoints;	/* checkpoints written */
+	uint64_t chunks;	/* their records */
+	uint64_t restored;	/* partitions restored from a checkpoint */
+	uint64_t fresh;		/* partitions with none: from the start */
+	uint64_t dropped;	/* partitions revoked */
+	uint64_t lost;		/* records lost to retention, all partitions */
+	uint64_t foreign;	/* records of partitions not owned: skipped */
+	uint64_t replayed;	/* records already reflected: skipped */
+	uint64_t failures;	/* checkpoints that could not be written */
+	double restore_secs;	/* time spent restoring */
+	uint64_t restored_ends; /* ends restored */
 };
 
 struct cw_correlator;
@@ -281,9 +476,26 @@ struct cw_correlator {
 	uint64_t *written; /* slots with a line in it, ascending */
 	size_t nwritten, cap_written;
 	uint64_t applied_since_commit;
+	uint64_t applied; /* connection records applied by this process */
 	uint64_t windows, windows_failed, no_conn;
 	cw_correlator_snapshot_fn snapshot;
 	void *snapshot_arg;
+	/* With opts.kafka: the partitions owned, by partition number; the
+	 * merged view is then `pairing`, rebuilt before each snapshot. */
+	struct cw_part_state *parts;
+	size_t nparts, cap_parts;
+	struct cw_kafka_log *state_log;
+	int state_partitions;
+	struct cw_state_stats sst;
+	/* <prefix>.edges (opts.kafka and buckets): where buckets go. */
+	struct cw_kafka_log *edges_log;
+	int edges_partitions;
+	uint64_t edge_records;	  /* written */
+	uint64_t edges_open_mono; /* when the open buckets were written */
+	uint64_t edges_skipped;	  /* open writes put off: behind the input */
+	/* Records applied by the last snapshot, and in the period before:
+	 * how far behind the input may be and still count as caught up. */
+	uint64_t snap_applied, period_applied;
 };
 
 /*
@@ -300,6 +512,49 @@ int cw_correlator_open(struct cw_correlator *c,
 int cw_correlator_close(struct cw_correlator *c);
 /* Has paths.jsonl a line for slot? */
 bool cw_correlator_written(const struct cw_correlator *c, uint64_t slot);
+/*
+ * Partition state (correlator/state.c), used by the service when
+ * opts.kafka is set.  The consumer's hooks: restore a partition's newest
+ * checkpoint (the one of highest offset) and say where to start; write a
+ * checkpoint at a handover (not when lost) and drop the state.
+ */
+int64_t cw_correlator_on_assign(void *c, const char *topic, int32_t partition);
+void cw_correlator_on_revoke(void *c, const char *topic, int32_t partition,
+			     bool lost);
+/* The state of partition, or NULL if this member does not own it. */
+struct cw_part_state *cw_correlator_part(struct cw_correlator *c,
+					 int32_t partition);
+/*
+ * Checkpoint the partitions whose checkpoint is due: those that moved by a
+ * quarter of their ends since their last, or CW_CHECKPOINT_MAX_AGE_NS ago
+ * (all: every one that moved).  0, or -1 after a message (some were not
+ * written: offsets must not be committed).
+ */
+int cw_correlator_checkpoint(struct cw_correlator *c, bool all);
+/*
+ * Rebuild c->pairing as the union of the partitions' states; 0 or -1.
+ * With buckets, only its counters: the graph is cw_correlator_edges()'.
+ */
+int cw_correlator_merge(struct cw_correlator *c);
+/* Turn p's buckets on as c's options say. */
+void cw_correlator_buckets_on(struct cw_correlator *c, struct cw_pairing *p);
+/* Every edge of every pairing c holds (cw_pairing_edges()); fn's first
+ * non-zero return, or -1 when out of memory. */
+int cw_correlator_edges(struct cw_correlator *c, cw_edge_fn fn, void *arg);
+/*
+ * Write the partitions' buckets to <prefix>.edges: those sealed since
+ * the last write (then forgotten), and the open ones as they stand when
+ * all is set, or when a bucket width has passed since they were last
+ * written and the member is not behind its input (lag over one snapshot
+ * period's records): a set rewritten at every snapshot would flood the
+ * topic, and an open bucket of a backlog changes with every record until
+ * the member catches up.  0, or -1 after a message (nothing is
+ * forgotten: written again next time).
+ */
+int cw_correlator_write_edges(struct cw_correlator *c, bool all);
+/* Drop every partition's state. */
+void cw_correlator_parts_release(struct cw_correlator *c);
+
 /* Apply one message (released): a bad record is counted and skipped. */
 void cw_correlator_apply(struct cw_correlator *c, struct cw_kafka_msg *m);
 /* Infer and write every complete window (all: every pending one).  0, or
@@ -308,8 +563,10 @@ int cw_correlator_windows_step(struct cw_correlator *c, uint64_t now, bool all);
 /* The snapshot hook, then the timing commit points, then the commit. */
 int cw_correlator_snapshot(struct cw_correlator *c, bool final);
 /*
- * Consume until a signal (cw_stop), duration, or idle with no record (0:
- * no limit), with a snapshot every `every` ns and at the end.  0, or -1
+ * Consume until a signal (cw_stop), duration, or idle: holding an
+ * assignment with no record (0: no limit; joining, rebalancing and
+ * snapshots are not idle), with a snapshot every `every` ns of reading and
+ * at the end.  0, or -1
  * after a message.
  */
 int cw_correlator_run(struct cw_correlator *c, uint64_t duration, uint64_t idle,

@@ -90,7 +90,8 @@ int cw_live_trace(const struct cw_pairing *p,
 	long e, conn;
 
 	for (i = 0; i < n; i++) {
-		e = cw_pairing_find(p, recs[i].host, recs[i].cookie);
+		e = cw_pairing_find(p, recs[i].host, recs[i].boot_id,
+				    recs[i].cookie);
 		if (e < 0 || !p->partner)
 			continue; /* a window of a connection never collected */
 		me = cw_pairing_end(p, (size_t)e);
@@ -146,18 +147,30 @@ struct wend {
 	char key[CW_WIRE_KEY_MAX];	    /* canonical 4-tuple + protocol */
 };
 
+/* Order of ends: host, boot, cookie (an end's identity). */
+static int same_end_cmp(const struct cw_timing_record *x,
+			const struct cw_timing_record *y)
+{
+	int c = strcmp(x->host, y->host);
+
+	if (c)
+		return c;
+	c = strcmp(x->boot_id, y->boot_id);
+	if (c)
+		return c;
+	return x->cookie < y->cookie ? -1 : x->cookie > y->cookie;
+}
+
 static int cmp_rec(const void *a, const void *b)
 {
 	const struct cw_timing_record *x =
 		*(const struct cw_timing_record *const *)a;
 	const struct cw_timing_record *y =
 		*(const struct cw_timing_record *const *)b;
-	int c = strcmp(x->host, y->host);
+	int c = same_end_cmp(x, y);
 
 	if (c)
 		return c;
-	if (x->cookie != y->cookie)
-		return x->cookie < y->cookie ? -1 : 1;
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
@@ -168,12 +181,7 @@ static int cmp_wend(const void *a, const void *b)
 
 	if (c)
 		return c;
-	c = strcmp(x->rec->host, y->rec->host);
-	if (c)
-		return c;
-	return x->rec->cookie < y->rec->cookie	 ? -1
-	       : x->rec->cookie > y->rec->cookie ? 1
-						 : 0;
+	return same_end_cmp(x->rec, y->rec);
 }
 
 /* b is a's other end: mirrored endpoints, roles not the same. */
@@ -184,11 +192,13 @@ static bool mirrored(const struct cw_timing_record *a,
 	    a->rport != b->lport || cw_addr_cmp(&a->laddr, &b->raddr) ||
 	    cw_addr_cmp(&a->raddr, &b->laddr))
 		return false;
-	if (!strcmp(a->host, b->host) && a->cookie == b->cookie)
+	if (!same_end_cmp(a, b))
 		return false;
-	/* Loopback and link-local tuples pair inside one host and netns. */
+	/* Loopback and link-local tuples pair inside one host (in one boot)
+	 * and netns. */
 	if ((cw_addr_is_local(&a->laddr) || cw_addr_is_local(&a->raddr)) &&
-	    (strcmp(a->host, b->host) || a->netns != b->netns))
+	    (strcmp(a->host, b->host) || strcmp(a->boot_id, b->boot_id) ||
+	     a->netns != b->netns))
 		return false;
 	return !(a->role && a->role == b->role);
 }
@@ -248,7 +258,8 @@ static size_t collect_ends(const struct cw_timing_record *recs, size_t n,
 		r[(*nr)++] = &recs[i];
 	}
 	qsort(r, *nr, sizeof(*r), cmp_rec);
-	/* Ends: runs of one (host, cookie); a repeated seq is a replay. */
+	/* Ends: runs of one (host, boot, cookie); a repeated seq is a
+	 * replay. */
 	for (i = 0; i < *nr; i++) {
 		if (prev && !cmp_rec(&prev, &r[i])) {
 			st->duplicates++;
@@ -256,8 +267,7 @@ static size_t collect_ends(const struct cw_timing_record *recs, size_t n,
 			continue;
 		}
 		prev = r[i];
-		if (ne && !strcmp(e[ne - 1].rec->host, r[i]->host) &&
-		    e[ne - 1].rec->cookie == r[i]->cookie) {
+		if (ne && !same_end_cmp(e[ne - 1].rec, r[i])) {
 			e[ne - 1].nrecs = i + 1 - e[ne - 1].first;
 			continue;
 		}

@@ -5,62 +5,7 @@
 
 #include "common/util.h"
 #include "correlator/correlator.h"
-
-/* One end of a connection on one host; no padding, hashed as it is. */
-struct end_key {
-	uint64_t cookie;
-	uint64_t generation; /* UDP: first_ns, a flow re-created later */
-	uint32_t host;	     /* id in p->hosts */
-	uint16_t rport;	     /* UDP */
-	uint8_t protocol;
-	uint8_t rfamily; /* UDP: the remote address */
-	uint8_t raddr[16];
-};
-
-struct host_key {
-	char name[CW_HOST_LEN]; /* NUL-padded */
-};
-
-/* What makes an end's node: a process on a host, or an unknown owner in a
- * network namespace of a host.  No padding. */
-struct owner_key {
-	uint32_t host;
-	uint32_t netns; /* unknown owner only */
-	uint32_t tgid;
-	uint32_t unknown;
-	uint64_t start_ns;
-};
-
-/*
- * An end's process, in p->procs: this header, then comm, cmdline,
- * container and pod, each with its NUL, then zeroes to a multiple of 8.
- * Written as ends come, so ingest writes in order instead of looking up.
- */
-struct proc_head {
-	uint32_t netns;
-	uint32_t tgid;
-	uint32_t len; /* of the whole, padded */
-	uint32_t pad;
-	uint64_t start_ns;
-	uint64_t cgroup_id;
-};
-
-#define PROC_MAX                                                               \
-	(sizeof(struct proc_head) + CW_COMM_MAX + CW_CMDLINE_MAX +             \
-	 CW_CONTAINER_MAX + CW_POD_MAX + 8)
-
-/*
- * Both ends of one connection share this key.  A loopback or link-local
- * tuple names a connection inside one host and network namespace only, so
- * its key holds them too: two hosts' 127.0.0.1:6379 never pair.
- */
-struct tuple_key {
-	struct cw_addr a, b;
-	uint16_t aport, bport;
-	uint8_t protocol;
-	uint8_t pad[5];
-	uint32_t host, netns; /* local-scope tuples only, else 0 */
-};
+#include "correlator/pair_impl.h"
 
 void cw_pairing_init(struct cw_pairing *p)
 {
@@ -68,6 +13,7 @@ void cw_pairing_init(struct cw_pairing *p)
 	cw_htab_init(&p->ends, sizeof(struct end_key), sizeof(struct cw_end));
 	cw_htab_init(&p->hosts, sizeof(struct host_key), sizeof(uint32_t));
 	cw_htab_init(&p->owners, sizeof(struct owner_key), sizeof(uint32_t));
+	cw_buckets_init(&p->bk);
 }
 
 /* What an end's process takes in p->procs, about. */
@@ -125,14 +71,18 @@ void cw_pairing_release(struct cw_pairing *p)
 	p->procs = NULL;
 	p->procs_used = p->procs_size = 0;
 	drop_pairs(p);
+	cw_buckets_release(&p->bk);
 }
 
-static void host_key_of(const char *host, struct host_key *k)
+static void host_key_of(const char *host, const char *boot, struct host_key *k)
 {
 	size_t len = strnlen(host, sizeof(k->name) - 1);
+	size_t blen = strnlen(boot, sizeof(k->boot) - 1);
 
 	memcpy(k->name, host, len);
 	memset(k->name + len, 0, sizeof(k->name) - len);
+	memcpy(k->boot, boot, blen);
+	memset(k->boot + blen, 0, sizeof(k->boot) - blen);
 }
 
 static void owner_key_of(const struct cw_conn_record *r, uint32_t host,
@@ -200,6 +150,9 @@ static void proc_unpack(const struct proc_head *h, struct cw_process *pr)
 	const unsigned char *s = (const unsigned char *)(h + 1);
 
 	memset(pr, 0, offsetof(struct cw_process, comm));
+	/* The workload identity is not packed: it reads as "". */
+	memset(pr->container_name, 0,
+	       sizeof(*pr) - offsetof(struct cw_process, container_name));
 	pr->tgid = h->tgid;
 	pr->start_ns = h->start_ns;
 	pr->cgroup_id = h->cgroup_id;
@@ -245,14 +198,52 @@ static void end_key_of(const struct cw_conn_record *r, uint32_t host,
 	}
 }
 
+const struct proc_head *cw_pairing_proc(const struct cw_pairing *p,
+					const struct cw_end *e)
+{
+	return proc_of(p, e);
+}
+
+void cw_pairing_proc_unpack(const struct proc_head *h, struct cw_process *pr)
+{
+	proc_unpack(h, pr);
+}
+
+void cw_pairing_end_key(const struct cw_conn_record *r, uint32_t host,
+			struct end_key *k)
+{
+	end_key_of(r, host, k);
+}
+
+long cw_pairing_host(struct cw_pairing *p, const char *host, const char *boot)
+{
+	struct host_key hk;
+	uint32_t *id;
+	bool made;
+
+	host_key_of(host, boot, &hk);
+	id = cw_htab_upsert(&p->hosts, &hk, &made);
+	if (!id)
+		return -1;
+	if (made)
+		*id = (uint32_t)(p->hosts.len - 1);
+	return (long)*id;
+}
+
+void cw_pairing_forget(struct cw_pairing *p)
+{
+	drop_made(p);
+	drop_pairs(p);
+}
+
 long cw_pairing_find(const struct cw_pairing *p, const char *host,
-		     uint64_t cookie)
+		     const char *boot_id, uint64_t cookie)
 {
 	struct host_key hk;
 	struct end_key k;
 	long h;
 
-	host_key_of(host, &hk);
+	host_key_of(host, boot_id, &hk);
 	h = cw_htab_index(&p->hosts, &hk);
 	if (h < 0)
 		return -1;
@@ -267,6 +258,8 @@ void cw_end_id_of(const struct cw_conn_record *r, struct cw_end_id *id)
 {
 	memset(id, 0, sizeof(*id));
 	memcpy(id->host, r->host, strnlen(r->host, sizeof(id->host) - 1));
+	memcpy(id->boot_id, r->boot_id,
+	       strnlen(r->boot_id, sizeof(id->boot_id) - 1));
 	id->cookie = r->cookie;
 	id->protocol = r->protocol;
 	if (r->protocol != 6) {
@@ -282,7 +275,7 @@ long cw_pairing_find_id(const struct cw_pairing *p, const struct cw_end_id *id)
 	struct end_key k;
 	long h;
 
-	host_key_of(id->host, &hk);
+	host_key_of(id->host, id->boot_id, &hk);
 	h = cw_htab_index(&p->hosts, &hk);
 	if (h < 0)
 		return -1;
@@ -331,6 +324,7 @@ void cw_pairing_end_copy(const struct cw_pairing *p, size_t i,
 
 	memset(r, 0, sizeof(*r));
 	memcpy(r->host, h->name, sizeof(r->host));
+	memcpy(r->boot_id, h->boot, sizeof(r->boot_id));
 	r->netns = pr->netns;
 	r->cookie = k->cookie;
 	r->protocol = e->protocol;
@@ -351,6 +345,7 @@ void cw_pairing_end_copy(const struct cw_pairing *p, size_t i,
 	r->retrans = e->retrans;
 	r->srtt_us = e->srtt_us;
 	r->seq = e->seq;
+	r->sampled_ppm = e->sampled_ppm;
 	proc_unpack(pr, &r->proc);
 }
 
@@ -413,6 +408,7 @@ static void end_set(struct cw_end *e, const struct cw_conn_record *r,
 	e->rport = r->rport;
 	e->protocol = r->protocol;
 	e->role = r->role;
+	e->sampled_ppm = r->sampled_ppm;
 }
 
 /* A record's keys and their hashes, worked out ahead of its lookups. */
@@ -431,6 +427,7 @@ static int add_one(struct cw_pairing *p, const struct pending *q)
 	bool created, made;
 	long owner;
 	uint32_t *id;
+	struct cw_end prev = {0};
 
 	e = cw_htab_upsert_hashed(&p->ends, &q->ek, q->eh, &created);
 	if (!e)
@@ -440,6 +437,10 @@ static int add_one(struct cw_pairing *p, const struct pending *q)
 		p->st.stale++;
 		return 0;
 	}
+	if (!created)
+		prev = *e;
+	else if (p->bk.s.width_ns && !p->bk.loading)
+		e->acct = cw_buckets_revive(p, &q->ek, &prev) ? prev.acct : 0;
 	/* Other tables than the ends: e stays where it is. */
 	id = cw_htab_upsert_hashed(&p->owners, &q->ok, q->oh, &made);
 	if (id && made)
@@ -452,6 +453,8 @@ static int add_one(struct cw_pairing *p, const struct pending *q)
 	}
 	end_set(e, q->r, (uint32_t)owner);
 	p->st.records++;
+	if (p->bk.s.width_ns && !p->bk.loading)
+		return cw_buckets_note(p, e, &q->ek, &prev);
 	return 0;
 }
 
@@ -474,7 +477,7 @@ int cw_pairing_add_many(struct cw_pairing *p, const struct cw_conn_record *r,
 		m = n - k < BATCH ? n - k : BATCH;
 		/* Three rounds, so that each round's memory comes at once. */
 		for (i = 0; i < m; i++) {
-			host_key_of(r[k + i].host, &hk[i]);
+			host_key_of(r[k + i].host, r[k + i].boot_id, &hk[i]);
 			hh[i] = cw_htab_hash(&p->hosts, &hk[i]);
 			cw_htab_prefetch(&p->hosts, hh[i]);
 		}
@@ -510,6 +513,89 @@ int cw_pairing_add_many(struct cw_pairing *p, const struct cw_conn_record *r,
 int cw_pairing_add(struct cw_pairing *p, const struct cw_conn_record *r)
 {
 	return cw_pairing_add_many(p, r, 1);
+}
+
+int cw_pairing_add_all(struct cw_pairing *dst, const struct cw_pairing *src)
+{
+	struct cw_conn_record *r = malloc(BATCH * sizeof(*r));
+	size_t i, n = src->ends.len, m = 0;
+	int err = 0;
+
+	if (!r)
+		return -1;
+	for (i = 0; i < n && !err; i++) {
+		cw_pairing_end_copy(src, i, &r[m++]);
+		if (m == BATCH || i + 1 == n) {
+			err = cw_pairing_add_many(dst, r, m);
+			m = 0;
+		}
+	}
+	free(r);
+	return err;
+}
+
+/* The processes of the ends kept, packed again from the start. */
+static int compact_procs(struct cw_pairing *p, size_t live)
+{
+	unsigned char *d = malloc(live ? live : 1);
+	size_t i, at = 0;
+	struct cw_end *e;
+
+	if (!d)
+		return -1;
+	for (i = 0; i < p->ends.len; i++) {
+		e = cw_htab_val(&p->ends, i);
+		memcpy(d + at, p->procs + e->proc_at, e->proc_room);
+		e->proc_at = at;
+		at += e->proc_room;
+	}
+	free(p->procs);
+	p->procs = d;
+	p->procs_size = live ? live : 1;
+	p->procs_used = at;
+	return 0;
+}
+
+/* The owners of the ends kept, numbered again. */
+static int compact_owners(struct cw_pairing *p)
+{
+	struct cw_htab owners;
+	struct owner_key k;
+	struct cw_end *e;
+	uint32_t *id;
+	bool made;
+	size_t i;
+
+	cw_htab_init(&owners, sizeof(struct owner_key), sizeof(uint32_t));
+	for (i = 0; i < p->ends.len; i++) {
+		e = cw_htab_val(&p->ends, i);
+		k = *(struct owner_key *)cw_htab_key(&p->owners, e->owner);
+		id = cw_htab_upsert(&owners, &k, &made);
+		if (!id) {
+			cw_htab_release(&owners);
+			return -1;
+		}
+		if (made)
+			*id = (uint32_t)(owners.len - 1);
+		e->owner = *id;
+	}
+	cw_htab_release(&p->owners);
+	p->owners = owners;
+	return 0;
+}
+
+int cw_pairing_compact(struct cw_pairing *p)
+{
+	size_t i, live = 0;
+
+	cw_pairing_forget(p);
+	for (i = 0; i < p->ends.len; i++)
+		live += ((struct cw_end *)cw_htab_val(&p->ends, i))->proc_room;
+	if (p->procs_used > 2 * live + 65536 && compact_procs(p, live))
+		return -1;
+	if (p->owners.len > 2 * p->ends.len + 1024 && compact_owners(p))
+		return -1;
+	return 0;
 }
 
 /* ---- pairing ------------------------------------------------------------ */
@@ -722,6 +808,10 @@ int cw_pairing_pair(struct cw_pairing *p)
 	size_t n = p->ends.len, i, j;
 	bool *used;
 
+	/* Still valid: every change of the ends drops it.  A snapshot pairs
+	 * for its counters, its open buckets and its graph: once will do. */
+	if (p->partner)
+		return 0;
 	drop_pairs(p);
 	p->partner = malloc((n ? n : 1) * sizeof(*p->partner));
 	p->order = malloc((n ? n : 1) * sizeof(*p->order));
@@ -738,5 +828,9 @@ int cw_pairing_pair(struct cw_pairing *p)
 	for (i = 0, j = 0; i < p->ngroups; j = p->group_end[i++])
 		pair_group(p, p->order + j, p->group_end[i] - j, used);
 	free(used);
+	/* Ends folded into their edges and freed count as they were. */
+	p->st.ends += p->bk.s.gone_ends;
+	p->st.paired += p->bk.s.gone_paired;
+	p->st.unpaired += p->bk.s.gone_unpaired;
 	return 0;
 }

@@ -109,7 +109,20 @@ int cw_correlator_open(struct cw_correlator *c,
 	c->consumer = consumer;
 	c->timing_topic = timing_topic;
 	cw_pairing_init(&c->pairing);
+	if (!o->kafka)
+		cw_correlator_buckets_on(c, &c->pairing);
 	cw_timing_init(&c->timing, o->grace_ns);
+	if (o->kafka) {
+		c->state_log = cw_kafka_log_new(o->kafka, o->state_topic);
+		if (!c->state_log)
+			return -1;
+		if (o->edges_topic && o->bucket_ns) {
+			c->edges_log =
+				cw_kafka_log_new(o->kafka, o->edges_topic);
+			if (!c->edges_log)
+				return -1;
+		}
+	}
 	if (o->paths && o->out) {
 		snprintf(path, sizeof(path), "%s/paths.jsonl", o->out);
 		if (load_written(c, path))
@@ -128,6 +141,11 @@ int cw_correlator_close(struct cw_correlator *c)
 
 	cw_timing_release(&c->timing);
 	cw_pairing_release(&c->pairing);
+	cw_correlator_parts_release(c);
+	cw_kafka_log_free(c->state_log);
+	c->state_log = NULL;
+	cw_kafka_log_free(c->edges_log);
+	c->edges_log = NULL;
 	free(c->written);
 	c->written = NULL;
 	c->nwritten = c->cap_written = 0;
@@ -285,6 +303,57 @@ static void apply_timing(struct cw_correlator *c, struct cw_kafka_msg *m,
 	cw_kafka_msg_release(m);
 }
 
+/*
+ * With partition states: is m the next record of a partition we own?  A
+ * record of one we do not own (revoked while it was on its way) or one
+ * the state reflects already is skipped; a jump past the next offset is
+ * loss (the topic is neither compacted nor transactional, so its offsets
+ * run on), said and counted.
+ */
+static bool owned(struct cw_correlator *c, const struct cw_kafka_msg *m)
+{
+	struct cw_part_state *ps = cw_correlator_part(c, m->partition);
+
+	if (!ps) {
+		c->sst.foreign++;
+		return false;
+	}
+	if (m->offset < ps->next) {
+		c->sst.replayed++;
+		return false;
+	}
+	if (m->offset > ps->next) {
+		cw_warn("%s [%d]: offsets %" PRId64 " to %" PRId64
+			" were never read: %" PRId64 " records lost",
+			m->topic, m->partition, ps->next, m->offset - 1,
+			m->offset - ps->next);
+		ps->lost += (uint64_t)(m->offset - ps->next);
+		c->sst.lost += (uint64_t)(m->offset - ps->next);
+	}
+	ps->next = m->offset + 1;
+	return true;
+}
+
+/* Where a connection record goes: its partition's state, or the one. */
+static struct cw_pairing *pairing_of(struct cw_correlator *c,
+				     const struct cw_kafka_msg *m)
+{
+	struct cw_part_state *ps;
+
+	if (!c->o.kafka)
+		return &c->pairing;
+	ps = cw_correlator_part(c, m->partition);
+	return ps ? &ps->pairing : &c->pairing;
+}
+
+/* Apply a connection record; seal the buckets it completes.  0 or -1. */
+static int add_conn(struct cw_pairing *p, const struct cw_wire_msg *wm)
+{
+	if (cw_pairing_add(p, &wm->conn))
+		return -1;
+	return p->bk.due ? cw_pairing_seal(p) : 0;
+}
+
 void cw_correlator_apply(struct cw_correlator *c, struct cw_kafka_msg *m)
 {
 	static struct cw_wire_msg wm; /* large: keep it off the stack */
@@ -296,30 +365,75 @@ void cw_correlator_apply(struct cw_correlator *c, struct cw_kafka_msg *m)
 		cw_kafka_msg_release(m);
 		return;
 	}
-	kind = cw_wire_decode(m->value, m->len, &wm, why, sizeof(why));
 	if (timing) {
+		kind = cw_wire_decode(m->value, m->len, &wm, why, sizeof(why));
 		apply_timing(c, m, &wm, kind, why);
 		return;
 	}
+	if (c->o.kafka && !owned(c, m)) {
+		cw_kafka_msg_release(m);
+		return;
+	}
+	kind = cw_wire_decode(m->value, m->len, &wm, why, sizeof(why));
 	if (kind < 0) {
 		count_bad(c, m, kind, why);
-	} else if (kind == CW_WIRE_CONN &&
-		   cw_pairing_add(&c->pairing, &wm.conn)) {
+	} else if (kind == CW_WIRE_CONN && add_conn(pairing_of(c, m), &wm)) {
 		cw_error("out of memory");
 		cw_wire_msg_release(&wm);
 		cw_kafka_msg_release(m);
 		return;
 	}
+	c->applied += kind == CW_WIRE_CONN;
 	cw_wire_msg_release(&wm);
 	/* Bad records are applied too: skipping them is their handling. */
 	cw_kafka_msg_applied(c->consumer, m);
 	c->applied_since_commit++;
 }
 
+/* The sealed buckets are in the totals: their own copies can go. */
+static void take_sealed(struct cw_correlator *c)
+{
+	size_t i;
+
+	cw_pairing_take_sealed(&c->pairing);
+	for (i = 0; i < c->nparts; i++)
+		cw_pairing_take_sealed(&c->parts[i].pairing);
+}
+
 int cw_correlator_snapshot(struct cw_correlator *c, bool final)
 {
+	/*
+	 * Buckets first: the snapshot may show the merged view read back
+	 * from the edges topic, and a sealed bucket leaves memory (and the
+	 * checkpoints) only once it is written.
+	 */
+	uint64_t t0 = cw_now_mono_ns(), t1, t2, t3, recs = c->edge_records;
+	bool written;
+
+	c->period_applied = c->applied - c->snap_applied;
+	c->snap_applied = c->applied;
+	written = !c->edges_log || !cw_correlator_write_edges(c, final);
+
+	if (!written)
+		cw_warn("edge buckets not written: no checkpoint, no commit");
+	t1 = cw_now_mono_ns();
+	if (c->o.kafka && cw_correlator_merge(c))
+		return -1;
+	t2 = cw_now_mono_ns();
 	if (c->snapshot && c->snapshot(c, final, c->snapshot_arg))
 		return -1;
+	t3 = cw_now_mono_ns();
+	cw_debug("snapshot: %" PRIu64 " edge records written in %.3f s, "
+		 "merge %.3f s, graph %.3f s; %" PRIu64 " records applied",
+		 c->edge_records - recs, (double)(t1 - t0) / 1e9,
+		 (double)(t2 - t1) / 1e9, (double)(t3 - t2) / 1e9, c->applied);
+	if (!written)
+		return 0;
+	if (!c->edges_log)
+		take_sealed(c);
+	/* The checkpoints are the truth; committed offsets follow them. */
+	if (c->o.kafka && cw_correlator_checkpoint(c, final))
+		return 0;
 	if (c->o.paths)
 		c->applied_since_commit +=
 			cw_timing_commit(&c->timing, store_offset, c);
@@ -334,7 +448,9 @@ int cw_correlator_run(struct cw_correlator *c, uint64_t duration, uint64_t idle,
 		      uint64_t every)
 {
 	uint64_t start = cw_now_mono_ns(), last = start, snap = start + every;
+	uint64_t rebalances = 0, seen = 0, took;
 	struct cw_kafka_msg m;
+	bool member;
 	int n;
 
 	while (!cw_stop) {
@@ -342,14 +458,28 @@ int cw_correlator_run(struct cw_correlator *c, uint64_t duration, uint64_t idle,
 
 		if (duration && now >= start + duration)
 			break;
-		if (idle && now >= last + idle)
+		/*
+		 * Idle means no records while holding an assignment: joining
+		 * the group and waiting out a rebalance are not idle, and the
+		 * idle clock starts again when the assignment changes.
+		 */
+		member = cw_kafka_consumer_member(c->consumer, &rebalances);
+		if (rebalances != seen) {
+			seen = rebalances;
+			last = now;
+		}
+		if (idle && member && now >= last + idle)
 			break;
 		if (c->o.paths && cw_correlator_windows_step(c, now, false))
 			return -1;
 		if (now >= snap) {
 			if (cw_correlator_snapshot(c, false))
 				return -1;
-			snap = now + every;
+			/* Time spent writing is neither idle nor reading:
+			 * the next snapshot is `every` of reading away. */
+			took = cw_now_mono_ns() - now;
+			last += took;
+			snap = now + took + every;
 		}
 		n = cw_kafka_consume(c->consumer, 200, &m);
 		if (n < 0)

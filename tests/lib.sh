@@ -96,7 +96,42 @@ wait_port() {
 	fail "nothing listens on port $2 in $1"
 }
 
+# free_port: a TCP port on loopback that is free, and the next one too,
+# below the ephemeral range: a port picked inside it (as 20000 + $$ once
+# was) can be held by any client socket, and a rehearsal hit one.
+free_port() {
+	python3 - "$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range)" <<'PY'
+import random, socket, sys
+hi = min(int(sys.argv[1]), 32768) - 2
+for _ in range(500):
+    p = random.randrange(10000, hi)
+    try:
+        for q in (p, p + 1):
+            with socket.socket() as s:
+                s.bind(("127.0.0.1", q))
+    except OSError:
+        continue
+    print(p)
+    break
+else:
+    sys.exit("no free port below %d" % hi)
+PY
+}
+
 # wait_file FILE [SECONDS]: wait until FILE exists and is not empty.
+# client_bytes FILE: "C2S S2C", the client ends' final byte counters in a
+# wire file (what a correlator's edges must add up to).
+client_bytes() {
+	"$CW" dump "$1" | python3 -c '
+import json, sys
+last = {}
+for line in sys.stdin:
+    r = json.loads(line)
+    if r["role"] == "client":
+        last[(r["host"], r["cookie"])] = r
+print(sum(r["bytes_out"] for r in last.values()), sum(r["bytes_in"] for r in last.values()))'
+}
+
 wait_file() {
 	local i
 	for i in $(seq 1 $((${2:-10} * 20))); do

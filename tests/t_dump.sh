@@ -195,6 +195,13 @@ check_eq "--count 0" "$?" 2
 "$CW" dump --topic x "$good" 2>/dev/null
 check_eq "--topic without --kafka" "$?" 2
 
+note "a broker that is not there: an error once the wait is over, not a silent empty dump"
+"$CW" dump --kafka 127.0.0.1:1 --timeout 1s >"$T_TMP/out" 2>"$T_TMP/err"
+check_eq "exit status" "$?" 1
+grep -q "no partitions assigned in 3[0-9] s: is the broker reachable" \
+	"$T_TMP/err" || fail "unclear error: $(tail -n 3 "$T_TMP/err")"
+[ -s "$T_TMP/out" ] && fail "output with no broker"
+
 note "--count"
 check_eq "--count 2" "$("$CW" dump --count 2 "$good" | wc -l)" 2
 echo "PASS"

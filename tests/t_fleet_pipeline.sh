@@ -35,10 +35,16 @@ agent "$APP" app --kafka "$BOOT"
 agent "$DB" db --kafka "$BOOT"
 
 ip netns exec "$LOAD" python3 "$CW_ROOT/examples/load.py" \
-	http://10.77.0.11/api --clients 3 --duration 3s --linger 4 \
-	>"$T_TMP/load.json" &
+	http://10.77.0.11/api --clients 3 --duration 3s --linger 8 \
+	--done "$T_TMP/load.done" >"$T_TMP/load.json" &
 bg_pid $!
-sleep 3.5
+# The kernel's counters are read once the load has stopped sending and
+# while its connections still linger (however slow the machine is).
+for _ in $(seq 1 600); do
+	[ -e "$T_TMP/load.done" ] && break
+	sleep 0.1
+done
+[ -e "$T_TMP/load.done" ] || fail "the load did not finish in 60 s"
 read -r lw_s lw_r <<<"$(ss_bytes "$LOAD" 10.77.0.11 80)"
 read -r wa_s wa_r <<<"$(ss_bytes "$WEB" 10.77.0.12 8080)"
 read -r ad_s ad_r <<<"$(ss_bytes "$APP" 10.77.0.13 6379)"

@@ -102,10 +102,10 @@ static void test_newest(void)
 	CHECK(!cw_pairing_add(&p, &b));
 	CHECK(!cw_pairing_add(&p, &c));
 	CHECK(p.st.records == 3 && p.st.stale == 1 && p.ends.len == 1);
-	i = cw_pairing_find(&p, "host-a", 5);
+	i = cw_pairing_find(&p, "host-a", "", 5);
 	CHECK(i == 0);
-	CHECK(cw_pairing_find(&p, "host-b", 5) == -1);
-	CHECK(cw_pairing_find(&p, "host-a", 6) == -1);
+	CHECK(cw_pairing_find(&p, "host-b", "", 5) == -1);
+	CHECK(cw_pairing_find(&p, "host-a", "", 6) == -1);
 	if (i == 0)
 		CHECK(same_record(cw_pairing_end(&p, 0), &b));
 	/* Back to the short command line, closed: it fits where it was. */
@@ -125,12 +125,12 @@ static void test_newest(void)
 	CHECK(!cw_pairing_add(&p, &u));
 	CHECK(!cw_pairing_add(&p, &u2));
 	CHECK(p.ends.len == 3);
-	CHECK(cw_pairing_find(&p, "host-a", 5) == 0);
+	CHECK(cw_pairing_find(&p, "host-a", "", 5) == 0);
 	/* Two records at once, each valid until the next add. */
 	x = cw_pairing_end(&p, 1);
 	y = cw_pairing_end(&p, 2);
 	CHECK(x != y && same_record(x, &u) && same_record(y, &u2));
-	j = cw_pairing_find(&p, "host-a", 5);
+	j = cw_pairing_find(&p, "host-a", "", 5);
 	CHECK(j == 0 && same_record(cw_pairing_end(&p, 0), &c));
 	CHECK(same_record(x, &u));
 	cw_pairing_release(&p);

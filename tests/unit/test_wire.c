@@ -45,6 +45,11 @@ static void fill(struct cw_conn_record *r)
 	memset(r->proc.cmdline, 'x', sizeof(r->proc.cmdline) - 1);
 	strcpy(r->proc.container, "0123456789abcdef");
 	strcpy(r->proc.pod, "pod-uid-1");
+	/* The estimate block (fields 24-26). */
+	r->flags |= CW_REC_MSGS_EST;
+	r->sampled_msgs_out = 2;
+	r->sampled_msgs_in = UINT64_MAX;
+	r->sampled_ppm = CW_PPM;
 }
 
 static void test_round_trip(void)
@@ -96,6 +101,9 @@ static void test_meta(void)
 	in.host.mem_bytes = 8ULL << 30;
 	in.host.time_ns = 5;
 	in.host.seq = 6;
+	/* HostMeta 10-19: each its own value, so a swap would show. */
+	in.host.health = (struct cw_host_health){10, 11, 12, 13, 14,
+						 15, 16, 17, 18, 1ULL << 40};
 	CHECK(cw_wire_encode(&in, &buf, &len) == 0);
 	memset(&out, 0xaa, sizeof(out));
 	CHECK(cw_wire_decode(buf, len, &out, NULL, 0) == CW_WIRE_HOST);
@@ -210,9 +218,9 @@ static void test_errors(void)
 	CHECK(cw_wire_decode(bad, 2, &m, err, sizeof(err)) ==
 	      CW_WIRE_EMALFORMED);
 
-	/* Version 1 with an unknown kind (field 15, none yet). */
-	bad[0] = 0x08, bad[1] = 1, bad[2] = 0x7a, bad[3] = 0;
-	CHECK(cw_wire_decode(bad, 4, &m, err, sizeof(err)) == CW_WIRE_EKIND);
+	/* Version 1 with an unknown kind (field 99, none yet). */
+	bad[0] = 0x08, bad[1] = 1, bad[2] = 0x9a, bad[3] = 0x06, bad[4] = 0;
+	CHECK(cw_wire_decode(bad, 5, &m, err, sizeof(err)) == CW_WIRE_EKIND);
 
 	/* Version 1, conn whose lport is out of range (field 8 = 70000). */
 	bad[0] = 0x08, bad[1] = 1, bad[2] = 0x52, bad[3] = 4;

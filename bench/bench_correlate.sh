@@ -1,0 +1,179 @@
+#!/bin/bash
+# The correlator's ingest and the cost of keeping its state in Kafka:
+# records/s per core with per-partition checkpoints on (the default)
+# against --no-checkpoints (one pairing, committed offsets only: the
+# correlator before issue 16), and the time to restore a partition's
+# checkpoint.
+#
+# The stream is connection churn (`causeway simulate --churn`: 1,000
+# hosts with 5 live connections each, an hour of opens, updates and
+# closes), published unpaced to the embedded broker (`causeway broker`,
+# librdkafka's mock cluster on loopback, lz4) through the agents'
+# producer; a second broker holds the first quarter of the same span.
+# Each round runs one correlator of each mode on each broker,
+# alternating, each in a new group reading the whole topic; its CPU time
+# (user + system, all threads, /usr/bin/time) is what it cost.  The
+# difference between the two streams' CPU over the difference in records
+# is the cost per record with the group join and the idling until --idle
+# ends taken out (the same in both); records/s per core is its inverse.
+# Both streams fit the broker's retention (about 5 MiB a partition).
+# Restore: a second correlator of a checkpointing group restores the
+# state its predecessor left (its "state:" line gives ends and seconds).
+# Medians over rounds.
+#
+#   bench/run.sh bench_correlate   (ROUNDS=4 HOSTS=1000 LIVE=5 SPAN=1h
+#                                   RROUNDS=2 RHOSTS=200 RCONNS=60)
+#
+# The CPU of a run includes the snapshots taken while it reads (the graph
+# is rebuilt every 10 s of wall time, on the consuming thread), so a run
+# slowed by other work on the machine costs more CPU per record: hence
+# several rounds, medians and the range.
+. "$(dirname "$0")/../tests/lib.sh"
+need_cmd python3 /usr/bin/time
+ROUNDS=${ROUNDS:-4}
+RROUNDS=${RROUNDS:-2}
+HOSTS=${HOSTS:-1000}
+LIVE=${LIVE:-5}
+SPAN=${SPAN:-1h}
+RHOSTS=${RHOSTS:-200}	# the restore stream: a checkpoint must fit the
+RCONNS=${RCONNS:-60}	# broker's 5 MiB a partition whole
+printf 'session.timeout.ms=6000\nheartbeat.interval.ms=500\n' \
+	>"$T_TMP/kafka.properties"
+
+# broker NAME DURATION: a broker holding DURATION of the churn; sets
+# BOOT_NAME and RECORDS_NAME.
+broker() {
+	"$CW" broker >"$T_TMP/boot-$1" 2>"$T_TMP/broker-$1.log" &
+	bg_pid $!
+	wait_file "$T_TMP/boot-$1"
+	printf -v "BOOT_$1" '%s' "$(cat "$T_TMP/boot-$1")"
+	"$CW" simulate --churn -H "$HOSTS" -L "$LIVE" -d "$2" -s 5 \
+		--kafka "$(cat "$T_TMP/boot-$1")" --speedup 0 2>"$T_TMP/sim-$1.log" ||
+		fail "simulate failed: $(cat "$T_TMP/sim-$1.log")"
+	printf -v "RECORDS_$1" '%s' "$(sed -n \
+		's/.* \([0-9]*\) records published.*/\1/p' "$T_TMP/sim-$1.log")"
+}
+# A quarter of the span, in seconds with a unit cw_parse_duration reads.
+span_s=$(python3 -c 'import sys
+u = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+v = sys.argv[1]
+print(int(float(v[:-1]) * u[v[-1]] if v[-1] in u else int(v)) // 4)' "$SPAN")
+broker big "$SPAN"
+broker small "${span_s}s"
+# shellcheck disable=SC2154 # set by broker() through printf -v
+echo "streams: $RECORDS_big and $RECORDS_small records" >&2
+
+# run MODE ROUND STREAM: one correlator; prints "cpu_seconds applied".
+run() {
+	local group="$1-$2-$3" opt="" boot="BOOT_$3"
+	[ "$1" = none ] && opt=--no-checkpoints
+	/usr/bin/time -f '%U %S' -o "$T_TMP/time-$group" \
+		"$CW" correlate --kafka "${!boot}" --kafka-config "$T_TMP/kafka.properties" \
+		--group "$group" --from-beginning --no-paths --idle 6s \
+		-o "$T_TMP/out-$group" $opt \
+		>/dev/null 2>"$T_TMP/log-$group" || fail "correlate failed: $(cat "$T_TMP/log-$group")"
+	echo "$(awk '{print $1 + $2}' "$T_TMP/time-$group") $(sed -n \
+		's/.* \([0-9]*\) records applied.*/\1/p' "$T_TMP/log-$group")"
+}
+
+for r in $(seq 1 "$ROUNDS"); do
+	for m in none ckpt; do
+		for st in big small; do
+			want="RECORDS_$st"
+			read -r cpu n <<<"$(run $m $r $st)"
+			[ "$n" = "${!want}" ] || fail "$m round $r applied $n of ${!want}"
+			echo "$m $st $cpu" >>"$T_TMP/cpu"
+			echo "round $r $m $st: $cpu s CPU, $n records" >&2
+		done
+	done
+done
+
+# Restore: a stream of its own on a broker of its own (the first one's
+# topic holds more than a whole checkpoint the broker would keep).
+"$CW" broker >"$T_TMP/boot2" 2>"$T_TMP/broker2.log" &
+bg_pid $!
+wait_file "$T_TMP/boot2"
+BOOT=$(cat "$T_TMP/boot2")
+"$CW" simulate -H "$RHOSTS" -c "$RCONNS" -s 6 --kafka "$BOOT" 2>"$T_TMP/rsim.log" ||
+	fail "simulate failed"
+for r in $(seq 1 "$RROUNDS"); do
+	for i in 1 2; do
+		"$CW" correlate --kafka "$BOOT" --kafka-config "$T_TMP/kafka.properties" \
+			--group "restore-$r" --from-beginning --no-paths --idle 8s \
+			--snapshot-every 1s -o "$T_TMP/rout-$r" \
+			>/dev/null 2>"$T_TMP/rlog-$r-$i" || fail "correlate failed"
+	done
+	sed -n 's/.* partitions restored (\([0-9]*\) ends, \([0-9.]*\) s).*/\1 \2/p' \
+		"$T_TMP/rlog-$r-2" >>"$T_TMP/restore"
+	echo "restore round $r: $(tail -n 1 "$T_TMP/restore")" >&2
+done
+
+python3 - "$T_TMP/cpu" "$T_TMP/restore" "$RECORDS_big" "$RECORDS_small" \
+	"$HOSTS" "$LIVE" "$SPAN" <<'PY'
+import statistics, sys
+cpu = {}
+for line in open(sys.argv[1]):
+    m, st, c = line.split()
+    cpu.setdefault((m, st), []).append(float(c))
+nb, ns = int(sys.argv[3]), int(sys.argv[4])
+hosts, live, span = sys.argv[5:8]
+rest = [tuple(map(float, l.split())) for l in open(sys.argv[2]) if l.strip()]
+rounds = len(cpu[("none", "big")])
+
+def marginal(m):
+    # per round: the big stream's CPU less the small one's, per record
+    return [(b - s) / (nb - ns) for b, s in zip(cpu[(m, "big")],
+                                                 cpu[(m, "small")])]
+
+def row(name, m):
+    per = marginal(m)
+    med = statistics.median(per)
+    whole = statistics.median(cpu[(m, "big")])
+    return "| %s | %.2f us [%.2f, %.2f] | %.0f | %.3f s | %.0f |" % (
+        name, med * 1e6, min(per) * 1e6, max(per) * 1e6, 1 / med, whole,
+        nb / whole)
+
+print("<!-- bench_correlate -->")
+print("## Correlator ingest and state in Kafka (`bench/bench_correlate.sh`)")
+print()
+print("Command: `bench/run.sh bench_correlate` (ROUNDS=%d HOSTS=%s LIVE=%s "
+      "SPAN=%s)." % (rounds, hosts, live, span))
+print("Connection churn from `causeway simulate --churn -H %s -L %s` (opens,"
+      % (hosts, live))
+print("updates every 10 minutes, closes): %s on one embedded broker (%d"
+      % (span, nb))
+print("records), its first quarter on another (%d records).  One correlator"
+      % ns)
+print("per mode, stream and round (alternating, each its own group, reading")
+print("the whole topic, default snapshots every 10 s): CPU time (user +")
+print("system, all threads).  Per record: the two streams' CPU difference")
+print("over their records' difference, which takes the group join and the")
+print("6 s of idling out; records/s per core is its inverse (the aim is")
+print("500,000).  Median [min, max] over rounds; the whole run's figure")
+print("beside it includes the fixed costs.  The CPU includes the snapshots")
+print("taken while a correlator reads (the graph rebuilt every 10 s of wall")
+print("time on the consuming thread), so a round slowed by other work on")
+print("the machine costs more per record: read the range with the median.")
+print()
+print("| mode | CPU per record | records/s per core | whole run CPU "
+      "| whole run records/s per core |")
+print("|---|---|---|---|---|")
+print(row("--no-checkpoints (before)", "none"))
+print(row("checkpoints to P.state (default)", "ckpt"))
+r = statistics.median(marginal("ckpt")) / statistics.median(marginal("none"))
+print()
+print("Checkpoints against none: %.2fx the CPU per record; ingest with "
+      "checkpoints is %.1f%% of the 500k records/s per core aim."
+      % (r, 100.0 / statistics.median(marginal("ckpt")) / 500000))
+if rest:
+    per = [s / e * 1e6 for e, s in rest if e]
+    print()
+    print("Restore (a second member of the group takes the 4 partitions and")
+    print("restores their checkpoints: two reads of each partition of")
+    print("P.state, decode, and the ends added back): %d ends in %s s;"
+          % (rest[0][0], ", ".join("%.3f" % s for _, s in rest)))
+    print("median %.2f s per million live ends (measured at this size and"
+          % statistics.median(per))
+    print("scaled: the embedded broker keeps no larger checkpoint whole).")
+print("<!-- /bench_correlate -->")
+PY

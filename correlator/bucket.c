@@ -1,0 +1,916 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Time buckets of edge totals.  A record's delta since its end's record
+ * before waits in the bucket of its last_ns (pend) until the bucket is
+ * sealed; then the ends are paired and each delta is folded into the
+ * total of its edge, keyed by the edge's nodes rather than by ends, so
+ * the ends can go.  Nothing here reads the clock: the watermark is the
+ * newest last_ns applied, so the same records make the same buckets.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/util.h"
+#include "correlator/correlator.h"
+#include "correlator/pair_impl.h"
+
+/* A graph node as the buckets key it (graph/graph.c keys it the same). */
+struct node_key {
+	uint8_t kind;
+	uint8_t pad[3];
+	uint32_t netns;
+	uint32_t tgid;
+	uint16_t port;
+	uint16_t pad2;
+	uint64_t start_ns;
+	struct cw_addr addr;
+	uint8_t pad3[7];
+	char host[CW_HOST_LEN];
+};
+
+/* An edge in a bucket (0: all sealed buckets); nodes are ids in nodes. */
+struct edge_key {
+	uint64_t bucket;
+	uint32_t client, server;
+	uint8_t protocol;
+	uint8_t pad[7];
+};
+
+struct pend_key {
+	uint64_t bucket;
+	struct end_key ek;
+};
+
+/* What an end did in a bucket: differences, modulo 2^64. */
+struct pend_val {
+	uint64_t bytes_out, bytes_in, msgs_out, msgs_in, retrans;
+	uint64_t last_ns;
+};
+
+/* A dormant end: the totals its next record is measured from. */
+struct dormant_val {
+	uint64_t bytes_out, bytes_in, msgs_out, msgs_in;
+	uint64_t first_ns, last_ns;
+	uint32_t retrans, acct, flags;
+	uint32_t carried; /* the gone_* counter it added to: 1 unpaired,
+			     2 paired, 0 none (its partner did) */
+};
+
+void cw_buckets_init(struct cw_buckets *b)
+{
+	memset(b, 0, sizeof(*b));
+	cw_htab_init(&b->nodes, sizeof(struct node_key),
+		     sizeof(struct cw_edge_node));
+	cw_htab_init(&b->total, sizeof(struct edge_key),
+		     sizeof(struct cw_edge_total));
+	cw_htab_init(&b->sealed, sizeof(struct edge_key),
+		     sizeof(struct cw_edge_total));
+	cw_htab_init(&b->pend, sizeof(struct pend_key),
+		     sizeof(struct pend_val));
+	cw_htab_init(&b->dormant, sizeof(struct end_key),
+		     sizeof(struct dormant_val));
+}
+
+void cw_buckets_release(struct cw_buckets *b)
+{
+	cw_htab_release(&b->nodes);
+	cw_htab_release(&b->total);
+	cw_htab_release(&b->sealed);
+	cw_htab_release(&b->pend);
+	cw_htab_release(&b->dormant);
+}
+
+void cw_pairing_buckets(struct cw_pairing *p, uint64_t width_ns,
+			uint64_t ttl_ns, uint64_t lateness_ns)
+{
+	p->bk.s.width_ns = width_ns;
+	p->bk.s.ttl_ns = ttl_ns;
+	p->bk.s.lateness_ns = lateness_ns;
+}
+
+static uint64_t bucket_of(const struct cw_buckets *b, uint64_t ns)
+{
+	return ns / b->s.width_ns * b->s.width_ns;
+}
+
+/* Where sealing may reach now: buckets starting before it. */
+static uint64_t seal_point(const struct cw_buckets *b)
+{
+	if (b->s.watermark_ns <= b->s.lateness_ns)
+		return 0;
+	return bucket_of(b, b->s.watermark_ns - b->s.lateness_ns);
+}
+
+int cw_buckets_note(struct cw_pairing *p, struct cw_end *e,
+		    const struct end_key *k, const struct cw_end *prev)
+{
+	struct cw_buckets *b = &p->bk;
+	struct pend_key pk;
+	struct pend_val *v;
+	bool created;
+
+	memset(&pk, 0, sizeof(pk));
+	pk.bucket = bucket_of(b, e->last_ns);
+	if (pk.bucket < b->s.sealed_ns) {
+		pk.bucket = b->s.sealed_ns; /* late: into the oldest open */
+		b->s.late++;
+	}
+	pk.ek = *k;
+	v = cw_htab_upsert(&b->pend, &pk, &created);
+	if (!v)
+		return -1;
+	e->npend += created;
+	v->bytes_out += e->bytes_out - prev->bytes_out;
+	v->bytes_in += e->bytes_in - prev->bytes_in;
+	v->msgs_out += e->msgs_out - prev->msgs_out;
+	v->msgs_in += e->msgs_in - prev->msgs_in;
+	v->retrans += (uint32_t)(e->retrans - prev->retrans);
+	if (e->last_ns > v->last_ns)
+		v->last_ns = e->last_ns;
+	if (e->last_ns > b->s.watermark_ns) {
+		b->s.watermark_ns = e->last_ns;
+		b->due |= seal_point(b) > b->s.sealed_ns;
+	}
+	return 0;
+}
+
+bool cw_buckets_revive(struct cw_pairing *p, const struct end_key *k,
+		       struct cw_end *prev)
+{
+	struct dormant_val *d = cw_htab_get(&p->bk.dormant, k);
+
+	if (!d)
+		return false;
+	prev->bytes_out = d->bytes_out;
+	prev->bytes_in = d->bytes_in;
+	prev->msgs_out = d->msgs_out;
+	prev->msgs_in = d->msgs_in;
+	prev->retrans = d->retrans;
+	prev->acct = d->acct;
+	/* Live again: counted with the live ends, not the gone ones. */
+	p->bk.s.gone_ends--;
+	p->bk.s.gone_unpaired -= d->carried == 1;
+	p->bk.s.gone_paired -= d->carried == 2;
+	cw_htab_delete(&p->bk.dormant, k);
+	p->bk.s.revived++;
+	return true;
+}
+
+/* ---- folding deltas into edges ------------------------------------------ */
+
+static void node_key_of(const struct cw_edge_node *n, struct node_key *k)
+{
+	memset(k, 0, sizeof(*k));
+	k->kind = n->kind;
+	if (n->kind == CW_EDGE_NODE_EXTERNAL) {
+		k->addr = n->addr;
+		k->port = n->port;
+		return;
+	}
+	memcpy(k->host, n->host, strnlen(n->host, sizeof(k->host) - 1));
+	if (n->kind == CW_EDGE_NODE_UNKNOWN) {
+		k->netns = n->netns;
+	} else {
+		k->tgid = n->proc.tgid;
+		k->start_ns = n->proc.start_ns;
+	}
+}
+
+long cw_buckets_node(struct cw_buckets *b, const struct cw_edge_node *n)
+{
+	struct node_key k;
+	struct cw_edge_node *v;
+	bool created;
+
+	node_key_of(n, &k);
+	v = cw_htab_upsert(&b->nodes, &k, &created);
+	if (!v)
+		return -1;
+	if (created)
+		*v = *n;
+	return cw_htab_index(&b->nodes, &k);
+}
+
+/* What a fold works with: where to, whose counted flags, node cache. */
+struct folder {
+	struct cw_pairing *p;
+	struct cw_htab *out;
+	uint32_t *acct; /* a copy of the ends' flags, or NULL: the ends' */
+	long *owner_node;
+};
+
+static uint32_t *acct_of(struct folder *f, size_t i)
+{
+	struct cw_end *e = cw_htab_val(&f->p->ends, i);
+
+	return f->acct ? &f->acct[i] : &e->acct;
+}
+
+static long owner_node(struct folder *f, size_t i)
+{
+	const struct cw_end *e = cw_pairing_numbers(f->p, i);
+	static struct cw_edge_node n; /* large: keep it off the stack */
+	struct cw_end_owner o;
+
+	if (f->owner_node[e->owner] >= 0)
+		return f->owner_node[e->owner];
+	cw_pairing_owner(f->p, i, &o);
+	memset(&n, 0, sizeof(n));
+	n.kind = o.unknown ? CW_EDGE_NODE_UNKNOWN : CW_EDGE_NODE_PROCESS;
+	memcpy(n.host, o.host, strnlen(o.host, sizeof(n.host) - 1));
+	n.netns = o.netns;
+	if (!o.unknown)
+		n.proc = o.proc;
+	f->owner_node[e->owner] = cw_buckets_node(&f->p->bk, &n);
+	return f->owner_node[e->owner];
+}
+
+static long external_node(struct folder *f, const struct cw_end *e, bool client)
+{
+	static struct cw_edge_node n;
+
+	memset(&n, 0, sizeof(n));
+	n.kind = CW_EDGE_NODE_EXTERNAL;
+	n.addr = e->raddr;
+	n.port = client ? e->rport : 0;
+	return cw_buckets_node(&f->p->bk, &n);
+}
+
+/* The bytes of `bytes` whose messages were counted (graph/build.c). */
+static void sampled(struct cw_edge_total *t, const struct cw_end *e,
+		    uint64_t bytes)
+{
+	uint32_t ppm = e->sampled_ppm ? e->sampled_ppm : CW_PPM;
+
+	t->has_sampled |= e->sampled_ppm || (e->flags & CW_REC_MSGS_EST);
+	t->sampled_bytes += (uint64_t)((double)bytes * ppm / CW_PPM + 0.5);
+}
+
+/* Count end i's connection (and its partner q's) once, where first met. */
+static void count_conn(struct folder *f, struct cw_edge_total *t, size_t i,
+		       long q)
+{
+	const struct cw_end *e = cw_pairing_numbers(f->p, i);
+	const struct cw_end *pe = q >= 0 ? cw_pairing_numbers(f->p, q) : NULL;
+	uint32_t *a = acct_of(f, i), *c = q >= 0 ? acct_of(f, q) : a;
+	uint32_t flags = e->flags | (pe ? pe->flags : 0);
+
+	if (!(*a & CW_END_COUNTED) && !(*c & CW_END_COUNTED)) {
+		t->conns++;
+		t->paired += pe != NULL;
+		t->est_conns += (flags & CW_REC_MSGS_EST) != 0;
+	}
+	*a |= CW_END_COUNTED;
+	*c |= CW_END_COUNTED;
+}
+
+/* The delta d of end i (paired by p->partner) into bucket kb's edge. */
+static int fold(struct folder *f, uint64_t kb, size_t i,
+		const struct pend_val *d)
+{
+	const struct cw_end *e = cw_pairing_numbers(f->p, i), *pe = NULL;
+	long q = f->p->partner[i], me = owner_node(f, i), other;
+	bool client = cw_end_is_client(e);
+	struct cw_edge_total *t;
+	struct edge_key k;
+	uint64_t first = e->first_ns;
+
+	if (q >= 0) {
+		pe = cw_pairing_numbers(f->p, (size_t)q);
+		other = owner_node(f, (size_t)q);
+		if (pe->first_ns && (!first || pe->first_ns < first))
+			first = pe->first_ns;
+	} else {
+		other = external_node(f, e, client);
+	}
+	if (me < 0 || other < 0)
+		return -1;
+	memset(&k, 0, sizeof(k));
+	k.bucket = kb;
+	k.client = (uint32_t)(client ? me : other);
+	k.server = (uint32_t)(client ? other : me);
+	k.protocol = e->protocol;
+	t = cw_htab_upsert(f->out, &k, NULL);
+	if (!t)
+		return -1;
+	if (pe) { /* each end gives what it sent; diffs: sent - received */
+		uint64_t *sent = client ? &t->bytes_c2s : &t->bytes_s2c;
+		uint64_t *msgs = client ? &t->msgs_c2s : &t->msgs_s2c;
+		int64_t *mine = client ? &t->diff_c2s : &t->diff_s2c;
+		int64_t *theirs = client ? &t->diff_s2c : &t->diff_c2s;
+
+		*sent += d->bytes_out;
+		*msgs += d->msgs_out;
+		*mine += (int64_t)d->bytes_out;
+		*theirs -= (int64_t)d->bytes_in;
+		sampled(t, e, d->bytes_out);
+	} else {
+		t->bytes_c2s += client ? d->bytes_out : d->bytes_in;
+		t->bytes_s2c += client ? d->bytes_in : d->bytes_out;
+		t->msgs_c2s += client ? d->msgs_out : d->msgs_in;
+		t->msgs_s2c += client ? d->msgs_in : d->msgs_out;
+		sampled(t, e, d->bytes_out + d->bytes_in);
+	}
+	count_conn(f, t, i, q);
+	t->retrans += d->retrans;
+	if (first && (!t->first_ns || first < t->first_ns))
+		t->first_ns = first;
+	if (d->last_ns > t->last_ns)
+		t->last_ns = d->last_ns;
+	return 0;
+}
+
+void cw_edge_total_add(struct cw_edge_total *t, const struct cw_edge_total *x)
+{
+	t->conns += x->conns;
+	t->paired += x->paired;
+	t->bytes_c2s += x->bytes_c2s;
+	t->bytes_s2c += x->bytes_s2c;
+	t->msgs_c2s += x->msgs_c2s;
+	t->msgs_s2c += x->msgs_s2c;
+	t->diff_c2s += x->diff_c2s;
+	t->diff_s2c += x->diff_s2c;
+	t->retrans += x->retrans;
+	t->est_conns += x->est_conns;
+	t->sampled_bytes += x->sampled_bytes;
+	t->has_sampled |= x->has_sampled;
+	if (x->first_ns && (!t->first_ns || x->first_ns < t->first_ns))
+		t->first_ns = x->first_ns;
+	if (x->last_ns > t->last_ns)
+		t->last_ns = x->last_ns;
+}
+
+/* A folder over p (paired) into out; 0 or -1.  acct: fold for real. */
+static int folder_init(struct folder *f, struct cw_pairing *p,
+		       struct cw_htab *out, bool real)
+{
+	size_t i, n = cw_pairing_owners(p);
+
+	memset(f, 0, sizeof(*f));
+	f->p = p;
+	f->out = out;
+	f->owner_node = malloc((n + 1) * sizeof(*f->owner_node));
+	if (!f->owner_node)
+		return -1;
+	for (i = 0; i < n; i++)
+		f->owner_node[i] = -1;
+	if (real)
+		return 0;
+	f->acct = malloc((p->ends.len + 1) * sizeof(*f->acct));
+	if (!f->acct)
+		return -1;
+	for (i = 0; i < p->ends.len; i++)
+		f->acct[i] = cw_pairing_numbers(p, i)->acct;
+	return 0;
+}
+
+static void folder_release(struct folder *f)
+{
+	free(f->owner_node);
+	free(f->acct);
+}
+
+/*
+ * Fold the deltas of buckets before `to` (all: every one) into f->out,
+ * under their bucket (or 0 when whole); with drop, forget them.  0 or -1.
+ */
+static int fold_pend(struct folder *f, uint64_t to, bool whole, bool drop)
+{
+	struct cw_buckets *b = &f->p->bk;
+	struct pend_key k;
+	size_t j;
+	long i;
+
+	for (j = b->pend.len; j-- > 0;) {
+		k = *(struct pend_key *)cw_htab_key(&b->pend, j);
+		if (k.bucket >= to)
+			continue;
+		i = cw_htab_index(&f->p->ends, &k.ek);
+		if (i >= 0 && fold(f, whole ? 0 : k.bucket, (size_t)i,
+				   cw_htab_val(&b->pend, j)))
+			return -1;
+		if (!drop)
+			continue;
+		if (i >= 0)
+			((struct cw_end *)cw_htab_val(&f->p->ends, i))->npend--;
+		cw_htab_delete(&b->pend, &k);
+	}
+	return 0;
+}
+
+/* Add each edge of from into to, under its own bucket or bucket 0. */
+static int add_edges(struct cw_htab *to, const struct cw_htab *from, bool whole)
+{
+	struct edge_key k;
+	struct cw_edge_total *t;
+	size_t j;
+
+	for (j = 0; j < from->len; j++) {
+		k = *(struct edge_key *)cw_htab_key(from, j);
+		if (whole)
+			k.bucket = 0;
+		t = cw_htab_upsert(to, &k, NULL);
+		if (!t)
+			return -1;
+		cw_edge_total_add(t, cw_htab_val(from, j));
+	}
+	return 0;
+}
+
+/* ---- sealing and freeing ------------------------------------------------- */
+
+/* Can end i go?  Its buckets are sealed, and it closed or fell silent. */
+static bool retirable(const struct cw_buckets *b, const struct cw_end *e)
+{
+	if (e->npend)
+		return false;
+	if ((e->flags & CW_REC_CLOSED) && e->last_ns < b->s.sealed_ns)
+		return true;
+	return b->s.watermark_ns > e->last_ns + b->s.ttl_ns;
+}
+
+/* Keep end i's totals: it fell silent, but it was not closed. */
+static int make_dormant(struct cw_pairing *p, size_t i, uint8_t carried)
+{
+	const struct cw_end *e = cw_pairing_numbers(p, i);
+	struct dormant_val *d;
+
+	d = cw_htab_upsert(&p->bk.dormant, cw_htab_key(&p->ends, i), NULL);
+	if (!d)
+		return -1;
+	d->bytes_out = e->bytes_out;
+	d->bytes_in = e->bytes_in;
+	d->msgs_out = e->msgs_out;
+	d->msgs_in = e->msgs_in;
+	d->first_ns = e->first_ns;
+	d->last_ns = e->last_ns;
+	d->retrans = e->retrans;
+	d->acct = e->acct;
+	d->flags = e->flags;
+	d->carried = carried;
+	p->bk.s.dormant++;
+	return 0;
+}
+
+/* Which ends go: a pair only together, so neither is left alone. */
+static void choose(struct cw_pairing *p, uint8_t *gone)
+{
+	struct cw_buckets *b = &p->bk;
+	size_t i, n = p->ends.len;
+	long q;
+
+	for (i = 0; i < n; i++) {
+		if (!retirable(b, cw_pairing_numbers(p, i)))
+			continue;
+		q = p->partner[i];
+		if (q >= 0 && !retirable(b, cw_pairing_numbers(p, (size_t)q)))
+			continue;
+		/* gone[i]: 1 + the counter it adds to (as make_dormant()). */
+		gone[i] = 1;
+		b->s.gone_ends++;
+		if (q < 0) {
+			b->s.gone_unpaired++;
+			gone[i] = 2;
+		} else if ((size_t)q > i) {
+			b->s.gone_paired++;
+			gone[i] = 3;
+		}
+	}
+}
+
+/* Free the ends whose buckets are sealed and that closed or fell silent. */
+static int retire(struct cw_pairing *p)
+{
+	size_t i, n = p->ends.len;
+	uint8_t *gone = calloc(n + 1, 1);
+	struct end_key k;
+	int err = 0;
+
+	if (!gone)
+		return -1;
+	choose(p, gone);
+	/* From the last: a delete moves the last entry, already seen, in. */
+	for (i = n; i-- > 0 && !err;) {
+		if (!gone[i])
+			continue;
+		if (!(cw_pairing_numbers(p, i)->flags & CW_REC_CLOSED))
+			err = make_dormant(p, i, (uint8_t)(gone[i] - 1));
+		k = *(struct end_key *)cw_htab_key(&p->ends, i);
+		cw_htab_delete(&p->ends, &k);
+	}
+	free(gone);
+	cw_pairing_forget(p);
+	return err;
+}
+
+int cw_pairing_seal(struct cw_pairing *p)
+{
+	struct cw_buckets *b = &p->bk;
+	uint64_t to = seal_point(b);
+	struct cw_htab fresh;
+	struct folder f;
+	int err = -1;
+
+	if (!b->s.width_ns || to <= b->s.sealed_ns) {
+		b->due = false;
+		return 0;
+	}
+	/*
+	 * A seal pairs and walks every live end: after an eighth of them in
+	 * records, so that a backlog sweeping through many buckets costs a
+	 * few walks, not one per bucket.  Counted in records, not time, so
+	 * a restored state seals at the same records.
+	 */
+	if (p->st.records - b->s.sealed_records < p->ends.len / 8)
+		return 0;
+	b->due = false;
+	b->s.sealed_records = p->st.records;
+	memset(&f, 0, sizeof(f));
+	cw_htab_init(&fresh, sizeof(struct edge_key),
+		     sizeof(struct cw_edge_total));
+	if (cw_pairing_pair(p) || folder_init(&f, p, &fresh, true) ||
+	    fold_pend(&f, to, false, true) ||
+	    add_edges(&b->sealed, &fresh, false) ||
+	    add_edges(&b->total, &fresh, true))
+		goto out;
+	b->s.sealed_ns = to;
+	err = retire(p) || cw_pairing_compact(p) ? -1 : 0;
+out:
+	folder_release(&f);
+	cw_htab_release(&fresh);
+	return err;
+}
+
+/* ---- what the buckets hold ---------------------------------------------- */
+
+/* Call fn on each edge of h (nodes of b). */
+static int each_edge(const struct cw_buckets *b, const struct cw_htab *h,
+		     const struct cw_htab *also, cw_edge_fn fn, void *arg)
+{
+	const struct edge_key *k;
+	const struct cw_edge_total *x;
+	struct cw_edge_total t;
+	size_t j;
+	int r;
+
+	for (j = 0; j < h->len; j++) {
+		k = cw_htab_key(h, j);
+		t = *(const struct cw_edge_total *)cw_htab_val(h, j);
+		if (also && (x = cw_htab_get(also, k)))
+			cw_edge_total_add(&t, x);
+		r = fn(cw_htab_val(&b->nodes, k->client),
+		       cw_htab_val(&b->nodes, k->server), k->protocol,
+		       k->bucket, &t, arg);
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
+/* The open buckets folded as they stand (whole: summed) into *open. */
+static int fold_open(struct cw_pairing *p, struct cw_htab *open, bool whole)
+{
+	struct folder f;
+	int err = -1;
+
+	memset(&f, 0, sizeof(f));
+	cw_htab_init(open, sizeof(struct edge_key),
+		     sizeof(struct cw_edge_total));
+	if (cw_pairing_pair(p) || folder_init(&f, p, open, false))
+		goto out;
+	err = fold_pend(&f, UINT64_MAX, whole, false);
+out:
+	folder_release(&f);
+	return err;
+}
+
+int cw_pairing_edges(struct cw_pairing *p, cw_edge_fn fn, void *arg)
+{
+	struct cw_buckets *b = &p->bk;
+	struct cw_htab open, rest;
+	struct edge_key *k;
+	size_t j;
+	int r = -1;
+
+	cw_htab_init(&rest, sizeof(struct edge_key),
+		     sizeof(struct cw_edge_total));
+	if (fold_open(p, &open, true))
+		goto out;
+	/* The open part of edges not sealed yet, after the sealed ones. */
+	for (j = 0; j < open.len; j++) {
+		k = cw_htab_key(&open, j);
+		if (!cw_htab_get(&b->total, k) &&
+		    !cw_htab_upsert(&rest, k, NULL))
+			goto out;
+	}
+	for (j = 0; j < rest.len; j++)
+		*(struct cw_edge_total *)cw_htab_val(&rest, j) =
+			*(struct cw_edge_total *)cw_htab_get(
+				&open, cw_htab_key(&rest, j));
+	r = each_edge(b, &b->total, &open, fn, arg);
+	if (!r)
+		r = each_edge(b, &rest, NULL, fn, arg);
+out:
+	cw_htab_release(&open);
+	cw_htab_release(&rest);
+	return r;
+}
+
+int cw_pairing_buckets_each(struct cw_pairing *p, bool open, cw_edge_fn fn,
+			    void *arg)
+{
+	struct cw_htab o;
+	int r;
+
+	r = each_edge(&p->bk, &p->bk.sealed, NULL, fn, arg);
+	if (r || !open)
+		return r;
+	r = fold_open(p, &o, false);
+	if (!r)
+		r = each_edge(&p->bk, &o, NULL, fn, arg);
+	cw_htab_release(&o);
+	return r;
+}
+
+void cw_pairing_take_sealed(struct cw_pairing *p)
+{
+	cw_htab_release(&p->bk.sealed);
+}
+
+int cw_pairing_add_total(struct cw_pairing *p, const struct cw_wire_edge *w)
+{
+	long c = cw_buckets_node(&p->bk, &w->client),
+	     s = cw_buckets_node(&p->bk, &w->server);
+	struct cw_edge_total *t;
+	struct edge_key k;
+
+	if (c < 0 || s < 0)
+		return -1;
+	memset(&k, 0, sizeof(k));
+	k.client = (uint32_t)c;
+	k.server = (uint32_t)s;
+	k.protocol = w->protocol;
+	t = cw_htab_upsert(&p->bk.total, &k, NULL);
+	if (!t)
+		return -1;
+	cw_edge_total_add(t, &w->t);
+	return 0;
+}
+
+size_t cw_pairing_live_ends(const struct cw_pairing *p)
+{
+	return p->ends.len;
+}
+
+static size_t htab_bytes(const struct cw_htab *h)
+{
+	return h->cap * h->entry_size + h->slots * sizeof(*h->index);
+}
+
+size_t cw_pairing_bytes(const struct cw_pairing *p)
+{
+	const struct cw_buckets *b = &p->bk;
+
+	return htab_bytes(&p->ends) + htab_bytes(&p->hosts) +
+	       htab_bytes(&p->owners) + p->procs_size + htab_bytes(&b->nodes) +
+	       htab_bytes(&b->total) + htab_bytes(&b->sealed) +
+	       htab_bytes(&b->pend) + htab_bytes(&b->dormant);
+}
+
+/* ---- checkpoints -------------------------------------------------------- */
+
+#define CHUNK_ITEMS  CW_WIRE_STATE_CHUNK /* ends, live then dormant */
+#define CHUNK_EDGES  CW_WIRE_STATE_CHUNK
+#define CHUNK_DELTAS (4 * CW_WIRE_STATE_CHUNK)
+
+static size_t ceil_div(size_t a, size_t b)
+{
+	return (a + b - 1) / b;
+}
+
+size_t cw_pairing_chunks(const struct cw_pairing *p)
+{
+	const struct cw_buckets *b = &p->bk;
+	size_t n = ceil_div(p->ends.len + b->dormant.len, CHUNK_ITEMS);
+
+	if (ceil_div(b->total.len, CHUNK_EDGES) > n)
+		n = ceil_div(b->total.len, CHUNK_EDGES);
+	if (ceil_div(b->pend.len, CHUNK_DELTAS) > n)
+		n = ceil_div(b->pend.len, CHUNK_DELTAS);
+	return n ? n : 1;
+}
+
+/* Dormant end j as a record: its key and its totals. */
+static void dormant_record(const struct cw_pairing *p, size_t j,
+			   struct cw_conn_record *r)
+{
+	const struct end_key *k = cw_htab_key(&p->bk.dormant, j);
+	const struct dormant_val *d = cw_htab_val(&p->bk.dormant, j);
+	const struct host_key *h = cw_htab_key(&p->hosts, k->host);
+
+	memset(r, 0, sizeof(*r));
+	memcpy(r->host, h->name, sizeof(r->host));
+	memcpy(r->boot_id, h->boot, sizeof(r->boot_id));
+	r->cookie = k->cookie;
+	r->protocol = k->protocol;
+	r->rport = k->rport;
+	r->raddr.family = k->rfamily;
+	memcpy(r->raddr.bytes, k->raddr, sizeof(r->raddr.bytes));
+	r->bytes_out = d->bytes_out;
+	r->bytes_in = d->bytes_in;
+	r->msgs_out = d->msgs_out;
+	r->msgs_in = d->msgs_in;
+	r->first_ns = k->protocol != 6 ? k->generation : d->first_ns;
+	r->last_ns = d->last_ns;
+	r->retrans = d->retrans;
+	r->flags = d->flags;
+	r->seq = d->carried; /* kept in seq: a dormant end has no record */
+}
+
+/* Chunk k's ends (live, then dormant) and their flags into st. */
+static void chunk_ends(const struct cw_pairing *p, size_t k,
+		       struct cw_wire_state *st)
+{
+	size_t i, live = p->ends.len, all = live + p->bk.dormant.len;
+
+	for (i = k * CHUNK_ITEMS; i < all && st->n < CHUNK_ITEMS; i++) {
+		if (i < live) {
+			cw_pairing_end_copy(p, i, &st->ends[st->n]);
+			st->end_flags[st->n] =
+				cw_pairing_numbers(p, i)->acct & CW_END_COUNTED;
+		} else {
+			dormant_record(p, i - live, &st->ends[st->n]);
+			st->end_flags[st->n] =
+				((const struct dormant_val *)cw_htab_val(
+					 &p->bk.dormant, i - live))
+					->acct |
+				CW_END_DORMANT;
+		}
+		st->n++;
+	}
+}
+
+/* Chunk k's deltas (end: index among all live ends) and edges. */
+static void chunk_buckets(const struct cw_pairing *p, size_t k,
+			  struct cw_wire_state *st)
+{
+	const struct cw_buckets *b = &p->bk;
+	size_t j;
+
+	for (j = k * CHUNK_DELTAS;
+	     j < b->pend.len && st->ndeltas < CHUNK_DELTAS; j++) {
+		const struct pend_key *pk = cw_htab_key(&b->pend, j);
+		const struct pend_val *v = cw_htab_val(&b->pend, j);
+		long i = cw_htab_index(&p->ends, &pk->ek);
+
+		if (i < 0)
+			continue;
+		st->deltas[st->ndeltas++] = (struct cw_end_delta){
+			.end = (uint32_t)i,
+			.bucket_ns = pk->bucket,
+			.bytes_out = v->bytes_out,
+			.bytes_in = v->bytes_in,
+			.msgs_out = v->msgs_out,
+			.msgs_in = v->msgs_in,
+			.retrans = v->retrans,
+			.last_ns = v->last_ns,
+		};
+	}
+	for (j = k * CHUNK_EDGES; j < b->total.len && st->nedges < CHUNK_EDGES;
+	     j++) {
+		const struct edge_key *ek = cw_htab_key(&b->total, j);
+		struct cw_wire_edge *w = &st->edges[st->nedges++];
+
+		memset(w, 0, sizeof(*w));
+		w->protocol = ek->protocol;
+		w->client = *(struct cw_edge_node *)cw_htab_val(&b->nodes,
+								ek->client);
+		w->server = *(struct cw_edge_node *)cw_htab_val(&b->nodes,
+								ek->server);
+		w->t = *(struct cw_edge_total *)cw_htab_val(&b->total, j);
+	}
+	if (k == 0)
+		st->bk = b->s;
+}
+
+int cw_pairing_chunk(const struct cw_pairing *p, size_t k,
+		     struct cw_wire_state *st)
+{
+	st->n = st->ndeltas = st->nedges = 0;
+	memset(&st->bk, 0, sizeof(st->bk));
+	if (!st->ends)
+		st->ends = malloc(CHUNK_ITEMS * sizeof(*st->ends));
+	if (!st->end_flags)
+		st->end_flags = malloc(CHUNK_ITEMS * sizeof(*st->end_flags));
+	if (!st->deltas)
+		st->deltas = malloc(CHUNK_DELTAS * sizeof(*st->deltas));
+	if (!st->edges)
+		st->edges = malloc(CHUNK_EDGES * sizeof(*st->edges));
+	if (!st->ends || !st->end_flags || !st->deltas || !st->edges)
+		return -1;
+	chunk_ends(p, k, st);
+	if (p->bk.s.width_ns)
+		chunk_buckets(p, k, st);
+	return 0;
+}
+
+/* A dormant end back from its record; 0 or -1. */
+static int load_dormant(struct cw_pairing *p, const struct cw_conn_record *r,
+			uint32_t flags)
+{
+	long h = cw_pairing_host(p, r->host, r->boot_id);
+	struct dormant_val *d;
+	struct end_key k;
+
+	if (h < 0)
+		return -1;
+	cw_pairing_end_key(r, (uint32_t)h, &k);
+	d = cw_htab_upsert(&p->bk.dormant, &k, NULL);
+	if (!d)
+		return -1;
+	d->bytes_out = r->bytes_out;
+	d->bytes_in = r->bytes_in;
+	d->msgs_out = r->msgs_out;
+	d->msgs_in = r->msgs_in;
+	d->first_ns = r->first_ns;
+	d->last_ns = r->last_ns;
+	d->retrans = r->retrans;
+	d->flags = r->flags;
+	d->acct = flags & CW_END_COUNTED;
+	d->carried = (uint32_t)r->seq;
+	return 0;
+}
+
+int cw_pairing_load_chunk(struct cw_pairing *p, const struct cw_wire_state *st)
+{
+	size_t i, j;
+	long e;
+	int err = 0;
+
+	cw_pairing_forget(p); /* its bucket counters change the pairs' */
+	p->bk.loading = true;
+	for (i = 0; i < st->n && !err; i = j) {
+		if (st->end_flags && (st->end_flags[i] & CW_END_DORMANT)) {
+			err = load_dormant(p, &st->ends[i], st->end_flags[i]);
+			j = i + 1;
+			continue;
+		}
+		/* A run of live ends at once; then their flags. */
+		for (j = i; j < st->n && !(st->end_flags &&
+					   (st->end_flags[j] & CW_END_DORMANT));
+		     j++)
+			;
+		err = cw_pairing_add_many(p, st->ends + i, j - i);
+		for (e = (long)p->ends.len - (long)(j - i);
+		     !err && st->end_flags && e < (long)p->ends.len; e++)
+			((struct cw_end *)cw_htab_val(&p->ends, (size_t)e))
+				->acct = st->end_flags[i++] & CW_END_COUNTED;
+	}
+	p->bk.loading = false;
+	for (i = 0; i < st->nedges && !err; i++)
+		err = cw_pairing_add_total(p, &st->edges[i]);
+	if (st->bk.width_ns) {
+		struct cw_bucket_state keep = p->bk.s;
+
+		p->bk.s = st->bk;
+		/* The settings are this run's; the rest is the state's. */
+		if (keep.width_ns) {
+			p->bk.s.width_ns = keep.width_ns;
+			p->bk.s.ttl_ns = keep.ttl_ns;
+			p->bk.s.lateness_ns = keep.lateness_ns;
+		}
+	}
+	return err;
+}
+
+int cw_pairing_load_deltas(struct cw_pairing *p, const struct cw_end_delta *d,
+			   size_t n)
+{
+	struct pend_key pk;
+	struct pend_val *v;
+	struct cw_end *e;
+	bool created;
+	size_t j;
+
+	for (j = 0; j < n; j++) {
+		if (d[j].end >= p->ends.len)
+			continue; /* not of this state: malformed, skipped */
+		memset(&pk, 0, sizeof(pk));
+		pk.bucket = d[j].bucket_ns;
+		pk.ek = *(struct end_key *)cw_htab_key(&p->ends, d[j].end);
+		v = cw_htab_upsert(&p->bk.pend, &pk, &created);
+		if (!v)
+			return -1;
+		e = cw_htab_val(&p->ends, d[j].end);
+		e->npend += created;
+		v->bytes_out += d[j].bytes_out;
+		v->bytes_in += d[j].bytes_in;
+		v->msgs_out += d[j].msgs_out;
+		v->msgs_in += d[j].msgs_in;
+		v->retrans += d[j].retrans;
+		if (d[j].last_ns > v->last_ns)
+			v->last_ns = d[j].last_ns;
+	}
+	p->bk.due = seal_point(&p->bk) > p->bk.s.sealed_ns;
+	return 0;
+}

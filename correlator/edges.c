@@ -1,0 +1,526 @@
+// SPDX-License-Identifier: MIT
+/*
+ * <prefix>.edges: each member writes, at every snapshot, every bucket of
+ * its partitions that changed (the open ones as they stand, each sealed
+ * one once more when it is sealed), as absolute values complete up to the
+ * partition's next input offset.  All the edges of one (bucket, input
+ * partition) written at one offset are one set: each record says how many
+ * the set has and which it is.  A reader keeps, per (bucket, input
+ * partition), the complete set of the highest offset and sums over input
+ * partitions.  Values at an offset are a function of the records before
+ * it, so a replay, a duplicate or a member writing after it lost its
+ * partitions writes nothing a reader would keep instead of the truth; an
+ * edge that moved between keys (an end paired after its bucket was first
+ * written) leaves no stale record behind, since a whole set wins.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/log.h"
+#include "common/util.h"
+#include "common/wire.h"
+#include "correlator/correlator.h"
+
+/* ---- writing ------------------------------------------------------------ */
+
+/* The edges of one partition's buckets, as cw_pairing_buckets_each()
+ * gives them (grouped by bucket: sealed ones, then the open ones). */
+struct batch {
+	struct cw_wire_edge *e;
+	size_t n, cap;
+	uint64_t sealed_before; /* buckets before this are sealed */
+};
+
+static int collect(const struct cw_edge_node *client,
+		   const struct cw_edge_node *server, uint8_t protocol,
+		   uint64_t bucket_ns, const struct cw_edge_total *t, void *arg)
+{
+	struct batch *b = arg;
+	struct cw_wire_edge *w;
+
+	if (CW_GROW(b->e, b->cap, b->n + 1, 64))
+		return -1;
+	w = &b->e[b->n++];
+	memset(w, 0, sizeof(*w));
+	w->bucket_ns = bucket_ns;
+	w->sealed = bucket_ns < b->sealed_before;
+	w->protocol = protocol;
+	w->client = *client;
+	w->server = *server;
+	w->t = *t;
+	return 0;
+}
+
+/* A node's identity, for an order that does not depend on arrival. */
+static int node_cmp(const struct cw_edge_node *a, const struct cw_edge_node *b)
+{
+	int c;
+
+	if (a->kind != b->kind)
+		return a->kind < b->kind ? -1 : 1;
+	c = strcmp(a->host, b->host);
+	if (c)
+		return c;
+	if (a->proc.tgid != b->proc.tgid)
+		return a->proc.tgid < b->proc.tgid ? -1 : 1;
+	if (a->proc.start_ns != b->proc.start_ns)
+		return a->proc.start_ns < b->proc.start_ns ? -1 : 1;
+	if (a->netns != b->netns)
+		return a->netns < b->netns ? -1 : 1;
+	c = cw_addr_cmp(&a->addr, &b->addr);
+	if (c)
+		return c;
+	return a->port < b->port ? -1 : a->port > b->port;
+}
+
+/*
+ * Edges by bucket, then nodes: a set's records get their indices in an
+ * order every member agrees on, so that two members writing the same set
+ * (one restored from the other's checkpoint) write the same records.
+ */
+static int cmp_edge(const void *a, const void *b)
+{
+	const struct cw_wire_edge *x = a, *y = b;
+	int r;
+
+	if (x->bucket_ns != y->bucket_ns)
+		return x->bucket_ns < y->bucket_ns ? -1 : 1;
+	r = node_cmp(&x->client, &y->client);
+	if (!r)
+		r = node_cmp(&x->server, &y->server);
+	if (!r)
+		r = x->protocol < y->protocol ? -1 : x->protocol > y->protocol;
+	return r;
+}
+
+/* Put one set (edges [lo, hi) of one bucket) to the log; 0 or -1. */
+static int put_set(struct cw_correlator *c, struct cw_part_state *ps,
+		   struct cw_wire_edge *e, size_t lo, size_t hi)
+{
+	static struct cw_wire_msg m;
+	char key[CW_WIRE_NAME_MAX + 48];
+	size_t i;
+	uint8_t *buf;
+	size_t len;
+	int err = 0;
+
+	snprintf(key, sizeof(key), "%s/%" PRIu64 "/%d", c->o.group,
+		 e[lo].bucket_ns, ps->partition);
+	for (i = lo; i < hi && !err; i++) {
+		m.kind = CW_WIRE_EDGE;
+		m.edge = e[i];
+		snprintf(m.edge.group, sizeof(m.edge.group), "%s", c->o.group);
+		snprintf(m.edge.topic, sizeof(m.edge.topic), "%s",
+			 c->o.conns_topic);
+		m.edge.partition = ps->partition;
+		m.edge.offset = ps->next;
+		m.edge.width_ns = ps->pairing.bk.s.width_ns;
+		m.edge.set_size = (uint32_t)(hi - lo);
+		m.edge.set_index = (uint32_t)(i - lo);
+		if (cw_wire_encode(&m, &buf, &len))
+			return cw_error(
+				"out of memory encoding an edge bucket");
+		err = cw_kafka_log_put(c->edges_log,
+				       ps->partition % c->edges_partitions, key,
+				       buf, len);
+		free(buf);
+		c->edge_records += !err;
+	}
+	return err;
+}
+
+/* ps's buckets sealed since its last write, and with open the open
+ * ones if it moved since; 0 or -1. */
+static int put_part(struct cw_correlator *c, struct cw_part_state *ps,
+		    bool open)
+{
+	struct batch b = {.sealed_before = ps->pairing.bk.s.sealed_ns};
+	size_t lo, hi;
+	int err;
+
+	open = open && ps->next != ps->edges_at;
+	if (!open && !ps->pairing.bk.sealed.len)
+		return 0;
+	err = cw_pairing_buckets_each(&ps->pairing, open, collect, &b);
+	qsort(b.e, b.n, sizeof(*b.e), cmp_edge);
+	for (lo = 0; !err && lo < b.n; lo = hi) {
+		for (hi = lo + 1;
+		     hi < b.n && b.e[hi].bucket_ns == b.e[lo].bucket_ns; hi++)
+			;
+		err = put_set(c, ps, b.e, lo, hi);
+	}
+	free(b.e);
+	return err ? cw_error("edge buckets of partition %d not written",
+			      ps->partition)
+		   : 0;
+}
+
+/*
+ * Is c behind its input: more records waiting in the partitions of the
+ * connections topic it owns than it applied in the last snapshot period?
+ * Not when the lag is unknown (no consumer, no fetch yet).
+ */
+static bool behind(struct cw_correlator *c)
+{
+	static struct cw_kafka_lag lag[1024]; /* large: off the stack */
+	uint64_t waiting = 0;
+	int i, n;
+
+	if (!c->consumer || !c->o.conns_topic)
+		return false;
+	n = cw_kafka_consumer_lag(c->consumer, lag, 1024);
+	for (i = 0; i < n; i++)
+		if (!strcmp(lag[i].topic, c->o.conns_topic))
+			waiting += (uint64_t)lag[i].lag;
+	return waiting > c->period_applied;
+}
+
+int cw_correlator_write_edges(struct cw_correlator *c, bool all)
+{
+	uint64_t now = cw_now_mono_ns();
+	bool open = all || now >= c->edges_open_mono + c->o.bucket_ns;
+	size_t i;
+	int err = 0;
+
+	if (!c->edges_log || !c->o.bucket_ns)
+		return 0;
+	if (open && !all && behind(c)) {
+		open = false;
+		c->edges_skipped++;
+	}
+	if (c->edges_partitions <= 0)
+		c->edges_partitions = cw_kafka_log_partitions(c->edges_log);
+	if (c->edges_partitions <= 0)
+		return -1;
+	for (i = 0; i < c->nparts && !err; i++)
+		err = put_part(c, &c->parts[i], open);
+	if (!err)
+		err = cw_kafka_log_flush(c->edges_log, 60000);
+	if (err)
+		return -1;
+	for (i = 0; i < c->nparts; i++) {
+		if (open)
+			c->parts[i].edges_at = c->parts[i].next;
+		cw_pairing_take_sealed(&c->parts[i].pairing);
+	}
+	if (open)
+		c->edges_open_mono = now;
+	return 0;
+}
+
+/* ---- reading: the merge ------------------------------------------------- */
+
+/* One record of a set, and the set it belongs to. */
+struct set_key {
+	uint64_t bucket;
+	int64_t offset;
+	int32_t partition;
+	uint32_t pad;
+};
+
+struct rec_key {
+	struct set_key set;
+	uint32_t index;
+	uint32_t pad;
+};
+
+struct rec_val {
+	uint32_t client, server; /* ids in the merge's nodes */
+	uint8_t protocol;
+	uint8_t pad[7];
+	struct cw_edge_total t;
+};
+
+struct set_val {
+	uint32_t size, seen;
+};
+
+/* An edge of the merged view: in a bucket (or 0: summed). */
+struct sum_key {
+	uint64_t bucket;
+	uint32_t client, server;
+	uint8_t protocol;
+	uint8_t pad[7];
+};
+
+/* (bucket, input partition): the offset of its best whole set. */
+struct best_key {
+	uint64_t bucket;
+	int32_t partition;
+	uint32_t pad;
+};
+
+/* Is partition one of those the caller has the state of? */
+static bool owned(const struct cw_edge_merge *m, int32_t partition)
+{
+	size_t i;
+
+	for (i = 0; i < m->nowned; i++)
+		if (m->owned[i] == partition)
+			return true;
+	return false;
+}
+
+void cw_edge_merge_init(struct cw_edge_merge *m, const char *group,
+			uint64_t since_ns, uint64_t until_ns)
+{
+	memset(m, 0, sizeof(*m));
+	snprintf(m->group, sizeof(m->group), "%s", group);
+	m->since_ns = since_ns;
+	m->until_ns = until_ns;
+	cw_buckets_init(&m->nodes);
+	cw_htab_init(&m->recs, sizeof(struct rec_key), sizeof(struct rec_val));
+	cw_htab_init(&m->sets, sizeof(struct set_key), sizeof(struct set_val));
+	cw_htab_init(&m->best, sizeof(struct best_key), sizeof(int64_t));
+}
+
+void cw_edge_merge_release(struct cw_edge_merge *m)
+{
+	cw_buckets_release(&m->nodes);
+	cw_htab_release(&m->recs);
+	cw_htab_release(&m->sets);
+	cw_htab_release(&m->best);
+	free(m->pos);
+	m->pos = NULL;
+}
+
+/* The set s is whole: it wins its (bucket, partition) if newer. */
+static int set_whole(struct cw_edge_merge *m, const struct set_key *s)
+{
+	struct best_key k = {.bucket = s->bucket, .partition = s->partition};
+	int64_t *best;
+	bool created;
+
+	best = cw_htab_upsert(&m->best, &k, &created);
+	if (!best)
+		return -1;
+	if (created || s->offset > *best) {
+		m->superseded += !created;
+		*best = s->offset;
+	}
+	return 0;
+}
+
+int cw_edge_merge_add(struct cw_edge_merge *m, const struct cw_wire_edge *w)
+{
+	struct rec_key k = {0};
+	struct rec_val *v;
+	struct set_val *s;
+	long c, sv;
+	bool created;
+
+	if (strcmp(w->group, m->group)) {
+		m->foreign++;
+		return 0;
+	}
+	if (w->bucket_ns < m->since_ns ||
+	    (m->until_ns && w->bucket_ns >= m->until_ns) || !w->set_size ||
+	    w->set_index >= w->set_size) {
+		m->outside++;
+		return 0;
+	}
+	if (owned(m, w->partition)) {
+		m->own++; /* the caller's state has it, newer */
+		return 0;
+	}
+	m->records++;
+	k.set = (struct set_key){.bucket = w->bucket_ns,
+				 .offset = w->offset,
+				 .partition = w->partition};
+	k.index = w->set_index;
+	v = cw_htab_upsert(&m->recs, &k, &created);
+	if (!v)
+		return -1;
+	if (!created) {
+		m->duplicates++;
+		return 0;
+	}
+	c = cw_buckets_node(&m->nodes, &w->client);
+	sv = cw_buckets_node(&m->nodes, &w->server);
+	s = cw_htab_upsert(&m->sets, &k.set, NULL);
+	if (c < 0 || sv < 0 || !s)
+		return -1;
+	v->client = (uint32_t)c;
+	v->server = (uint32_t)sv;
+	v->protocol = w->protocol;
+	v->t = w->t;
+	s->size = w->set_size;
+	if (++s->seen == s->size)
+		return set_whole(m, &k.set);
+	return 0;
+}
+
+/* Is record k part of its (bucket, partition)'s best whole set? */
+static bool kept(const struct cw_edge_merge *m, const struct rec_key *k)
+{
+	struct best_key b = {.bucket = k->set.bucket,
+			     .partition = k->set.partition};
+	const int64_t *best = cw_htab_get(&m->best, &b);
+
+	return best && *best == k->set.offset;
+}
+
+/* What emit_sorted() sorts: an entry of the sums and its nodes. */
+struct sorted {
+	const struct sum_key *k;
+	const struct cw_edge_node *c, *s;
+	const struct cw_edge_total *t;
+};
+
+static int sorted_cmp(const void *x, const void *y)
+{
+	const struct sorted *a = x, *b = y;
+	int r;
+
+	if (a->k->bucket != b->k->bucket)
+		return a->k->bucket < b->k->bucket ? -1 : 1;
+	r = node_cmp(a->c, b->c);
+	if (!r)
+		r = node_cmp(a->s, b->s);
+	if (!r)
+		r = a->k->protocol < b->k->protocol   ? -1
+		    : a->k->protocol > b->k->protocol ? 1
+						      : 0;
+	return r;
+}
+
+/* The sums to fn in the order of their buckets and nodes: the same
+ * graph, node for node, whichever member wrote what first. */
+static int emit_sorted(struct cw_edge_merge *m, struct cw_htab *sum,
+		       cw_edge_fn fn, void *arg)
+{
+	struct sorted *o = malloc((sum->len + 1) * sizeof(*o));
+	size_t j;
+	int r = 0;
+
+	if (!o)
+		return -1;
+	for (j = 0; j < sum->len; j++) {
+		o[j].k = cw_htab_key(sum, j);
+		o[j].c = cw_htab_val(&m->nodes.nodes, o[j].k->client);
+		o[j].s = cw_htab_val(&m->nodes.nodes, o[j].k->server);
+		o[j].t = cw_htab_val(sum, j);
+	}
+	qsort(o, sum->len, sizeof(*o), sorted_cmp);
+	for (j = 0; j < sum->len && !r; j++)
+		r = fn(o[j].c, o[j].s, o[j].k->protocol, o[j].k->bucket, o[j].t,
+		       arg);
+	free(o);
+	return r;
+}
+
+int cw_edge_merge_each(struct cw_edge_merge *m, bool per_bucket, cw_edge_fn fn,
+		       void *arg)
+{
+	struct cw_htab sum;
+	struct sum_key k;
+	struct cw_edge_total *t;
+	size_t j;
+	int r = -1;
+
+	cw_htab_init(&sum, sizeof(k), sizeof(*t));
+	for (j = 0; j < m->recs.len; j++) {
+		const struct rec_key *rk = cw_htab_key(&m->recs, j);
+		const struct rec_val *v = cw_htab_val(&m->recs, j);
+
+		if (!kept(m, rk) || owned(m, rk->set.partition))
+			continue;
+		memset(&k, 0, sizeof(k));
+		k.bucket = per_bucket ? rk->set.bucket : 0;
+		k.client = v->client;
+		k.server = v->server;
+		k.protocol = v->protocol;
+		t = cw_htab_upsert(&sum, &k, NULL);
+		if (!t)
+			goto out;
+		cw_edge_total_add(t, &v->t);
+	}
+	r = emit_sorted(m, &sum, fn, arg);
+out:
+	cw_htab_release(&sum);
+	return r;
+}
+
+/*
+ * Forget the records of sets older than their (bucket, partition)'s best
+ * whole one, once the records have doubled since the last time: what a
+ * long-running reader keeps is then about the sets that win.  0 or -1.
+ */
+static int prune(struct cw_edge_merge *m)
+{
+	struct rec_key k;
+	struct best_key b;
+	const int64_t *best;
+	size_t j;
+
+	if (m->recs.len < 2 * m->pruned_at + 4096)
+		return 0;
+	for (j = m->recs.len; j-- > 0;) {
+		k = *(struct rec_key *)cw_htab_key(&m->recs, j);
+		b = (struct best_key){.bucket = k.set.bucket,
+				      .partition = k.set.partition};
+		best = cw_htab_get(&m->best, &b);
+		if (best && k.set.offset < *best)
+			cw_htab_delete(&m->recs, &k);
+	}
+	for (j = m->sets.len; j-- > 0;) {
+		struct set_key s = *(struct set_key *)cw_htab_key(&m->sets, j);
+
+		b = (struct best_key){.bucket = s.bucket,
+				      .partition = s.partition};
+		best = cw_htab_get(&m->best, &b);
+		if (best && s.offset < *best)
+			cw_htab_delete(&m->sets, &s);
+	}
+	m->pruned_at = m->recs.len;
+	return 0;
+}
+
+/* One record of the edges topic into the merge. */
+static int read_one(void *arg, int64_t at, const uint8_t *v, size_t len)
+{
+	static struct cw_wire_msg msg;
+	struct cw_edge_merge *m = arg;
+	int kind = cw_wire_decode(v, len, &msg, NULL, 0);
+
+	m->pos[m->cur] = at + 1;
+	if (kind != CW_WIRE_EDGE) {
+		m->bad += kind < 0;
+		cw_wire_msg_release(&msg);
+		return 0;
+	}
+	return cw_edge_merge_add(m, &msg.edge) ? -1 : 0;
+}
+
+int cw_edge_merge_read(struct cw_edge_merge *m, const struct cw_kafka_conf *kc,
+		       const char *topic)
+{
+	struct cw_kafka_log *l = cw_kafka_log_new(kc, topic);
+	int n, p, err = -1;
+
+	if (!l)
+		return -1;
+	n = cw_kafka_log_partitions(l);
+	if (n > m->npos) {
+		int64_t *pos = realloc(m->pos, (size_t)n * sizeof(*pos));
+
+		if (!pos)
+			goto out;
+		for (p = m->npos; p < n; p++)
+			pos[p] = 0;
+		m->pos = pos;
+		m->npos = n;
+	}
+	for (p = 0; p < n; p++) {
+		m->cur = p;
+		if (cw_kafka_log_read(l, p, m->pos[p], read_one, m))
+			goto out;
+	}
+	err = n > 0 ? prune(m) : -1;
+out:
+	cw_kafka_log_free(l);
+	if (err)
+		cw_error("unable to read the edge buckets of '%s'", topic);
+	return err;
+}

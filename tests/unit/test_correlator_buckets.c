@@ -1,0 +1,461 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Time buckets: a stream of connections that open, talk over several
+ * records and close (some with an end nobody watched, some idle long
+ * enough to go dormant and then talk again) is fed once to a pairing with
+ * buckets and once to one without.  The bucketed one frees the ends as
+ * their buckets are sealed (live ends and bytes drop back), and its graph
+ * has the same edges with the same totals as the graph of every end kept.
+ * A state copied through its checkpoint records and fed the rest ends the
+ * same as one fed everything.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/jsonw.h"
+#include "common/util.h"
+#include "common/wire.h"
+#include "correlator/correlator.h"
+#include "graph/graph.h"
+
+#include "tests/unit/check.h"
+
+#define NS   1000000000ULL
+#define T0   (1700000000ULL * NS)
+#define NCON 3000
+
+static struct cw_conn_record *recs;
+static size_t nrecs, cap;
+
+static void end_rec(struct cw_conn_record *r, bool client, size_t i,
+		    uint64_t first, uint64_t at, uint64_t sent, uint64_t got,
+		    bool closed)
+{
+	memset(r, 0, sizeof(*r));
+	snprintf(r->host, sizeof(r->host), "%s", client ? "web" : "db");
+	snprintf(r->boot_id, sizeof(r->boot_id), "boot-1");
+	r->netns = 4026531840u;
+	r->cookie = 1000 + i;
+	r->protocol = 6;
+	r->role = client ? CW_REC_ROLE_CLIENT : CW_REC_ROLE_SERVER;
+	cw_addr_parse(&r->laddr, client ? "10.0.0.1" : "10.0.0.2");
+	cw_addr_parse(&r->raddr, client ? "10.0.0.2" : "10.0.0.1");
+	r->lport = client ? (uint16_t)(20000 + i % 40000) : 5432;
+	r->rport = client ? 5432 : (uint16_t)(20000 + i % 40000);
+	r->bytes_out = sent;
+	r->bytes_in = got;
+	r->msgs_out = sent / 100;
+	r->msgs_in = got / 100;
+	r->first_ns = first;
+	r->last_ns = at;
+	r->retrans = (uint32_t)(sent / 5000);
+	r->flags = closed ? CW_REC_CLOSED : 0;
+	r->proc.tgid = client ? (uint32_t)(100 + i % 7) : 900;
+	r->proc.start_ns = client ? 11 : 22;
+	snprintf(r->proc.comm, sizeof(r->proc.comm), "%s",
+		 client ? "app" : "postgres");
+	r->seq = i;
+}
+
+static void push(const struct cw_conn_record *r)
+{
+	if (CW_GROW(recs, cap, nrecs + 1, 1024))
+		abort();
+	recs[nrecs++] = *r;
+}
+
+static int by_time(const void *a, const void *b)
+{
+	const struct cw_conn_record *x = a, *y = b;
+
+	if (x->last_ns != y->last_ns)
+		return x->last_ns < y->last_ns ? -1 : 1;
+	return x->cookie < y->cookie ? -1 : x->cookie > y->cookie;
+}
+
+/*
+ * Connection i opens at T0 + i * 20 ms and sends three records per end
+ * over 3 s, closing in the last; every 10th has no server end (an
+ * external peer); every 100th falls silent for 40 s (past the TTL) and
+ * then talks again before it closes.
+ */
+static void make_stream(void)
+{
+	size_t i, k;
+
+	for (i = 0; i < NCON; i++) {
+		uint64_t first = T0 + i * 20 * 1000000ULL;
+		bool lone = i % 10 == 3, idle = i % 100 == 7;
+
+		for (k = 1; k <= 3; k++) {
+			uint64_t at =
+				first + k * NS + (idle && k == 3 ? 40 * NS : 0);
+			struct cw_conn_record r;
+			uint64_t req = 300 * k + i, resp = 2000 * k + i;
+
+			end_rec(&r, true, i, first, at, req, resp, k == 3);
+			push(&r);
+			if (lone)
+				continue;
+			/* The server saw a little less of the last request. */
+			end_rec(&r, false, i, first + 1000, at + 500, resp,
+				k == 3 ? req : req - 1, k == 3);
+			push(&r);
+		}
+	}
+	qsort(recs, nrecs, sizeof(*recs), by_time);
+}
+
+/* Each edge of g as a line, sorted: labels and every total. */
+static char **edge_lines(const struct cw_graph *g, size_t *n)
+{
+	char **out = calloc(g->nedges + 1, sizeof(*out));
+	char a[128], b[128];
+	size_t i;
+
+	for (i = 0; i < g->nedges; i++) {
+		const struct cw_edge *e = &g->edges[i];
+
+		cw_node_label(&g->nodes[e->client], a, sizeof(a));
+		cw_node_label(&g->nodes[e->server], b, sizeof(b));
+		if (asprintf(&out[i],
+			     "%s@%s -> %s@%s/%u conns %llu paired %llu "
+			     "bytes %llu/%llu msgs %llu/%llu diff %lld/%lld "
+			     "retrans %llu first %llu last %llu",
+			     a, g->nodes[e->client].host, b,
+			     g->nodes[e->server].host, e->protocol,
+			     (unsigned long long)e->conns,
+			     (unsigned long long)e->paired,
+			     (unsigned long long)e->bytes_c2s,
+			     (unsigned long long)e->bytes_s2c,
+			     (unsigned long long)e->msgs_c2s,
+			     (unsigned long long)e->msgs_s2c,
+			     (long long)e->diff_c2s, (long long)e->diff_s2c,
+			     (unsigned long long)e->retrans,
+			     (unsigned long long)e->first_ns,
+			     (unsigned long long)e->last_ns) < 0)
+			out[i] = NULL;
+	}
+	*n = g->nedges;
+	qsort(out, *n, sizeof(*out),
+	      (int (*)(const void *, const void *))strcmp);
+	return out;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static bool same_graph(struct cw_graph *x, struct cw_graph *y)
+{
+	size_t nx, ny, i;
+	char **a = edge_lines(x, &nx), **b = edge_lines(y, &ny);
+	bool same = nx == ny;
+
+	qsort(a, nx, sizeof(*a), cmp_str);
+	qsort(b, ny, sizeof(*b), cmp_str);
+	for (i = 0; same && i < nx; i++)
+		if (strcmp(a[i], b[i])) {
+			fprintf(stderr, "got  %s\nwant %s\n", a[i], b[i]);
+			same = false;
+		}
+	if (nx != ny)
+		fprintf(stderr, "%zu edges, want %zu\n", nx, ny);
+	for (i = 0; i < nx; i++)
+		free(a[i]);
+	for (i = 0; i < ny; i++)
+		free(b[i]);
+	free(a);
+	free(b);
+	return same;
+}
+
+static uint64_t lateness = NS;
+
+static void bucketed(struct cw_pairing *p)
+{
+	cw_pairing_init(p);
+	cw_pairing_buckets(p, NS, 10 * NS, lateness);
+}
+
+/* Feed recs[from, to) to p, sealing as it goes; the most live ends. */
+static size_t feed(struct cw_pairing *p, size_t from, size_t to)
+{
+	size_t i, most = 0;
+
+	for (i = from; i < to; i++) {
+		CHECK(!cw_pairing_add(p, &recs[i]));
+		/* As the service: sealed buckets are written, then go. */
+		if (p->bk.due) {
+			CHECK(!cw_pairing_seal(p));
+			cw_pairing_take_sealed(p);
+		}
+		if (cw_pairing_live_ends(p) > most)
+			most = cw_pairing_live_ends(p);
+	}
+	return most;
+}
+
+static void test_exact_and_freed(void)
+{
+	struct cw_pairing all, bk;
+	struct cw_graph ga, gb;
+	size_t most, bytes_all, bytes_bk;
+
+	cw_pairing_init(&all);
+	bucketed(&bk);
+	CHECK(!cw_pairing_add_many(&all, recs, nrecs));
+	most = feed(&bk, 0, nrecs);
+	bytes_all = cw_pairing_bytes(&all);
+	bytes_bk = cw_pairing_bytes(&bk);
+	printf("%zu records, %zu ends kept without buckets (%zu KiB); with "
+	       "buckets at most %zu live, %zu at the end (%zu KiB), %llu "
+	       "freed, %llu dormant, %llu revived\n",
+	       nrecs, (size_t)all.ends.len, bytes_all / 1024, most,
+	       cw_pairing_live_ends(&bk), bytes_bk / 1024,
+	       (unsigned long long)bk.bk.s.gone_ends,
+	       (unsigned long long)bk.bk.s.dormant,
+	       (unsigned long long)bk.bk.s.revived);
+	/* ~50 connections open a second, each lives 3 s: about 300 ends. */
+	CHECK(most < all.ends.len / 10);
+	CHECK(cw_pairing_live_ends(&bk) < 400);
+	CHECK(bytes_bk * 4 < bytes_all);
+	CHECK(bk.bk.s.dormant >= NCON / 100 - 1);
+	CHECK(bk.bk.s.revived >= NCON / 100 - 1);
+	cw_graph_init(&ga);
+	cw_graph_init(&gb);
+	CHECK(!cw_graph_build(&ga, &all));
+	CHECK(!cw_graph_from_buckets(&gb, &bk));
+	/* Seven client processes, each to postgres and to 10.0.0.2:5432. */
+	CHECK(ga.nedges == 14);
+	CHECK(same_graph(&gb, &ga));
+	CHECK(bk.st.paired == all.st.paired);
+	CHECK(bk.st.unpaired == all.st.unpaired);
+	cw_graph_release(&ga);
+	cw_graph_release(&gb);
+	cw_pairing_release(&all);
+	cw_pairing_release(&bk);
+}
+
+/* The edges of g as edges.json has them: sorted, in JSON. */
+static char *graph_json(struct cw_graph *g)
+{
+	struct cw_jsonw w;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *fp = open_memstream(&buf, &len);
+
+	cw_graph_sort_edges(g);
+	cw_jsonw_init(&w, fp);
+	cw_jsonw_obj_open(&w, NULL);
+	cw_graph_json(g, &w);
+	cw_jsonw_obj_close(&w);
+	fclose(fp);
+	return buf;
+}
+
+/* p's checkpoint, through the wire codec, into a new pairing q. */
+static void through_checkpoint(const struct cw_pairing *p, struct cw_pairing *q)
+{
+	static struct cw_wire_msg m, back;
+	struct cw_end_delta *d = NULL;
+	size_t k, nd = 0, dcap = 0, chunks = cw_pairing_chunks(p), ends = 0;
+	uint8_t *buf;
+	size_t len;
+
+	memset(&m, 0, sizeof(m));
+	m.kind = CW_WIRE_STATE;
+	for (k = 0; k < chunks; k++) {
+		m.state.chunk = (uint32_t)k;
+		m.state.chunks = (uint32_t)chunks;
+		CHECK(!cw_pairing_chunk(p, k, &m.state));
+		CHECK(!cw_wire_encode(&m, &buf, &len));
+		CHECK(cw_wire_decode(buf, len, &back, NULL, 0) ==
+		      CW_WIRE_STATE);
+		free(buf);
+		CHECK(!cw_pairing_load_chunk(q, &back.state));
+		if (CW_GROW(d, dcap, nd + back.state.ndeltas + 1, 256))
+			abort();
+		memcpy(d + nd, back.state.deltas,
+		       back.state.ndeltas * sizeof(*d));
+		nd += back.state.ndeltas;
+		ends += back.state.n;
+		cw_wire_msg_release(&back);
+	}
+	CHECK(!cw_pairing_load_deltas(q, d, nd));
+	CHECK(q->ends.len == p->ends.len);
+	CHECK(q->bk.dormant.len == p->bk.dormant.len);
+	CHECK(q->bk.pend.len == p->bk.pend.len);
+	CHECK(q->bk.total.len == p->bk.total.len);
+	free(d);
+	m.kind = CW_WIRE_STATE;
+	cw_wire_msg_release(&m);
+}
+
+/* Cut the stream anywhere: checkpoint, restore, feed the rest. */
+static void test_checkpoint(size_t cut)
+{
+	struct cw_pairing ref, a, b;
+	struct cw_graph g1, g2;
+	char *j1, *j2;
+
+	bucketed(&ref);
+	bucketed(&a);
+	bucketed(&b);
+	feed(&ref, 0, nrecs);
+	feed(&a, 0, cut);
+	if (lateness > NS)
+		CHECK(cw_pairing_chunks(&a) > 2);
+	through_checkpoint(&a, &b);
+	feed(&b, cut, nrecs);
+	cw_graph_init(&g1);
+	cw_graph_init(&g2);
+	CHECK(!cw_graph_from_buckets(&g1, &ref));
+	CHECK(!cw_graph_from_buckets(&g2, &b));
+	j1 = graph_json(&g1);
+	j2 = graph_json(&g2);
+	CHECK(j1 && j2 && !strcmp(j1, j2));
+	if (j1 && j2 && strcmp(j1, j2))
+		fprintf(stderr, "cut at %zu:\n%s\n%s\n", cut, j1, j2);
+	CHECK(b.bk.s.gone_ends == ref.bk.s.gone_ends);
+	free(j1);
+	free(j2);
+	cw_graph_release(&g1);
+	cw_graph_release(&g2);
+	cw_pairing_release(&ref);
+	cw_pairing_release(&a);
+	cw_pairing_release(&b);
+}
+
+/* An edge bucket record: client "app" on web, server n's address. */
+static void edge(struct cw_wire_edge *w, const char *group, uint64_t bucket,
+		 int32_t part, int64_t off, uint32_t set_size, uint32_t index,
+		 int server, uint64_t bytes)
+{
+	char a[32];
+
+	memset(w, 0, sizeof(*w));
+	snprintf(w->group, sizeof(w->group), "%s", group);
+	w->bucket_ns = bucket;
+	w->width_ns = 60 * NS;
+	w->partition = part;
+	w->offset = off;
+	w->set_size = set_size;
+	w->set_index = index;
+	w->protocol = 6;
+	w->client.kind = CW_EDGE_NODE_PROCESS;
+	snprintf(w->client.host, sizeof(w->client.host), "web");
+	w->client.proc.tgid = 7;
+	snprintf(w->client.proc.comm, sizeof(w->client.proc.comm), "app");
+	w->server.kind = CW_EDGE_NODE_EXTERNAL;
+	snprintf(a, sizeof(a), "10.0.0.%d", server);
+	cw_addr_parse(&w->server.addr, a);
+	w->server.port = 80;
+	w->t.conns = 1;
+	w->t.bytes_c2s = bytes;
+}
+
+struct seen {
+	uint64_t bytes[8], conns[8];
+	size_t calls;
+};
+
+static int merged(const struct cw_edge_node *client,
+		  const struct cw_edge_node *server, uint8_t protocol,
+		  uint64_t bucket_ns, const struct cw_edge_total *t, void *arg)
+{
+	struct seen *s = arg;
+	int k = server->addr.bytes[3];
+
+	(void)client;
+	(void)protocol;
+	(void)bucket_ns;
+	s->bytes[k & 7] += t->bytes_c2s;
+	s->conns[k & 7] += t->conns;
+	s->calls++;
+	return 0;
+}
+
+/*
+ * The merge rule: partition 0 writes bucket B at offset 10 (edges to .1
+ * and .2), then at 20 (.2's end paired since: its bytes moved to .3);
+ * partition 1 writes B at 5.  Every record is delivered twice, a member
+ * that lost partition 0 writes its older view at 15 after the others, a
+ * set at 30 is cut short by a crash, another group writes too, and a
+ * bucket outside the range is there: whatever the order, the graph is
+ * .1: 150 + 7, .3: 30, nothing to .2.
+ */
+static void test_merge(void)
+{
+	struct cw_wire_edge w[16];
+	const uint64_t B = T0, C = T0 + 60 * NS;
+	size_t n = 0, order, i;
+
+	edge(&w[n++], "g", B, 0, 10, 2, 0, 1, 100);
+	edge(&w[n++], "g", B, 0, 10, 2, 1, 2, 50);
+	edge(&w[n++], "g", B, 0, 20, 2, 0, 1, 150);
+	edge(&w[n++], "g", B, 0, 20, 2, 1, 3, 30);
+	edge(&w[n++], "g", B, 1, 5, 1, 0, 1, 7);
+	edge(&w[n++], "g", B, 0, 15, 2, 0, 1, 120); /* the zombie */
+	edge(&w[n++], "g", B, 0, 15, 2, 1, 2, 40);
+	edge(&w[n++], "g", B, 0, 30, 2, 0, 1, 999);	 /* cut short */
+	edge(&w[n++], "other", B, 0, 40, 1, 0, 1, 5000); /* another group */
+	edge(&w[n++], "g", C, 0, 50, 1, 0, 1, 77);	 /* out of range */
+	for (order = 0; order < 3; order++) {
+		struct cw_edge_merge m;
+		struct seen s = {0};
+
+		cw_edge_merge_init(&m, "g", B, C);
+		for (i = 0; i < 2 * n; i++) {
+			/* forwards, backwards, interleaved; each twice */
+			size_t j = order == 0	? i % n
+				   : order == 1 ? n - 1 - i % n
+						: (i * 7) % n;
+
+			CHECK(!cw_edge_merge_add(&m, &w[j]));
+		}
+		CHECK(!cw_edge_merge_each(&m, false, merged, &s));
+		CHECK(s.bytes[1] == 157);
+		CHECK(s.bytes[2] == 0);
+		CHECK(s.bytes[3] == 30);
+		CHECK(s.conns[1] == 2);
+		CHECK(s.calls == 2);
+		CHECK(m.duplicates >= n - 3);
+		CHECK(m.foreign == 2);
+		cw_edge_merge_release(&m);
+	}
+	/* Partition 0 owned: its records are skipped, not kept. */
+	{
+		static const int32_t mine[] = {0};
+		struct cw_edge_merge m;
+		struct seen s = {0};
+
+		cw_edge_merge_init(&m, "g", B, C);
+		m.owned = mine;
+		m.nowned = 1;
+		for (i = 0; i < n; i++)
+			CHECK(!cw_edge_merge_add(&m, &w[i]));
+		CHECK(m.own == 7);
+		CHECK(m.recs.len == 1);
+		CHECK(!cw_edge_merge_each(&m, false, merged, &s));
+		CHECK(s.bytes[1] == 7);
+		CHECK(s.calls == 1);
+		cw_edge_merge_release(&m);
+	}
+}
+
+int main(void)
+{
+	make_stream();
+	test_exact_and_freed();
+	test_checkpoint(nrecs / 3);
+	test_checkpoint(nrecs / 2 + 7);
+	/* Buckets sealed late: a state of many chunks. */
+	lateness = 30 * NS;
+	test_checkpoint(nrecs / 2);
+	test_merge();
+	free(recs);
+	return failures ? 1 : 0;
+}
