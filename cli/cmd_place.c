@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
- * causeway place: a placement plan from the measured traffic graph (the
- * JSON of 'causeway graph --format json'), the hosts' capacities and the
- * units' CPU and memory, by the genetic algorithm, our partitioning or the
- * integer program; as a table, JSON, Kubernetes affinities or an AppGroup.
+ * causeway place: a placement plan from the measured traffic (the JSON of
+ * 'causeway graph --format json', agent record files, or Kafka), the
+ * hosts' capacities and the units' CPU and memory, by the genetic
+ * algorithm, our partitioning or the integer program; as a table, JSON,
+ * Kubernetes affinities or an AppGroup.
  * The work is in place/ (place.h); this file reads the options.
  */
 #include <getopt.h>
@@ -23,28 +24,40 @@ struct place_cmd {
 	enum cw_place_format format;
 };
 
+static int bad_value(const char *opt, const char *val, const char *want)
+{
+	cw_error("%s '%s': want %s", opt, val, want);
+	return 2;
+}
+
 static void usage(FILE *fp)
 {
 	fprintf(fp,
-		"usage: causeway place -H HOSTS.csv -U UNITS.csv [--unit "
+		"usage: causeway place [-H HOSTS.csv] [-U UNITS.csv] [--unit "
 		"container|pod|workload]\n"
 		"                      [--method ga|partition|ilp|all] "
 		"[--hosts fewest|fixed]\n"
 		"                      [--max-moves N] [--max-hosts N] "
 		"[--headroom F]\n"
-		"                      [--seed S] [--time-limit SEC]\n"
+		"                      [--seed S] [--time-limit SEC] "
+		"[--since T] [--until T]\n"
 		"                      [--format table|json|k8s|appgroup] "
 		"[--namespace NS]\n"
-		"                      [-o FILE] GRAPH.json\n\n"
+		"                      [-o FILE] GRAPH.json | RECORDS... | "
+		"--kafka BROKERS\n\n"
 		"Plan where each unit (container, pod or workload) should run, "
 		"from the\n"
-		"traffic graph 'causeway graph --format json' wrote (any "
-		"--by), the hosts'\n"
-		"capacities and the units' CPU and memory: the fewest hosts "
-		"that fit with\n"
-		"the headroom, then the fewest cross-host bytes.  Processes "
-		"outside\n"
-		"containers stay where they are.\n\n"
+		"measured traffic, the hosts' capacities and the units' CPU "
+		"and "
+		"memory:\n"
+		"the fewest hosts that fit with the headroom, then the fewest "
+		"cross-host\n"
+		"bytes.  Processes outside containers stay.  The traffic: a "
+		"graph ('causeway\n"
+		"graph --format json'), agent record files or Kafka; without "
+		"-U and -H the\n"
+		"units' CPU and memory and the hosts' capacities as the agents "
+		"measured.\n\n"
 		"  -H, --hosts-file F  CSV host,cpu,memory (cpu in cores or "
 		"500m, memory\n"
 		"                      in bytes or 64Gi, 2G)\n"
@@ -68,6 +81,18 @@ static void usage(FILE *fp)
 		"  -s, --seed S        the genetic algorithm's seed (default "
 		"1)\n"
 		"      --time-limit T  seconds for ilp (default 60)\n"
+		"  -k, --kafka B       read the conns and meta topics of "
+		"brokers B\n"
+		"      --kafka-config F  librdkafka properties file\n"
+		"      --topic-prefix P  topics P.conns, P.meta (default "
+		"causeway)\n"
+		"      --idle D        Kafka: stop after D with no record "
+		"(default 3s)\n"
+		"      --since T, --until T  only the traffic in [T, T'): "
+		"seconds since\n"
+		"                      the epoch, 'now' or -DURATION (-10m)\n"
+		"      --window D      records: the range's grain (default "
+		"1s)\n"
 		"  -f, --format F      table (default), json, k8s (node and "
 		"pod affinity),\n"
 		"                      appgroup (diktyo AppGroup)\n"
@@ -77,19 +102,68 @@ static void usage(FILE *fp)
 		"Exit status: 0 a plan, 1 bad input or no plan, 2 bad "
 		"usage.\n\n"
 		"Examples:\n"
-		"  causeway graph --by container --format json -o g.json "
-		"conns.jsonl\n"
 		"  causeway place -H hosts.csv -U units.csv g.json\n"
-		"  causeway place -H hosts.csv -U units.csv --method all "
-		"g.json\n"
-		"  causeway place -H hosts.csv -U units.csv --unit workload "
-		"--format appgroup g.json\n");
+		"  causeway place --method all conns.jsonl\n"
+		"  causeway place --kafka k1:9092 --since -1h --unit workload "
+		"--format appgroup\n"
+		"  causeway place -H hosts.csv --kafka k1:9092 --max-moves "
+		"3\n");
 }
 
-static int bad_value(const char *opt, const char *val, const char *want)
+/* A point in time: seconds since the epoch, "now" or -DURATION. */
+static int parse_time(const char *opt, const char *arg, uint64_t *out)
 {
-	cw_error("%s '%s': want %s", opt, val, want);
-	return 2;
+	uint64_t now = cw_now_real_ns(), d;
+	double v;
+	char *end;
+
+	if (!strcmp(arg, "now")) {
+		*out = now;
+		return 0;
+	}
+	if (*arg == '-') {
+		if (cli_duration(opt, arg + 1, 1, now, &d))
+			return 2;
+		*out = now - d;
+		return 0;
+	}
+	v = (*arg >= '0' && *arg <= '9') ? strtod(arg, &end) : -1;
+	if (v <= 0 || *end || v > 1e11)
+		return bad_value(opt, arg,
+				 "seconds since the epoch, 'now' or -DURATION");
+	*out = (uint64_t)(v * 1e9);
+	return 0;
+}
+
+/* The options of the measured route; 0, 1 (not one of them) or 2. */
+static int parse_source(struct place_cmd *c, int opt, const char *arg)
+{
+	switch (opt) {
+	case 'k':
+		c->in.brokers = arg;
+		return 0;
+	case 'C':
+		c->in.kafka_properties = arg;
+		return 0;
+	case 'P':
+		c->in.topic_prefix = arg;
+		return 0;
+	case 'I':
+		return cli_duration("--idle", arg, NSEC_PER_MSEC,
+				    3600 * NSEC_PER_SEC, &c->in.idle_ns)
+			       ? 2
+			       : 0;
+	case 'W':
+		return cli_duration("--window", arg, NSEC_PER_MSEC,
+				    86400 * NSEC_PER_SEC, &c->in.window_ns)
+			       ? 2
+			       : 0;
+	case 'S':
+		return parse_time("--since", arg, &c->in.since_ns);
+	case 'E':
+		return parse_time("--until", arg, &c->in.until_ns);
+	}
+	return 1;
 }
 
 /* One option's value into c; 0, or 2 (bad usage, line printed). */
@@ -170,7 +244,7 @@ static int parse_option(struct place_cmd *c, int opt, const char *arg)
 		c->in.p.host_limit = (size_t)v;
 		return 0;
 	}
-	return 1;
+	return parse_source(c, opt, arg);
 }
 
 static int run(struct place_cmd *c, const char *out)
@@ -193,6 +267,44 @@ static int run(struct place_cmd *c, const char *out)
 	return 0;
 }
 
+/* The inputs: one graph, record files, or Kafka; 0 or 2 (told). */
+static int sources(struct place_cmd *c, int n, char **paths)
+{
+	int i;
+
+	if (c->in.since_ns && c->in.until_ns &&
+	    c->in.since_ns >= c->in.until_ns) {
+		cw_error("--since is not before --until");
+		return 2;
+	}
+	if (c->in.brokers) {
+		if (n) {
+			cw_error("--kafka reads the topics: it takes no INPUT");
+			return 2;
+		}
+		return 0;
+	}
+	if (!n) {
+		cw_error("no input: give a GRAPH.json, record files or "
+			 "--kafka (see 'causeway place --help')");
+		return 2;
+	}
+	if (n == 1 && !cw_place_is_records(paths[0])) {
+		c->in.graph_path = paths[0];
+		return 0;
+	}
+	for (i = 0; i < n; i++)
+		if (!cw_place_is_records(paths[i])) {
+			cw_error("'%s' is not a record file (JSON lines or "
+				 "wire): give one graph, or record files",
+				 paths[i]);
+			return 2;
+		}
+	c->in.records = paths;
+	c->in.nrecords = (size_t)n;
+	return 0;
+}
+
 int cmd_place(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -209,6 +321,13 @@ int cmd_place(int argc, char **argv)
 		{"format", required_argument, NULL, 'f'},
 		{"namespace", required_argument, NULL, 'n'},
 		{"out", required_argument, NULL, 'o'},
+		{"kafka", required_argument, NULL, 'k'},
+		{"kafka-config", required_argument, NULL, 'C'},
+		{"topic-prefix", required_argument, NULL, 'P'},
+		{"idle", required_argument, NULL, 'I'},
+		{"window", required_argument, NULL, 'W'},
+		{"since", required_argument, NULL, 'S'},
+		{"until", required_argument, NULL, 'E'},
 		{"help", no_argument, NULL, 'h'},
 		{},
 	};
@@ -220,7 +339,7 @@ int cmd_place(int argc, char **argv)
 	c.in.p.headroom = 0.1;
 	opterr = 0;
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "H:U:u:m:s:f:n:o:h", opts,
+	while ((opt = getopt_long(argc, argv, "H:U:u:m:s:f:n:o:k:h", opts,
 				  NULL)) != -1) {
 		if (opt == 'h') {
 			usage(stdout);
@@ -237,13 +356,9 @@ int cmd_place(int argc, char **argv)
 		if (r)
 			return r;
 	}
-	if (optind + 1 != argc || !c.in.hosts_path || !c.in.units_path) {
-		cw_error("want -H HOSTS.csv, -U UNITS.csv and one GRAPH.json "
-			 "(see 'causeway place --help')");
-		return 2;
-	}
-	c.in.graph_path = argv[optind];
-	r = run(&c, out);
+	r = sources(&c, argc - optind, argv + optind);
+	if (!r)
+		r = run(&c, out);
 	cw_place_result_release(&c.res);
 	cw_place_input_release(&c.in);
 	return r;

@@ -35,6 +35,22 @@ static long node_for(struct builder *b, size_t i)
 	return *n;
 }
 
+/* The bytes of `bytes` whose messages e's agent counted, not estimated. */
+static void sampled_traffic(const struct cw_end *e, uint64_t bytes, uint8_t bit,
+			    struct cw_conn_traffic *t)
+{
+	/* ppm 0 is "no estimate block" only where the end is not flagged:
+	 * an estimated end no window saw counted none of its bytes. */
+	uint32_t ppm = e->sampled_ppm || (e->flags & CW_REC_MSGS_EST)
+			       ? e->sampled_ppm
+			       : CW_PPM;
+
+	t->has_sampled |= e->sampled_ppm || (e->flags & CW_REC_MSGS_EST);
+	t->sampled_bytes += (uint64_t)((double)bytes * ppm / CW_PPM + 0.5);
+	if (e->flags & CW_REC_MSGS_EST)
+		t->msgs_est |= bit;
+}
+
 /* A connection seen from both ends: c the client's, s the server's. */
 static void pair_traffic(const struct cw_end *c, const struct cw_end *s,
 			 struct cw_conn_traffic *t)
@@ -49,6 +65,8 @@ static void pair_traffic(const struct cw_end *c, const struct cw_end *s,
 	t->last_ns = c->last_ns > s->last_ns ? c->last_ns : s->last_ns;
 	t->retrans = c->retrans + s->retrans;
 	t->both_ends = 1;
+	sampled_traffic(c, t->bytes_c2s, 1, t);
+	sampled_traffic(s, t->bytes_s2c, 2, t);
 }
 
 /* An end whose partner was not watched. */
@@ -63,6 +81,7 @@ static void single_traffic(const struct cw_end *e, struct cw_conn_traffic *t)
 	t->first_ns = e->first_ns;
 	t->last_ns = e->last_ns;
 	t->retrans = e->retrans;
+	sampled_traffic(e, t->bytes_c2s + t->bytes_s2c, 3, t);
 }
 
 static void link_traffic(const struct cw_conn_link *l,
@@ -176,4 +195,32 @@ int cw_graph_build(struct cw_graph *g, struct cw_pairing *p)
 	if (cw_pairing_pair(p))
 		return -1;
 	return cw_graph_from_pairing(g, p);
+}
+
+long cw_graph_node_of(struct cw_graph *g, const struct cw_edge_node *n)
+{
+	if (n->kind == CW_EDGE_NODE_EXTERNAL)
+		return cw_graph_node_external(g, &n->addr, n->port);
+	return cw_graph_node_for_proc(g, n->host, n->netns,
+				      n->kind == CW_EDGE_NODE_UNKNOWN,
+				      &n->proc);
+}
+
+int cw_graph_bucket_edge(const struct cw_edge_node *client,
+			 const struct cw_edge_node *server, uint8_t protocol,
+			 uint64_t bucket_ns, const struct cw_edge_total *t,
+			 void *arg)
+{
+	struct cw_graph *g = arg;
+	long c = cw_graph_node_of(g, client), s = cw_graph_node_of(g, server);
+
+	(void)bucket_ns;
+	if (c < 0 || s < 0)
+		return -1;
+	return cw_graph_add_total(g, (size_t)c, (size_t)s, protocol, t);
+}
+
+int cw_graph_from_buckets(struct cw_graph *g, struct cw_pairing *p)
+{
+	return cw_pairing_edges(p, cw_graph_bucket_edge, g) ? -1 : 0;
 }

@@ -173,6 +173,9 @@ static void edge_sum(struct cw_edge *e, const struct cw_conn_traffic *t)
 	e->diff_c2s += t->diff_c2s;
 	e->diff_s2c += t->diff_s2c;
 	e->retrans += t->retrans;
+	e->est_conns += t->msgs_est ? 1 : 0;
+	e->sampled_bytes += t->sampled_bytes;
+	e->has_sampled |= t->has_sampled;
 	if (t->first_ns && (!e->first_ns || t->first_ns < e->first_ns))
 		e->first_ns = t->first_ns;
 	if (t->last_ns > e->last_ns)
@@ -223,6 +226,51 @@ int cw_graph_add(struct cw_graph *g, size_t client, size_t server,
 		edge_start(&g->edges[*idx], client, server, t);
 	}
 	edge_sum(&g->edges[*idx], t);
+	return 0;
+}
+
+int cw_graph_add_total(struct cw_graph *g, size_t client, size_t server,
+		       uint8_t protocol, const struct cw_edge_total *t)
+{
+	struct cw_conn_traffic first = {.protocol = protocol};
+	struct cw_edge *e;
+	struct edge_key k;
+	bool created;
+	size_t *idx;
+
+	if (g->edge_index_stale && edge_index_rebuild(g))
+		return -1;
+	edge_key_of(&k, client, server, protocol);
+	idx = cw_htab_upsert(&g->edge_index, &k, &created);
+	if (!idx)
+		return -1;
+	if (created) {
+		if (g->nedges == g->cap_edges &&
+		    CW_GROW(g->edges, g->cap_edges, g->nedges + 1, 64)) {
+			cw_htab_delete(&g->edge_index, &k);
+			return -1;
+		}
+		*idx = g->nedges++;
+		first.first_ns = t->first_ns;
+		edge_start(&g->edges[*idx], client, server, &first);
+	}
+	e = &g->edges[*idx];
+	e->conns += t->conns;
+	e->paired += t->paired;
+	e->bytes_c2s += t->bytes_c2s;
+	e->bytes_s2c += t->bytes_s2c;
+	e->msgs_c2s += t->msgs_c2s;
+	e->msgs_s2c += t->msgs_s2c;
+	e->diff_c2s += t->diff_c2s;
+	e->diff_s2c += t->diff_s2c;
+	e->retrans += t->retrans;
+	e->est_conns += t->est_conns;
+	e->sampled_bytes += t->sampled_bytes;
+	e->has_sampled |= t->has_sampled != 0;
+	if (t->first_ns && (!e->first_ns || t->first_ns < e->first_ns))
+		e->first_ns = t->first_ns;
+	if (t->last_ns > e->last_ns)
+		e->last_ns = t->last_ns;
 	return 0;
 }
 
@@ -440,6 +488,15 @@ static void edge_json(const struct cw_edge *e, struct cw_jsonw *w)
 	cw_jsonw_u64(w, "bytes_s2c", e->bytes_s2c);
 	cw_jsonw_u64(w, "msgs_c2s", e->msgs_c2s);
 	cw_jsonw_u64(w, "msgs_s2c", e->msgs_s2c);
+	/* Only where an agent said how it counted: older outputs unchanged. */
+	if (e->has_sampled) {
+		uint64_t bytes = e->bytes_c2s + e->bytes_s2c;
+
+		cw_jsonw_bool(w, "msgs_estimated", e->est_conns > 0);
+		cw_jsonw_double(w, "sampled_fraction",
+				bytes ? (double)e->sampled_bytes / (double)bytes
+				      : 1.0);
+	}
 	cw_jsonw_i64(w, "unreceived_c2s", e->diff_c2s);
 	cw_jsonw_i64(w, "unreceived_s2c", e->diff_s2c);
 	cw_jsonw_u64(w, "retrans", e->retrans);

@@ -32,8 +32,10 @@
 #include <stdio.h>
 
 #include "common/htab.h"
+#include "common/kafka.h"
 #include "common/record.h"
 #include "common/record_read.h"
+#include "common/wire.h"
 #include "correlator/correlator.h"
 
 enum cw_node_kind {
@@ -62,6 +64,15 @@ struct cw_conn_traffic {
 	uint32_t retrans;
 	uint32_t srtt_us;
 	int both_ends;
+	/*
+	 * Messages estimated outside timing windows (common/record.h):
+	 * msgs_est bit 0: msgs_c2s is an estimate, bit 1: msgs_s2c;
+	 * sampled_bytes: the bytes whose messages were counted; has_sampled:
+	 * an end carried an estimate block.
+	 */
+	uint64_t sampled_bytes;
+	uint8_t msgs_est;
+	bool has_sampled;
 };
 
 struct cw_edge {
@@ -74,7 +85,14 @@ struct cw_edge {
 	int64_t diff_c2s, diff_s2c;
 	uint64_t first_ns, last_ns;
 	uint64_t retrans;
+	/* Estimated messages (cw_conn_traffic): connections with an
+	 * estimate, the bytes whose messages were counted, and whether any
+	 * end said (edges.json shows msgs_estimated, sampled_fraction). */
+	uint64_t est_conns, sampled_bytes;
+	bool has_sampled;
 };
+
+struct cw_resources;
 
 struct cw_graph {
 	struct cw_node *nodes;
@@ -84,6 +102,9 @@ struct cw_graph {
 	struct cw_htab node_index; /* node key -> index */
 	struct cw_htab edge_index; /* (client, server, proto) -> index */
 	bool edge_index_stale;	   /* rebuilt by the next cw_graph_add */
+	/* Processes' resources and hosts' capacities (the caller's; NULL:
+	 * none): set with cw_graph_set_resources(), read by the views. */
+	const struct cw_resources *res;
 };
 
 /* One connection for cw_graph_add_links(). */
@@ -113,6 +134,21 @@ long cw_graph_node_external(struct cw_graph *g, const struct cw_addr *a,
 /* Add one connection's traffic to the client -> server edge; 0 or -1. */
 int cw_graph_add(struct cw_graph *g, size_t client, size_t server,
 		 const struct cw_conn_traffic *t);
+/* Add an edge's totals over time (correlator buckets); 0 or -1. */
+int cw_graph_add_total(struct cw_graph *g, size_t client, size_t server,
+		       uint8_t protocol, const struct cw_edge_total *t);
+/* The node of a bucket's edge end, made if new; -1 on ENOMEM. */
+long cw_graph_node_of(struct cw_graph *g, const struct cw_edge_node *n);
+/*
+ * Every edge of p's time buckets (sealed totals and open buckets as they
+ * stand, cw_pairing_edges()) into g; 0 or -1 (out of memory).
+ */
+int cw_graph_from_buckets(struct cw_graph *g, struct cw_pairing *p);
+/* The same for one edge, as a cw_edge_fn (arg: the graph). */
+int cw_graph_bucket_edge(const struct cw_edge_node *client,
+			 const struct cw_edge_node *server, uint8_t protocol,
+			 uint64_t bucket_ns, const struct cw_edge_total *t,
+			 void *arg);
 /*
  * Add n connections, as n calls of cw_graph_add() in that order would
  * (edges in order of first appearance), but by sorting instead of one
@@ -159,11 +195,17 @@ void cw_graph_json(const struct cw_graph *g, struct cw_jsonw *w);
  * width (CLOCK_REALTIME), so they line up across files and hosts.
  */
 struct cw_window_delta {
-	uint32_t end; /* index in cw_windows.ends */
-	uint32_t pad;
+	uint32_t end;	   /* index in cw_windows.ends */
+	uint32_t flags;	   /* CW_WD_* of the record that ended this change */
 	uint64_t start_ns; /* the window's start */
 	uint64_t bytes_out, bytes_in, msgs_out, msgs_in;
+	/* Of the bytes, those whose messages the agent counted (the
+	 * record's sampled_ppm applied to its totals, as for the edges). */
+	uint64_t sampled_out, sampled_in;
 };
+
+#define CW_WD_MSGS_EST 1u /* the end's messages are estimated */
+#define CW_WD_SAMPLED  2u /* the end said how it counted (an estimate block) */
 
 /*
  * Bounds on the entries: a change spread over more windows than
@@ -173,7 +215,7 @@ struct cw_window_delta {
  * windows costs one entry, not millions.
  */
 #define CW_WINDOWS_SPAN_MAX 100000
-/* 3 Mi entries (144 MiB): under a power of two, so the lumped ones that
+/* 3 Mi entries (192 MiB): under a power of two, so the lumped ones that
  * come after fit in the array's 4 Mi without doubling it. */
 #define CW_WINDOWS_MAX_DELTAS (3u << 20)
 
@@ -201,6 +243,11 @@ struct cw_view_window {
 	size_t edge;
 	uint64_t start_ns;
 	uint64_t bytes_c2s, bytes_s2c, msgs_c2s, msgs_s2c;
+	/* As cw_view_edge's: bytes whose messages were counted, whether
+	 * an end estimated, and whether any end said (the JSON shows
+	 * msgs_estimated and sampled_fraction only then). */
+	uint64_t sampled_bytes;
+	bool msgs_est, has_sampled;
 };
 
 /*
@@ -223,6 +270,90 @@ int cw_windows_by_edge(const struct cw_windows *w, struct cw_view_window **out,
 		       size_t *n, uint64_t *unattributed);
 
 /*
+ * Resources per process and capacity per host (graph/resources.c), from the
+ * agents' ProcessMeta and HostMeta records: a process's CPU time and
+ * resident memory are sampled every interval, so the graph gives each
+ * vertex what its members used over the span their samples cover.
+ *
+ *	struct cw_resources r;
+ *	cw_resources_init(&r);
+ *	cw_resources_add(&r, &msg);		// every host / process record
+ *	cw_graph_set_resources(&g, &r);		// before cw_view_build()
+ *	...
+ *	cw_resources_release(&r);		// after the views
+ */
+struct cw_usage_sample {
+	uint64_t time_ns, cpu_ns, rss_bytes;
+};
+
+/*
+ * What one process (or container, or group) used over its samples' span:
+ * cpu_ns the CPU time between the first and the last sample (a counter
+ * that goes back counts from its new value), cpu_cores that over the span,
+ * cpu_peak_cores the highest rate between two consecutive samples;
+ * rss_bytes the mean of the samples, rss_peak_bytes the highest.  A
+ * group's figures are the sums over its distinct processes and containers
+ * (a container's cgroup counts once however many of its processes are
+ * members: the member whose samples span longest stands for it); its
+ * peaks are the sums of their peaks: what it needs if they peak together.
+ * known: any sample at all.
+ */
+struct cw_usage_stats {
+	bool known;
+	uint32_t samples; /* fewest samples among the summed units */
+	uint64_t span_ns; /* longest span among the summed units */
+	uint64_t cpu_ns;
+	double cpu_cores, cpu_peak_cores;
+	uint64_t rss_bytes, rss_peak_bytes;
+};
+
+/* One process's samples, and what it is labelled with. */
+struct cw_proc_usage {
+	char host[CW_HOST_LEN];
+	struct cw_process proc; /* the newest record's labels */
+	uint8_t source;		/* enum cw_usage_source (common/wire.h) */
+	uint64_t newest_ns;	/* time of the newest sample */
+	struct cw_usage_sample *s;
+	size_t n, cap;
+	struct cw_usage_stats st; /* after cw_resources_finish() */
+};
+
+struct cw_resources {
+	struct cw_htab procs; /* (host, tgid, start) -> index in p */
+	struct cw_proc_usage *p;
+	size_t np, capp;
+	struct cw_host_meta *hosts; /* the newest record per host, in order
+				     * of first appearance */
+	size_t nhosts, caphosts;
+	bool finished;
+};
+
+void cw_resources_init(struct cw_resources *r);
+void cw_resources_release(struct cw_resources *r);
+/*
+ * Take one record: a host's newest capacity, or one process sample (other
+ * kinds are ignored).  0, or -1 when out of memory (no message).
+ */
+int cw_resources_add(struct cw_resources *r, const struct cw_wire_msg *m);
+/* Sort each process's samples and compute its figures; then read only. */
+void cw_resources_finish(struct cw_resources *r);
+/* The process (host, tgid, start_ns), or NULL. */
+const struct cw_proc_usage *cw_resources_find(const struct cw_resources *r,
+					      const char *host, uint32_t tgid,
+					      uint64_t start_ns);
+/* Figures of n samples sorted by time (as cw_resources_finish() does). */
+void cw_usage_stats_of(const struct cw_usage_sample *s, size_t n,
+		       struct cw_usage_stats *st);
+/* Add b into the group a (sums, as described above). */
+void cw_usage_stats_sum(struct cw_usage_stats *a,
+			const struct cw_usage_stats *b);
+/*
+ * Let g's views use r (finished first if need be): process nodes that lack
+ * a workload identity take it from r's records of the same process.
+ */
+void cw_graph_set_resources(struct cw_graph *g, struct cw_resources *r);
+
+/*
  * Views of the traffic graph through igraph (graph/igraph.c): the process
  * graph or a projection of it, one vertex per group and one edge per
  * (client group, server group) with the traffic summed over protocols.
@@ -234,9 +365,13 @@ enum cw_group_by {
 	CW_BY_CMDLINE,	 /* process type: the command line (comm if none) */
 	CW_BY_CONTAINER, /* container id; processes outside any per host */
 	CW_BY_HOST,	 /* host id; external peers per address */
+	CW_BY_POD,	 /* namespace/pod name (else pod uid, else container);
+			  * processes outside containers per host */
+	CW_BY_WORKLOAD,	 /* namespace/kind/owner (else as CW_BY_POD) */
 };
 
-/* "process", "cmdline", "container", "host"; 0 or -1 (no message). */
+/* "process", "cmdline", "container", "host", "pod", "workload"; 0 or -1
+ * (no message). */
 int cw_group_by_parse(const char *s, enum cw_group_by *out);
 const char *cw_group_by_name(enum cw_group_by by);
 
@@ -247,6 +382,8 @@ struct cw_view_vertex {
 	int same_host;		    /* every member is on node->host */
 	uint64_t members;	    /* processes (or nodes) in the group */
 	uint64_t bytes_out, bytes_in;
+	/* Resources of the members, when the graph has them (known) */
+	struct cw_usage_stats usage;
 };
 
 struct cw_view_edge {
@@ -255,6 +392,9 @@ struct cw_view_edge {
 	uint64_t bytes_c2s, bytes_s2c;
 	uint64_t msgs_c2s, msgs_s2c;
 	uint64_t first_ns, last_ns;
+	/* Estimated messages, summed from cw_edge's fields of that name. */
+	uint64_t est_conns, sampled_bytes;
+	bool has_sampled;
 };
 
 struct igraph_s;
@@ -270,6 +410,8 @@ struct cw_view {
 	struct cw_view_window *win; /* by window start, then edge */
 	size_t nwin;
 	uint64_t unattributed; /* window bytes of ends no edge matched */
+	const struct cw_resources *res; /* the graph's, or NULL */
+	bool has_usage;			/* some vertex has resources */
 	/* Directed, vertex i and edge i as above, with igraph's C attribute
 	 * handler: vertex name, label, kind, host, pid, comm, cmdline,
 	 * container, pod, members, bytes_out, bytes_in; edge weight (bytes
@@ -310,6 +452,16 @@ int cw_view_write_csv(const struct cw_view *v, FILE *fp, const size_t *edges,
 void cw_view_json(const struct cw_view *v, struct cw_jsonw *w,
 		  const size_t *edges, size_t n);
 /*
+ * Two parts of a vertex in that JSON, for other writers of the schema
+ * (serve's API): what its members used (cpu_ms, cpu_cores,
+ * cpu_peak_cores, rss_bytes, rss_peak_bytes, usage_span_ns), and who a
+ * process is at projection by (container in the process and container
+ * views, with its id only if container_id; pod; namespace; workload).
+ */
+void cw_usage_json(struct cw_jsonw *w, const struct cw_usage_stats *u);
+void cw_identity_json(struct cw_jsonw *w, enum cw_group_by by,
+		      const struct cw_process *p, bool container_id);
+/*
  * The traffic matrix as CSV: a row and a column per vertex, cell (i, j) the
  * bytes vertex i sent to vertex j; the diagonal is traffic inside a group.
  */
@@ -326,10 +478,35 @@ struct cw_pipeline {
 	struct cw_windows windows;
 	struct cw_graph graph;
 	struct cw_view view;
+	struct cw_resources res;	  /* host and process metadata read */
 	struct cw_record_read_stats read; /* cw_pipeline_read_files() */
 	struct cw_pairing_stats pairs;	  /* the pairing's, kept */
 	double t_read, t_pair, t_view;	  /* seconds per stage */
+	bool from_edges; /* cw_pipeline_read_kafka(): the graph is built */
 };
+
+/*
+ * The fleet graph from a correlator group's <prefix>.edges instead of
+ * records (correlator/edges.c: every member's buckets, merged), of the
+ * buckets that start in [since_ns, until_ns) (until_ns 0: no end); no
+ * per-window traffic.  pl->pairs counts connections (paired and not).
+ * 0, or -1 after a message.
+ */
+int cw_pipeline_read_kafka(struct cw_pipeline *pl,
+			   const struct cw_kafka_conf *kc, const char *group,
+			   uint64_t since_ns, uint64_t until_ns);
+/*
+ * A --since or --until value into *ns (CLOCK_REALTIME): a duration back
+ * from now_ns ("1h", "90m"), seconds since the epoch ("@1700000000"), or
+ * a UTC time "YYYY-MM-DD HH:MM[:SS]" (or with a 'T').  0, or -1 after a
+ * message naming opt.
+ */
+int cw_time_arg(const char *opt, const char *val, uint64_t now_ns,
+		uint64_t *ns);
+/* --since and --until (either NULL: unbounded, 0) into *since, *until,
+ * checked to be in order.  0, or -1 after a message. */
+int cw_time_range(const char *since, const char *until, uint64_t *since_ns,
+		  uint64_t *until_ns);
 
 /* Empty; per-window traffic of width window_ns (0: none). */
 void cw_pipeline_init(struct cw_pipeline *pl, uint64_t window_ns);
@@ -337,17 +514,19 @@ void cw_pipeline_release(struct cw_pipeline *pl);
 /* Ingest n records (the newest per end wins).  0, or -1 after a message. */
 int cw_pipeline_add(struct cw_pipeline *pl, const struct cw_conn_record *r,
 		    size_t n);
+/* Ingest one host or process metadata record.  0, or -1 after a message. */
+int cw_pipeline_add_meta(struct cw_pipeline *pl, const struct cw_wire_msg *m);
 /*
  * Ingest every record of the files (JSON lines or wire, '-' for stdin),
- * tables sized from their sizes; stats into pl->read.  0, or -1 after a
- * message.
+ * connection records and host and process metadata, tables sized from
+ * their sizes; stats into pl->read.  0, or -1 after a message.
  */
 int cw_pipeline_read_files(struct cw_pipeline *pl, char *const *paths, size_t n,
 			   bool skip_bad);
 /*
- * Pair, build pl->graph, place the windows on its edges, free the ends
- * (their stats stay in pl->pairs) and project into pl->view grouped by
- * `by`.  Once only.  0, or -1 after a message.
+ * Pair, build pl->graph, give it the resources read, place the windows on
+ * its edges, free the ends (their stats stay in pl->pairs) and project
+ * into pl->view grouped by `by`.  Once only.  0, or -1 after a message.
  */
 int cw_pipeline_finish(struct cw_pipeline *pl, enum cw_group_by by);
 

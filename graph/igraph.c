@@ -5,10 +5,11 @@
 
 #include "common/log.h"
 #include "common/util.h"
+#include "common/utf8.h"
 #include "graph/graph.h"
 
 static const char *const group_names[] = {"process", "cmdline", "container",
-					  "host"};
+					  "host",    "pod",	"workload"};
 
 int cw_group_by_parse(const char *s, enum cw_group_by *out)
 {
@@ -54,6 +55,33 @@ struct group_key {
 	uint64_t h1, h2;
 };
 
+/*
+ * The pod or workload a process belongs to, by what is known of it: the
+ * owner (workload view), the pod's name, the pod's uid from the cgroup
+ * path, the container; processes outside containers per host.
+ */
+static void unit_label(const struct cw_node *n, enum cw_group_by by, char *name,
+		       size_t len)
+{
+	const struct cw_process *p = &n->proc;
+
+	if (n->kind != CW_NODE_PROCESS)
+		snprintf(name, len, "%s (no container)", n->host);
+	else if (by == CW_BY_WORKLOAD && p->workload[0] && p->workload_kind[0])
+		snprintf(name, len, "%s/%s/%s", p->pod_ns, p->workload_kind,
+			 p->workload);
+	else if (by == CW_BY_WORKLOAD && p->workload[0])
+		snprintf(name, len, "%s/%s", p->pod_ns, p->workload);
+	else if (p->pod_name[0])
+		snprintf(name, len, "%s/%s", p->pod_ns, p->pod_name);
+	else if (p->pod[0])
+		snprintf(name, len, "pod %s", p->pod);
+	else if (p->container[0])
+		snprintf(name, len, "%s", p->container);
+	else
+		snprintf(name, len, "%s (no container)", n->host);
+}
+
 static void group_label(const struct cw_node *n, enum cw_group_by by,
 			char *name, size_t len)
 {
@@ -89,6 +117,10 @@ static void group_label(const struct cw_node *n, enum cw_group_by by,
 	case CW_BY_HOST:
 		snprintf(name, len, "%s", n->host);
 		break;
+	case CW_BY_POD:
+	case CW_BY_WORKLOAD:
+		unit_label(n, by, name, len);
+		break;
 	}
 }
 
@@ -107,15 +139,35 @@ static struct group_key key_of(const char *name)
 static const char *short_label(const struct cw_node *n, enum cw_group_by by,
 			       const char *name, char *buf, size_t len)
 {
-	if (by == CW_BY_CONTAINER && n->kind == CW_NODE_PROCESS &&
-	    n->proc.container[0]) {
+	const struct cw_process *p = &n->proc;
+	bool proc = n->kind == CW_NODE_PROCESS;
+
+	if (proc && by == CW_BY_WORKLOAD && p->workload[0]) {
+		snprintf(buf, len, "%s", p->workload);
+	} else if (proc && (by == CW_BY_POD || by == CW_BY_WORKLOAD) &&
+		   p->pod_name[0]) {
+		snprintf(buf, len, "%s", p->pod_name);
+	} else if (proc && by >= CW_BY_CONTAINER && by != CW_BY_HOST &&
+		   p->container[0] && p->container_name[0]) {
+		if (p->pod_name[0])
+			snprintf(buf, len, "%s (pod %s)", p->container_name,
+				 p->pod_name);
+		else
+			snprintf(buf, len, "%s", p->container_name);
+	} else if ((by == CW_BY_CONTAINER || by == CW_BY_POD ||
+		    by == CW_BY_WORKLOAD) &&
+		   proc && p->container[0] && !p->pod[0]) {
+		snprintf(buf, len, "%.12s", p->container);
+	} else if (by == CW_BY_CONTAINER && n->kind == CW_NODE_PROCESS &&
+		   n->proc.container[0]) {
 		if (n->proc.pod[0])
 			snprintf(buf, len, "%.12s (pod %.8s)",
 				 n->proc.container, n->proc.pod);
 		else
 			snprintf(buf, len, "%.12s", n->proc.container);
 	} else if (by == CW_BY_CMDLINE && strlen(name) > 60) {
-		snprintf(buf, len, "%.57s...", name);
+		/* Cut between characters: a name is UTF-8. */
+		snprintf(buf, len, "%.*s...", (int)cw_utf8_cut(name, 57), name);
 	} else {
 		snprintf(buf, len, "%s", name);
 	}
@@ -198,6 +250,92 @@ out:
 	return err;
 }
 
+/* What counts once in a group: a process, or a container's cgroup. */
+struct unit_key {
+	uint64_t group;
+	char host[CW_HOST_LEN];
+	char container[CW_CONTAINER_MAX];
+	uint32_t tgid;
+	uint32_t pad;
+	uint64_t start_ns;
+};
+
+/*
+ * A cgroup's figures come from each of its processes, read at other
+ * instants: the one whose samples span longest (then the most samples)
+ * stands for the container.
+ */
+static bool better(const struct cw_proc_usage *a, const struct cw_proc_usage *b)
+{
+	if (a->st.span_ns != b->st.span_ns)
+		return a->st.span_ns > b->st.span_ns;
+	return a->st.samples > b->st.samples;
+}
+
+/* The unit node i counts as in its group; NULL when it has no samples. */
+static const struct cw_proc_usage *unit_of(const struct cw_view *v,
+					   const struct cw_graph *g, size_t i,
+					   struct unit_key *k)
+{
+	const struct cw_node *n = &g->nodes[i];
+	const struct cw_proc_usage *u;
+
+	if (n->kind != CW_NODE_PROCESS)
+		return NULL;
+	u = cw_resources_find(g->res, n->host, n->proc.tgid, n->proc.start_ns);
+	if (!u || !u->st.known)
+		return NULL;
+	memset(k, 0, sizeof(*k));
+	k->group = v->group_of[i];
+	snprintf(k->host, sizeof(k->host), "%s", n->host);
+	if (u->source == CW_USAGE_CGROUP && u->proc.container[0]) {
+		snprintf(k->container, sizeof(k->container), "%s",
+			 u->proc.container);
+	} else {
+		k->tgid = n->proc.tgid;
+		k->start_ns = n->proc.start_ns;
+	}
+	return u;
+}
+
+/* Each vertex's resources: the sum over its members' distinct units. */
+static int make_usage(struct cw_view *v, const struct cw_graph *g)
+{
+	const struct cw_proc_usage *u, **at;
+	struct cw_htab units;
+	struct unit_key k;
+	bool created;
+	size_t i;
+
+	v->res = g->res;
+	if (!g->res)
+		return 0;
+	cw_htab_init(&units, sizeof(k), sizeof(u));
+	for (i = 0; i < g->nnodes; i++) {
+		u = unit_of(v, g, i, &k);
+		if (!u)
+			continue;
+		at = cw_htab_upsert(&units, &k, &created);
+		if (!at) {
+			cw_htab_release(&units);
+			return -1;
+		}
+		if (created || better(u, *at))
+			*at = u;
+	}
+	for (i = 0; i < units.len; i++) {
+		const struct unit_key *uk = cw_htab_key(&units, i);
+
+		at = cw_htab_val(&units, i);
+		cw_usage_stats_sum(&v->v[uk->group].usage, &(*at)->st);
+	}
+	cw_htab_release(&units);
+	for (i = 0; i < v->nv; i++)
+		if (v->v[i].usage.known)
+			v->has_usage = true;
+	return 0;
+}
+
 /*
  * View edges: one per (client group, server group), in order of the first
  * base edge between them; the groups are found by sorting, not hashing.
@@ -254,6 +392,9 @@ static size_t *make_edges(struct cw_view *v, const struct cw_graph *g)
 		e->bytes_s2c += b->bytes_s2c;
 		e->msgs_c2s += b->msgs_c2s;
 		e->msgs_s2c += b->msgs_s2c;
+		e->est_conns += b->est_conns;
+		e->sampled_bytes += b->sampled_bytes;
+		e->has_sampled |= b->has_sampled;
 		if (b->first_ns && (!e->first_ns || b->first_ns < e->first_ns))
 			e->first_ns = b->first_ns;
 		if (b->last_ns > e->last_ns)
@@ -307,6 +448,9 @@ static int make_windows(struct cw_view *v, const struct cw_graph *g,
 			c[-1].bytes_s2c += cells[i].bytes_s2c;
 			c[-1].msgs_c2s += cells[i].msgs_c2s;
 			c[-1].msgs_s2c += cells[i].msgs_s2c;
+			c[-1].sampled_bytes += cells[i].sampled_bytes;
+			c[-1].msgs_est |= cells[i].msgs_est;
+			c[-1].has_sampled |= cells[i].has_sampled;
 			continue;
 		}
 		*c = cells[i];
@@ -329,6 +473,29 @@ static igraph_error_t set_vas(igraph_t *ig, const char *name,
 	if (!*value && id)
 		return IGRAPH_SUCCESS;
 	return SETVAS(ig, name, id, value);
+}
+
+#define VERTEX_NUM(field, expr)                                                \
+	do {                                                                   \
+		for (i = 0; i < v->nv; i++) {                                  \
+			const struct cw_usage_stats *u = &v->v[i].usage;       \
+			VECTOR(*num)[i] = (double)(expr);                      \
+		}                                                              \
+		IGRAPH_CHECK(SETVANV(ig, field, num));                         \
+	} while (0)
+
+/* Only in views with resources: exports of the others stay as they were. */
+static igraph_error_t set_usage_attrs(igraph_t *ig, const struct cw_view *v,
+				      igraph_vector_t *num)
+{
+	size_t i;
+
+	VERTEX_NUM("cpu_ms", u->cpu_ns / 1e6);
+	VERTEX_NUM("cpu_cores", u->cpu_cores);
+	VERTEX_NUM("cpu_peak_cores", u->cpu_peak_cores);
+	VERTEX_NUM("rss_bytes", u->rss_bytes);
+	VERTEX_NUM("rss_peak_bytes", u->rss_peak_bytes);
+	return IGRAPH_SUCCESS;
 }
 
 static igraph_error_t set_vertex_attrs(igraph_t *ig, const struct cw_view *v)
@@ -380,6 +547,8 @@ static igraph_error_t set_vertex_attrs(igraph_t *ig, const struct cw_view *v)
 	for (i = 0; i < v->nv; i++)
 		VECTOR(num)[i] = (double)v->v[i].bytes_in;
 	IGRAPH_CHECK(SETVANV(ig, "bytes_in", &num));
+	if (v->has_usage)
+		IGRAPH_CHECK(set_usage_attrs(ig, v, &num));
 	igraph_vector_destroy(&num);
 	IGRAPH_FINALLY_CLEAN(1);
 	return IGRAPH_SUCCESS;
@@ -444,7 +613,7 @@ int cw_view_build(struct cw_view *v, const struct cw_graph *g,
 	igraph_setup();
 	memset(v, 0, sizeof(*v));
 	v->by = by;
-	if (make_groups(v, g))
+	if (make_groups(v, g) || make_usage(v, g))
 		goto nomem;
 	edge_of = make_edges(v, g);
 	if (!edge_of)
@@ -593,236 +762,4 @@ uint64_t cw_view_sent(const struct cw_view *v, size_t from, size_t to)
 		if (v->e[i].from == from && v->e[i].to == from)
 			sum += v->e[i].bytes_c2s + v->e[i].bytes_s2c;
 	return sum;
-}
-
-/* ---- exports ----------------------------------------------------------- */
-
-/* The subgraph of the listed edges, or a copy of the whole view. */
-static igraph_error_t select_edges(const struct cw_view *v, igraph_t *out,
-				   const size_t *edges, size_t n)
-{
-	igraph_vector_int_t ids;
-	igraph_es_t es;
-	size_t i;
-
-	if (!edges)
-		return igraph_copy(out, v->ig);
-	IGRAPH_CHECK(igraph_vector_int_init(&ids, (igraph_integer_t)n));
-	IGRAPH_FINALLY(igraph_vector_int_destroy, &ids);
-	for (i = 0; i < n; i++)
-		VECTOR(ids)[i] = (igraph_integer_t)edges[i];
-	IGRAPH_CHECK(igraph_es_vector(&es, &ids));
-	IGRAPH_FINALLY(igraph_es_destroy, &es);
-	IGRAPH_CHECK(igraph_subgraph_edges(v->ig, out, es,
-					   /*delete_vertices=*/true));
-	igraph_es_destroy(&es);
-	igraph_vector_int_destroy(&ids);
-	IGRAPH_FINALLY_CLEAN(2);
-	return IGRAPH_SUCCESS;
-}
-
-static int write_igraph(const struct cw_view *v, FILE *fp, const size_t *edges,
-			size_t n, bool graphml)
-{
-	igraph_error_t err;
-	igraph_t sub;
-
-	if (select_edges(v, &sub, edges, n))
-		return cw_error("unable to select the edges to write");
-	err = graphml ? igraph_write_graph_graphml(&sub, fp,
-						   /*prefixattr=*/false)
-		      : igraph_write_graph_dot(&sub, fp);
-	igraph_destroy(&sub);
-	if (err || ferror(fp))
-		return cw_error("unable to write the %s",
-				graphml ? "GraphML" : "DOT graph");
-	return 0;
-}
-
-int cw_view_write_graphml(const struct cw_view *v, FILE *fp,
-			  const size_t *edges, size_t n)
-{
-	return write_igraph(v, fp, edges, n, true);
-}
-
-int cw_view_write_dot(const struct cw_view *v, FILE *fp, const size_t *edges,
-		      size_t n)
-{
-	return write_igraph(v, fp, edges, n, false);
-}
-
-static void csv_str(FILE *fp, const char *s)
-{
-	if (!strpbrk(s, ",\"\n\r")) {
-		fputs(s, fp);
-		return;
-	}
-	fputc('"', fp);
-	for (; *s; s++) {
-		if (*s == '"')
-			fputc('"', fp);
-		fputc(*s, fp);
-	}
-	fputc('"', fp);
-}
-
-int cw_view_write_csv(const struct cw_view *v, FILE *fp, const size_t *edges,
-		      size_t n)
-{
-	size_t k;
-
-	fprintf(fp, "client,server,conns,bytes_c2s,bytes_s2c,msgs_c2s,"
-		    "msgs_s2c,first_ns,last_ns\n");
-	for (k = 0; k < (edges ? n : v->ne); k++) {
-		const struct cw_view_edge *e = &v->e[edges ? edges[k] : k];
-
-		csv_str(fp, v->v[e->from].name);
-		fputc(',', fp);
-		csv_str(fp, v->v[e->to].name);
-		fprintf(fp, ",%llu,%llu,%llu,%llu,%llu,%llu,%llu\n",
-			(unsigned long long)e->conns,
-			(unsigned long long)e->bytes_c2s,
-			(unsigned long long)e->bytes_s2c,
-			(unsigned long long)e->msgs_c2s,
-			(unsigned long long)e->msgs_s2c,
-			(unsigned long long)e->first_ns,
-			(unsigned long long)e->last_ns);
-	}
-	return ferror(fp) ? cw_error("unable to write the CSV") : 0;
-}
-
-#define CW_MATRIX_MAX 10000
-
-int cw_view_write_matrix(const struct cw_view *v, FILE *fp)
-{
-	uint64_t *m;
-	size_t i, j, nv = v->nv;
-
-	if (nv > CW_MATRIX_MAX)
-		return cw_error("a %zu by %zu matrix is too large (at most %d "
-				"groups; try --by host)",
-				nv, nv, CW_MATRIX_MAX);
-	m = calloc(nv * nv + 1, sizeof(*m));
-	if (!m)
-		return cw_error("out of memory");
-	for (i = 0; i < v->ne; i++) {
-		const struct cw_view_edge *e = &v->e[i];
-
-		m[e->from * nv + e->to] += e->bytes_c2s;
-		m[e->to * nv + e->from] += e->bytes_s2c;
-	}
-	fputs("from\\to", fp);
-	for (j = 0; j < nv; j++) {
-		fputc(',', fp);
-		csv_str(fp, v->v[j].name);
-	}
-	fputc('\n', fp);
-	for (i = 0; i < nv; i++) {
-		csv_str(fp, v->v[i].name);
-		for (j = 0; j < nv; j++)
-			fprintf(fp, ",%llu", (unsigned long long)m[i * nv + j]);
-		fputc('\n', fp);
-	}
-	free(m);
-	return ferror(fp) ? cw_error("unable to write the matrix") : 0;
-}
-
-static void vertex_json(const struct cw_view *v, size_t i, struct cw_jsonw *w)
-{
-	const struct cw_view_vertex *x = &v->v[i];
-	const struct cw_node *n = x->node;
-	char buf[64];
-
-	cw_jsonw_obj_open(w, NULL);
-	cw_jsonw_u64(w, "id", i);
-	cw_jsonw_str(w, "name", x->name);
-	cw_jsonw_str(w, "label", x->label);
-	cw_jsonw_str(w, "kind", cw_node_kind_name(n->kind));
-	if (n->kind == CW_NODE_EXTERNAL)
-		cw_jsonw_str(w, "addr",
-			     cw_addr_str(&n->addr, buf, sizeof(buf)));
-	else if (x->same_host)
-		cw_jsonw_str(w, "host", n->host);
-	if (n->kind == CW_NODE_PROCESS && v->by == CW_BY_PROCESS) {
-		cw_jsonw_u64(w, "pid", n->proc.tgid);
-		cw_jsonw_str(w, "comm", n->proc.comm);
-		cw_jsonw_str(w, "cmdline", n->proc.cmdline);
-		cw_jsonw_str(w, "container", n->proc.container);
-		cw_jsonw_str(w, "pod", n->proc.pod);
-	} else if (n->kind == CW_NODE_PROCESS && v->by == CW_BY_CONTAINER) {
-		cw_jsonw_str(w, "container", n->proc.container);
-		cw_jsonw_str(w, "pod", n->proc.pod);
-	}
-	cw_jsonw_u64(w, "members", x->members);
-	cw_jsonw_u64(w, "bytes_out", x->bytes_out);
-	cw_jsonw_u64(w, "bytes_in", x->bytes_in);
-	cw_jsonw_obj_close(w);
-}
-
-static void edge_json(const struct cw_view *v, size_t i, struct cw_jsonw *w)
-{
-	const struct cw_view_edge *e = &v->e[i];
-
-	cw_jsonw_obj_open(w, NULL);
-	cw_jsonw_u64(w, "id", i);
-	cw_jsonw_u64(w, "client", e->from);
-	cw_jsonw_u64(w, "server", e->to);
-	cw_jsonw_str(w, "client_name", v->v[e->from].name);
-	cw_jsonw_str(w, "server_name", v->v[e->to].name);
-	cw_jsonw_u64(w, "conns", e->conns);
-	cw_jsonw_u64(w, "paired", e->paired);
-	cw_jsonw_u64(w, "bytes_c2s", e->bytes_c2s);
-	cw_jsonw_u64(w, "bytes_s2c", e->bytes_s2c);
-	cw_jsonw_u64(w, "msgs_c2s", e->msgs_c2s);
-	cw_jsonw_u64(w, "msgs_s2c", e->msgs_s2c);
-	cw_jsonw_u64(w, "first_ns", e->first_ns);
-	cw_jsonw_u64(w, "last_ns", e->last_ns);
-	cw_jsonw_obj_close(w);
-}
-
-void cw_view_json(const struct cw_view *v, struct cw_jsonw *w,
-		  const size_t *edges, size_t n)
-{
-	/* The listed edges and their vertices; everything if no memory. */
-	bool *vkeep = NULL, *ekeep = NULL;
-	size_t i, k, ne = edges ? n : v->ne;
-
-	if (edges) {
-		vkeep = calloc(v->nv + v->ne + 1, sizeof(*vkeep));
-		ekeep = vkeep ? vkeep + v->nv : NULL;
-		for (k = 0; vkeep && k < n; k++) {
-			ekeep[edges[k]] = true;
-			vkeep[v->e[edges[k]].from] = true;
-			vkeep[v->e[edges[k]].to] = true;
-		}
-	}
-	cw_jsonw_str(w, "by", cw_group_by_name(v->by));
-	cw_jsonw_arr_open(w, "nodes");
-	for (i = 0; i < v->nv; i++)
-		if (!vkeep || vkeep[i])
-			vertex_json(v, i, w);
-	cw_jsonw_arr_close(w);
-	cw_jsonw_arr_open(w, "edges");
-	for (k = 0; k < ne; k++)
-		edge_json(v, edges ? edges[k] : k, w);
-	cw_jsonw_arr_close(w);
-	cw_jsonw_u64(w, "window_ns", v->window_ns);
-	cw_jsonw_arr_open(w, "windows");
-	for (i = 0; i < v->nwin; i++) {
-		const struct cw_view_window *c = &v->win[i];
-
-		if (ekeep && !ekeep[c->edge])
-			continue;
-		cw_jsonw_obj_open(w, NULL);
-		cw_jsonw_u64(w, "start_ns", c->start_ns);
-		cw_jsonw_u64(w, "edge", c->edge);
-		cw_jsonw_u64(w, "bytes_c2s", c->bytes_c2s);
-		cw_jsonw_u64(w, "bytes_s2c", c->bytes_s2c);
-		cw_jsonw_u64(w, "msgs_c2s", c->msgs_c2s);
-		cw_jsonw_u64(w, "msgs_s2c", c->msgs_s2c);
-		cw_jsonw_obj_close(w);
-	}
-	cw_jsonw_arr_close(w);
-	cw_jsonw_u64(w, "unattributed_bytes", v->unattributed);
-	free(vkeep);
 }

@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "common/log.h"
+#include "common/util.h"
 #include "graph/graph.h"
 
 static double secs_since(const struct timespec *t0)
@@ -26,6 +27,7 @@ void cw_pipeline_init(struct cw_pipeline *pl, uint64_t window_ns)
 	cw_pairing_init(&pl->pairing);
 	cw_windows_init(&pl->windows, window_ns);
 	cw_graph_init(&pl->graph);
+	cw_resources_init(&pl->res);
 }
 
 void cw_pipeline_release(struct cw_pipeline *pl)
@@ -34,6 +36,7 @@ void cw_pipeline_release(struct cw_pipeline *pl)
 	cw_graph_release(&pl->graph);
 	cw_windows_release(&pl->windows);
 	cw_pairing_release(&pl->pairing);
+	cw_resources_release(&pl->res);
 }
 
 int cw_pipeline_add(struct cw_pipeline *pl, const struct cw_conn_record *r,
@@ -49,9 +52,21 @@ int cw_pipeline_add(struct cw_pipeline *pl, const struct cw_conn_record *r,
 	return 0;
 }
 
+int cw_pipeline_add_meta(struct cw_pipeline *pl, const struct cw_wire_msg *m)
+{
+	if (cw_resources_add(&pl->res, m))
+		return cw_error("out of memory for process metadata");
+	return 0;
+}
+
 static int on_records(const struct cw_conn_record *r, size_t n, void *arg)
 {
 	return cw_pipeline_add(arg, r, n);
+}
+
+static int on_meta(const struct cw_wire_msg *m, void *arg)
+{
+	return cw_pipeline_add_meta(arg, m);
 }
 
 int cw_pipeline_read_files(struct cw_pipeline *pl, char *const *paths, size_t n,
@@ -69,10 +84,103 @@ int cw_pipeline_read_files(struct cw_pipeline *pl, char *const *paths, size_t n,
 	    cw_pairing_reserve(&pl->pairing, (size_t)guess))
 		return cw_error("out of memory for %llu records",
 				(unsigned long long)guess);
-	if (cw_record_read_files_many(paths, n, skip_bad, on_records, pl,
-				      &pl->read))
+	if (cw_record_read_files_meta(paths, n, skip_bad, on_records, on_meta,
+				      pl, &pl->read))
 		return -1;
 	pl->t_read = secs_since(&t0);
+	return 0;
+}
+
+/* Each merged edge into the graph, its connections into the counts. */
+static int edge_in(const struct cw_edge_node *client,
+		   const struct cw_edge_node *server, uint8_t protocol,
+		   uint64_t bucket_ns, const struct cw_edge_total *t, void *arg)
+{
+	struct cw_pipeline *pl = arg;
+
+	pl->pairs.paired += t->paired;
+	pl->pairs.unpaired += t->conns - t->paired;
+	pl->pairs.ends += 2 * t->paired + (t->conns - t->paired);
+	return cw_graph_bucket_edge(client, server, protocol, bucket_ns, t,
+				    &pl->graph);
+}
+
+int cw_pipeline_read_kafka(struct cw_pipeline *pl,
+			   const struct cw_kafka_conf *kc, const char *group,
+			   uint64_t since_ns, uint64_t until_ns)
+{
+	char topic[CW_KAFKA_TOPIC_MAX];
+	struct cw_edge_merge m;
+	struct timespec t0;
+	int err = -1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	cw_edge_merge_init(&m, group, since_ns, until_ns);
+	cw_kafka_topic(kc, CW_WIRE_EDGE, topic, sizeof(topic));
+	if (cw_edge_merge_read(&m, kc, topic))
+		goto out;
+	pl->read.records = m.records;
+	pl->read.bad = m.bad;
+	if (cw_edge_merge_each(&m, false, edge_in, pl)) {
+		cw_error("out of memory building the graph");
+		goto out;
+	}
+	if (!m.records)
+		cw_warn("'%s': no edge buckets of group '%s' in that time",
+			topic, group);
+	pl->from_edges = true;
+	pl->windows.width_ns = 0;
+	err = 0;
+out:
+	pl->t_read = secs_since(&t0);
+	cw_edge_merge_release(&m);
+	return err;
+}
+
+int cw_time_arg(const char *opt, const char *val, uint64_t now_ns, uint64_t *ns)
+{
+	struct tm tm;
+	uint64_t d;
+	const char *end;
+
+	if (val[0] == '@' &&
+	    !cw_parse_u64(val + 1, 0, UINT64_MAX / 1000000000, &d)) {
+		*ns = d * 1000000000ULL;
+		return 0;
+	}
+	memset(&tm, 0, sizeof(tm));
+	if ((end = strptime(val, "%Y-%m-%d %H:%M", &tm)) ||
+	    (end = strptime(val, "%Y-%m-%dT%H:%M", &tm))) {
+		if (*end == ':' && !(end = strptime(end, ":%S", &tm)))
+			goto bad;
+		if (*end)
+			goto bad;
+		*ns = (uint64_t)timegm(&tm) * 1000000000ULL;
+		return 0;
+	}
+	if (!cw_parse_duration(val, 1000000000ULL, &d) && d <= now_ns) {
+		*ns = now_ns - d;
+		return 0;
+	}
+bad:
+	return cw_error("%s '%s': want a duration back from now (1h), "
+			"@SECONDS since the epoch, or 'YYYY-MM-DD HH:MM[:SS]' "
+			"(UTC)",
+			opt, val);
+}
+
+int cw_time_range(const char *since, const char *until, uint64_t *since_ns,
+		  uint64_t *until_ns)
+{
+	uint64_t now = cw_now_real_ns();
+
+	*since_ns = *until_ns = 0;
+	if ((since && cw_time_arg("--since", since, now, since_ns)) ||
+	    (until && cw_time_arg("--until", until, now, until_ns)))
+		return -1;
+	if (*until_ns && *since_ns >= *until_ns)
+		return cw_error("--since '%s' is not before --until '%s'",
+				since, until);
 	return 0;
 }
 
@@ -81,13 +189,17 @@ int cw_pipeline_finish(struct cw_pipeline *pl, enum cw_group_by by)
 	struct timespec t0;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	if (cw_graph_build(&pl->graph, &pl->pairing) ||
-	    (pl->windows.width_ns &&
-	     cw_windows_place(&pl->windows, &pl->graph, &pl->pairing)))
+	/* From the buckets, the graph is built already: nothing to pair. */
+	if (!pl->from_edges &&
+	    (cw_graph_build(&pl->graph, &pl->pairing) ||
+	     (pl->windows.width_ns &&
+	      cw_windows_place(&pl->windows, &pl->graph, &pl->pairing))))
 		return cw_error("out of memory pairing connection ends");
 	pl->t_pair = secs_since(&t0);
+	cw_graph_set_resources(&pl->graph, &pl->res);
 	/* The view needs the graph only: its memory can have the ends'. */
-	pl->pairs = pl->pairing.st;
+	if (!pl->from_edges)
+		pl->pairs = pl->pairing.st;
 	cw_pairing_release(&pl->pairing);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if (cw_view_build(&pl->view, &pl->graph, by, &pl->windows))

@@ -16,7 +16,12 @@ struct end_state {
 	uint8_t role;
 	uint64_t first_ns, last_ns;
 	uint64_t bytes_out, bytes_in, msgs_out, msgs_in;
+	uint64_t sampled_out, sampled_in; /* see cw_window_delta */
 };
+
+/* The counters a delta carries, in cw_window_delta's order from
+ * bytes_out. */
+#define NVAL 6
 
 void cw_windows_init(struct cw_windows *w, uint64_t width_ns)
 {
@@ -50,10 +55,10 @@ static struct cw_window_delta *push(struct cw_windows *w)
 }
 
 /* Spread d over the windows of [from, to] by time; rounding goes last. */
-static int spread(struct cw_windows *w, uint32_t end, uint64_t from,
-		  uint64_t to, const uint64_t d[4])
+static int spread(struct cw_windows *w, uint32_t end, uint32_t flags,
+		  uint64_t from, uint64_t to, const uint64_t d[NVAL])
 {
-	uint64_t width = w->width_ns, span = to - from + 1, left[4], s, e, v;
+	uint64_t width = w->width_ns, span = to - from + 1, left[NVAL], s, e, v;
 	struct cw_window_delta *x;
 	int i;
 
@@ -65,8 +70,9 @@ static int spread(struct cw_windows *w, uint32_t end, uint64_t from,
 			return -1;
 		memset(x, 0, sizeof(*x));
 		x->end = end;
+		x->flags = flags;
 		x->start_ns = s;
-		for (i = 0; i < 4; i++) {
+		for (i = 0; i < NVAL; i++) {
 			v = left[i];
 			if (e < to)
 				v = (uint64_t)((unsigned __int128)d[i] *
@@ -81,11 +87,29 @@ static int spread(struct cw_windows *w, uint32_t end, uint64_t from,
 	}
 }
 
+/*
+ * The bytes of r whose messages its agent counted: its sampled_ppm of each
+ * direction, all of them where the record has no estimate block (ppm 0 and
+ * not flagged), as graph/build.c reads it for the edges.
+ */
+static void sampled_of(const struct cw_conn_record *r, uint64_t *out,
+		       uint64_t *in, uint32_t *flags)
+{
+	bool est = r->flags & CW_REC_MSGS_EST;
+	uint32_t ppm = r->sampled_ppm || est ? r->sampled_ppm : CW_PPM;
+
+	*out = (uint64_t)((double)r->bytes_out * ppm / CW_PPM + 0.5);
+	*in = (uint64_t)((double)r->bytes_in * ppm / CW_PPM + 0.5);
+	*flags = (est ? CW_WD_MSGS_EST : 0) |
+		 (r->sampled_ppm || est ? CW_WD_SAMPLED : 0);
+}
+
 int cw_windows_add(struct cw_windows *w, const struct cw_conn_record *r)
 {
 	struct end_state *st;
 	struct cw_end_id k;
-	uint64_t d[4], from;
+	uint64_t d[NVAL], from, s_out, s_in;
+	uint32_t flags;
 	bool created;
 
 	if (!w->width_ns)
@@ -106,6 +130,9 @@ int cw_windows_add(struct cw_windows *w, const struct cw_conn_record *r)
 	d[1] = sub0(r->bytes_in, st->bytes_in);
 	d[2] = sub0(r->msgs_out, st->msgs_out);
 	d[3] = sub0(r->msgs_in, st->msgs_in);
+	sampled_of(r, &s_out, &s_in, &flags);
+	d[4] = sub0(s_out, st->sampled_out);
+	d[5] = sub0(s_in, st->sampled_in);
 	st->flags = r->flags;
 	st->netns = r->netns;
 	st->tgid = r->proc.tgid;
@@ -121,6 +148,8 @@ int cw_windows_add(struct cw_windows *w, const struct cw_conn_record *r)
 	st->bytes_in = r->bytes_in;
 	st->msgs_out = r->msgs_out;
 	st->msgs_in = r->msgs_in;
+	st->sampled_out = s_out;
+	st->sampled_in = s_in;
 	if (!(d[0] | d[1] | d[2] | d[3]))
 		return 0;
 	/* A delta over absurdly many windows lands in the last one. */
@@ -133,7 +162,7 @@ int cw_windows_add(struct cw_windows *w, const struct cw_conn_record *r)
 		from = r->last_ns;
 		w->lumped++;
 	}
-	return spread(w, st->id, from, r->last_ns, d);
+	return spread(w, st->id, flags, from, r->last_ns, d);
 }
 
 /* ---- deltas onto the edges of the correlator's graph ------------------ */
@@ -328,9 +357,15 @@ static void put_delta(const struct cw_windows *w,
 		      const struct cw_window_delta *d, struct cw_view_window *c)
 {
 	bool alone = !w->paired[d->end];
+	/* A change's share of a window can round to nothing: it then says
+	 * nothing about how that window was counted. */
+	bool any = d->bytes_out | d->bytes_in | d->msgs_out | d->msgs_in;
 
 	c->edge = (size_t)w->edge[d->end];
 	c->start_ns = d->start_ns;
+	c->msgs_est = any && (d->flags & CW_WD_MSGS_EST);
+	c->has_sampled = any && (d->flags & CW_WD_SAMPLED);
+	c->sampled_bytes = d->sampled_out + (alone ? d->sampled_in : 0);
 	if (w->client[d->end]) {
 		c->bytes_c2s = d->bytes_out;
 		c->msgs_c2s = d->msgs_out;

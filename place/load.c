@@ -16,7 +16,8 @@
 #include "common/log.h"
 #include "common/record.h"
 #include "common/util.h"
-#include "place/place.h"
+#include "common/wire.h"
+#include "place/place_int.h"
 
 static int read_text(const char *path, char **out, size_t *len)
 {
@@ -58,6 +59,8 @@ static int load_table(const char *path, bool units, struct cw_place_table *t)
 	size_t len;
 	int ret;
 
+	if (!path) /* from the graph, later */
+		return 0;
 	if (read_text(path, &text, &len))
 		return -1;
 	ret = cw_place_table_parse(t, text, len, units, err, sizeof(err));
@@ -154,7 +157,7 @@ static uint64_t json_u64(struct json_object *o, const char *key)
 
 /* Graph node -> units-file row (-1: external or unknown); hosts learnt. */
 static int map_nodes(struct cw_place_input *c, struct json_object *nodes,
-		     long *node_row, const char **row_host)
+		     const bool *active, long *node_row, const char **row_host)
 {
 	size_t i, n = json_object_array_length(nodes);
 	char pinned[CW_HOST_LEN + 32];
@@ -166,7 +169,7 @@ static int map_nodes(struct cw_place_input *c, struct json_object *nodes,
 			   *ctr = json_str(o, "container"), *id;
 
 		node_row[i] = -1;
-		if (!kind || strcmp(kind, "process") || !host)
+		if (!active[i] || !kind || strcmp(kind, "process") || !host)
 			continue;
 		if (ctr && *ctr) {
 			id = ctr;
@@ -177,13 +180,13 @@ static int map_nodes(struct cw_place_input *c, struct json_object *nodes,
 		}
 		node_row[i] = find_row(c, id);
 		if (node_row[i] < 0)
-			return cw_error("'%s': %s '%s' on host '%s' has no row "
-					"in units file '%s'",
-					c->graph_path,
+			return cw_error("%s: %s '%s' on host '%s' has no row "
+					"in %s",
+					c->graph_name,
 					id == pinned
 						? "process outside containers"
 						: "container",
-					id, host, c->units_path);
+					id, host, c->units_from);
 		if (!row_host[node_row[i]])
 			row_host[node_row[i]] = host;
 	}
@@ -202,8 +205,8 @@ static long unit_for_row(struct cw_place_input *c, size_t r, const char *host)
 
 	if (h < 0)
 		return cw_error("unknown host '%s': unit '%s' runs there but "
-				"hosts file '%s' does not list it",
-				host, name, c->hosts_path);
+				"%s does not list it",
+				host, name, c->hosts_from);
 	v = cw_htab_upsert(&c->by_name, &k, &created);
 	if (!v)
 		return cw_error("out of memory");
@@ -237,24 +240,22 @@ static int add_hosts(struct cw_place_input *c)
 }
 
 static int add_edges(struct cw_place_input *c, struct json_object *edges,
-		     const long *node_row, size_t nnodes, const long *row_unit)
+		     const long *node_row, const long *row_unit,
+		     const uint64_t *edge_bytes)
 {
 	size_t i, n = json_object_array_length(edges);
 
 	for (i = 0; i < n; i++) {
 		struct json_object *o = json_object_array_get_idx(edges, i);
 		uint64_t a = json_u64(o, "client"), b = json_u64(o, "server"),
-			 bytes = json_u64(o, "bytes_c2s") +
-				 json_u64(o, "bytes_s2c"),
-			 f = json_u64(o, "first_ns"),
+			 bytes = edge_bytes[i], f = json_u64(o, "first_ns"),
 			 l = json_u64(o, "last_ns");
 
-		if (a >= nnodes || b >= nnodes)
-			return cw_error("'%s': edge %zu names node %llu, past "
-					"the %zu nodes",
-					c->graph_path, i,
-					(unsigned long long)(a > b ? a : b),
-					nnodes);
+		if (c->since_ns || c->until_ns) {
+			if (!bytes)
+				continue;
+			f = 0, l = 0; /* the range's, not the edge's */
+		}
 		if (f && (!c->first_ns || f < c->first_ns))
 			c->first_ns = f;
 		if (l > c->last_ns)
@@ -282,11 +283,11 @@ static int build_units(struct cw_place_input *c, long *row_unit,
 		if (!h)
 			h = row_host[r];
 		if (!h)
-			return cw_error("units file '%s': '%s' has no host "
-					"column and is not in graph '%s'",
-					c->units_path,
+			return cw_error("%s: '%s' has no host column and is "
+					"not in %s",
+					c->units_from,
 					c->units.rows[r].f[CW_PCOL_NAME],
-					c->graph_path);
+					c->graph_name);
 		row_unit[r] = unit_for_row(c, r, h);
 		if (row_unit[r] < 0)
 			return -1;
@@ -294,35 +295,142 @@ static int build_units(struct cw_place_input *c, long *row_unit,
 	return 0;
 }
 
+/* Per edge its bytes (in the range: from the windows), per node whether
+ * it was active (in the range) and when it was seen last. */
+struct graph_scan {
+	uint64_t *edge_bytes, *seen;
+	bool *active;
+	struct json_object *nodes, *edges;
+	size_t n, m;
+};
+
+static int scan_edges(struct cw_place_input *c, struct graph_scan *g)
+{
+	size_t i;
+
+	for (i = 0; i < g->m; i++) {
+		struct json_object *o = json_object_array_get_idx(g->edges, i);
+		uint64_t a = json_u64(o, "client"), b = json_u64(o, "server"),
+			 l = json_u64(o, "last_ns");
+
+		if (a >= g->n || b >= g->n)
+			return cw_error("%s: edge %zu names node %llu, past "
+					"the %zu nodes",
+					c->graph_name, i,
+					(unsigned long long)(a > b ? a : b),
+					g->n);
+		if (c->since_ns || c->until_ns)
+			continue;
+		g->edge_bytes[i] =
+			json_u64(o, "bytes_c2s") + json_u64(o, "bytes_s2c");
+		g->seen[a] = l > g->seen[a] ? l : g->seen[a];
+		g->seen[b] = l > g->seen[b] ? l : g->seen[b];
+	}
+	if (!c->since_ns && !c->until_ns)
+		for (i = 0; i < g->n; i++)
+			g->active[i] = true;
+	return 0;
+}
+
+/* With a range: the windows that overlap it, whole. */
+static int scan_windows(struct cw_place_input *c, struct json_object *root,
+			struct graph_scan *g)
+{
+	struct json_object *wins;
+	uint64_t width = json_u64(root, "window_ns");
+	size_t i, n;
+
+	if (!c->since_ns && !c->until_ns)
+		return 0;
+	if (!width || !json_object_object_get_ex(root, "windows", &wins) ||
+	    !json_object_is_type(wins, json_type_array))
+		return cw_error("%s has no per-window traffic for --since and "
+				"--until (make it with 'causeway graph "
+				"--window D')",
+				c->graph_name);
+	n = json_object_array_length(wins);
+	for (i = 0; i < n; i++) {
+		struct json_object *o = json_object_array_get_idx(wins, i);
+		uint64_t e = json_u64(o, "edge"), t = json_u64(o, "start_ns"),
+			 a, b;
+
+		if (e >= g->m)
+			return cw_error("%s: window %zu names edge %llu, past "
+					"the %zu edges",
+					c->graph_name, i, (unsigned long long)e,
+					g->m);
+		if (t + width <= c->since_ns ||
+		    (c->until_ns && t >= c->until_ns))
+			continue;
+		g->edge_bytes[e] +=
+			json_u64(o, "bytes_c2s") + json_u64(o, "bytes_s2c");
+		o = json_object_array_get_idx(g->edges, e);
+		a = json_u64(o, "client"), b = json_u64(o, "server");
+		g->active[a] = g->active[b] = true;
+		g->seen[a] = t > g->seen[a] ? t : g->seen[a];
+		g->seen[b] = t > g->seen[b] ? t : g->seen[b];
+	}
+	return 0;
+}
+
+static int parse_graph(struct cw_place_input *c, struct json_object **root,
+		       struct graph_scan *g)
+{
+	char *text = c->graph_text;
+	size_t len = c->graph_len;
+
+	if (!text && read_text(c->graph_path, &text, &len))
+		return -1;
+	*root = json_tokener_parse(text);
+	if (text != c->graph_text)
+		free(text);
+	if (!*root || !json_object_object_get_ex(*root, "nodes", &g->nodes) ||
+	    !json_object_is_type(g->nodes, json_type_array) ||
+	    !json_object_object_get_ex(*root, "edges", &g->edges) ||
+	    !json_object_is_type(g->edges, json_type_array))
+		return cw_error("%s is not a graph (want the JSON of "
+				"'causeway graph --format json')",
+				c->graph_name);
+	g->n = json_object_array_length(g->nodes);
+	g->m = json_object_array_length(g->edges);
+	if (!g->n)
+		return cw_error("%s is empty: no nodes to place",
+				c->graph_name);
+	g->edge_bytes = calloc(g->m + 1, sizeof(*g->edge_bytes));
+	g->seen = calloc(g->n, sizeof(*g->seen));
+	g->active = calloc(g->n, sizeof(*g->active));
+	if (!g->edge_bytes || !g->seen || !g->active)
+		return cw_error("out of memory");
+	return scan_edges(c, g) || scan_windows(c, *root, g) ? -1 : 0;
+}
+
+/* The units and hosts the files did not give, from the graph. */
+static int derive_tables(struct cw_place_input *c, struct json_object *root,
+			 struct graph_scan *g)
+{
+	if (!c->hosts_path && place_hosts_from_graph(c, root))
+		return -1;
+	if (!c->units_path &&
+	    place_units_from_graph(c, g->nodes, g->active, g->seen))
+		return -1;
+	if (!c->units.nrows)
+		return cw_error(
+			"%s has no processes to place%s", c->graph_name,
+			c->since_ns || c->until_ns ? " in the time range" : "");
+	return 0;
+}
+
 static int load_graph(struct cw_place_input *c)
 {
-	struct json_object *root = NULL, *nodes, *edges;
+	struct graph_scan g = {0};
+	struct json_object *root = NULL;
 	long *node_row = NULL, *row_unit = NULL;
 	const char **row_host = NULL;
-	char *text;
-	size_t len, n;
 	int ret = -1;
 
-	if (read_text(c->graph_path, &text, &len))
-		return -1;
-	root = json_tokener_parse(text);
-	free(text);
-	if (!root || !json_object_object_get_ex(root, "nodes", &nodes) ||
-	    !json_object_is_type(nodes, json_type_array) ||
-	    !json_object_object_get_ex(root, "edges", &edges) ||
-	    !json_object_is_type(edges, json_type_array)) {
-		cw_error("'%s' is not a graph (want the JSON of 'causeway "
-			 "graph --format json')",
-			 c->graph_path);
+	if (parse_graph(c, &root, &g) || derive_tables(c, root, &g))
 		goto out;
-	}
-	n = json_object_array_length(nodes);
-	if (!n) {
-		cw_error("graph '%s' is empty: no nodes to place",
-			 c->graph_path);
-		goto out;
-	}
-	node_row = calloc(n, sizeof(*node_row));
+	node_row = calloc(g.n, sizeof(*node_row));
 	row_unit = calloc(c->units.nrows, sizeof(*row_unit));
 	row_host = calloc(c->units.nrows, sizeof(*row_host));
 	if (!node_row || !row_unit || !row_host) {
@@ -330,17 +438,50 @@ static int load_graph(struct cw_place_input *c)
 		goto out;
 	}
 	if (index_rows(c) || add_hosts(c) ||
-	    map_nodes(c, nodes, node_row, row_host) ||
+	    map_nodes(c, g.nodes, g.active, node_row, row_host) ||
 	    build_units(c, row_unit, row_host) ||
-	    add_edges(c, edges, node_row, n, row_unit))
+	    add_edges(c, g.edges, node_row, row_unit, g.edge_bytes))
 		goto out;
 	ret = 0;
 out:
 	free(node_row);
 	free(row_unit);
 	free(row_host);
+	free(g.edge_bytes);
+	free(g.seen);
+	free(g.active);
 	json_object_put(root);
 	return ret;
+}
+
+bool cw_place_is_records(const char *path)
+{
+	char buf[65536], *nl;
+	struct json_object *o, *v;
+	FILE *fp;
+	size_t n;
+	bool rec = false;
+
+	if (!strcmp(path, "-") || !(fp = fopen(path, "r")))
+		return false;
+	n = fread(buf, 1, sizeof(buf) - 1, fp);
+	fclose(fp);
+	if (!n) /* no records: the loader says its graph is empty */
+		return true;
+	buf[n] = '\0';
+	if (n >= CW_WIRE_MAGIC_LEN &&
+	    !memcmp(buf, CW_WIRE_MAGIC, CW_WIRE_MAGIC_LEN))
+		return true;
+	/* JSON lines: the first line is a whole record, with a cookie. */
+	nl = strchr(buf, '\n');
+	if (nl)
+		*nl = '\0';
+	o = json_tokener_parse(buf);
+	rec = o && json_object_is_type(o, json_type_object) &&
+	      json_object_object_get_ex(o, "cookie", &v) &&
+	      !json_object_object_get_ex(o, "nodes", &v);
+	json_object_put(o);
+	return rec;
 }
 
 void cw_place_input_init(struct cw_place_input *in)
@@ -350,11 +491,42 @@ void cw_place_input_init(struct cw_place_input *in)
 	cw_place_init(&in->p);
 }
 
+/* Names of the sources, for messages. */
+static void name_sources(struct cw_place_input *in)
+{
+	char *graph = in->graph_name;
+	size_t len = sizeof(in->graph_name);
+
+	if (in->brokers)
+		snprintf(graph, len, "the graph of Kafka at %s", in->brokers);
+	else if (in->nrecords)
+		snprintf(graph, len, "the graph of '%s'%s", in->records[0],
+			 in->nrecords > 1 ? " ..." : "");
+	else
+		snprintf(graph, len, "graph '%s'", in->graph_path);
+	if (in->units_path)
+		snprintf(in->units_from, sizeof(in->units_from),
+			 "units file '%.64s'", in->units_path);
+	else
+		snprintf(in->units_from, sizeof(in->units_from),
+			 "the measured units");
+	if (in->hosts_path)
+		snprintf(in->hosts_from, sizeof(in->hosts_from),
+			 "hosts file '%.64s'", in->hosts_path);
+	else
+		snprintf(in->hosts_from, sizeof(in->hosts_from),
+			 "the agents' host metadata");
+}
+
 int cw_place_input_load(struct cw_place_input *in)
 {
+	name_sources(in);
 	if (load_table(in->hosts_path, false, &in->hosts) ||
-	    load_table(in->units_path, true, &in->units) || load_graph(in) ||
-	    cw_place_check(&in->p))
+	    load_table(in->units_path, true, &in->units))
+		return -1;
+	if ((in->brokers || in->nrecords) && place_measured(in))
+		return -1;
+	if (load_graph(in) || cw_place_check(&in->p))
 		return -1;
 	return 0;
 }
@@ -366,5 +538,6 @@ void cw_place_input_release(struct cw_place_input *in)
 	cw_htab_release(&in->unit_rows);
 	cw_htab_release(&in->by_name);
 	free(in->meta);
+	free(in->graph_text);
 	cw_place_release(&in->p);
 }

@@ -209,11 +209,27 @@ struct cw_place_unit_meta {
 struct cw_place_input {
 	/* set by the caller (after cw_place_input_init) */
 	const char *graph_path, *hosts_path, *units_path; /* "-": stdin */
-	enum cw_place_by by;				  /* what moves */
-	const char *ns;	   /* namespace for units with none */
-	struct cw_place p; /* its options (headroom, ...) set by the caller */
+	/* Instead of graph_path, the measured data themselves, through the
+	 * pipeline 'causeway graph' runs: record files (JSON lines or wire)
+	 * ... */
+	char *const *records;
+	size_t nrecords;
+	/* ... or the conns and meta topics of the brokers, read from the
+	 * beginning until idle_ns (0: 3 s) passes with no record */
+	const char *brokers, *kafka_properties, *topic_prefix;
+	uint64_t idle_ns;
+	/* Only the traffic in [since_ns, until_ns) (0: open), in whole windows
+	 * of window_ns (records: 0 is 1 s; a graph: its own windows) */
+	uint64_t since_ns, until_ns, window_ns;
+	enum cw_place_by by; /* what moves */
+	const char *ns;	     /* namespace for units with none */
+	struct cw_place p;   /* its options (headroom, ...) set by the caller */
 	/* filled by cw_place_input_load */
 	struct cw_place_table hosts, units;
+	char graph_name[300];		     /* for messages */
+	char units_from[96], hosts_from[96]; /* "units file 'u.csv'", ... */
+	char *graph_text; /* the measured route's graph JSON */
+	size_t graph_len;
 	struct cw_htab unit_rows; /* hash of a container id's first 12 -> row */
 	struct cw_htab by_name;	  /* hash of a unit name -> unit + 1 */
 	struct cw_place_unit_meta *meta; /* per unit */
@@ -233,12 +249,22 @@ struct cw_place_result {
 	struct cw_place_plan before; /* where the units run now */
 };
 
+/*
+ * Whether the file at path holds agent records (a wire stream, or JSON
+ * lines whose first line is a record) rather than a graph's JSON; "-" and
+ * files that cannot be read count as a graph (the loader then says why).
+ */
+bool cw_place_is_records(const char *path);
 /* Zeroed, namespace "default", cw_place_init'ed. */
 void cw_place_input_init(struct cw_place_input *in);
 /*
- * Read the hosts and units tables and the graph into in->p, then
- * cw_place_check it: 0, or -1 with one message naming the file, the row or
- * node, and why.
+ * Read the hosts and units tables and the graph (graph_path, or the
+ * records or brokers through the graph pipeline) into in->p, then
+ * cw_place_check it.  With no units file the units and their CPU (the
+ * nodes' cpu_cores) and memory (rss_peak_bytes, else rss_bytes) come from
+ * the graph's nodes; with no hosts file the hosts and capacities from the
+ * graph's "hosts" (the agents' HostMeta: cpus, mem_bytes).  0, or -1 with
+ * one message naming the file, the row or node, and why.
  */
 int cw_place_input_load(struct cw_place_input *in);
 void cw_place_input_release(struct cw_place_input *in);

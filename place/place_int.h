@@ -55,6 +55,22 @@ int place_refine(const struct cw_place *p, uint32_t *host,
 int place_greedy_moves(const struct cw_place *p, uint32_t *host,
 		       const uint8_t *allowed, const uint32_t *home);
 
+/*
+ * The measured route (place/measured.c): in->records or in->brokers through
+ * graph's pipeline into in->graph_text, the graph JSON the loader reads.
+ * 0 or -1 (message).
+ */
+int place_measured(struct cw_place_input *in);
+
+/*
+ * Units and hosts from the graph (place/derive.c), when no units or hosts
+ * file was given: rows as the files would have them.  0 or -1 (message).
+ */
+struct json_object;
+int place_units_from_graph(struct cw_place_input *in, struct json_object *nodes,
+			   const bool *active, const uint64_t *seen_ns);
+int place_hosts_from_graph(struct cw_place_input *in, struct json_object *root);
+
 int place_ga(struct cw_place *p, struct cw_place_plan *plan);
 int place_partition(struct cw_place *p, struct cw_place_plan *plan);
 int place_ilp(struct cw_place *p, struct cw_place_plan *plan);

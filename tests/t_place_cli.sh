@@ -148,5 +148,36 @@ printf 'host,cpu,memory\nhost-00000,four,1G\n' >h_bad2.csv
 expect 1 "hosts file 'h_bad2.csv': line 2: 'host-00000': bad cpu 'four'" \
 	"$CW" place -H h_bad2.csv -U u.csv -o out.txt g.json
 expect 2 "--method 'best'" "$CW" place -H h.csv -U u.csv --method best g.json
-expect 2 "want -H HOSTS.csv" "$CW" place g.json
+expect 2 "no input: give a GRAPH.json" "$CW" place -H h.csv -U u.csv
+expect 2 "--kafka reads the topics" "$CW" place --kafka 127.0.0.1:1 g.json
+expect 2 "--since is not before --until" "$CW" place --since 2000000000 \
+	--until 1900000000 g.json
+expect 2 "'g.json' is not a record file" "$CW" place f.jsonl g.json
+
+# Without the files: hosts from the agents' HostMeta and units from the
+# measured nodes, which a simulated graph does not have.
+expect 1 "no hosts file (-H) and graph 'g.json' has no host capacities" \
+	"$CW" place -U u.csv -o out.txt g.json
+expect 1 "graph 'g.json' has no CPU or memory per node" \
+	"$CW" place -H h.csv -o out.txt g.json
+
+# The records route: the same plan as from their graph; its bad inputs.
+"$CW" place -H h.csv -U u.csv --format json -o rec.json f.jsonl ||
+	fail "place from records failed"
+"$CW" place -H h.csv -U u.csv --format json -o gra.json g.json ||
+	fail "place from the graph failed"
+python3 - <<'PY2' || fail "records and graph plans differ"
+import json
+a, b = (json.load(open(f))["plans"][0] for f in ("rec.json", "gra.json"))
+assert a["cross_bytes_now"] == b["cross_bytes_now"], (a["cross_bytes_now"], b["cross_bytes_now"])
+assert a["cross_bytes"] == b["cross_bytes"] and a["units"] == b["units"]
+print("-- records and graph: the same plan, cross-host bytes", a["cross_bytes"])
+PY2
+: >empty.jsonl
+expect 1 "the graph of 'empty.jsonl' is empty" \
+	"$CW" place -H h.csv -U u.csv -o out.txt empty.jsonl
+expect 1 "the graph of 'f.jsonl': none of the .* connection records falls in the time range" \
+	"$CW" place -H h.csv -U u.csv --until 1000000000 -o out.txt f.jsonl
+expect 1 "unknown host 'host-00003': unit '.*' runs there but hosts file 'h_missing.csv' does not list it" \
+	"$CW" place -H h_missing.csv -U u.csv -o out.txt f.jsonl
 echo PASS

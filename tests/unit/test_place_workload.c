@@ -53,6 +53,10 @@ static void test_usage(void)
 	    "4096\n");
 	CHECK(cw_task_usage(root, 100, &u) == 0);
 	CHECK(u.from_cgroup && u.cpu_ns == 1500000 && u.rss_bytes == 4096);
+	CHECK(u.rss_hwm_bytes == 0); /* no memory.peak: unknown */
+	put("sys/fs/cgroup/kubepods.slice/cri-containerd-a.scope/memory.peak",
+	    "6144\n");
+	CHECK(cw_task_usage(root, 100, &u) == 0 && u.rss_hwm_bytes == 6144);
 
 	/* hybrid: cpu.stat in the unified tree, memory in v1 */
 	put("proc/101/cgroup", "12:memory:/docker/b\n4:cpu,cpuacct:/docker/b\n"
@@ -68,17 +72,21 @@ static void test_usage(void)
 	put("sys/fs/cgroup/cpuacct/kubepods/podx/c/cpuacct.usage", "777\n");
 	put("sys/fs/cgroup/memory/kubepods/podx/c/memory.usage_in_bytes",
 	    "999\n");
+	put("sys/fs/cgroup/memory/kubepods/podx/c/memory.max_usage_in_bytes",
+	    "1999\n");
 	CHECK(cw_task_usage(root, 102, &u) == 0);
 	CHECK(u.from_cgroup && u.cpu_ns == 777 && u.rss_bytes == 999);
+	CHECK(u.rss_hwm_bytes == 1999);
 
 	/* the root cgroup: the process's own numbers */
 	put("proc/103/cgroup", "0::/\n");
 	put("proc/103/stat", "103 (a (b) c) S 1 103 103 0 -1 4194304 10 0 0 0 "
 			     "30 12 0 0 20 0 1 0 500 1000 100\n");
-	put("proc/103/status",
-	    "Name:\tx\nVmPeak:\t 9 kB\nVmRSS:\t    1234 kB\n");
+	put("proc/103/status", "Name:\tx\nVmPeak:\t 9 kB\nVmHWM:\t    2000 "
+			       "kB\nVmRSS:\t    1234 kB\n");
 	CHECK(cw_task_usage(root, 103, &u) == 0);
 	CHECK(!u.from_cgroup && u.rss_bytes == 1234 * 1024);
+	CHECK(u.rss_hwm_bytes == 2000 * 1024);
 	CHECK(u.cpu_ns == 42 * (NSEC_PER_SEC / (uint64_t)hz));
 
 	CHECK(cw_task_usage(root, 104, &u) == -1); /* gone */
@@ -138,6 +146,40 @@ static void test_workloads(void)
 	CHECK(cw_workload_lookup(root, "../../etc", &w) == -1);
 }
 
+/* The agent's path: a process's container id filled with names. */
+static void test_fill(void)
+{
+	struct cw_process p;
+
+	memset(&p, 0, sizeof(p));
+	cw_workload_set_root(root);
+	CHECK(!strcmp(cw_workload_root(), root));
+	snprintf(p.container, sizeof(p.container), "%s", ID("3"));
+	cw_workload_fill(&p);
+	CHECK(!strcmp(p.container_name, "cassandra"));
+	CHECK(!strcmp(p.pod_name, "cassandra-2") && !strcmp(p.pod_ns, "data"));
+	CHECK(!strcmp(p.workload_kind, "StatefulSet") &&
+	      !strcmp(p.workload, "cassandra"));
+	/* Nothing names it, or no container: left empty. */
+	memset(&p, 0, sizeof(p));
+	snprintf(p.container, sizeof(p.container), "%s", ID("6"));
+	cw_workload_fill(&p);
+	CHECK(!p.container_name[0] && !p.pod_name[0] && !p.workload[0]);
+	memset(&p, 0, sizeof(p));
+	cw_workload_fill(&p);
+	CHECK(!p.container_name[0]);
+	/* Another root: the names found under the first are forgotten. */
+	setenv("CAUSEWAY_RUNTIME_ROOT", "/nonexistent-root", 1);
+	cw_workload_set_root(NULL);
+	CHECK(!strcmp(cw_workload_root(), "/nonexistent-root"));
+	snprintf(p.container, sizeof(p.container), "%s", ID("3"));
+	cw_workload_fill(&p);
+	CHECK(!p.container_name[0]);
+	unsetenv("CAUSEWAY_RUNTIME_ROOT");
+	cw_workload_set_root(NULL);
+	CHECK(!strcmp(cw_workload_root(), "/"));
+}
+
 static void test_owner(void)
 {
 	char kind[32], owner[64];
@@ -164,6 +206,7 @@ int main(void)
 		return 1;
 	test_usage();
 	test_workloads();
+	test_fill();
 	test_owner();
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
 	if (system(cmd))

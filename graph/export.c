@@ -1,0 +1,324 @@
+// SPDX-License-Identifier: MIT
+/*
+ * A view written out: GraphML and DOT through igraph's writers, CSV, the
+ * host matrix, and the JSON that `graph --format json` and the page's API
+ * share.
+ */
+#include <igraph.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/jsonw.h"
+#include "common/log.h"
+#include "common/util.h"
+#include "common/utf8.h"
+#include "graph/graph.h"
+
+/* The subgraph of the listed edges, or a copy of the whole view. */
+static igraph_error_t select_edges(const struct cw_view *v, igraph_t *out,
+				   const size_t *edges, size_t n)
+{
+	igraph_vector_int_t ids;
+	igraph_es_t es;
+	size_t i;
+
+	if (!edges)
+		return igraph_copy(out, v->ig);
+	IGRAPH_CHECK(igraph_vector_int_init(&ids, (igraph_integer_t)n));
+	IGRAPH_FINALLY(igraph_vector_int_destroy, &ids);
+	for (i = 0; i < n; i++)
+		VECTOR(ids)[i] = (igraph_integer_t)edges[i];
+	IGRAPH_CHECK(igraph_es_vector(&es, &ids));
+	IGRAPH_FINALLY(igraph_es_destroy, &es);
+	IGRAPH_CHECK(igraph_subgraph_edges(v->ig, out, es,
+					   /*delete_vertices=*/true));
+	igraph_es_destroy(&es);
+	igraph_vector_int_destroy(&ids);
+	IGRAPH_FINALLY_CLEAN(2);
+	return IGRAPH_SUCCESS;
+}
+
+static int write_igraph(const struct cw_view *v, FILE *fp, const size_t *edges,
+			size_t n, bool graphml)
+{
+	igraph_error_t err;
+	igraph_t sub;
+
+	if (select_edges(v, &sub, edges, n))
+		return cw_error("unable to select the edges to write");
+	err = graphml ? igraph_write_graph_graphml(&sub, fp,
+						   /*prefixattr=*/false)
+		      : igraph_write_graph_dot(&sub, fp);
+	igraph_destroy(&sub);
+	if (err || ferror(fp))
+		return cw_error("unable to write the %s",
+				graphml ? "GraphML" : "DOT graph");
+	return 0;
+}
+
+int cw_view_write_graphml(const struct cw_view *v, FILE *fp,
+			  const size_t *edges, size_t n)
+{
+	return write_igraph(v, fp, edges, n, true);
+}
+
+int cw_view_write_dot(const struct cw_view *v, FILE *fp, const size_t *edges,
+		      size_t n)
+{
+	return write_igraph(v, fp, edges, n, false);
+}
+
+static void csv_str(FILE *fp, const char *s)
+{
+	if (!strpbrk(s, ",\"\n\r")) {
+		fputs(s, fp);
+		return;
+	}
+	fputc('"', fp);
+	for (; *s; s++) {
+		if (*s == '"')
+			fputc('"', fp);
+		fputc(*s, fp);
+	}
+	fputc('"', fp);
+}
+
+int cw_view_write_csv(const struct cw_view *v, FILE *fp, const size_t *edges,
+		      size_t n)
+{
+	size_t k;
+
+	fprintf(fp, "client,server,conns,bytes_c2s,bytes_s2c,msgs_c2s,"
+		    "msgs_s2c,first_ns,last_ns\n");
+	for (k = 0; k < (edges ? n : v->ne); k++) {
+		const struct cw_view_edge *e = &v->e[edges ? edges[k] : k];
+
+		csv_str(fp, v->v[e->from].name);
+		fputc(',', fp);
+		csv_str(fp, v->v[e->to].name);
+		fprintf(fp, ",%llu,%llu,%llu,%llu,%llu,%llu,%llu\n",
+			(unsigned long long)e->conns,
+			(unsigned long long)e->bytes_c2s,
+			(unsigned long long)e->bytes_s2c,
+			(unsigned long long)e->msgs_c2s,
+			(unsigned long long)e->msgs_s2c,
+			(unsigned long long)e->first_ns,
+			(unsigned long long)e->last_ns);
+	}
+	return ferror(fp) ? cw_error("unable to write the CSV") : 0;
+}
+
+#define CW_MATRIX_MAX 10000
+
+int cw_view_write_matrix(const struct cw_view *v, FILE *fp)
+{
+	uint64_t *m;
+	size_t i, j, nv = v->nv;
+
+	if (nv > CW_MATRIX_MAX)
+		return cw_error("a %zu by %zu matrix is too large (at most %d "
+				"groups; try --by host)",
+				nv, nv, CW_MATRIX_MAX);
+	m = calloc(nv * nv + 1, sizeof(*m));
+	if (!m)
+		return cw_error("out of memory");
+	for (i = 0; i < v->ne; i++) {
+		const struct cw_view_edge *e = &v->e[i];
+
+		m[e->from * nv + e->to] += e->bytes_c2s;
+		m[e->to * nv + e->from] += e->bytes_s2c;
+	}
+	fputs("from\\to", fp);
+	for (j = 0; j < nv; j++) {
+		fputc(',', fp);
+		csv_str(fp, v->v[j].name);
+	}
+	fputc('\n', fp);
+	for (i = 0; i < nv; i++) {
+		csv_str(fp, v->v[i].name);
+		for (j = 0; j < nv; j++)
+			fprintf(fp, ",%llu", (unsigned long long)m[i * nv + j]);
+		fputc('\n', fp);
+	}
+	free(m);
+	return ferror(fp) ? cw_error("unable to write the matrix") : 0;
+}
+
+void cw_usage_json(struct cw_jsonw *w, const struct cw_usage_stats *u)
+{
+	cw_jsonw_double(w, "cpu_ms", (double)u->cpu_ns / 1e6);
+	cw_jsonw_double(w, "cpu_cores", u->cpu_cores);
+	cw_jsonw_double(w, "cpu_peak_cores", u->cpu_peak_cores);
+	cw_jsonw_u64(w, "rss_bytes", u->rss_bytes);
+	cw_jsonw_u64(w, "rss_peak_bytes", u->rss_peak_bytes);
+	cw_jsonw_u64(w, "usage_span_ns", u->span_ns);
+}
+
+/*
+ * Who a group is, where the projection keeps it: the container (process
+ * and container views), the pod, the workload.  "pod" is the pod's name
+ * when the agent found it (its uid then in "pod_uid"), else the uid of the
+ * cgroup path, as before names were known.
+ */
+void cw_identity_json(struct cw_jsonw *w, enum cw_group_by by,
+		      const struct cw_process *p, bool container_id)
+{
+	bool container = by == CW_BY_PROCESS || by == CW_BY_CONTAINER;
+	bool pod = container || by == CW_BY_POD;
+
+	if (!pod && by != CW_BY_WORKLOAD)
+		return;
+	if (container) {
+		if (container_id)
+			cw_jsonw_str(w, "container", p->container);
+		if (p->container_name[0])
+			cw_jsonw_str(w, "container_name", p->container_name);
+	}
+	if (pod && p->pod_name[0]) {
+		cw_jsonw_str(w, "pod", p->pod_name);
+		if (p->pod[0])
+			cw_jsonw_str(w, "pod_uid", p->pod);
+	} else if (container) {
+		cw_jsonw_str(w, "pod", p->pod);
+	}
+	if (p->pod_ns[0])
+		cw_jsonw_str(w, "namespace", p->pod_ns);
+	if (p->workload[0]) {
+		cw_jsonw_str(w, "workload", p->workload);
+		cw_jsonw_str(w, "workload_kind", p->workload_kind);
+	}
+}
+
+static void vertex_json(const struct cw_view *v, size_t i, struct cw_jsonw *w)
+{
+	const struct cw_view_vertex *x = &v->v[i];
+	const struct cw_node *n = x->node;
+	char buf[64];
+
+	cw_jsonw_obj_open(w, NULL);
+	cw_jsonw_u64(w, "id", i);
+	cw_jsonw_str(w, "name", x->name);
+	cw_jsonw_str(w, "label", x->label);
+	cw_jsonw_str(w, "kind", cw_node_kind_name(n->kind));
+	if (n->kind == CW_NODE_EXTERNAL)
+		cw_jsonw_str(w, "addr",
+			     cw_addr_str(&n->addr, buf, sizeof(buf)));
+	else if (x->same_host)
+		cw_jsonw_str(w, "host", n->host);
+	if (n->kind == CW_NODE_PROCESS && v->by == CW_BY_PROCESS) {
+		cw_jsonw_u64(w, "pid", n->proc.tgid);
+		cw_jsonw_str(w, "comm", n->proc.comm);
+		cw_jsonw_str(w, "cmdline", n->proc.cmdline);
+	}
+	if (n->kind == CW_NODE_PROCESS)
+		cw_identity_json(w, v->by, &n->proc, true);
+	cw_jsonw_u64(w, "members", x->members);
+	cw_jsonw_u64(w, "bytes_out", x->bytes_out);
+	cw_jsonw_u64(w, "bytes_in", x->bytes_in);
+	if (x->usage.known)
+		cw_usage_json(w, &x->usage);
+	cw_jsonw_obj_close(w);
+}
+
+/* What the messages rest on, as edges.json says it: only where an agent
+ * said how it counted, so older outputs stay unchanged. */
+static void sampled_json(struct cw_jsonw *w, bool has, bool est,
+			 uint64_t sampled, uint64_t bytes)
+{
+	if (!has)
+		return;
+	cw_jsonw_bool(w, "msgs_estimated", est);
+	cw_jsonw_double(w, "sampled_fraction",
+			bytes ? (double)sampled / (double)bytes : 1.0);
+}
+
+static void edge_json(const struct cw_view *v, size_t i, struct cw_jsonw *w)
+{
+	const struct cw_view_edge *e = &v->e[i];
+
+	cw_jsonw_obj_open(w, NULL);
+	cw_jsonw_u64(w, "id", i);
+	cw_jsonw_u64(w, "client", e->from);
+	cw_jsonw_u64(w, "server", e->to);
+	cw_jsonw_str(w, "client_name", v->v[e->from].name);
+	cw_jsonw_str(w, "server_name", v->v[e->to].name);
+	cw_jsonw_u64(w, "conns", e->conns);
+	cw_jsonw_u64(w, "paired", e->paired);
+	cw_jsonw_u64(w, "bytes_c2s", e->bytes_c2s);
+	cw_jsonw_u64(w, "bytes_s2c", e->bytes_s2c);
+	cw_jsonw_u64(w, "msgs_c2s", e->msgs_c2s);
+	cw_jsonw_u64(w, "msgs_s2c", e->msgs_s2c);
+	sampled_json(w, e->has_sampled, e->est_conns > 0, e->sampled_bytes,
+		     e->bytes_c2s + e->bytes_s2c);
+	cw_jsonw_u64(w, "first_ns", e->first_ns);
+	cw_jsonw_u64(w, "last_ns", e->last_ns);
+	cw_jsonw_obj_close(w);
+}
+
+/* Each host's capacity as its agent last told it (HostMeta). */
+static void hosts_json(const struct cw_resources *r, struct cw_jsonw *w)
+{
+	size_t i;
+
+	cw_jsonw_arr_open(w, "hosts");
+	for (i = 0; r && i < r->nhosts; i++) {
+		cw_jsonw_obj_open(w, NULL);
+		cw_jsonw_str(w, "host", r->hosts[i].host);
+		cw_jsonw_u64(w, "cpus", r->hosts[i].cpus);
+		cw_jsonw_u64(w, "mem_bytes", r->hosts[i].mem_bytes);
+		cw_jsonw_str(w, "hostname", r->hosts[i].hostname);
+		cw_jsonw_obj_close(w);
+	}
+	cw_jsonw_arr_close(w);
+}
+
+void cw_view_json(const struct cw_view *v, struct cw_jsonw *w,
+		  const size_t *edges, size_t n)
+{
+	/* The listed edges and their vertices; everything if no memory. */
+	bool *vkeep = NULL, *ekeep = NULL;
+	size_t i, k, ne = edges ? n : v->ne;
+
+	if (edges) {
+		vkeep = calloc(v->nv + v->ne + 1, sizeof(*vkeep));
+		ekeep = vkeep ? vkeep + v->nv : NULL;
+		for (k = 0; vkeep && k < n; k++) {
+			ekeep[edges[k]] = true;
+			vkeep[v->e[edges[k]].from] = true;
+			vkeep[v->e[edges[k]].to] = true;
+		}
+	}
+	cw_jsonw_str(w, "by", cw_group_by_name(v->by));
+	cw_jsonw_arr_open(w, "nodes");
+	for (i = 0; i < v->nv; i++)
+		if (!vkeep || vkeep[i])
+			vertex_json(v, i, w);
+	cw_jsonw_arr_close(w);
+	cw_jsonw_arr_open(w, "edges");
+	for (k = 0; k < ne; k++)
+		edge_json(v, edges ? edges[k] : k, w);
+	cw_jsonw_arr_close(w);
+	cw_jsonw_u64(w, "window_ns", v->window_ns);
+	cw_jsonw_arr_open(w, "windows");
+	for (i = 0; i < v->nwin; i++) {
+		const struct cw_view_window *c = &v->win[i];
+
+		if (ekeep && !ekeep[c->edge])
+			continue;
+		cw_jsonw_obj_open(w, NULL);
+		cw_jsonw_u64(w, "start_ns", c->start_ns);
+		cw_jsonw_u64(w, "edge", c->edge);
+		cw_jsonw_u64(w, "bytes_c2s", c->bytes_c2s);
+		cw_jsonw_u64(w, "bytes_s2c", c->bytes_s2c);
+		cw_jsonw_u64(w, "msgs_c2s", c->msgs_c2s);
+		cw_jsonw_u64(w, "msgs_s2c", c->msgs_s2c);
+		sampled_json(w, c->has_sampled, c->msgs_est, c->sampled_bytes,
+			     c->bytes_c2s + c->bytes_s2c);
+		cw_jsonw_obj_close(w);
+	}
+	cw_jsonw_arr_close(w);
+	cw_jsonw_u64(w, "unattributed_bytes", v->unattributed);
+	hosts_json(v->res, w);
+	free(vkeep);
+}
