@@ -54,6 +54,9 @@ spans() {
 echo "<!-- bench_traces -->"
 echo "## Traces: per-request linking, scored, and its speed (\`bench/bench_traces.sh\`)"
 echo
+echo "Command: \`ROUNDS=$ROUNDS REQS=$REQS bench/run.sh bench_traces\` ($(date -u +%F),"
+echo "$(nproc) cores, load average $(cut -d' ' -f1 /proc/loadavg) at the start)."
+echo
 echo "\`causeway traces --truth FILE\` on the span traces, timing only (the"
 echo "files carry no thread evidence): per service, the share of requests"
 echo "right (every call made for it mapped to it, and no other), FCFS in the"
@@ -73,8 +76,9 @@ for f in "$SPANS"/*.csv; do
 done
 echo
 echo "Spans linked per second on one core (\`taskset -c 0\`), median of"
-echo "$ROUNDS runs; linking alone (thread pass, FCFS, one learning round of"
-echo "windowed Hungarian assignment), not reading or writing."
+echo "$ROUNDS runs; linking alone (thread pass, FCFS, one learning round:"
+echo "both assignments, one call at a time and windowed Hungarian, and the"
+echo "choice between them), not reading or writing."
 echo
 echo "| input | spans | spans/s (1 core) |"
 echo "|---|---:|---:|"

@@ -1,33 +1,55 @@
 // SPDX-License-Identifier: MIT
 /* causeway traces: per-request traces from black boxes. */
 #include <getopt.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/cli.h"
 #include "cli/commands.h"
+#include "common/kafka.h"
 #include "common/log.h"
 #include "common/util.h"
+#include "common/wire.h"
 #include "traces/traces.h"
 
 struct traces_args {
 	struct cw_traces_opts o;
-	const char *input, *truth, *output, *otlp, *trace, *format;
+	const char *input, *truth, *links, *output, *otlp, *trace, *format;
 	bool waterfall;
+	/* --kafka: MsgWindow records from the timing topic. */
+	struct cw_kafka_conf kc;
+	uint64_t idle_ns;
 };
 
 static void usage(FILE *fp)
 {
 	fprintf(fp,
 		"usage: causeway traces [options] INPUT\n"
+		"       causeway traces [options] --kafka BROKERS\n"
 		"       causeway traces [options] --truth SPANS\n\n"
 		"Link each outgoing call of a service to the request it "
 		"served\n"
 		"(thread evidence, else timing) and write the traces.\n\n"
 		"  INPUT             messages CSV (start_ns,end_ns,node,peer,"
 		"conn,dir,role[,bytes,thread])\n"
-		"                    or a pcap\n"
+		"                    a pcap, or a wire stream file of "
+		"'causeway agent\n"
+		"                    --traces' records\n"
+		"  --kafka BROKERS   read those records from the timing "
+		"topic (all of it,\n"
+		"                    until no record came for --idle)\n"
+		"  --topic-prefix P  topics' prefix (default causeway)\n"
+		"  --idle D          with --kafka: stop after D with no "
+		"record (default 3s)\n"
 		"  --truth SPANS     span CSV: infer from its messages, score "
 		"against its parents\n"
+		"  --truth-links F   score the input (a pcap, a messages CSV "
+		"with ports,\n"
+		"                    or the agents' records) against the "
+		"services' own records\n"
+		"                    of which request made which call "
+		"(docs/causeway-traces.md)\n"
 		"  -o, --output FILE write the traces (OTLP/JSON unless "
 		"--format jaeger)\n"
 		"  --format F        otlp or jaeger (default otlp)\n"
@@ -44,6 +66,7 @@ static void usage(FILE *fp)
 		"  --no-thread       ignore thread evidence\n"
 		"\nExamples:\n"
 		"  causeway traces --truth ../shared/data/spans/x.csv\n"
+		"  causeway traces --truth-links truth.csv capture.pcap\n"
 		"  causeway traces -o traces.json --waterfall msgs.csv\n"
 		"  causeway traces --otlp http://127.0.0.1:4318/v1/traces "
 		"msgs.csv\n");
@@ -58,13 +81,17 @@ static int parse_num(const char *arg, const char *name, uint64_t max,
 	return 0;
 }
 
-static int parse_opt(struct traces_args *a, int c, const char *arg)
+static int parse_opt(void *ctx, int c, const char *arg)
 {
+	struct traces_args *a = ctx;
 	uint64_t v;
 
 	switch (c) {
 	case 'T':
 		a->truth = arg;
+		return 0;
+	case 'L':
+		a->links = arg;
 		return 0;
 	case 'o':
 		a->output = arg;
@@ -106,6 +133,15 @@ static int parse_opt(struct traces_args *a, int c, const char *arg)
 	case 'N':
 		a->o.no_thread = true;
 		return 0;
+	case 'k':
+		a->kc.brokers = arg;
+		return 0;
+	case 'P':
+		a->kc.topic_prefix = arg;
+		return 0;
+	case 'I':
+		return cli_duration("--idle", arg, NSEC_PER_MSEC,
+				    3600 * NSEC_PER_SEC, &a->idle_ns);
 	}
 	return -1;
 }
@@ -114,6 +150,7 @@ static int parse_args(struct traces_args *a, int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{"truth", required_argument, NULL, 'T'},
+		{"truth-links", required_argument, NULL, 'L'},
 		{"output", required_argument, NULL, 'o'},
 		{"format", required_argument, NULL, 'f'},
 		{"otlp", required_argument, NULL, 'U'},
@@ -123,30 +160,30 @@ static int parse_args(struct traces_args *a, int argc, char **argv)
 		{"candidates", required_argument, NULL, 'C'},
 		{"rounds", required_argument, NULL, 'R'},
 		{"no-thread", no_argument, NULL, 'N'},
+		{"kafka", required_argument, NULL, 'k'},
+		{"topic-prefix", required_argument, NULL, 'P'},
+		{"idle", required_argument, NULL, 'I'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
-	int c;
+	int rc;
 
 	cw_traces_opts_default(&a->o);
 	a->format = "otlp";
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "ho:", opts, NULL)) != -1) {
-		if (c == 'h') {
-			usage(stdout);
-			return 1;
-		}
-		if (c == '?' || parse_opt(a, c, optarg))
-			return -1;
-	}
-	if (optind < argc)
-		a->input = argv[optind++];
-	if (optind < argc)
-		return cw_error("unexpected argument '%s'", argv[optind]);
-	if (!a->input && !a->truth)
+	a->idle_ns = 3 * NSEC_PER_SEC;
+	rc = cli_getopt("traces", argc, argv, "ho:", opts, parse_opt, a, usage);
+	if (rc)
+		return rc == 1 ? 1 : -1;
+	if (cli_one_operand(argc, argv, &a->input))
+		return -1;
+	if (!a->input && !a->truth && !a->kc.brokers)
 		return cw_error("no input (see 'causeway traces --help')");
-	if (a->input && a->truth)
-		return cw_error("give either INPUT or --truth SPANS, not both");
+	if (!!a->input + !!a->truth + !!a->kc.brokers > 1)
+		return cw_error("give one of INPUT, --kafka BROKERS or --truth "
+				"SPANS");
+	if (a->links && a->truth)
+		return cw_error("--truth-links needs an INPUT or --kafka to "
+				"score");
 	return 0;
 }
 
@@ -175,6 +212,27 @@ static void print_scores(const struct cw_traces *t,
 	       ev->traces ? (double)ev->traces_right / ev->traces : 0,
 	       ev->traces ? (double)ev->traces_right_fcfs / ev->traces : 0,
 	       ev->traces);
+}
+
+static int read_links(struct cw_traces *t, const char *path)
+{
+	const struct cw_tlinks_stats *l = &t->links;
+	FILE *fp = fopen(path, "r");
+	int rc;
+
+	if (!fp)
+		return cw_error("unable to open '%s': %m", path);
+	rc = cw_traces_read_truth_links(t, fp, path);
+	fclose(fp);
+	if (rc)
+		return -1;
+	fprintf(stderr,
+		"causeway: truth links: %zu lines; %zu requests and %zu calls "
+		"found; %zu outside the capture, %zu on connections it lacks, "
+		"%zu unmatched, %zu conflicting\n",
+		l->records, l->requests, l->calls, l->outside, l->no_conn,
+		l->unmatched, l->conflicts);
+	return 0;
 }
 
 static int write_out(const struct cw_traces *t, const struct traces_args *a)
@@ -211,14 +269,97 @@ static int write_out(const struct cw_traces *t, const struct traces_args *a)
 	return rc;
 }
 
+/* Every MsgWindow record on the timing topic, as a new reader. */
+static int read_kafka(struct cw_traces *t, const struct traces_args *a)
+{
+	static struct cw_wire_msg wm; /* large: off the stack */
+	struct cw_kafka_conf kc = a->kc;
+	char topic[CW_KAFKA_TOPIC_MAX], group[64], why[160];
+	const char *topics[1] = {topic};
+	struct cw_kafka_consumer *c;
+	struct cw_kafka_msg m;
+	uint64_t last = cw_now_mono_ns(), reb;
+	int r, rc = 0;
+
+	snprintf(group, sizeof(group), "causeway-traces-%d-%llu", (int)getpid(),
+		 (unsigned long long)cw_now_real_ns());
+	kc.group = group; /* never committed: reads the topic whole */
+	kc.from_beginning = true;
+	cw_kafka_topic(&kc, CW_WIRE_TIMING, topic, sizeof(topic));
+	c = cw_kafka_consumer_new(&kc, topics, 1);
+	if (!c)
+		return -1;
+	while (!rc && cw_now_mono_ns() - last < a->idle_ns) {
+		r = cw_kafka_consume(c, 200, &m);
+		/* Joining the group is no idle time: nothing could come. */
+		if (!cw_kafka_consumer_member(c, &reb))
+			last = cw_now_mono_ns();
+		if (r < 0)
+			rc = -1;
+		if (r <= 0)
+			continue;
+		last = cw_now_mono_ns();
+		if (cw_wire_decode(m.value, m.len, &wm, why, sizeof(why)) ==
+		    CW_WIRE_MSGS)
+			rc = cw_traces_add_wire(t, &wm.msgs);
+		cw_wire_msg_release(&wm);
+		cw_kafka_msg_release(&m);
+	}
+	cw_kafka_consumer_free(c);
+	if (!rc && !t->n_msgs)
+		return cw_error("%s: no messages (no records of 'causeway "
+				"agent --traces')",
+				topic);
+	return rc;
+}
+
+/* A wire stream file, or what cw_traces_read_file() reads. */
+static int read_input(struct cw_traces *t, const char *path)
+{
+	char head[CW_WIRE_MAGIC_LEN];
+	FILE *fp = fopen(path, "r");
+	int rc;
+
+	if (!fp)
+		return cw_error("cannot open '%s': %m", path);
+	if (fread(head, 1, sizeof(head), fp) != sizeof(head) ||
+	    memcmp(head, CW_WIRE_MAGIC, sizeof(head))) {
+		fclose(fp);
+		return cw_traces_read_file(t, path);
+	}
+	rewind(fp);
+	rc = cw_traces_read_wire(t, fp, path);
+	fclose(fp);
+	return rc;
+}
+
+static int read_any(struct cw_traces *t, const struct traces_args *a)
+{
+	int rc;
+
+	if (a->truth)
+		return cw_traces_read_file(t, a->truth);
+	rc = a->kc.brokers ? read_kafka(t, a) : read_input(t, a->input);
+	cw_traces_wire_done(t);
+	if (!rc && t->wire_records)
+		fprintf(stderr,
+			"causeway: %zu records from %zu hosts: %zu messages, "
+			"%zu left out (loopback or link-local), %llu "
+			"events the kernel lost\n",
+			t->wire_records, t->wire_hosts, t->n_msgs,
+			t->wire_left_out, (unsigned long long)t->wire_lost);
+	return rc;
+}
+
 static int run(struct cw_traces *t, const struct traces_args *a)
 {
 	struct cw_traces_eval ev;
 	uint64_t t0;
 	int32_t root;
 
-	if (cw_traces_read_file(t, a->truth ? a->truth : a->input) ||
-	    cw_traces_build(t))
+	if (read_any(t, a) || cw_traces_build(t))
+		return -1;
+	if (a->links && read_links(t, a->links))
 		return -1;
 	t0 = cw_now_mono_ns();
 	if (cw_traces_infer(t, &a->o))
@@ -230,7 +371,7 @@ static int run(struct cw_traces *t, const struct traces_args *a)
 		t->n_spans, (double)(cw_now_mono_ns() - t0) / 1e9, t->n_windows,
 		t->n_cut, t->n_thread_links, t->n_ambiguous_thread,
 		t->n_multiplexed);
-	if (a->truth) {
+	if (a->truth || a->links) {
 		if (cw_traces_evaluate(t, &ev))
 			return -1;
 		print_scores(t, &ev);

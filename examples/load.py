@@ -22,7 +22,7 @@ def seconds(s):
     return float(s)
 
 
-def client(url, stop_at, rate, out, failed, lock, seed, linger):
+def client(url, stop_at, rate, out, failed, lock, seed, linger, done):
     rnd = random.Random(seed)
     u = urllib.parse.urlsplit(url)
     conn = http.client.HTTPConnection(u.hostname, u.port or 80, timeout=10)
@@ -36,6 +36,7 @@ def client(url, stop_at, rate, out, failed, lock, seed, linger):
         errors += resp.status != 200
         if rate:
             time.sleep(rnd.expovariate(rate))
+    done()
     time.sleep(linger)  # keep the connection for ss-based ground truth
     conn.close()
     with lock:
@@ -50,15 +51,25 @@ def main():
     ap.add_argument("--duration", default="10s")
     ap.add_argument("--linger", type=float, default=0,
                     help="seconds to keep connections open at the end")
+    ap.add_argument("--done", metavar="FILE",
+                    help="create FILE once every client has stopped "
+                    "sending (before lingering)")
     ap.add_argument("--rate", type=float, default=0,
                     help="per-client request rate (Poisson); 0: closed loop")
     a = ap.parse_args()
     print(json.dumps({"pid": os.getpid()}), flush=True)
     stop_at = time.monotonic() + seconds(a.duration)
     out, failed, lock = [], [], threading.Lock()
+    finished = []
+
+    def done():
+        with lock:
+            finished.append(1)
+            if len(finished) == a.clients and a.done:
+                open(a.done, "w").close()
     threads = [threading.Thread(target=client,
                                 args=(a.url, stop_at, a.rate, out, failed,
-                                      lock, i, a.linger))
+                                      lock, i, a.linger, done))
                for i in range(a.clients)]
     for t in threads:
         t.start()

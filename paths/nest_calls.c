@@ -65,22 +65,35 @@ static size_t group_end(const struct ival *v, size_t n, size_t lo)
 	return hi;
 }
 
+/*
+ * The next connection both views hold, from cli[*i] and srv[*j] on (both
+ * sorted by conn): its calls are cli[*i, *ie) and srv[*j, *je).  false
+ * when either view runs out.
+ */
+static bool next_conn(const struct relation *r, size_t *i, size_t *j,
+		      size_t *ie, size_t *je)
+{
+	while (*i < r->n_cli && *j < r->n_srv) {
+		if (r->cli[*i].conn == r->srv[*j].conn) {
+			*ie = group_end(r->cli, r->n_cli, *i);
+			*je = group_end(r->srv, r->n_srv, *j);
+			return true;
+		}
+		if (r->cli[*i].conn < r->srv[*j].conn)
+			*i = group_end(r->cli, r->n_cli, *i);
+		else
+			*j = group_end(r->srv, r->n_srv, *j);
+	}
+	return false;
+}
+
 /* The callee's clock minus the caller's, plus the network: the median
  * over rank-paired calls on each connection. */
 static int64_t view_offset(const struct relation *r, int64_t *d)
 {
 	size_t i = 0, j = 0, ie, je, k, n = 0;
 
-	while (i < r->n_cli && j < r->n_srv) {
-		if (r->cli[i].conn != r->srv[j].conn) {
-			if (r->cli[i].conn < r->srv[j].conn)
-				i = group_end(r->cli, r->n_cli, i);
-			else
-				j = group_end(r->srv, r->n_srv, j);
-			continue;
-		}
-		ie = group_end(r->cli, r->n_cli, i);
-		je = group_end(r->srv, r->n_srv, j);
+	while (next_conn(r, &i, &j, &ie, &je)) {
 		for (k = 0; i + k < ie && j + k < je; k++)
 			d[n++] = (int64_t)(r->srv[j + k].s - r->cli[i + k].s);
 		i = ie;
@@ -103,16 +116,7 @@ static void link_views(struct relation *r, int64_t *scratch, uint8_t *used)
 	for (k = 0; k < r->n_cli; k++)
 		r->link[k] = -1;
 	memset(used, 0, r->n_srv + 1);
-	while (i < r->n_cli && j < r->n_srv) {
-		if (r->cli[i].conn != r->srv[j].conn) {
-			if (r->cli[i].conn < r->srv[j].conn)
-				i = group_end(r->cli, r->n_cli, i);
-			else
-				j = group_end(r->srv, r->n_srv, j);
-			continue;
-		}
-		ie = group_end(r->cli, r->n_cli, i);
-		je = group_end(r->srv, r->n_srv, j);
+	while (next_conn(r, &i, &j, &ie, &je)) {
 		for (k = i; k < ie; k++) {
 			want = (uint64_t)((int64_t)r->cli[k].s + off);
 			for (lo = j, hi = je; lo < hi;) {

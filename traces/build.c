@@ -92,27 +92,81 @@ static int conn_key(const void *a, const void *b, void *arg)
 	return (int)x->role - (int)y->role;
 }
 
-/* Both ends of a connection: the call's n-th span is the server's n-th. */
+/* Ranks either way that two ends' spans of a connection may disagree by:
+ * a request one end saw and the other did not (its recording began or
+ * ended between the two, as agents on two hosts attach apart). */
+#define MAX_SHIFT 2
+
+static bool inside(const struct cw_tspan *srv, const struct cw_tspan *cli)
+{
+	return srv->start_ns >= cli->start_ns && srv->end_ns <= cli->end_ns;
+}
+
+/*
+ * One connection's spans, sorted by rank: servers' (accepted) and
+ * clients' interleaved.  The client's i-th span is the server's
+ * (i + shift)-th, for the shift under which most server spans lie inside
+ * their client span (on one clock a request is served within its call);
+ * 0 when none does better, as on a clean recording.
+ */
+static void pair_conn(struct cw_traces *t, const int32_t *ix, size_t n,
+		      int32_t *cli, int32_t *srv)
+{
+	size_t nc = 0, ns = 0, i, hits, best_hits = 0;
+	int k, best = 0;
+
+	for (i = 0; i < n; i++) {
+		const struct cw_tspan *s = &t->spans[ix[i]];
+
+		if (s->role == CW_TROLE_CONNECTED)
+			cli[nc++] = ix[i];
+		else
+			srv[ns++] = ix[i];
+	}
+	for (k = 0; k <= 2 * MAX_SHIFT; k++) {
+		int sh = k % 2 ? (k + 1) / 2 : -(k / 2); /* 0, 1, -1, 2, -2 */
+
+		for (hits = 0, i = 0; i < nc; i++)
+			if ((long)i + sh >= 0 && (size_t)((long)i + sh) < ns &&
+			    inside(&t->spans[srv[i + sh]], &t->spans[cli[i]]))
+				hits++;
+		if (hits > best_hits)
+			best_hits = hits, best = sh;
+	}
+	for (i = 0; i < nc; i++) {
+		struct cw_tspan *c = &t->spans[cli[i]], *v;
+		long j = (long)i + best;
+
+		if (j < 0 || (size_t)j >= ns)
+			continue;
+		v = &t->spans[srv[j]];
+		if (v->node != c->peer)
+			continue;
+		c->peer_span = srv[j];
+		v->peer_span = cli[i];
+	}
+}
+
+/* Both ends of a connection: the call's n-th span is the server's n-th,
+ * or nearly (pair_conn()). */
 static int pair_ends(struct cw_traces *t)
 {
-	int32_t *ix = malloc((t->n_spans + 1) * sizeof(*ix));
-	size_t i;
+	int32_t *ix = malloc((t->n_spans + 1) * 3 * sizeof(*ix));
+	size_t i, j;
 
 	if (!ix)
 		return cw_error("out of memory for %zu spans", t->n_spans);
+	/* ix, then the scratch of pair_conn(): each as long as the spans. */
 	for (i = 0; i < t->n_spans; i++)
 		ix[i] = (int32_t)i;
 	qsort_r(ix, t->n_spans, sizeof(*ix), conn_key, t->spans);
-	for (i = 0; i + 1 < t->n_spans; i++) {
-		struct cw_tspan *a = &t->spans[ix[i]],
-				*b = &t->spans[ix[i + 1]];
-
-		if (a->conn == b->conn && a->seq == b->seq &&
-		    a->role == CW_TROLE_ACCEPTED &&
-		    b->role == CW_TROLE_CONNECTED && a->node == b->peer) {
-			a->peer_span = ix[i + 1];
-			b->peer_span = ix[i];
-		}
+	for (i = 0; i < t->n_spans; i = j) {
+		for (j = i + 1; j < t->n_spans &&
+				t->spans[ix[j]].conn == t->spans[ix[i]].conn;
+		     j++)
+			;
+		pair_conn(t, ix + i, j - i, ix + t->n_spans + 1,
+			  ix + 2 * (t->n_spans + 1));
 	}
 	free(ix);
 	return 0;

@@ -24,6 +24,7 @@ void cw_traces_release(struct cw_traces *t)
 	free(t->spans);
 	free(t->truth_conn);
 	free(t->truth_trace);
+	free(t->ends);
 	cw_traces_init(t);
 }
 
@@ -42,6 +43,22 @@ int cw_traces_node(struct cw_traces *t, const char *name)
 	if (!t->names[t->n_names])
 		return -1;
 	return (int)t->n_names++;
+}
+
+int cw_traces_set_ends(struct cw_traces *t, uint32_t conn, uint32_t client,
+		       uint16_t client_port, uint32_t server,
+		       uint16_t server_port)
+{
+	if (CW_GROW(t->ends, t->cap_ends, (size_t)conn + 1, 1024))
+		return cw_error("out of memory for connection ends");
+	while (t->n_ends <= conn) {
+		t->ends[t->n_ends].client = t->ends[t->n_ends].server =
+			UINT32_MAX;
+		t->ends[t->n_ends++].client_port = 0;
+	}
+	t->ends[conn] =
+		(struct cw_tends){client, server, client_port, server_port};
+	return 0;
 }
 
 int cw_traces_add_msg(struct cw_traces *t, const struct cw_tmsg *m)
@@ -100,11 +117,38 @@ enum {
 	C_ROLE,
 	C_BYTES,
 	C_THREAD,
+	C_NODE_PORT,
+	C_PEER_PORT,
 	N_COLS
 };
-static const char *const msg_cols[N_COLS] = {"start_ns", "end_ns", "node",
-					     "peer",	 "conn",   "dir",
-					     "role",	 "bytes",  "thread"};
+static const char *const msg_cols[N_COLS] = {
+	"start_ns", "end_ns", "node",	"peer",	     "conn",	 "dir",
+	"role",	    "bytes",  "thread", "node_port", "peer_port"};
+
+/*
+ * node_port and peer_port (optional, both or neither; `causeway run
+ * --traces` writes them) name each connection's ends as a capture does,
+ * so --truth-links can match the services' records to the messages.
+ */
+/* Ends are kept in an array by conn id: ids above this are refused. */
+#define MAX_ENDS_CONN (1u << 22)
+
+static int msg_ends(struct cw_traces *t, const struct cw_tmsg *m, char **f,
+		    const int *at)
+{
+	uint64_t np, pp;
+
+	if (m->conn > MAX_ENDS_CONN)
+		return 1;
+	if (cw_parse_u64(f[at[C_NODE_PORT]], 1, 65535, &np) ||
+	    cw_parse_u64(f[at[C_PEER_PORT]], 1, 65535, &pp))
+		return 1;
+	if (m->role == CW_TROLE_CONNECTED)
+		return cw_traces_set_ends(t, m->conn, m->node, (uint16_t)np,
+					  m->peer, (uint16_t)pp);
+	return cw_traces_set_ends(t, m->conn, m->peer, (uint16_t)pp, m->node,
+				  (uint16_t)np);
+}
 
 static int msg_field(struct cw_traces *t, struct cw_tmsg *m, int c,
 		     const char *s)
@@ -163,7 +207,7 @@ static int msg_row(struct cw_traces *t, char **f, int nf, const int *at,
 		if (at[c] >= nf)
 			return cw_error("%s:%zu: missing column '%s'", what,
 					line, msg_cols[c]);
-		if (msg_field(t, &m, c, f[at[c]]))
+		if (c < C_NODE_PORT && msg_field(t, &m, c, f[at[c]]))
 			return cw_error("%s:%zu: bad %s '%s'", what, line,
 					msg_cols[c], f[at[c]]);
 	}
@@ -177,6 +221,12 @@ static int msg_row(struct cw_traces *t, char **f, int nf, const int *at,
 	if (!m.conn)
 		return cw_error("%s:%zu: conn must be a non-zero id", what,
 				line);
+	if (at[C_NODE_PORT] >= 0 && at[C_PEER_PORT] >= 0 &&
+	    (c = msg_ends(t, &m, f, at)))
+		return c < 0 ? -1
+			     : cw_error("%s:%zu: bad node_port or peer_port, "
+					"or conn above %u with them",
+					what, line, MAX_ENDS_CONN);
 	return cw_traces_add_msg(t, &m);
 }
 
@@ -191,7 +241,8 @@ int cw_traces_read_csv(struct cw_traces *t, FILE *fp, const char *what)
 	nf = split(buf, f, 32);
 	for (c = 0; c < N_COLS; c++) {
 		at[c] = nf < 0 ? -1 : col(f, nf, msg_cols[c]);
-		if (at[c] < 0 && c != C_END && c != C_BYTES && c != C_THREAD)
+		if (at[c] < 0 && c != C_END && c != C_BYTES && c != C_THREAD &&
+		    c < C_NODE_PORT)
 			return cw_error("%s:1: header has no '%s' column", what,
 					msg_cols[c]);
 	}

@@ -3,7 +3,9 @@
  * Scoring against truth, with TraceWeaver's definitions: a request is
  * right at its service when every call made for it is mapped to it and no
  * other call is; a trace is right when every request in it is right.
- * Requests are counted at services that make calls.
+ * Requests are counted at services that make calls.  With truth from the
+ * services' own records (--truth-links), only the requests and services
+ * those records name are counted: the others have no truth to score.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -65,14 +67,16 @@ int cw_traces_evaluate(const struct cw_traces *t, struct cw_traces_eval *ev)
 	}
 	mark_calls(t, wrong, ev->node);
 	for (i = 0; i < t->n_spans; i++)
-		if (t->spans[i].role == CW_TROLE_CONNECTED)
+		if (t->spans[i].role == CW_TROLE_CONNECTED &&
+		    (!t->truth_by_links || t->spans[i].truth >= 0))
 			calls_at[t->spans[i].node] = 1;
 	all = &ev->node[nn];
 	for (i = 0; i < t->n_spans; i++) {
 		const struct cw_tspan *r = &t->spans[i];
 		struct cw_traces_score *s = &ev->node[r->node];
 
-		if (r->role != CW_TROLE_ACCEPTED || !calls_at[r->node])
+		if (r->role != CW_TROLE_ACCEPTED || !calls_at[r->node] ||
+		    (t->truth_by_links && r->trace < 0))
 			continue;
 		s->requests++;
 		s->right += !(wrong[i] & W_OURS);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "common/pcap.h"
 #include "common/util.h"
 #include "traces/traces.h"
 
@@ -283,15 +284,13 @@ int cw_traces_read_file(struct cw_traces *t, const char *path)
 {
 	FILE *fp = fopen(path, "r");
 	char head[64] = "";
-	uint32_t magic = 0;
+	size_t n;
 	int rc;
 
 	if (!fp)
 		return cw_error("cannot open '%s': %m", path);
-	if (fread(&magic, 1, 4, fp) == 4 &&
-	    (magic == 0xa1b2c3d4 || magic == 0xd4c3b2a1 ||
-	     magic == 0xa1b23c4d || magic == 0x4d3cb2a1 ||
-	     magic == 0x0a0d0d0a)) {
+	n = fread(head, 1, 4, fp);
+	if (cw_pcap_is_capture((const unsigned char *)head, n, NULL)) {
 		fclose(fp);
 		return cw_traces_read_pcap(t, path);
 	}

@@ -66,6 +66,23 @@ struct cw_tspan {
 	int32_t top[CW_TRACES_TOPK]; /* candidates, best first, -1 ends */
 };
 
+/* A connection's two ends, where the input names them (a pcap). */
+struct cw_tends {
+	uint32_t client, server; /* nodes; UINT32_MAX unknown */
+	uint16_t client_port, server_port;
+};
+
+/* What matching a truth-links file to the spans found (see below). */
+struct cw_tlinks_stats {
+	size_t records;	  /* lines, each one request and one call or none */
+	size_t outside;	  /* requests read outside the captured time */
+	size_t no_conn;	  /* a connection the input does not hold */
+	size_t requests;  /* distinct requests found among the spans */
+	size_t calls;	  /* calls found among the spans */
+	size_t unmatched; /* request or call with no span to match */
+	size_t conflicts; /* a call span claimed by two requests */
+};
+
 struct cw_traces {
 	struct cw_tmsg *msgs;
 	size_t n_msgs, cap_msgs;
@@ -78,12 +95,22 @@ struct cw_traces {
 	uint32_t *truth_conn;
 	int32_t *truth_trace;
 	size_t n_truth, cap_truth, n_true_traces;
+	/* Per connection id, its ends (pcap input), for --truth-links. */
+	struct cw_tends *ends;
+	size_t n_ends, cap_ends;
+	/* --truth-links: only requests it names are scored. */
+	bool truth_by_links;
+	struct cw_tlinks_stats links;
 	/* What building and inference saw. */
 	size_t n_multiplexed;	 /* connections with overlapping requests */
 	size_t n_unanswered;	 /* requests with no reply, dropped */
 	size_t n_windows, n_cut; /* assignment windows, of them cut */
 	size_t n_thread_links, n_ambiguous_thread;
 	int rounds; /* timing-only learning rounds run */
+	/* Fleet input (MsgWindow records): its state, and what it saw. */
+	struct cw_traces_wire *wire;
+	size_t wire_records, wire_hosts, wire_left_out;
+	uint64_t wire_lost;
 };
 
 struct cw_traces_opts {
@@ -114,11 +141,47 @@ int cw_traces_read_spans(struct cw_traces *t, FILE *fp, const char *what);
 /* TCP messages from a capture: runs of payload per direction; the SYN's
  * sender (else the higher port) is the client.  Nodes named by address. */
 int cw_traces_read_pcap(struct cw_traces *t, const char *path);
+/* Records connection `conn`'s ends; -1 on allocation failure. */
+int cw_traces_set_ends(struct cw_traces *t, uint32_t conn, uint32_t client,
+		       uint16_t client_port, uint32_t server,
+		       uint16_t server_port);
+/*
+ * Fleet input (traces/wire.c): one MsgWindow record (`causeway agent
+ * --traces`, from Kafka or a wire file).  Nodes named by address; a
+ * connection is its 4-tuple in one window, so ends seen on two hosts are
+ * stitched; loopback and link-local connections are left out (counted in
+ * wire_left_out).  The reading state lives until cw_traces_wire_done(),
+ * which the caller must call before cw_traces_release().
+ */
+struct cw_wire_msgs;
+int cw_traces_add_wire(struct cw_traces *t, const struct cw_wire_msgs *r);
+/* Every MsgWindow record of a wire stream file (others are skipped). */
+int cw_traces_read_wire(struct cw_traces *t, FILE *fp, const char *what);
+void cw_traces_wire_done(struct cw_traces *t);
 /* Picks by content: pcap magic, a span CSV header, else messages CSV. */
 int cw_traces_read_file(struct cw_traces *t, const char *path);
 
 /* Messages -> spans; multiplexed connections are counted and skipped. */
 int cw_traces_build(struct cw_traces *t);
+
+/*
+ * Truth from the services' own records, for an input whose connections
+ * have ends (a pcap), after cw_traces_build().  A CSV with the header
+ *
+ *   service,in_client,in_server,in_start_ns,out_client,out_server,out_start_ns
+ *
+ * one line per call a service made for a request (the out_ fields empty
+ * for a request that made none); ends are ADDR:PORT ([ADDR]:PORT for
+ * IPv6), times are nanoseconds on the capture's clock.  A request is the
+ * span on its connection at the service that was open when the service
+ * read it (the latest one started by in_start_ns, not ended before it); a
+ * call is the first span on its connection that started at or after
+ * out_start_ns.  Requests read outside the captured time are skipped.
+ * Matched calls get their true request, matched requests a true trace,
+ * and nodes named by address take the service's name.  What matched is in
+ * t->links.  0, or -1 on a malformed file (one line naming where).
+ */
+int cw_traces_read_truth_links(struct cw_traces *t, FILE *fp, const char *what);
 
 void cw_traces_opts_default(struct cw_traces_opts *o);
 /* Link every call to a request; also fills the FCFS baseline. */

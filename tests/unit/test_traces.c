@@ -81,7 +81,7 @@ static void test_thread(bool same_thread)
 		/* One candidate kept of two: the search says it cut. */
 		o.max_cands = 1;
 		CHECK(!cw_traces_infer(&t, &o));
-		CHECK(t.n_cut == 1 && t.spans[c1].parent >= 0);
+		CHECK(t.n_cut >= 1 && t.spans[c1].parent >= 0);
 	}
 	cw_traces_release(&t);
 }
@@ -210,6 +210,57 @@ static void test_spans_truth(void)
 	cw_traces_release(&t);
 }
 
+/* A messages CSV with ports (causeway run --traces) scores with
+ * --truth-links, as a capture does. */
+static void test_csv_ends(void)
+{
+	static const char csv[] =
+		"start_ns,end_ns,node,peer,conn,dir,role,bytes,thread,"
+		"node_port,peer_port,ctx_conn\n"
+		"1000,1000,10.0.0.2,10.0.0.1,1,in,accepted,10,7,80,5000,0\n"
+		"1000,1000,10.0.0.1,10.0.0.2,1,out,connected,10,3,5000,80,0\n"
+		"2000,2000,10.0.0.2,10.0.0.3,2,out,connected,5,7,6000,90,1\n"
+		"2000,2000,10.0.0.3,10.0.0.2,2,in,accepted,5,9,90,6000,0\n"
+		"3000,3000,10.0.0.3,10.0.0.2,2,out,accepted,5,9,90,6000,0\n"
+		"3000,3000,10.0.0.2,10.0.0.3,2,in,connected,5,7,6000,90,0\n"
+		"4000,4000,10.0.0.2,10.0.0.1,1,out,accepted,10,7,80,5000,0\n"
+		"4000,4000,10.0.0.1,10.0.0.2,1,in,connected,10,3,5000,80,0\n";
+	static const char truth[] =
+		"service,in_client,in_server,in_start_ns,out_client,"
+		"out_server,out_start_ns\n"
+		"mid,10.0.0.1:5000,10.0.0.2:80,1001,10.0.0.2:6000,"
+		"10.0.0.3:90,1999\n";
+	static const char bad[] = "start_ns,node,peer,conn,dir,role,node_port,"
+				  "peer_port\n1,a,b,1,in,accepted,0,80\n";
+	FILE *fp = fmemopen((void *)csv, sizeof(csv) - 1, "r");
+	struct cw_traces t;
+	struct cw_traces_opts o;
+	int32_t call, req;
+
+	cw_traces_init(&t);
+	CHECK(fp && !cw_traces_read_csv(&t, fp, "mem"));
+	fclose(fp);
+	CHECK(!cw_traces_build(&t));
+	CHECK(t.n_ends == 3 && t.ends[2].client == t.ends[1].server &&
+	      t.ends[2].client_port == 6000 && t.ends[2].server_port == 90);
+	fp = fmemopen((void *)truth, sizeof(truth) - 1, "r");
+	CHECK(fp && !cw_traces_read_truth_links(&t, fp, "truth"));
+	fclose(fp);
+	CHECK(t.links.requests == 1 && t.links.calls == 1);
+	call = call_on(&t, "mid", 2, CW_TROLE_CONNECTED);
+	req = call_on(&t, "mid", 1, CW_TROLE_ACCEPTED);
+	CHECK(call >= 0 && req >= 0 && t.spans[call].truth == req);
+	cw_traces_opts_default(&o);
+	CHECK(!cw_traces_infer(&t, &o));
+	CHECK(t.spans[call].parent == req &&
+	      t.spans[call].method == CW_LINK_THREAD);
+	cw_traces_release(&t);
+	fp = fmemopen((void *)bad, sizeof(bad) - 1, "r");
+	CHECK(fp && cw_traces_read_csv(&t, fp, "bad") == -1);
+	fclose(fp);
+	cw_traces_release(&t);
+}
+
 int main(void)
 {
 	double ours, fcfs, ours_t, fcfs_t;
@@ -219,6 +270,7 @@ int main(void)
 	test_multiplexed();
 	test_hungarian();
 	test_spans_truth();
+	test_csv_ends();
 	test_timing(0, &ours, &fcfs);
 	printf("timing only: %.3f of calls right, FCFS %.3f\n", ours, fcfs);
 	CHECK(ours > fcfs && ours > 0.85);

@@ -1,0 +1,102 @@
+#!/bin/bash
+# causeway traces on live captures of the testbed (tests/testbed/lib.sh:
+# nginx -> Node.js event loop with OpenTelemetry -> thread-per-request and
+# worker-pool services -> Redis through pools), scored against the
+# services' own ground truth with --truth-links.  The capacity is measured
+# first (64 closed-loop clients); then open-loop Poisson load at LEVELS
+# percent of it, SECS seconds each, one capture per level.  Per level and
+# tier: the share of requests right, FCFS in the same run, top-5, and
+# traces right end to end; then linking speed (spans/s on one core,
+# `taskset -c 0`, median of ROUNDS) and peak memory on the busiest capture.
+# Timing only: a capture has no thread evidence.  Prints a markdown section.
+#
+#   bench/run.sh bench_traces_testbed     (LEVELS="10 25 50 80", SECS=8)
+. "$(dirname "$0")/../tests/lib.sh"
+. "$CW_ROOT/tests/testbed/lib.sh"
+LEVELS=${LEVELS:-10 25 50 80}
+SECS=${SECS:-8}
+ROUNDS=${ROUNDS:-5}
+need_cmd taskset
+testbed_deps
+testbed_start
+cap=$(testbed_capacity 4) || fail "the capacity run failed"
+
+for lv in $LEVELS; do
+	rate=$(awk -v c="$cap" -v l="$lv" 'BEGIN { printf "%.0f", c * l / 100 }')
+	testbed_capture_start "$T_TMP/l$lv.pcap"
+	testbed_load --rate "$rate" --duration "$SECS" >"$T_TMP/load$lv.json" ||
+		fail "load at $lv% failed"
+	testbed_capture_stop >&2
+	sleep 1 # the services' last records
+	testbed_truth "$T_TMP/truth$lv.csv"
+	"$CW" traces --truth-links "$T_TMP/truth$lv.csv" "$T_TMP/l$lv.pcap" \
+		>"$T_TMP/o$lv.txt" 2>"$T_TMP/e$lv.txt" ||
+		fail "causeway traces at $lv%: $(cat "$T_TMP/e$lv.txt")"
+	python3 "$TB_DIR/scores.py" "$T_TMP/o$lv.txt" "$T_TMP/e$lv.txt" \
+		>"$T_TMP/s$lv.json"
+	cat "$T_TMP/load$lv.json" "$T_TMP/o$lv.txt" "$T_TMP/e$lv.txt" >&2
+done
+busiest=${LEVELS##* }
+
+# speed INPUT: median spans/s of linking over ROUNDS runs on CPU 0, and
+# the largest peak RSS (KiB) of those runs.
+speed() {
+	local i
+	for i in $(seq 1 "$ROUNDS"); do
+		taskset -c 0 /usr/bin/time -f "rss %M" "$CW" traces \
+			--truth-links "$T_TMP/truth$busiest.csv" "$1" \
+			>/dev/null 2>"$T_TMP/sp.err" || fail "speed run failed"
+		awk '/spans linked in/ {printf "%.0f ", $2 / $6} /^rss/ {print $2}' \
+			"$T_TMP/sp.err"
+	done | sort -n | awk -v r="$ROUNDS" '{ s[NR] = $1; if ($2 > m) m = $2 }
+		END { printf "%s %s\n", s[int((r + 1) / 2)], m }'
+}
+read -r sps rss < <(speed "$T_TMP/l$busiest.pcap")
+
+echo "<!-- bench_traces_testbed -->"
+echo "## Traces on a live testbed, scored by the services' own truth (\`bench/bench_traces_testbed.sh\`)"
+echo
+echo "Command: \`LEVELS=\"$LEVELS\" SECS=$SECS bench/run.sh bench_traces_testbed\`"
+echo "($(date -u +%F), $(nproc) cores, load average $(cut -d' ' -f1 /proc/loadavg) at the end)."
+echo
+echo "The stack of tests/testbed in network namespaces on one bridge: nginx"
+echo "-> \`evloop\` (Node.js, one event loop, OpenTelemetry JS SDK spans as"
+echo "truth; calls \`tpr\` always and \`pool\` 7 times in 10 over kept-alive"
+echo "pools) -> \`tpr\` (a thread per request, 1-2 Redis GETs) and \`pool\`"
+echo "(an I/O thread and 4 workers, 1 GET) -> Redis (3 pooled connections"
+echo "per service).  Capacity $cap requests/s (64 closed-loop clients); open-loop"
+echo "Poisson load at each level for ${SECS}s, captured with tcpdump on the"
+echo "bridge; \`causeway traces --truth-links\` infers from the capture alone"
+echo "(timing only: no thread evidence in a capture) and scores per service:"
+echo "requests right (every call made for it mapped to it and no other),"
+echo "FCFS in the same run, top-5; traces right end to end (from evloop down)."
+echo
+echo "| load | req/s | p50 ms | service | requests | right | FCFS | top-5 | traces right | FCFS |"
+echo "|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|"
+for lv in $LEVELS; do
+	python3 - "$T_TMP/s$lv.json" "$T_TMP/load$lv.json" "$lv" <<'PY'
+import json, sys
+s, load = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+t = s["traces"]
+for i, name in enumerate(["evloop", "tpr", "pool", "(all)"]):
+    v = s["services"].get(name)
+    if not v:
+        continue
+    head = ("%s%%" % sys.argv[3], "%.0f" % load["rate"], "%.1f" % load["p50_ms"]) if i == 0 else ("", "", "")
+    tail = ("%.3f" % t["right"], "%.3f" % t["fcfs"]) if i == 0 else ("", "")
+    print("| %s | %s | %s | %s | %d | %.3f | %.3f | %.3f | %s | %s |" % (
+        head + (name, v["requests"], v["right"], v["fcfs"], v["top5"]) + tail))
+PY
+done
+echo
+echo "Truth matched to the capture at $busiest%: $(python3 -c '
+import json, sys
+l = json.load(open(sys.argv[1]))["links"]
+print("%d lines in the captured time, %d requests and %d calls found, %d unmatched, %d conflicting" % (
+    l["lines"] - l["outside"], l["requests"], l["calls"], l["unmatched"] + l["no_conn"], l["conflicts"]))
+' "$T_TMP/s$busiest.json")."
+echo
+echo "Linking speed on the $busiest% capture (\`taskset -c 0\`, median of $ROUNDS,"
+echo "linking alone): $sps spans/s on one core; peak memory of the whole"
+echo "command (reading the pcap, building, linking, scoring): $rss KiB."
+echo "<!-- /bench_traces_testbed -->"

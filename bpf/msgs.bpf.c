@@ -1,0 +1,374 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * Per-message observations for per-request traces (issue 17), kept out of
+ * the steady state: the loader (agent/msgs.c) attaches these programs only
+ * inside timing windows or for `causeway run --traces`, and detaches them
+ * after, so outside those a send or recv runs nothing of ours.
+ *
+ *   tp_btf/sock_send_length, sock_recv_length   every call: extend the
+ *       message in progress, or end it and start the next on a flip
+ *   tp_btf/inet_sock_set_state                  the role from the
+ *       handshake, and the last message at close
+ *   iter/bpf_sk_storage_map                     at detach: every socket's
+ *       message in progress
+ *
+ * Messages are aggregated in socket-local storage, so one event crosses to
+ * user space per message, not per call (a 1 MiB reply read in 16 recv()s
+ * is one event).  Per thread, a hash holds the request the thread serves
+ * now (received on an accepted socket, reply not started) and how many it
+ * holds open: a call leaving on a connected socket is stamped with both.
+ * One open request means a thread-per-request server: the call is that
+ * request's; more means an event loop, left to timing (traces/infer.c).
+ *
+ * Only tracing programs of kinds this kernel attaches without tracefs
+ * (DESIGN.md: no kprobes, fentry refused): tp_btf and an iterator.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_endian.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#include "msgs.h"
+
+#define AF_INET	 2
+#define AF_INET6 10
+#define MSG_PEEK 2
+
+char LICENSE[] SEC("license") = "Dual MIT/GPL";
+
+/* Set by the loader before load. */
+const volatile __u32 target_netns = 0; /* 0: every network namespace */
+const volatile __u32 self_tgid = 0;    /* the agent: its sockets skipped */
+
+/* Set by the loader before each attachment: state of an older one is
+ * stale (its messages were flushed at detach). */
+__u32 gen = 0;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct cw_msgs_sk);
+} socks SEC(".maps");
+
+/* LRU: a thread that exits leaves its entry to be recycled. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, struct cw_msgs_thread);
+} threads SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 24);
+} events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, CW_MSGS_STAT_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} stats SEC(".maps");
+
+static __always_inline void stat_inc(__u32 idx)
+{
+	__u64 *v = bpf_map_lookup_elem(&stats, &idx);
+
+	if (v)
+		(*v)++;
+}
+
+static __always_inline bool sk_wanted(struct sock *sk)
+{
+	__u16 family = sk->__sk_common.skc_family;
+
+	if (family != AF_INET && family != AF_INET6)
+		return false;
+	if (BPF_CORE_READ_BITFIELD(sk, sk_protocol) != IPPROTO_TCP)
+		return false;
+	return !target_netns ||
+	       sk->__sk_common.skc_net.net->ns.inum == target_netns;
+}
+
+/* Identity of a socket, once per attachment, before its first message. */
+static __always_inline void announce(struct cw_msgs_sk *s, struct sock *sk,
+				     __u32 tgid)
+{
+	struct cw_msgs_sock_ev *e;
+
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		stat_inc(CW_MSGS_STAT_LOST);
+		return; /* tried again at its next call */
+	}
+	__builtin_memset(e, 0, sizeof(*e));
+	e->kind = CW_MSGS_SOCK;
+	e->netns = sk->__sk_common.skc_net.net->ns.inum;
+	e->cookie = s->cookie;
+	e->tgid = tgid;
+	e->family = sk->__sk_common.skc_family;
+	e->lport = sk->__sk_common.skc_num;
+	e->rport = bpf_ntohs(sk->__sk_common.skc_dport);
+	e->role = s->role;
+	e->role_seen = !!(s->flags & CW_MSGS_F_ROLE_SEEN);
+	if (e->family == AF_INET) {
+		bpf_core_read(e->laddr, 4, &sk->__sk_common.skc_rcv_saddr);
+		bpf_core_read(e->raddr, 4, &sk->__sk_common.skc_daddr);
+	} else {
+		bpf_core_read(e->laddr, 16, &sk->__sk_common.skc_v6_rcv_saddr);
+		bpf_core_read(e->raddr, 16, &sk->__sk_common.skc_v6_daddr);
+	}
+	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
+	s->flags |= CW_MSGS_F_ANNOUNCED;
+}
+
+static __always_inline void fill_msg(struct cw_msgs_msg_ev *e,
+				     const struct cw_msgs_sk *s)
+{
+	e->kind = CW_MSGS_MSG;
+	e->tid = s->tid;
+	e->cookie = s->cookie;
+	e->start_ns = s->start_ns;
+	e->end_ns = s->end_ns;
+	e->bytes = s->bytes;
+	e->ctx_cookie = s->ctx_cookie;
+	e->ctx_seq = s->ctx_seq;
+	e->ctx_open = s->ctx_open;
+	e->seq = s->role == CW_MSGS_ACCEPTED && s->dir == CW_MSGS_IN ? s->seq_in
+								     : 0;
+	e->dir = s->dir;
+	e->role = s->role;
+	e->pad = 0;
+}
+
+/* The message in progress is over: hand it out. */
+static __always_inline void msg_end(struct cw_msgs_sk *s)
+{
+	struct cw_msgs_msg_ev *e;
+
+	if (!s->start_ns)
+		return;
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		stat_inc(CW_MSGS_STAT_LOST);
+		s->start_ns = 0;
+		return;
+	}
+	fill_msg(e, s);
+	s->start_ns = 0;
+	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
+}
+
+static __always_inline struct cw_msgs_thread *thread_get(__u32 tid, bool create)
+{
+	struct cw_msgs_thread *t = bpf_map_lookup_elem(&threads, &tid);
+	struct cw_msgs_thread fresh = {.gen = gen};
+
+	if (t && t->gen == gen)
+		return t;
+	if (t) { /* from an older attachment: start again */
+		t->cookie = 0;
+		t->n_open = 0;
+		t->gen = gen;
+		return t;
+	}
+	if (!create)
+		return NULL;
+	if (bpf_map_update_elem(&threads, &tid, &fresh, BPF_NOEXIST) &&
+	    !bpf_map_lookup_elem(&threads, &tid)) {
+		stat_inc(CW_MSGS_STAT_THREAD_FULL);
+		return NULL;
+	}
+	return bpf_map_lookup_elem(&threads, &tid);
+}
+
+/* The reply to the socket's open request starts (or the socket closes):
+ * the thread that received the request holds one fewer. */
+static __always_inline void request_close(struct cw_msgs_sk *s)
+{
+	struct cw_msgs_thread *t;
+
+	if (!s->req_tid)
+		return;
+	t = thread_get(s->req_tid, false);
+	s->req_tid = 0;
+	if (!t)
+		return;
+	/* Another thread (a worker) may reply: atomics, not plain stores. */
+	if (t->n_open)
+		__sync_fetch_and_add(&t->n_open, -1);
+	if (t->cookie == s->cookie)
+		t->cookie = 0;
+}
+
+/* A request arrives on an accepted socket, read by thread tid. */
+static __always_inline void request_open(struct cw_msgs_sk *s, __u32 tid)
+{
+	struct cw_msgs_thread *t;
+
+	request_close(s); /* a pipelined request before the reply */
+	s->seq_in++;
+	t = thread_get(tid, true);
+	if (!t)
+		return;
+	__sync_fetch_and_add(&t->n_open, 1);
+	t->cookie = s->cookie;
+	t->seq = s->seq_in;
+	s->req_tid = tid;
+}
+
+static __always_inline void msg_begin(struct cw_msgs_sk *s, __u8 dir, __u32 tid,
+				      __u64 now, int bytes)
+{
+	struct cw_msgs_thread *t;
+
+	s->start_ns = s->end_ns = now;
+	s->bytes = bytes;
+	s->dir = dir;
+	s->tid = tid;
+	s->ctx_cookie = 0;
+	s->ctx_seq = s->ctx_open = 0;
+	if (s->role == CW_MSGS_ACCEPTED) {
+		if (dir == CW_MSGS_IN)
+			request_open(s, tid);
+		else
+			request_close(s);
+		return;
+	}
+	if (dir != CW_MSGS_OUT)
+		return;
+	t = thread_get(tid, false);
+	if (!t)
+		return;
+	s->ctx_cookie = t->cookie;
+	s->ctx_seq = t->cookie ? t->seq : 0;
+	s->ctx_open = t->n_open;
+}
+
+/*
+ * A socket first touched in this attachment.  Its role from the handshake
+ * if the state hook saw it; else from the listener: an accepted socket is
+ * a copy of its listening socket (sk_clone_lock), which carries listen()'s
+ * backlog in sk_max_ack_backlog, while a socket that connect()ed never
+ * listened and holds 0 there.
+ */
+static __always_inline void sk_begin(struct cw_msgs_sk *s, struct sock *sk,
+				     __u32 tgid)
+{
+	if (!s->cookie)
+		s->cookie = bpf_get_socket_cookie(sk);
+	if (!(s->flags & CW_MSGS_F_ROLE_SEEN))
+		s->role = sk->sk_max_ack_backlog ? CW_MSGS_ACCEPTED
+						 : CW_MSGS_CONNECTED;
+	s->flags &= CW_MSGS_F_ROLE_SEEN;
+	if (self_tgid && tgid == self_tgid)
+		s->flags |= CW_MSGS_F_SELF;
+	s->start_ns = 0;
+	s->seq_in = 0;
+	s->req_tid = 0;
+	s->gen = gen;
+}
+
+/*
+ * A successful send or recv of `bytes`.  The common case, a call in the
+ * direction of the message in progress, is one storage lookup, one clock
+ * read and two stores.
+ */
+static __always_inline void on_io(struct sock *sk, int bytes, __u8 dir)
+{
+	struct cw_msgs_sk *s;
+	__u64 id, now;
+
+	if (bytes <= 0 || !sk || !sk_wanted(sk))
+		return;
+	s = bpf_sk_storage_get(&socks, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
+	if (!s) {
+		stat_inc(CW_MSGS_STAT_STORAGE_FAIL);
+		return;
+	}
+	now = bpf_ktime_get_ns();
+	if (s->gen == gen && s->start_ns && s->dir == dir) {
+		s->end_ns = now;
+		s->bytes += bytes;
+		return;
+	}
+	id = bpf_get_current_pid_tgid();
+	if (s->gen != gen)
+		sk_begin(s, sk, id >> 32);
+	if (s->flags & CW_MSGS_F_SELF)
+		return;
+	if (!(s->flags & CW_MSGS_F_ANNOUNCED))
+		announce(s, sk, id >> 32);
+	msg_end(s);
+	msg_begin(s, dir, (__u32)id, now, bytes);
+}
+
+/* The handshake names the role; at close the last message goes out. */
+static __always_inline void on_state(struct sock *sk, int old, int new)
+{
+	struct cw_msgs_sk *s;
+
+	if (!sk_wanted(sk))
+		return;
+	if (new == TCP_ESTABLISHED &&
+	    (old == TCP_SYN_SENT || old == TCP_SYN_RECV)) {
+		s = bpf_sk_storage_get(&socks, sk, 0,
+				       BPF_SK_STORAGE_GET_F_CREATE);
+		if (!s) {
+			stat_inc(CW_MSGS_STAT_STORAGE_FAIL);
+			return;
+		}
+		s->role = old == TCP_SYN_SENT ? CW_MSGS_CONNECTED
+					      : CW_MSGS_ACCEPTED;
+		s->flags |= CW_MSGS_F_ROLE_SEEN;
+		return;
+	}
+	if (new != TCP_CLOSE)
+		return;
+	s = bpf_sk_storage_get(&socks, sk, 0, 0);
+	if (!s || s->gen != gen)
+		return;
+	msg_end(s);
+	if (s->role == CW_MSGS_ACCEPTED)
+		request_close(s);
+}
+
+SEC("tp_btf/sock_send_length")
+int BPF_PROG(cw_msgs_send, struct sock *sk, int ret, int flags)
+{
+	on_io(sk, ret, CW_MSGS_OUT);
+	return 0;
+}
+
+SEC("tp_btf/sock_recv_length")
+int BPF_PROG(cw_msgs_recv, struct sock *sk, int ret, int flags)
+{
+	if (!(flags & MSG_PEEK))
+		on_io(sk, ret, CW_MSGS_IN);
+	return 0;
+}
+
+SEC("tp_btf/inet_sock_set_state")
+int BPF_PROG(cw_msgs_state, struct sock *sk, int old, int new)
+{
+	on_state(sk, old, new);
+	return 0;
+}
+
+/* At detach: each socket's message in progress, as a record to read. */
+SEC("iter/bpf_sk_storage_map")
+int cw_msgs_flush(struct bpf_iter__bpf_sk_storage_map *ctx)
+{
+	struct cw_msgs_sk *s = ctx->value;
+	struct cw_msgs_msg_ev e;
+
+	if (!ctx->sk || !s || s->gen != gen || !s->start_ns ||
+	    (s->flags & CW_MSGS_F_SELF))
+		return 0;
+	fill_msg(&e, s);
+	s->start_ns = 0;
+	bpf_seq_write(ctx->meta->seq, &e, sizeof(e));
+	return 0;
+}

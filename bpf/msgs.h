@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Records shared by bpf/msgs.bpf.c and its loader (agent/msgs.c): the
+ * per-message observations for per-request traces.  Fixed-width __u types
+ * only and no includes, so both sides compile it as is.
+ *
+ * Two kinds go through one ring buffer, in the order they were made: a
+ * socket's identity the first time it is seen while attached, then its
+ * messages (a message is a run of calls in one direction), each handed out
+ * when the next one starts, when the socket leaves ESTABLISHED, or by the
+ * flush iterator when the programs are detached.
+ */
+#ifndef CW_BPF_MSGS_H
+#define CW_BPF_MSGS_H
+
+enum cw_msgs_kind {
+	CW_MSGS_SOCK = 1, /* struct cw_msgs_sock_ev */
+	CW_MSGS_MSG = 2,  /* struct cw_msgs_msg_ev */
+};
+
+enum cw_msgs_ev_role {
+	CW_MSGS_ACCEPTED = 0,  /* passive open: the socket serves requests */
+	CW_MSGS_CONNECTED = 1, /* active open: the socket makes calls */
+};
+
+enum cw_msgs_ev_dir {
+	CW_MSGS_IN = 0,
+	CW_MSGS_OUT = 1,
+};
+
+/* A socket seen for the first time in this attachment. */
+struct cw_msgs_sock_ev {
+	__u32 kind; /* CW_MSGS_SOCK */
+	__u32 netns;
+	__u64 cookie;
+	__u32 tgid; /* the process of the call that first touched it */
+	__u16 family;
+	__u16 lport; /* host byte order */
+	__u16 rport;
+	__u8 role;	/* enum cw_msgs_ev_role */
+	__u8 role_seen; /* 1: from the handshake, 0: from the listener's
+			 * backlog copied into an accepted socket */
+	__u32 pad;
+	__u8 laddr[16]; /* IPv4 in the first 4 bytes */
+	__u8 raddr[16];
+};
+
+/* One message, with the context of the thread that started it. */
+struct cw_msgs_msg_ev {
+	__u32 kind; /* CW_MSGS_MSG */
+	__u32 tid;  /* the thread of its first call */
+	__u64 cookie;
+	__u64 start_ns; /* CLOCK_MONOTONIC: its first call returned */
+	__u64 end_ns;	/* its last call returned */
+	__u64 bytes;
+	/* A message leaving on a connected socket (a call): the request its
+	 * thread was serving when it started (the accepted socket's cookie
+	 * and that request's number on it, from 1), and how many requests
+	 * the thread had open (received, reply not started).  0: none. */
+	__u64 ctx_cookie;
+	__u32 ctx_seq;
+	__u32 ctx_open;
+	__u32 seq; /* accepted socket, dir in: this request's number */
+	__u8 dir;  /* enum cw_msgs_ev_dir */
+	__u8 role;
+	__u16 pad;
+};
+
+/* Per socket, in socket-local storage: the message in progress. */
+struct cw_msgs_sk {
+	__u64 cookie;
+	__u64 start_ns; /* 0: no message in progress */
+	__u64 end_ns;
+	__u64 bytes;
+	__u64 ctx_cookie;
+	__u32 ctx_seq;
+	__u32 ctx_open;
+	__u32 tid;
+	__u32 gen;     /* attachment this state belongs to */
+	__u32 seq_in;  /* requests received (accepted) */
+	__u32 req_tid; /* accepted: the thread holding the open request */
+	__u8 dir;
+	__u8 role;
+	__u8 flags; /* enum cw_msgs_sk_flag */
+	__u8 pad;
+	__u32 pad2;
+};
+
+enum cw_msgs_sk_flag {
+	CW_MSGS_F_ANNOUNCED = 1 << 0, /* identity sent in this attachment */
+	CW_MSGS_F_ROLE_SEEN = 1 << 1, /* role from the handshake */
+	CW_MSGS_F_SELF = 1 << 2,      /* the agent's own socket: skipped */
+};
+
+/* Per thread: the request it serves now and how many it holds open. */
+struct cw_msgs_thread {
+	__u64 cookie; /* the latest request it received, still open; 0 none */
+	__u32 seq;
+	__u32 n_open;
+	__u32 gen;
+	__u32 pad;
+};
+
+/* Counters, so nothing is lost silently. */
+enum cw_msgs_stat {
+	CW_MSGS_STAT_LOST,	   /* ring buffer full: an event dropped */
+	CW_MSGS_STAT_STORAGE_FAIL, /* socket storage could not be made */
+	CW_MSGS_STAT_THREAD_FULL,  /* thread map full: context not kept */
+	CW_MSGS_STAT_MAX,
+};
+
+#endif

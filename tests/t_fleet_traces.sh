@@ -1,0 +1,168 @@
+#!/bin/bash
+# Per-request traces of a fleet: one `causeway agent --traces` per test
+# host of the traces testbed (tests/testbed/lib.sh: load -> nginx -> a
+# Node.js event loop -> a thread-per-request service (tpr) and a worker
+# pool (pool) -> Redis), each scoped to its host's namespace and
+# publishing to the embedded broker of the load host's agent.  The agents
+# attach the message programs only inside their timing windows (the same
+# wall-clock multiples on every host) and publish each window's messages
+# as MsgWindow records on the timing topic; `causeway traces --kafka`
+# reads them back, stitches each connection's client end (one host) to
+# its server end (another) by the 4-tuple, and is scored against the
+# services' own records (causeway never reads them).
+#
+# Checks: every agent published records and reported no kernel loss; the
+# services' records match the messages (few lines unmatched); at tpr, one
+# thread per request, >= 0.99 of calls are linked by thread evidence and
+# >= 0.97 of requests right; the event loop and the pool are not below
+# FCFS of the same run by more than 0.05, nor are traces end to end; and
+# most traces cross hosts: for >= 0.9 of evloop's requests a trace has
+# spans at >= 3 hosts (evloop, tpr or pool, redis), each host's spans from
+# its own agent.
+. "$(dirname "$0")/lib.sh"
+. "$CW_ROOT/tests/testbed/lib.sh"
+SECS=${SECS:-8}
+testbed_deps
+testbed_start
+
+cap=$(testbed_capacity 3) || fail "the capacity run failed"
+rate=$(awk -v c="$cap" 'BEGIN { printf "%.0f", c / 2 }')
+note "capacity $cap requests/s; load at half: $rate/s for ${SECS}s"
+[ "$rate" -ge 20 ] || fail "capacity $cap requests/s is too low to test"
+
+on_exit "mkdir -p '$CW_ROOT/$BUILD/test-logs/t_fleet_traces.d' &&" \
+	"cp '$T_TMP'/*.log '$CW_ROOT/$BUILD/test-logs/t_fleet_traces.d/'"
+
+# agent NS HOSTID [kafka args...]: one agent scoped to NS, --traces in
+# back-to-back windows of 3 s; its pid in AGENT_<HOSTID>.
+agent() {
+	local ns=$1 host=$2
+	shift 2
+	"$CW" agent --netns "$(ns_inode "$ns")" --host "$host" \
+		--interval 500ms --samples-every 0 --window 3s \
+		--window-every 3s --traces --spool "$T_TMP/spool-$host" "$@" \
+		2>"$T_TMP/agent-$host.log" &
+	bg_pid $!
+	eval "AGENT_$host=$!"
+	for _ in $(seq 1 200); do
+		grep -qs "agent on host" "$T_TMP/agent-$host.log" && return 0
+		sleep 0.05
+	done
+	fail "agent $host did not start: $(cat "$T_TMP/agent-$host.log")"
+}
+agent "$TB_LOAD" load --kafka embedded
+BOOT=$(sed -n 's/.*embedded broker at //p' "$T_TMP/agent-load.log")
+[ -n "$BOOT" ] || fail "no embedded broker address"
+note "embedded broker at $BOOT"
+HOSTS="web evloop tpr pool redis"
+agent "$TB_WEB" web --kafka "$BOOT"
+agent "$TB_EVL" evloop --kafka "$BOOT"
+agent "$TB_TPR" tpr --kafka "$BOOT"
+agent "$TB_POOL" pool --kafka "$BOOT"
+agent "$TB_DB" redis --kafka "$BOOT"
+
+load=$(testbed_load --rate "$rate" --duration "$SECS") || fail "load failed"
+note "load: $load"
+sleep 0.3 # the last replies
+# The agents flush the window they are in (cut short) as they stop; the
+# load host's keeps the broker up until the traces are read.
+for h in $HOSTS; do
+	eval "kill -INT \$AGENT_$h"
+done
+for h in $HOSTS; do
+	eval "wait \$AGENT_$h" || fail "agent $h failed: $(cat "$T_TMP/agent-$h.log")"
+	grep "traces:" "$T_TMP/agent-$h.log" | sed "s/^/$h: /"
+	grep -q "traces: [1-9][0-9]* records of [1-9][0-9]* messages, 0 not published, 0 events lost" \
+		"$T_TMP/agent-$h.log" ||
+		fail "agent $h: no traces published, or some lost"
+done
+
+# Stop the services so every record is written (the SDK's spans too).
+kill -TERM "$TB_EVL_PID" "$TB_TPR_PID" "$TB_POOL_PID"
+wait "$TB_EVL_PID" "$TB_TPR_PID" "$TB_POOL_PID" 2>/dev/null
+testbed_truth "$T_TMP/truth.csv"
+
+score() { # OUT ARGS...: traces --kafka --truth-links, scores in OUT.json
+	local out=$1
+	shift
+	"$CW" traces --kafka "$BOOT" --truth-links "$T_TMP/truth.csv" "$@" \
+		>"$out.txt" 2>"$out.log" ||
+		fail "causeway traces --kafka $*: $(cat "$out.log")"
+	cat "$out.txt" "$out.log"
+	python3 "$TB_DIR/scores.py" "$out.txt" "$out.log" >"$out.json"
+}
+score "$T_TMP/s" -o "$T_TMP/otlp.json"
+grep -q "records from 6 hosts" "$T_TMP/s.log" ||
+	fail "not every host's records were read: $(cat "$T_TMP/s.log")"
+
+pyjson '
+import json, sys
+s, load, otlp = json.load(open(sys.argv[1])), json.loads(sys.argv[2]), \
+    json.load(open(sys.argv[3]))
+svc, links = s["services"], s["links"]
+for name in ("evloop", "tpr", "pool"):
+    assert name in svc, "no scores for %s: %s" % (name, sorted(svc))
+ev, tpr, pool = svc["evloop"], svc["tpr"], svc["pool"]
+assert ev["requests"] >= 0.8 * load["ok"], "evloop: %d of %d requests found" % (
+    ev["requests"], load["ok"])
+inside = links["lines"] - links["outside"]
+bad = links["unmatched"] + links["no_conn"] + links["conflicts"]
+assert bad <= 0.05 * inside, "%d of %d truth lines unmatched" % (bad, inside)
+# Per trace, the services its spans are at; per service, its calls by
+# link method.
+methods, hosts = {}, {}
+for rs in otlp["resourceSpans"]:
+    name = [a["value"]["stringValue"] for a in rs["resource"]["attributes"]
+            if a["key"] == "service.name"][0]
+    for ss in rs["scopeSpans"]:
+        for sp in ss["spans"]:
+            hosts.setdefault(sp["traceId"], set()).add(name)
+            if name != "tpr" or sp["kind"] != 3:
+                continue
+            m = [a["value"]["stringValue"] for a in sp["attributes"]
+                 if a["key"] == "causeway.link.method"][0]
+            methods[m] = methods.get(m, 0) + 1
+calls = sum(methods.values())
+assert calls > 0, "no calls from tpr in the traces"
+by_thread = methods.get("thread", 0) / calls
+assert by_thread >= 0.99, "tpr: only %.3f of calls linked by thread" % by_thread
+assert tpr["right"] >= 0.97, "tpr: %.3f right (FCFS %.3f)" % (
+    tpr["right"], tpr["fcfs"])
+for name, v in (("evloop", ev), ("pool", pool)):
+    assert v["right"] >= v["fcfs"] - 0.05, "%s: %.3f right, FCFS %.3f" % (
+        name, v["right"], v["fcfs"])
+tr = s["traces"]
+assert tr["right"] >= tr["fcfs"] - 0.05, "traces: %.3f right, FCFS %.3f" % (
+    tr["right"], tr["fcfs"])
+# Stitched across hosts: a trace through evloop reaches tpr or pool and
+# redis (and nginx before it), each end recorded by its own agent.
+ev_traces = [h for h in hosts.values() if "evloop" in h]
+wide = sum(1 for h in ev_traces if len(h) >= 3)
+print("traces through evloop: %d, of them %d cross >= 3 hosts" % (
+    len(ev_traces), wide))
+assert wide >= 0.9 * ev["requests"], \
+    "only %d traces cross 3 hosts, of %d evloop requests" % (
+        wide, ev["requests"])
+print("fleet, at half load: tpr %.3f right (FCFS %.3f) of %d, %.3f by "
+      "thread; evloop %.3f (FCFS %.3f) of %d; pool %.3f (FCFS %.3f) of %d; "
+      "traces end to end %.3f (FCFS %.3f) of %d" % (
+      tpr["right"], tpr["fcfs"], tpr["requests"], by_thread, ev["right"],
+      ev["fcfs"], ev["requests"], pool["right"], pool["fcfs"],
+      pool["requests"], tr["right"], tr["fcfs"], tr["n"]))
+' "$T_TMP/s.json" "$load" "$T_TMP/otlp.json" ||
+	fail "scores of the fleet's messages"
+
+# The same records from a wire stream file (what `causeway dump` reads):
+# the reader refuses a file with no MsgWindow record in one line.
+printf 'CWWIRE1\n' >"$T_TMP/empty.cww"
+"$CW" traces "$T_TMP/empty.cww" >/dev/null 2>"$T_TMP/err.log" &&
+	fail "an input with no messages was accepted"
+grep -q "no messages" "$T_TMP/err.log" || fail "unclear error: $(cat "$T_TMP/err.log")"
+[ "$(wc -l <"$T_TMP/err.log")" -eq 1 ] || fail "more than one error line"
+# --traces without --kafka: refused before anything is loaded.
+"$CW" agent --traces -d 1s >/dev/null 2>"$T_TMP/err.log" &&
+	fail "--traces without --kafka was accepted"
+grep -q "needs --kafka" "$T_TMP/err.log" || fail "unclear error: $(cat "$T_TMP/err.log")"
+kill -INT "$AGENT_load"
+wait "$AGENT_load" || fail "the load host's agent failed"
+echo "PASS"
