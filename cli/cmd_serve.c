@@ -19,14 +19,16 @@ static void usage(FILE *fp)
 		"usage: causeway serve [--listen ADDR:PORT] [--window D] "
 		"[--poll D]\n"
 		"                      [--paths FILE] [--samples DIR] "
-		"[--skip-bad]\n"
+		"[--plan FILE]\n"
+		"                      [--traces FILE] [--skip-bad]\n"
 		"                      INPUT...\n"
 		"       causeway serve --kafka BROKERS [--kafka-config FILE]\n"
 		"                      [--topic-prefix P] [--group G] "
 		"[--listen ADDR:PORT]\n\n"
 		"Serve the traffic graph to people and programs, read-only: a "
 		"page\n"
-		"(graph, host heatmap, causal paths, sample runs), a JSON API "
+		"(graph, host heatmap, causal paths, sample runs, traces), a "
+		"JSON API "
 		"under\n"
 		"/api/ and Prometheus metrics at /metrics.  INPUT is a record "
 		"file\n"
@@ -36,7 +38,9 @@ static void usage(FILE *fp)
 		"paths.json);\n"
 		"inputs are read again whenever one changes.  With --kafka, "
 		"serve\n"
-		"follows the conns topic instead, from the beginning.\n\n"
+		"follows the conns, meta, timing and samples topics "
+		"instead, from\n"
+		"the beginning.\n\n"
 		"  -l, --listen A:P     address to bind (default "
 		"127.0.0.1:8080;\n"
 		"                       only loopback unless you say so)\n"
@@ -47,6 +51,13 @@ static void usage(FILE *fp)
 		"line\n"
 		"      --samples DIR    sample run store ('causeway samples "
 		"record')\n"
+		"      --plan FILE      placement plan ('causeway place "
+		"--format json')\n"
+		"      --traces FILE    per-request traces ('causeway traces "
+		"-o "
+		"FILE',\n"
+		"                       OTLP/JSON), read again when it "
+		"changes\n"
 		"      --skip-bad       count and skip malformed records\n"
 		"  -k, --kafka B        follow Kafka at bootstrap servers B\n"
 		"      --kafka-config F librdkafka properties file\n"
@@ -62,6 +73,7 @@ static void usage(FILE *fp)
 		"  causeway serve --listen 127.0.0.1:9900 --samples "
 		"/var/lib/causeway/samples a.jsonl b.jsonl\n"
 		"  causeway serve --kafka 10.0.0.5:9092\n"
+		"  causeway serve --traces traces.json out/\n"
 		"  curl 'http://127.0.0.1:8080/api/graph?by=host&since=-5m'\n");
 }
 
@@ -73,6 +85,8 @@ static int parse_args(int argc, char **argv, struct cw_serve_opts *o)
 		{"poll", required_argument, NULL, 'P'},
 		{"paths", required_argument, NULL, 'p'},
 		{"samples", required_argument, NULL, 's'},
+		{"plan", required_argument, NULL, 'L'},
+		{"traces", required_argument, NULL, 'R'},
 		{"skip-bad", no_argument, NULL, 'S'},
 		{"kafka", required_argument, NULL, 'k'},
 		{"kafka-config", required_argument, NULL, 'C'},
@@ -106,6 +120,12 @@ static int parse_args(int argc, char **argv, struct cw_serve_opts *o)
 		case 's':
 			o->samples_dir = optarg;
 			break;
+		case 'L':
+			o->plan = optarg;
+			break;
+		case 'R':
+			o->traces = optarg;
+			break;
 		case 'S':
 			o->skip_bad = true;
 			break;
@@ -130,7 +150,8 @@ static int parse_args(int argc, char **argv, struct cw_serve_opts *o)
 	}
 	o->inputs = argv + optind;
 	o->ninputs = (size_t)(argc - optind);
-	if (!o->brokers && !o->ninputs && !o->samples_dir && !o->paths) {
+	if (!o->brokers && !o->ninputs && !o->samples_dir && !o->paths &&
+	    !o->plan && !o->traces) {
 		cw_error("no input (see 'causeway serve --help')");
 		return 2;
 	}

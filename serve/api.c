@@ -13,7 +13,15 @@
 #define MATRIX_MAX 400 /* vertices a matrix may have */
 
 /* Which parameters each endpoint takes. */
-enum { P_BY = 1, P_RANGE = 2, P_SHARE = 4, P_NODE = 8, P_RUN = 16 };
+enum {
+	P_BY = 1,
+	P_RANGE = 2,
+	P_SHARE = 4,
+	P_NODE = 8,
+	P_RUN = 16,
+	P_TRACE = 32,
+	P_LIMIT = 64,
+};
 
 static int check_params(const struct cw_serve_query *q, unsigned allowed,
 			struct serve_reply *r)
@@ -30,6 +38,10 @@ static int check_params(const struct cw_serve_query *q, unsigned allowed,
 		bad = "node";
 	else if (q->run[0] && !(allowed & P_RUN))
 		bad = "run";
+	else if (q->trace[0] && !(allowed & P_TRACE))
+		bad = "trace";
+	else if (q->has_limit && !(allowed & P_LIMIT))
+		bad = "limit";
 	if (!bad)
 		return 0;
 	serve_reply_error(r, 400, "'%s' does not apply here", bad);
@@ -79,6 +91,11 @@ static void json_graph(struct cw_jsonw *w, const struct serve_graph *g)
 		cw_jsonw_u64(w, "members", n->members);
 		cw_jsonw_u64(w, "bytes_out", n->bytes_out);
 		cw_jsonw_u64(w, "bytes_in", n->bytes_in);
+		if (n->proc)
+			cw_identity_json(w, serve_group_by(g->by), n->proc,
+					 false);
+		if (n->usage.known)
+			cw_usage_json(w, &n->usage);
 		cw_jsonw_obj_close(w);
 	}
 	cw_jsonw_arr_close(w);
@@ -101,6 +118,14 @@ static void json_graph(struct cw_jsonw *w, const struct serve_graph *g)
 		cw_jsonw_u64(w, "bytes_s2c", e->bytes_s2c);
 		cw_jsonw_u64(w, "msgs_c2s", e->msgs_c2s);
 		cw_jsonw_u64(w, "msgs_s2c", e->msgs_s2c);
+		/* As edges.json: only where an agent said how it counted. */
+		if (e->has_sampled) {
+			uint64_t b = e->bytes_c2s + e->bytes_s2c;
+
+			cw_jsonw_bool(w, "msgs_estimated", e->msgs_est);
+			cw_jsonw_double(w, "sampled_fraction",
+					b ? (double)e->sampled_bytes / b : 1.0);
+		}
 		cw_jsonw_double(
 			w, "share",
 			g->total_bytes ? (double)(e->bytes_c2s + e->bytes_s2c) /
@@ -231,57 +256,251 @@ out:
 
 /*
  * Causal paths: the file holds one pathset per line (`causeway paths
- * --json`, paths.json of `causeway run -o --paths`), one per timing window.
- * Each is parsed and written again, so nothing unchecked reaches the page.
+ * --json`, paths.json of `causeway run -o --paths`), one per timing window;
+ * with --kafka the feed holds the newest windows' lines (correlate's
+ * paths.jsonl lines).  Each is parsed and written again, so nothing
+ * unchecked reaches the page.
  */
+static int add_window(struct json_object *wins, const char *line, size_t lineno,
+		      const char *what, struct serve_reply *r)
+{
+	struct json_object *o;
+
+	if (strspn(line, " \t\r\n") == strlen(line))
+		return 0;
+	o = json_tokener_parse(line);
+	if (!o || !json_object_is_type(o, json_type_object)) {
+		json_object_put(o);
+		serve_reply_error(r, 500, "'%s' line %zu: not a JSON object",
+				  what, lineno);
+		return -1;
+	}
+	json_object_object_add(o, "window",
+			       json_object_new_int64((int64_t)lineno));
+	json_object_array_add(wins, o);
+	return 0;
+}
+
+/* The windows of the paths file, or of the feed; 0 or -1 (replied). */
+static int read_windows(const struct serve_ctx *c, struct json_object *wins,
+			struct serve_reply *r)
+{
+	FILE *fp = c->paths ? fopen(c->paths, "r") : NULL;
+	size_t cap = 0, lineno = 0, i;
+	char *line = NULL;
+	int err = 0;
+
+	if (c->feed->kafka) {
+		serve_feed_lock(c->feed);
+		for (i = 0; !err && i < c->feed->nwindows; i++)
+			err = add_window(wins, c->feed->windows[i], i + 1,
+					 "kafka", r);
+		serve_feed_unlock(c->feed);
+	}
+	while (!err && fp && getline(&line, &cap, fp) > 0)
+		err = add_window(wins, line, ++lineno, c->paths, r);
+	if (!err && fp && ferror(fp))
+		err = -1,
+		serve_reply_error(r, 500, "unable to read '%s'", c->paths);
+	if (fp)
+		fclose(fp);
+	free(line);
+	return err;
+}
+
 static void api_paths(const struct serve_ctx *c, struct serve_reply *r)
 {
 	struct json_object *out = json_object_new_object();
-	struct json_object *wins = json_object_new_array(), *o;
-	char *line = NULL;
-	size_t cap = 0, lineno = 0;
-	FILE *fp = c->paths ? fopen(c->paths, "r") : NULL;
+	struct json_object *wins = json_object_new_array();
+	const char *src = c->feed->kafka ? "kafka" : c->paths;
 
-	if (!out || !wins)
-		goto oom;
-	json_object_object_add(out, "source",
-			       c->paths ? json_object_new_string(c->paths)
-					: NULL);
-	json_object_object_add(out, "windows", wins);
-	while (fp && getline(&line, &cap, fp) > 0) {
-		lineno++;
-		if (strspn(line, " \t\r\n") == strlen(line))
-			continue;
-		o = json_tokener_parse(line);
-		if (!o || !json_object_is_type(o, json_type_object)) {
-			json_object_put(o);
-			serve_reply_error(r, 500,
-					  "'%s' line %zu: not a JSON "
-					  "object",
-					  c->paths, lineno);
-			goto out;
-		}
-		json_object_object_add(o, "window",
-				       json_object_new_int64((int64_t)lineno));
-		json_object_array_add(wins, o);
-	}
-	if (fp && ferror(fp)) {
-		serve_reply_error(r, 500, "unable to read '%s'", c->paths);
+	if (!out || !wins) {
+		json_object_put(wins);
+		serve_reply_error(r, 500, "out of memory");
 		goto out;
 	}
-	if (serve_reply_open(r, 200, "application/json"))
+	json_object_object_add(out, "source",
+			       src ? json_object_new_string(src) : NULL);
+	json_object_object_add(out, "windows", wins);
+	if (read_windows(c, wins, r) ||
+	    serve_reply_open(r, 200, "application/json"))
 		goto out;
 	fputs(json_object_to_json_string_ext(out, JSON_C_TO_STRING_PLAIN),
 	      r->fp);
 	fputc('\n', r->fp);
-	goto out;
-oom:
-	serve_reply_error(r, 500, "out of memory");
 out:
-	if (fp)
-		fclose(fp);
-	free(line);
 	json_object_put(out);
+}
+
+/*
+ * Per-request traces (--traces): the slowest, or one as a waterfall.  The
+ * file is looked at first and read again if it changed.
+ */
+#define TRACES_LIMIT 100 /* traces listed when no limit is given */
+
+static void json_services(struct cw_jsonw *w, const struct serve_tset *set,
+			  const struct serve_trace *tr)
+{
+	const struct serve_tspan *sp = &set->spans[tr->first];
+	size_t i, j;
+
+	cw_jsonw_arr_open(w, "services");
+	for (i = 0; i < tr->n; i++) {
+		for (j = 0; j < i && strcmp(set->services[sp[j].service],
+					    set->services[sp[i].service]);
+		     j++)
+			;
+		if (j == i)
+			cw_jsonw_str(w, NULL, set->services[sp[i].service]);
+	}
+	cw_jsonw_arr_close(w);
+}
+
+/* A trace's summary: what the list shows of it. */
+static void json_trace_head(struct cw_jsonw *w, const struct serve_tset *set,
+			    const struct serve_trace *tr)
+{
+	const struct serve_tspan *root = &set->spans[tr->first];
+
+	cw_jsonw_str(w, "trace_id", tr->id);
+	cw_jsonw_str(w, "service", set->services[root->service]);
+	cw_jsonw_str(w, "operation", root->name);
+	cw_jsonw_u64(w, "start_ns", tr->start_ns);
+	cw_jsonw_u64(w, "duration_ns", tr->end_ns - tr->start_ns);
+	cw_jsonw_u64(w, "spans", tr->n);
+	json_services(w, set, tr);
+	if (tr->min_conf >= 0)
+		cw_jsonw_double(w, "min_confidence", tr->min_conf);
+	else
+		cw_jsonw_null(w, "min_confidence");
+	cw_jsonw_obj_open(w, "links");
+	cw_jsonw_u64(w, "thread", tr->links[SERVE_LINK_THREAD]);
+	cw_jsonw_u64(w, "timing", tr->links[SERVE_LINK_TIMING]);
+	cw_jsonw_u64(w, "contained", tr->links[SERVE_LINK_CONTAINED]);
+	cw_jsonw_u64(w, "none", tr->links[SERVE_LINK_NONE]);
+	cw_jsonw_obj_close(w);
+}
+
+static void json_waterfall(struct cw_jsonw *w, const struct serve_tset *set,
+			   const struct serve_trace *tr)
+{
+	static const char *const kinds[] = {"unspecified", "internal",
+					    "server",	   "client",
+					    "producer",	   "consumer"};
+	const struct serve_tspan *sp = &set->spans[tr->first];
+	size_t i;
+
+	cw_jsonw_arr_open(w, "waterfall");
+	for (i = 0; i < tr->n; i++, sp++) {
+		cw_jsonw_obj_open(w, NULL);
+		cw_jsonw_str(w, "span_id", sp->span_id);
+		if (sp->parent >= 0)
+			cw_jsonw_u64(w, "parent", (uint64_t)sp->parent);
+		else
+			cw_jsonw_null(w, "parent");
+		cw_jsonw_str(w, "name", sp->name);
+		cw_jsonw_str(w, "service", set->services[sp->service]);
+		cw_jsonw_str(w, "kind", kinds[sp->kind]);
+		cw_jsonw_u64(w, "depth", sp->depth);
+		cw_jsonw_u64(w, "offset_ns", sp->start_ns - tr->start_ns);
+		cw_jsonw_u64(w, "duration_ns", sp->end_ns - sp->start_ns);
+		if (serve_link_name(sp->method))
+			cw_jsonw_str(w, "method", serve_link_name(sp->method));
+		else
+			cw_jsonw_null(w, "method");
+		if (sp->conf >= 0)
+			cw_jsonw_double(w, "confidence", sp->conf);
+		else
+			cw_jsonw_null(w, "confidence");
+		cw_jsonw_bool(w, "critical", sp->critical);
+		cw_jsonw_obj_close(w);
+	}
+	cw_jsonw_arr_close(w);
+}
+
+static void json_trace_list(struct cw_jsonw *w, const struct serve_tset *set,
+			    const struct cw_serve_query *q)
+{
+	unsigned limit = q->has_limit ? q->limit : TRACES_LIMIT;
+	size_t i, total = 0;
+
+	cw_jsonw_arr_open(w, "traces");
+	for (i = 0; i < set->ntraces; i++) {
+		const struct serve_trace *tr = &set->traces[i];
+
+		if (q->has_since &&
+		    (tr->start_ns < q->since_ns || tr->start_ns >= q->until_ns))
+			continue;
+		if (total++ >= limit)
+			continue;
+		cw_jsonw_obj_open(w, NULL);
+		json_trace_head(w, set, tr);
+		cw_jsonw_obj_close(w);
+	}
+	cw_jsonw_arr_close(w);
+	cw_jsonw_u64(w, "total", total);
+}
+
+static void api_traces(const struct serve_ctx *c,
+		       const struct cw_serve_query *q, struct serve_reply *r)
+{
+	const struct serve_tset *set = NULL;
+	ssize_t k = -1;
+	struct cw_jsonw w;
+
+	if (q->trace[0] && (q->has_since || q->has_limit))
+		return serve_reply_error(r, 400,
+					 "'%s' does not apply with "
+					 "'trace'",
+					 q->has_since ? "since" : "limit");
+	if (c->traces) {
+		serve_traces_refresh(c->traces);
+		set = serve_traces_set(c->traces);
+	}
+	if (q->trace[0] && !set)
+		return serve_reply_error(r, 404,
+					 "no traces (serve --traces "
+					 "FILE)");
+	if (q->trace[0] && (k = serve_tset_find(set, q->trace)) < 0)
+		return serve_reply_error(r, 404, "no trace '%s'", q->trace);
+	if (serve_reply_open(r, 200, "application/json"))
+		return;
+	cw_jsonw_init(&w, r->fp);
+	cw_jsonw_obj_open(&w, NULL);
+	if (set)
+		cw_jsonw_str(&w, "source", serve_traces_path(c->traces));
+	else
+		cw_jsonw_null(&w, "source");
+	if (k >= 0) {
+		json_trace_head(&w, set, &set->traces[k]);
+		json_waterfall(&w, set, &set->traces[k]);
+	} else if (set) {
+		json_trace_list(&w, set, q);
+	} else {
+		cw_jsonw_arr_open(&w, "traces");
+		cw_jsonw_arr_close(&w);
+		cw_jsonw_u64(&w, "total", 0);
+	}
+	cw_jsonw_obj_close(&w);
+	cw_jsonw_end_line(&w);
+}
+
+/* The trace file's health in /api/stats (nothing without --traces). */
+static void json_traces_stats(struct cw_jsonw *w, struct serve_traces *t)
+{
+	const char *last;
+	uint64_t loads, errors;
+
+	if (!t)
+		return;
+	serve_traces_counts(t, &loads, &errors, &last);
+	cw_jsonw_str(w, "traces_file", serve_traces_path(t));
+	cw_jsonw_u64(w, "traces", serve_traces_set(t)->ntraces);
+	cw_jsonw_u64(w, "trace_spans", serve_traces_set(t)->nspans);
+	cw_jsonw_u64(w, "trace_loads", loads);
+	cw_jsonw_u64(w, "trace_load_errors", errors);
+	if (last[0])
+		cw_jsonw_str(w, "trace_last_error", last);
 }
 
 static void api_stats(const struct serve_ctx *c, struct serve_reply *r)
@@ -291,6 +510,8 @@ static void api_stats(const struct serve_ctx *c, struct serve_reply *r)
 	size_t i;
 
 	serve_model_stats(c->model, &st);
+	if (c->traces)
+		serve_traces_refresh(c->traces);
 	if (serve_reply_open(r, 200, "application/json"))
 		return;
 	cw_jsonw_init(&w, r->fp);
@@ -313,9 +534,21 @@ static void api_stats(const struct serve_ctx *c, struct serve_reply *r)
 	cw_jsonw_u64(&w, "unpaired", st.unpaired);
 	cw_jsonw_u64(&w, "ambiguous", st.ambiguous);
 	cw_jsonw_u64(&w, "unattributed_bytes", st.unattributed);
+	cw_jsonw_u64(&w, "processes_sampled", st.processes_sampled);
+	cw_jsonw_u64(&w, "process_samples", st.process_samples);
 	cw_jsonw_u64(&w, "kafka_messages", st.kafka_messages);
 	cw_jsonw_u64(&w, "kafka_bad", st.kafka_bad);
 	cw_jsonw_u64(&w, "kafka_other", st.kafka_other);
+	serve_feed_lock(c->feed);
+	cw_jsonw_u64(&w, "agents_seen", c->feed->nhosts);
+	cw_jsonw_u64(&w, "meta_records", c->feed->meta_records);
+	cw_jsonw_u64(&w, "timing_records", c->feed->timing_records);
+	cw_jsonw_u64(&w, "windows_inferred", c->feed->windows_inferred);
+	cw_jsonw_u64(&w, "windows_failed", c->feed->windows_failed);
+	cw_jsonw_u64(&w, "windows_too_old", c->feed->windows_old);
+	cw_jsonw_u64(&w, "sample_runs", c->feed->sample_runs);
+	serve_feed_unlock(c->feed);
+	json_traces_stats(&w, c->traces);
 	cw_jsonw_u64(&w, "updated", st.loaded_ns / NSEC_PER_SEC);
 	cw_jsonw_obj_close(&w);
 	cw_jsonw_end_line(&w);
@@ -340,9 +573,19 @@ void serve_api(const struct serve_ctx *c, const char *path, const char *qs,
 			api_paths(c, r);
 		return;
 	}
+	if (!strcmp(path, "/api/plan")) {
+		if (!check_params(&q, 0, r))
+			serve_plan(c, r);
+		return;
+	}
 	if (!strcmp(path, "/api/stats")) {
 		if (!check_params(&q, 0, r))
 			api_stats(c, r);
+		return;
+	}
+	if (!strcmp(path, "/api/traces")) {
+		if (!check_params(&q, P_RANGE | P_TRACE | P_LIMIT, r))
+			api_traces(c, &q, r);
 		return;
 	}
 	if (!strcmp(path, "/api/samples") ||
@@ -353,5 +596,5 @@ void serve_api(const struct serve_ctx *c, const char *path, const char *qs,
 	}
 	serve_reply_error(r, 404,
 			  "no such endpoint (graph, graph.svg, matrix, paths, "
-			  "samples, samples.svg, stats)");
+			  "plan, samples, samples.svg, stats, traces)");
 }

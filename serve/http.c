@@ -17,6 +17,7 @@
 
 #include "common/jsonw.h"
 #include "common/log.h"
+#include "common/metrics.h"
 #include "common/util.h"
 #include "serve/serve_int.h"
 
@@ -173,42 +174,13 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c,
 	return ret;
 }
 
-/* "ADDR:PORT" or "[V6]:PORT" into a socket address. */
-static int parse_listen(const char *s, struct sockaddr_storage *ss, bool *v6)
-{
-	char host[INET6_ADDRSTRLEN + 2];
-	const char *colon = strrchr(s, ':');
-	struct addrinfo hints = {.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV,
-				 .ai_socktype = SOCK_STREAM};
-	struct addrinfo *ai = NULL;
-	uint64_t port;
-	size_t n;
-
-	if (!colon || cw_parse_u64(colon + 1, 0, 65535, &port))
-		return cw_error("--listen '%s': want ADDR:PORT", s);
-	n = (size_t)(colon - s);
-	if (n >= 2 && s[0] == '[' && s[n - 1] == ']')
-		s++, n -= 2;
-	if (!n || n >= sizeof(host))
-		return cw_error("--listen '%s': want ADDR:PORT", s);
-	memcpy(host, s, n);
-	host[n] = '\0';
-	if (getaddrinfo(host, colon + 1, &hints, &ai) || !ai)
-		return cw_error("--listen '%s': '%s' is not an IP address", s,
-				host);
-	memcpy(ss, ai->ai_addr, ai->ai_addrlen);
-	*v6 = ai->ai_family == AF_INET6;
-	freeaddrinfo(ai);
-	return 0;
-}
-
 static struct MHD_Daemon *start(const char *listen, struct serve_ctx *ctx)
 {
 	struct sockaddr_storage ss;
 	struct MHD_Daemon *d;
 	bool v6 = false;
 
-	if (parse_listen(listen, &ss, &v6))
+	if (cw_listen_parse(listen, "--listen", &ss, &v6))
 		return NULL;
 	d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL |
 				     (v6 ? MHD_USE_IPv6 : 0),
@@ -247,6 +219,7 @@ int cw_serve_run(const struct cw_serve_opts *o, volatile int *stop)
 {
 	const char *listen = o->listen ? o->listen : "127.0.0.1:8080";
 	struct serve_ctx ctx = {.samples_dir = o->samples_dir,
+				.plan = o->plan,
 				.inputs = o->inputs,
 				.ninputs = o->ninputs};
 	struct serve_source *src = NULL;
@@ -258,17 +231,21 @@ int cw_serve_run(const struct cw_serve_opts *o, volatile int *stop)
 	ctx.paths = paths;
 	ctx.model = serve_model_new(o->window_ns ? o->window_ns
 						 : 10 * NSEC_PER_SEC);
-	if (!ctx.model)
+	ctx.feed = serve_feed_new(o->brokers != NULL);
+	if (!ctx.model || !ctx.feed)
 		goto out;
-	src = serve_source_new(o, ctx.model);
+	src = serve_source_new(o, ctx.model, ctx.feed);
 	if (!src)
+		goto out;
+	if (o->traces && !(ctx.traces = serve_traces_new(o->traces)))
 		goto out;
 	d = start(listen, &ctx);
 	if (!d)
 		goto out;
 	info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
 	cw_info("serving on http://%.*s:%u/",
-		(int)(strrchr(listen, ':') - listen), listen,
+		strrchr(listen, ':') ? (int)(strrchr(listen, ':') - listen) : 9,
+		strrchr(listen, ':') ? listen : "127.0.0.1",
 		info ? info->port : 0);
 	while (!*stop)
 		if (serve_source_poll(src, 200))
@@ -279,6 +256,8 @@ out:
 		MHD_stop_daemon(d);
 	serve_source_free(src);
 	serve_model_free(ctx.model);
+	serve_feed_free(ctx.feed);
+	serve_traces_free(ctx.traces);
 	free(paths);
 	return ret;
 }

@@ -15,6 +15,7 @@
 #include "common/htab.h"
 #include "common/log.h"
 #include "common/util.h"
+#include "common/utf8.h"
 #include "serve/serve_int.h"
 
 #define LBL 96 /* longest label value kept */
@@ -65,16 +66,23 @@ static int sum_edges(const struct serve_graph *g, struct cw_htab *h)
 }
 
 /* A label value with \, " and newlines escaped. */
+/* A label value: the format's three escapes, and UTF-8 only (the
+ * format requires it; names are clean, but a record file may not be). */
 static void label(FILE *fp, const char *name, const char *v)
 {
+	size_t n = strlen(v), ch;
+
 	fprintf(fp, "%s=\"", name);
-	for (; *v; v++) {
+	for (; *v; v += ch, n -= ch) {
+		ch = cw_utf8_next(v, n);
 		if (*v == '\\' || *v == '"')
 			fputc('\\', fp);
-		if (*v == '\n')
+		if (!ch)
+			fputs("\xef\xbf\xbd", fp), ch = 1;
+		else if (*v == '\n')
 			fputs("\\n", fp);
 		else
-			fputc(*v, fp);
+			fwrite(v, 1, ch, fp);
 	}
 	fputc('"', fp);
 }
@@ -165,6 +173,81 @@ static void health(FILE *fp, const struct serve_stats *st, size_t ne)
 	    "Kafka messages that failed to decode.", st->kafka_bad);
 }
 
+/* One counter of every agent's newest host metadata. */
+struct agent_metric {
+	const char *name, *type, *help;
+	size_t off; /* in struct cw_host_health */
+};
+
+#define AH(f) offsetof(struct cw_host_health, f)
+static const struct agent_metric agent_metrics[] = {
+	{"causeway_fleet_agent_records_total", "counter",
+	 "Connection records each agent made, as it last reported.",
+	 AH(records)},
+	{"causeway_fleet_agent_delivered_total", "counter",
+	 "Records the brokers acknowledged, per agent.", AH(delivered)},
+	{"causeway_fleet_agent_lost_total", "counter",
+	 "Records an agent could neither deliver nor spool.", AH(lost)},
+	{"causeway_fleet_agent_spooled_total", "counter",
+	 "Records an agent wrote to its spool.", AH(spooled)},
+	{"causeway_fleet_agent_spool_records", "gauge",
+	 "Records waiting in an agent's spool.", AH(spool_records)},
+	{"causeway_fleet_agent_spool_evicted_total", "counter",
+	 "Records an agent's spool dropped for its bound.", AH(spool_evicted)},
+	{"causeway_fleet_agent_kernel_lost_total", "counter",
+	 "Events an agent's kernel side dropped (rings full).",
+	 AH(kernel_lost)},
+	{"causeway_fleet_agent_map_full_total", "counter",
+	 "Sockets or flows an agent's full maps missed.", AH(map_full)},
+	{"causeway_fleet_agent_no_owner_total", "counter",
+	 "Ends closed before an agent saw their owner.", AH(no_owner)},
+	{"causeway_fleet_agent_windows_total", "counter",
+	 "Timing windows an agent collected.", AH(windows)},
+};
+
+/* The agents' health from their host metadata, and the consumer's lag. */
+static void fleet(FILE *fp, struct serve_feed *f)
+{
+	size_t i, j;
+	uint64_t v;
+
+	serve_feed_lock(f);
+	one(fp, "causeway_agents_seen", "gauge",
+	    "Agents whose host metadata was read.", f->nhosts);
+	for (j = 0; j < CW_ARRAY_SIZE(agent_metrics); j++) {
+		header(fp, agent_metrics[j].name, agent_metrics[j].type,
+		       agent_metrics[j].help);
+		for (i = 0; i < f->nhosts; i++) {
+			memcpy(&v,
+			       (const char *)&f->hosts[i].health +
+				       agent_metrics[j].off,
+			       sizeof(v));
+			fprintf(fp, "%s{", agent_metrics[j].name);
+			label(fp, "host", f->hosts[i].host);
+			fprintf(fp, "} %llu\n", (unsigned long long)v);
+		}
+	}
+	header(fp, "causeway_kafka_consumer_lag", "gauge",
+	       "Records not yet read: high watermark minus position.");
+	for (i = 0; i < f->nlags; i++) {
+		fputs("causeway_kafka_consumer_lag{", fp);
+		label(fp, "topic", f->lags[i].topic);
+		fprintf(fp, ",partition=\"%d\"} %lld\n", f->lags[i].partition,
+			(long long)f->lags[i].lag);
+	}
+	one(fp, "causeway_timing_records_total", "counter",
+	    "Timing window records read.", f->timing_records);
+	one(fp, "causeway_windows_inferred_total", "counter",
+	    "Timing windows whose causal paths were inferred.",
+	    f->windows_inferred);
+	one(fp, "causeway_windows_failed_total", "counter",
+	    "Timing windows with no paths (too few messages).",
+	    f->windows_failed);
+	one(fp, "causeway_sample_runs_total", "counter",
+	    "Sample runs read from Kafka.", f->sample_runs);
+	serve_feed_unlock(f);
+}
+
 void serve_metrics(const struct serve_ctx *c, struct serve_reply *r)
 {
 	struct cw_serve_query q = {.by = CW_SERVE_BY_PROCESS};
@@ -201,6 +284,7 @@ void serve_metrics(const struct serve_ctx *c, struct serve_reply *r)
 		    offsetof(struct edge_sum, paired),
 		    offsetof(struct edge_sum, paired));
 	health(r->fp, &st, g.ne);
+	fleet(r->fp, c->feed);
 out:
 	cw_htab_release(&h);
 	serve_graph_release(&g);

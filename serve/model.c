@@ -19,13 +19,14 @@
 #include "graph/graph.h"
 #include "serve/serve_int.h"
 
-#define NVIEWS 4
+#define NVIEWS CW_SERVE_BY_N
 
 /* What records make: kept whole, swapped in at once on a reload. */
 struct state {
 	struct cw_pairing pairing;
 	struct cw_windows windows;
-	struct cw_htab agents; /* host name -> nothing */
+	struct cw_resources res; /* the agents' host and process metadata */
+	struct cw_htab agents;	 /* host name -> nothing */
 	uint64_t files, records, bad;
 };
 
@@ -45,13 +46,21 @@ static const enum cw_group_by group_of_by[NVIEWS] = {
 	[CW_SERVE_BY_CMDLINE] = CW_BY_CMDLINE,
 	[CW_SERVE_BY_CONTAINER] = CW_BY_CONTAINER,
 	[CW_SERVE_BY_HOST] = CW_BY_HOST,
+	[CW_SERVE_BY_POD] = CW_BY_POD,
+	[CW_SERVE_BY_WORKLOAD] = CW_BY_WORKLOAD,
 };
+
+enum cw_group_by serve_group_by(enum cw_serve_by by)
+{
+	return group_of_by[by];
+}
 
 static void state_init(struct state *s, uint64_t window_ns)
 {
 	memset(s, 0, sizeof(*s));
 	cw_pairing_init(&s->pairing);
 	cw_windows_init(&s->windows, window_ns);
+	cw_resources_init(&s->res);
 	cw_htab_init(&s->agents, CW_HOST_LEN, 1);
 }
 
@@ -59,6 +68,7 @@ static void state_release(struct state *s)
 {
 	cw_pairing_release(&s->pairing);
 	cw_windows_release(&s->windows);
+	cw_resources_release(&s->res);
 	cw_htab_release(&s->agents);
 }
 
@@ -128,6 +138,15 @@ static int on_records(const struct cw_conn_record *r, size_t n, void *arg)
 	return state_add(arg, r, n) ? cw_error("out of memory") : 0;
 }
 
+static int on_meta(const struct cw_wire_msg *msg, void *arg)
+{
+	struct state *s = arg;
+
+	if (cw_resources_add(&s->res, msg))
+		return cw_error("out of memory for process metadata");
+	return 0;
+}
+
 int serve_model_load_files(struct serve_model *m, char *const *paths, size_t n,
 			   bool skip_bad)
 {
@@ -135,8 +154,8 @@ int serve_model_load_files(struct serve_model *m, char *const *paths, size_t n,
 	struct state s;
 
 	state_init(&s, m->window_ns);
-	if (cw_record_read_files_many(paths, n, skip_bad, on_records, &s,
-				      &rs)) {
+	if (cw_record_read_files_meta(paths, n, skip_bad, on_records, on_meta,
+				      &s, &rs)) {
 		state_release(&s);
 		return -1;
 	}
@@ -165,6 +184,18 @@ int serve_model_add(struct serve_model *m, const struct cw_conn_record *r,
 	return err ? cw_error("out of memory") : 0;
 }
 
+int serve_model_add_meta(struct serve_model *m, const struct cw_wire_msg *msg)
+{
+	int err;
+
+	pthread_mutex_lock(&m->lock);
+	invalidate(m);
+	err = cw_resources_add(&m->s.res, msg);
+	m->st.loaded_ns = cw_now_real_ns();
+	pthread_mutex_unlock(&m->lock);
+	return err ? cw_error("out of memory for process metadata") : 0;
+}
+
 /* Under the lock: the view for `by`, built if the records changed. */
 static struct cw_view *view_for(struct serve_model *m, enum cw_serve_by by)
 {
@@ -177,6 +208,8 @@ static struct cw_view *view_for(struct serve_model *m, enum cw_serve_by by)
 			cw_error("out of memory pairing connection ends");
 			return NULL;
 		}
+		/* Resources and identities, as `causeway graph` gives them. */
+		cw_graph_set_resources(&m->g, &m->s.res);
 		m->built = true;
 	}
 	if (!m->have_view[by]) {
@@ -217,6 +250,9 @@ static struct serve_edge *edge_totals(const struct cw_view *v,
 			continue;
 		t[i].bytes_c2s = e->bytes_c2s, t[i].bytes_s2c = e->bytes_s2c;
 		t[i].msgs_c2s = e->msgs_c2s, t[i].msgs_s2c = e->msgs_s2c;
+		t[i].sampled_bytes = e->sampled_bytes;
+		t[i].msgs_est = e->est_conns > 0;
+		t[i].has_sampled = e->has_sampled;
 	}
 	for (i = 0; q->has_since && i < v->nwin; i++) {
 		const struct cw_view_window *w = &v->win[i];
@@ -228,6 +264,9 @@ static struct serve_edge *edge_totals(const struct cw_view *v,
 		t[w->edge].bytes_s2c += w->bytes_s2c;
 		t[w->edge].msgs_c2s += w->msgs_c2s;
 		t[w->edge].msgs_s2c += w->msgs_s2c;
+		t[w->edge].sampled_bytes += w->sampled_bytes;
+		t[w->edge].msgs_est |= w->msgs_est;
+		t[w->edge].has_sampled |= w->has_sampled;
 	}
 	/* An edge silent in the range is not in its graph. */
 	for (i = 0; q->has_since && i < v->ne; i++)
@@ -259,6 +298,13 @@ static int copy_vertex(const struct cw_view *v, size_t i,
 	memset(out, 0, sizeof(*out));
 	out->external = ext;
 	out->members = x->members;
+	out->usage = x->usage;
+	if (n->kind == CW_NODE_PROCESS) {
+		out->proc = malloc(sizeof(*out->proc));
+		if (!out->proc)
+			return -1;
+		*out->proc = n->proc;
+	}
 	out->name = strdup(x->name);
 	out->label = strdup(x->label);
 	/* A group spread over hosts has none. */
@@ -426,6 +472,7 @@ void serve_graph_release(struct serve_graph *g)
 		free(g->nodes[i].host);
 		free(g->nodes[i].comm);
 		free(g->nodes[i].container);
+		free(g->nodes[i].proc);
 	}
 	free(g->nodes);
 	free(g->edges);
@@ -435,6 +482,7 @@ void serve_graph_release(struct serve_graph *g)
 void serve_model_stats(struct serve_model *m, struct serve_stats *st)
 {
 	struct cw_view *v;
+	size_t i;
 
 	pthread_mutex_lock(&m->lock);
 	/* Pairing counts are made by the build: do it if nobody asked yet. */
@@ -450,6 +498,10 @@ void serve_model_stats(struct serve_model *m, struct serve_stats *st)
 	m->st.ambiguous = m->s.pairing.st.ambiguous;
 	if (v)
 		m->st.unattributed = v->unattributed;
+	m->st.processes_sampled = m->s.res.np;
+	m->st.process_samples = 0;
+	for (i = 0; i < m->s.res.np; i++)
+		m->st.process_samples += m->s.res.p[i].n;
 	*st = m->st;
 	pthread_mutex_unlock(&m->lock);
 }

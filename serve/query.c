@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* Query strings of API requests: outside data, so strict and bounded. */
 #include <math.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,12 +11,12 @@
 
 #define NS 1000000000ULL
 
-static const char *const by_names[] = {"process", "cmdline", "container",
-				       "host"};
+static const char *const by_names[CW_SERVE_BY_N] = {
+	"process", "cmdline", "container", "host", "pod", "workload"};
 
 const char *cw_serve_by_name(enum cw_serve_by by)
 {
-	return (unsigned)by < 4 ? by_names[by] : "?";
+	return (unsigned)by < CW_SERVE_BY_N ? by_names[by] : "?";
 }
 
 static int fail(char *err, size_t len, const char *fmt, ...)
@@ -158,9 +159,42 @@ static int parse_share(const char *s, double *out, char *err, size_t len)
 	return 0;
 }
 
-enum { K_BY, K_SINCE, K_UNTIL, K_SHARE, K_NODE, K_RUN, K_N };
-static const char *const keys[K_N] = {"by",	   "since", "until",
-				      "min_share", "node",  "run"};
+/* A trace id as OTLP writes it: 32 hex digits, not all zero. */
+static int parse_trace(const char *s, char out[33], char *err, size_t len)
+{
+	bool zero = true;
+	size_t i;
+
+	for (i = 0; i < 32 && hexval(s[i]) >= 0; i++)
+		zero = zero && s[i] == '0';
+	if (i < 32 || s[32])
+		return fail(err, len,
+			    "'trace': want a trace id, 32 hex digits");
+	if (zero)
+		return fail(err, len, "'trace': the all-zero id is no trace's");
+	for (i = 0; i < 32; i++)
+		out[i] = "0123456789abcdef"[hexval(s[i])];
+	out[32] = '\0';
+	return 0;
+}
+
+static int parse_limit(const char *s, unsigned *out, char *err, size_t len)
+{
+	unsigned long v;
+	char *end;
+
+	v = *s >= '1' && *s <= '9' ? strtoul(s, &end, 10) : 0;
+	if (!v || *end || v > CW_SERVE_LIMIT_MAX)
+		return fail(err, len,
+			    "'limit': want a whole number from 1 to %d",
+			    CW_SERVE_LIMIT_MAX);
+	*out = (unsigned)v;
+	return 0;
+}
+
+enum { K_BY, K_SINCE, K_UNTIL, K_SHARE, K_NODE, K_RUN, K_TRACE, K_LIMIT, K_N };
+static const char *const keys[K_N] = {"by",   "since", "until", "min_share",
+				      "node", "run",   "trace", "limit"};
 
 static int apply(struct cw_serve_query *q, int k, const char *v, uint64_t now,
 		 char *err, size_t len)
@@ -169,13 +203,14 @@ static int apply(struct cw_serve_query *q, int k, const char *v, uint64_t now,
 
 	switch (k) {
 	case K_BY:
-		for (i = 0; i < 4; i++)
+		for (i = 0; i < CW_SERVE_BY_N; i++)
 			if (!strcmp(v, by_names[i]))
 				break;
-		if (i == 4)
+		if (i == CW_SERVE_BY_N)
 			return fail(err, len,
 				    "'by': unknown projection; want process, "
-				    "cmdline, container or host");
+				    "cmdline, container, host, pod or "
+				    "workload");
 		q->by = (enum cw_serve_by)i;
 		q->has_by = true;
 		return 0;
@@ -194,6 +229,11 @@ static int apply(struct cw_serve_query *q, int k, const char *v, uint64_t now,
 		snprintf(k == K_NODE ? q->node : q->run, CW_SERVE_VALUE_MAX,
 			 "%s", v);
 		return 0;
+	case K_TRACE:
+		return parse_trace(v, q->trace, err, len);
+	case K_LIMIT:
+		q->has_limit = true;
+		return parse_limit(v, &q->limit, err, len);
 	}
 	return fail(err, len, "internal: key %d", k);
 }
@@ -246,7 +286,8 @@ int cw_serve_query_parse(const char *qs, uint64_t now_ns,
 		if (k == K_N)
 			return fail(err, errlen,
 				    "unknown parameter '%.64s' (want by, "
-				    "since, until, min_share, node or run)",
+				    "since, until, min_share, node, run, "
+				    "trace or limit)",
 				    key);
 		if (seen & (1u << k))
 			return fail(err, errlen, "'%s' given twice", keys[k]);

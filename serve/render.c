@@ -88,13 +88,79 @@ static int short_len(const struct serve_node *x)
 	return (int)(n > 200 ? 200 : n);
 }
 
+/* The largest memory and CPU among the nodes: the scales' tops. */
+static void usage_max_of(const struct serve_graph *sg, uint64_t *rss,
+			 double *cpu)
+{
+	size_t i;
+
+	*rss = 0, *cpu = 0;
+	for (i = 0; i < sg->nn; i++) {
+		const struct cw_usage_stats *u = &sg->nodes[i].usage;
+
+		if (!u->known)
+			continue;
+		if (u->rss_bytes > *rss)
+			*rss = u->rss_bytes;
+		if (u->cpu_cores > *cpu)
+			*cpu = u->cpu_cores;
+	}
+}
+
+/*
+ * The SAC'20 encoding, with viz/'s scales so that the page and `causeway
+ * render` draw alike: height from memory, line width from CPU, both in
+ * the label.  Nodes the agents said nothing of keep their bytes' height.
+ */
+static int usage_attrs(const struct serve_node *x, Agnode_t *node,
+		       uint64_t max_rss, double max_cpu, char *label,
+		       size_t len)
+{
+	const struct cw_usage_stats *u = &x->usage;
+	char buf[32], rss[32];
+	size_t n = strlen(label);
+
+	if (!u->known)
+		return 0;
+	snprintf(label + n, len - n, "\nCPU %.2f cores, RAM %s", u->cpu_cores,
+		 cw_fmt_bytes(u->rss_bytes, rss, sizeof(rss)));
+	snprintf(buf, sizeof(buf), "%.2f",
+		 cw_viz_height_of_rss(u->rss_bytes, max_rss));
+	if (set(node, "height", buf))
+		return -1;
+	snprintf(buf, sizeof(buf), "%.2f",
+		 cw_viz_width_of_cpu(u->cpu_cores, max_cpu));
+	return set(node, "penwidth", buf);
+}
+
+/* The scales, under the picture: only when some node has resources. */
+static int legend(Agraph_t *g, uint64_t max_rss, double max_cpu)
+{
+	char text[256], rss[32];
+
+	snprintf(text, sizeof(text),
+		 "node height: memory (2.5 in = %s, by square root); node "
+		 "line: CPU (8 pt = %.2f cores); edge width: bytes; edge "
+		 "colour: command",
+		 cw_fmt_bytes(max_rss, rss, sizeof(rss)), max_cpu);
+	if (!agattr(g, AGRAPH, "label", text) ||
+	    !agattr(g, AGRAPH, "labelloc", "b") ||
+	    !agattr(g, AGRAPH, "fontsize", "10"))
+		return cw_error("graphviz: unable to set the legend");
+	return 0;
+}
+
 static int add_nodes(const struct serve_graph *sg, Agraph_t *g,
 		     Agnode_t **nodes)
 {
-	char name[32], label[600], bytes[32], buf[32];
-	uint64_t max = 1;
+	char name[32], label[700], bytes[32], buf[32];
+	uint64_t max = 1, max_rss;
+	double max_cpu;
 	size_t i;
 
+	usage_max_of(sg, &max_rss, &max_cpu);
+	if (max_rss && legend(g, max_rss, max_cpu))
+		return -1;
 	for (i = 0; i < sg->nn; i++)
 		if (sg->nodes[i].bytes_out + sg->nodes[i].bytes_in > max)
 			max = sg->nodes[i].bytes_out + sg->nodes[i].bytes_in;
@@ -120,10 +186,12 @@ static int add_nodes(const struct serve_graph *sg, Agraph_t *g,
 				 bytes);
 		snprintf(buf, sizeof(buf), "%.2f",
 			 0.5 + 1.0 * sqrt((double)b / (double)max));
-		if (set(nodes[i], "label", label) ||
+		if (set(nodes[i], "height", buf) ||
+		    usage_attrs(x, nodes[i], max_rss, max_cpu, label,
+				sizeof(label)) ||
+		    set(nodes[i], "label", label) ||
 		    set(nodes[i], "id", name) ||
 		    set(nodes[i], "tooltip", x->name) ||
-		    set(nodes[i], "height", buf) ||
 		    set(nodes[i], "color", node_color(sg, x)) ||
 		    (x->external && set(nodes[i], "style", "rounded,dashed")))
 			return -1;

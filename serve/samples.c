@@ -19,6 +19,32 @@
 #define ATTRIB_MAX  5	/* processes per burst */
 #define BURST_SHARE 0.5 /* of the link speed, or of the busiest bin */
 
+static void run_json(struct cw_jsonw *w, const char *name,
+		     const struct cw_sample_run *run, uint64_t size)
+{
+	cw_jsonw_obj_open(w, NULL);
+	cw_jsonw_str(w, "name", name);
+	cw_jsonw_str(w, "host", run->host);
+	cw_jsonw_str(w, "dev", run->dev);
+	cw_jsonw_u64(w, "start_ms", run->start_real_ns / NSEC_PER_MSEC);
+	cw_jsonw_u64(w, "interval_ns", run->interval_ns);
+	cw_jsonw_u64(w, "nbins", run->nbins);
+	cw_jsonw_u64(w, "size", size);
+	cw_jsonw_obj_close(w);
+}
+
+/* The runs Kafka brought, oldest first as the store lists its own. */
+static void list_feed(struct serve_feed *f, struct cw_jsonw *w)
+{
+	size_t i;
+
+	serve_feed_lock(f);
+	for (i = 0; i < f->nruns; i++)
+		run_json(w, f->runs[i].name, f->runs[i].run,
+			 sizeof(struct cw_sample_bin) * f->runs[i].run->nbins);
+	serve_feed_unlock(f);
+}
+
 static void list_runs(const struct serve_ctx *c, struct serve_reply *r)
 {
 	struct cw_sample_entry *e = NULL;
@@ -40,22 +66,16 @@ static void list_runs(const struct serve_ctx *c, struct serve_reply *r)
 		cw_jsonw_str(&w, "store", c->samples_dir);
 	else
 		cw_jsonw_null(&w, "store");
+	/* Runs from Kafka come first, then the store's. */
+	cw_jsonw_bool(&w, "kafka", c->feed->kafka);
 	cw_jsonw_arr_open(&w, "runs");
+	list_feed(c->feed, &w);
 	for (i = n > RUNS_MAX ? n - RUNS_MAX : 0; i < n; i++) {
 		snprintf(path, sizeof(path), "%s/%s", c->samples_dir,
 			 e[i].name);
 		if (cw_sample_run_read(path, &run))
 			continue;
-		cw_jsonw_obj_open(&w, NULL);
-		cw_jsonw_str(&w, "name", e[i].name);
-		cw_jsonw_str(&w, "host", run->host);
-		cw_jsonw_str(&w, "dev", run->dev);
-		cw_jsonw_u64(&w, "start_ms",
-			     run->start_real_ns / NSEC_PER_MSEC);
-		cw_jsonw_u64(&w, "interval_ns", run->interval_ns);
-		cw_jsonw_u64(&w, "nbins", run->nbins);
-		cw_jsonw_u64(&w, "size", e[i].size);
-		cw_jsonw_obj_close(&w);
+		run_json(&w, e[i].name, run, e[i].size);
 		cw_sample_run_free(run);
 	}
 	cw_jsonw_arr_close(&w);
@@ -72,6 +92,12 @@ static int load_run(const struct serve_ctx *c, const char *name,
 	char path[4096];
 	struct stat st;
 
+	if (c->feed->kafka && (*run = serve_feed_copy_run(c->feed, name)))
+		return 0;
+	if (!c->samples_dir && c->feed->kafka) {
+		serve_reply_error(r, 404, "'run': no run '%s'", name);
+		return -1;
+	}
 	if (!c->samples_dir) {
 		serve_reply_error(r, 404, "no sample store (--samples DIR)");
 		return -1;

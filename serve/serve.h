@@ -10,6 +10,9 @@
  *	/api/matrix       bytes between hosts (the diagonal: inside a host)
  *	/api/paths        causal paths per timing window
  *	/api/samples      sample runs (list, one run, its plot)
+ *	/api/plan         the placement plan (--plan), before and after
+ *	/api/traces       per-request traces (--traces): the slowest, or one
+ *	                  as a waterfall with its critical path
  *	/api/stats        the pipeline's own health
  *	/metrics          Prometheus text format
  *
@@ -33,6 +36,8 @@ struct cw_serve_opts {
 	size_t ninputs;
 	const char *paths;	 /* paths JSON (one pathset a line) or NULL */
 	const char *samples_dir; /* sample run store, or NULL */
+	const char *plan;	 /* `causeway place --format json` output */
+	const char *traces;	 /* `causeway traces -o` OTLP/JSON, or NULL */
 	const char *brokers;	 /* follow Kafka instead of files, or NULL */
 	const char *kafka_properties;
 	const char *topic_prefix;
@@ -55,12 +60,16 @@ enum cw_serve_by {
 	CW_SERVE_BY_CMDLINE,
 	CW_SERVE_BY_CONTAINER,
 	CW_SERVE_BY_HOST,
+	CW_SERVE_BY_POD,      /* namespace/pod, as `causeway graph --by pod` */
+	CW_SERVE_BY_WORKLOAD, /* namespace/kind/owner */
+	CW_SERVE_BY_N,	      /* how many there are */
 };
 
 #define CW_SERVE_QUERY_MAX  4096 /* longest query string taken */
 #define CW_SERVE_VALUE_MAX  256	 /* longest value, decoded, with its NUL */
 #define CW_SERVE_RANGE_MAX  (31ULL * 86400 * 1000000000ULL) /* until-since */
 #define CW_SERVE_TIME_FLOOR (946684800ULL * 1000000000ULL)  /* 2000-01-01 */
+#define CW_SERVE_LIMIT_MAX  10000 /* most traces one answer lists */
 
 /* One request's parameters, decoded and checked. */
 struct cw_serve_query {
@@ -71,21 +80,26 @@ struct cw_serve_query {
 	double min_share;	       /* 0..1 */
 	char node[CW_SERVE_VALUE_MAX]; /* "": all nodes */
 	char run[CW_SERVE_VALUE_MAX];  /* "": none */
+	char trace[33];		       /* 32 lowercase hex digits; "": none */
+	bool has_limit;
+	unsigned limit; /* 1..CW_SERVE_LIMIT_MAX when has_limit */
 };
 
 /*
  * Parse a URL query string ("by=host&since=-5m&min_share=0.05", no '?'):
  * '&'-separated key=value pairs, %XX and '+' decoded.  Keys: by (process,
- * cmdline, container, host), since and until (seconds since the epoch, or
- * "now", or "-" and a duration with s, m, h or d: that long before now),
- * min_share (0..1), node, run.  An unknown or repeated key, a bad escape, a
- * NUL, a value too long, a time before 2000 or more than a day after now,
+ * cmdline, container, host, pod, workload), since and until (seconds since the
+ * epoch, or "now", or "-" and a duration with s, m, h or d: that long before
+ * now), min_share (0..1), node, run, trace (a trace id: 32 hex digits, not
+ * all zero; kept in lowercase) and limit (1..CW_SERVE_LIMIT_MAX).  An
+ * unknown or repeated key, a bad escape,
+ * a NUL, a value too long, a time before 2000 or more than a day after now,
  * since not before until, or a range over 31 days is refused.  now_ns is
  * the current CLOCK_REALTIME.  0, or -1 with the reason in err (no message).
  */
 int cw_serve_query_parse(const char *qs, uint64_t now_ns,
 			 struct cw_serve_query *q, char *err, size_t errlen);
-/* "process", "cmdline", "container", "host". */
+/* "process", "cmdline", "container", "host", "pod", "workload". */
 const char *cw_serve_by_name(enum cw_serve_by by);
 
 #endif

@@ -9,7 +9,16 @@
  *	source.c  where records come from: files (re-read on change) or Kafka
  *	render.c  a serve_graph laid out by Graphviz, as SVG in memory
  *	http.c    libmicrohttpd, routing, JSON errors, the built-in assets
- *	api.c     the JSON endpoints; metrics.c the Prometheus text
+ *	api.c     the JSON endpoints; metrics.c the Prometheus text;
+ *		  plan.c the placement plan of `causeway place`
+ *	feed.c    what Kafka brings besides connection records: the agents'
+ *		  host metadata (their health), each timing window's paths
+ *		  and the sample runs, kept newest-first for the handlers
+ *	windows.c timing records -> windows -> causal paths, through the
+ *		  correlator's and paths/' public headers, as `causeway
+ *		  correlate` infers them
+ *	traces.c  the OTLP/JSON of `causeway traces -o` (--traces): traces
+ *		  in tree order with their critical paths, for /api/traces
  */
 #ifndef CW_SERVE_INT_H
 #define CW_SERVE_INT_H
@@ -19,8 +28,12 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
+#include "common/kafka.h"
 #include "common/record.h"
+#include "common/wire.h"
+#include "graph/graph.h"
 #include "serve/serve.h"
 
 /* A file of the page, compiled in from serve/assets (build/serve_assets.c). */
@@ -44,6 +57,11 @@ struct serve_node {
 	bool external;
 	uint64_t members;
 	uint64_t bytes_out, bytes_in;
+	/* The members' resources (usage.known: the agents reported some) */
+	struct cw_usage_stats usage;
+	/* Who the first member is (NULL: not a process): the identity
+	 * fields; a copy, so it stays valid after the model changes. */
+	struct cw_process *proc;
 };
 
 struct serve_edge {
@@ -51,6 +69,11 @@ struct serve_edge {
 	uint64_t conns, paired;
 	uint64_t bytes_c2s, bytes_s2c, msgs_c2s, msgs_s2c;
 	uint64_t first_ns, last_ns;
+	/* Estimated messages, as the view's edges (or windows in a range)
+	 * say: bytes whose messages were counted, whether any end
+	 * estimated, whether any end said. */
+	uint64_t sampled_bytes;
+	bool msgs_est, has_sampled;
 };
 
 /* One answer to a graph query: the edges kept and the nodes they touch. */
@@ -73,6 +96,7 @@ struct serve_stats {
 	uint64_t stale, ends, paired, unpaired, ambiguous;
 	uint64_t agents; /* hosts that sent records */
 	uint64_t unattributed;
+	uint64_t processes_sampled, process_samples; /* resources known */
 	uint64_t kafka_messages, kafka_bad, kafka_other;
 	uint64_t loaded_ns; /* CLOCK_REALTIME of the last change */
 	char last_error[256];
@@ -92,6 +116,8 @@ int serve_model_load_files(struct serve_model *m, char *const *paths, size_t n,
 /* Add records as they arrive (Kafka); 0 or -1 (out of memory). */
 int serve_model_add(struct serve_model *m, const struct cw_conn_record *r,
 		    size_t n);
+/* A host or process metadata record (Kafka's meta topic); 0 or -1. */
+int serve_model_add_meta(struct serve_model *m, const struct cw_wire_msg *msg);
 /*
  * The graph for q: its projection, range, min_share and node.  0; 1 when
  * q->node names no node (err says so); 2 when it names several; -1 out of
@@ -100,6 +126,8 @@ int serve_model_add(struct serve_model *m, const struct cw_conn_record *r,
 int serve_model_graph(struct serve_model *m, const struct cw_serve_query *q,
 		      struct serve_graph *out, char *err, size_t errlen);
 void serve_model_stats(struct serve_model *m, struct serve_stats *st);
+/* The graph layer's projection for a view of the page. */
+enum cw_group_by serve_group_by(enum cw_serve_by by);
 /* Count things the sources saw, and a failed reload. */
 void serve_model_note(struct serve_model *m, uint64_t kafka_messages,
 		      uint64_t kafka_bad, uint64_t kafka_other,
@@ -112,22 +140,182 @@ int serve_render_svg(const struct serve_graph *g, char **svg, size_t *len);
 
 /* ---- source.c ----------------------------------------------------------- */
 
+struct serve_feed;
+
 struct serve_source;
 
 struct serve_source *serve_source_new(const struct cw_serve_opts *o,
-				      struct serve_model *m);
+				      struct serve_model *m,
+				      struct serve_feed *f);
 /* Check the sources once (files changed? Kafka records?); wait at most
  * timeout_ms.  0, or -1 on a fatal error. */
 int serve_source_poll(struct serve_source *s, int timeout_ms);
 void serve_source_free(struct serve_source *s);
+
+/* ---- feed.c ------------------------------------------------------------- */
+
+#define SERVE_FEED_WINDOWS 100 /* newest windows' paths kept */
+#define SERVE_FEED_RUNS	   200 /* newest sample runs kept */
+#define SERVE_FEED_LAGS	   64  /* partitions whose lag is shown */
+
+struct serve_feed_run {
+	char name[CW_SERVE_VALUE_MAX]; /* "<host>-<dev>-<start ms>" */
+	uint64_t seq;
+	struct cw_sample_run *run;
+};
+
+/*
+ * Filled by the source's thread, read by the HTTP thread: both hold the
+ * lock (serve_feed_lock) while they touch anything in it.
+ */
+struct serve_feed {
+	pthread_mutex_t lock;
+	bool kafka; /* following Kafka: the feed is the source */
+	struct cw_host_meta *hosts; /* newest per host, by seq */
+	size_t nhosts, cap_hosts;
+	char **windows; /* paths.jsonl lines (no newline), oldest first */
+	size_t nwindows;
+	struct serve_feed_run runs[SERVE_FEED_RUNS]; /* oldest first */
+	size_t nruns;
+	struct cw_kafka_lag lags[SERVE_FEED_LAGS];
+	size_t nlags;
+	uint64_t meta_records, timing_records, windows_inferred, windows_failed,
+		windows_old, timing_late, timing_refused, sample_runs;
+};
+
+struct serve_feed *serve_feed_new(bool kafka);
+void serve_feed_free(struct serve_feed *f);
+void serve_feed_lock(struct serve_feed *f);
+void serve_feed_unlock(struct serve_feed *f);
+/* The calls below take the lock themselves.  A host's metadata replaces
+ * the one of the same host taken earlier (by the agent's clock: a
+ * restarted agent's seq starts again at 1). */
+int serve_feed_host(struct serve_feed *f, const struct cw_host_meta *hm);
+/* One window's line (taken: malloc'd); the oldest goes past the bound. */
+void serve_feed_window(struct serve_feed *f, char *line);
+/* A sample run (taken); the oldest goes past the bound. */
+void serve_feed_run(struct serve_feed *f, struct cw_sample_run *run,
+		    uint64_t seq);
+void serve_feed_lags(struct serve_feed *f, const struct cw_kafka_lag *l,
+		     size_t n);
+/* A copy of the run of that name (or "latest"), for the caller to free;
+ * NULL when there is none (or no memory). */
+struct cw_sample_run *serve_feed_copy_run(struct serve_feed *f,
+					  const char *name);
+
+/* ---- windows.c ---------------------------------------------------------- */
+
+struct serve_windows;
+
+struct serve_windows *serve_windows_new(struct serve_feed *f);
+void serve_windows_free(struct serve_windows *w);
+/* A timing record read at (partition, offset); takes t->msgs. */
+void serve_windows_add(struct serve_windows *w, struct cw_timing_record *t,
+		       int32_t partition, int64_t offset);
+/* Infer the windows that are complete and hand their lines to the feed. */
+void serve_windows_step(struct serve_windows *w);
+
+/* ---- traces.c ----------------------------------------------------------- */
+
+/*
+ * Per-request traces from an OTLP/JSON file:
+ *
+ *	struct serve_tset set = {0};
+ *	if (serve_tset_parse(&set, buf, len, err, sizeof(err)))
+ *		... err says where and why ...
+ *	for (i = 0; i < set.ntraces; i++)	// slowest first
+ *		... set.spans[set.traces[i].first + k], k < .n: tree order ...
+ *	serve_tset_release(&set);
+ *
+ * struct serve_traces follows the file: read at start, read again when it
+ * changes.  Only the HTTP thread touches it once serve has started.
+ */
+
+/* How a span got its parent: the causeway.link.method attribute. */
+enum serve_link {
+	SERVE_LINK_UNSAID,     /* no attribute (not causeway's span) */
+	SERVE_LINK_CONNECTION, /* a request: paired exactly by connection */
+	SERVE_LINK_THREAD,
+	SERVE_LINK_CONTAINED,
+	SERVE_LINK_TIMING,
+	SERVE_LINK_NONE, /* a call linked to no request */
+	SERVE_LINK_N,
+};
+
+struct serve_tspan {
+	uint64_t start_ns, end_ns;
+	char *name;
+	uint32_t service; /* index in the set's services */
+	int32_t parent;	  /* index in the trace (tree order); -1: a root */
+	uint32_t depth;	  /* 0 for roots */
+	uint8_t kind;	  /* OTLP SpanKind, 0..5 */
+	uint8_t method;	  /* enum serve_link */
+	bool critical;
+	double conf; /* causeway.link.confidence; -1 when not said */
+	char trace_id[33], span_id[17], parent_id[17]; /* lowercase hex */
+};
+
+struct serve_trace {
+	const char *id;	 /* its spans' trace_id */
+	size_t first, n; /* spans[first .. first + n), in tree order */
+	uint64_t start_ns, end_ns;  /* earliest start, latest end */
+	size_t links[SERVE_LINK_N]; /* spans by link method */
+	double min_conf; /* lowest confidence of a call's link; -1 none */
+};
+
+struct serve_tset {
+	struct serve_tspan *spans;
+	size_t nspans, cap_spans;
+	struct serve_trace *traces; /* slowest first */
+	size_t ntraces;
+	char **services; /* service.name of each resourceSpans */
+	size_t nservices, cap_services;
+};
+
+#define SERVE_TRACES_FILE_MAX (256u << 20) /* bytes of OTLP read at most */
+
+/*
+ * Parse OTLP/JSON (an object with resourceSpans) from buf into set (zeroed
+ * first): spans grouped into traces, each in tree order (children by start
+ * time) with depths and the critical path marked.  0, or -1 with the
+ * reason in err (no message) and set empty.
+ */
+int serve_tset_parse(struct serve_tset *set, const char *buf, size_t len,
+		     char *err, size_t errlen);
+void serve_tset_release(struct serve_tset *set);
+/* The trace with this id (lowercase hex), or -1. */
+ssize_t serve_tset_find(const struct serve_tset *set, const char *id);
+/* "connection", "thread", "contained", "timing", "none", or NULL. */
+const char *serve_link_name(int method);
+
+struct serve_traces;
+
+/* Read path at start: NULL after a message naming the file and why. */
+struct serve_traces *serve_traces_new(const char *path);
+void serve_traces_free(struct serve_traces *t);
+/*
+ * Read the file again if it changed (size, time or inode) since the last
+ * look.  A file that goes bad keeps the last good traces: the error is
+ * logged and counted (once per change).
+ */
+void serve_traces_refresh(struct serve_traces *t);
+/* The traces now (valid until the next refresh), and the file's name. */
+const struct serve_tset *serve_traces_set(const struct serve_traces *t);
+const char *serve_traces_path(const struct serve_traces *t);
+/* Loads, failed loads and the last failure ("" none). */
+void serve_traces_counts(const struct serve_traces *t, uint64_t *loads,
+			 uint64_t *errors, const char **last_error);
 
 /* ---- api.c, metrics.c --------------------------------------------------- */
 
 /* What the handlers read. */
 struct serve_ctx {
 	struct serve_model *model;
-	const char *paths;	 /* file of pathsets, or NULL */
-	const char *samples_dir; /* run store, or NULL */
+	struct serve_feed *feed;
+	const char *paths;	     /* file of pathsets, or NULL */
+	const char *samples_dir;     /* run store, or NULL */
+	const char *plan;	     /* `causeway place` JSON, or NULL */
+	struct serve_traces *traces; /* --traces, or NULL */
 	char *const *inputs;
 	size_t ninputs;
 };
@@ -155,6 +343,8 @@ void serve_reply_error(struct serve_reply *r, int status, const char *fmt, ...)
 void serve_api(const struct serve_ctx *c, const char *path, const char *qs,
 	       struct serve_reply *r);
 void serve_metrics(const struct serve_ctx *c, struct serve_reply *r);
+/* /api/plan: the placement plan of --plan, before and after. */
+void serve_plan(const struct serve_ctx *c, struct serve_reply *r);
 /* /api/samples (list, or q->run with its bursts) and /api/samples.svg. */
 void serve_samples(const struct serve_ctx *c, const struct cw_serve_query *q,
 		   bool plot, struct serve_reply *r);

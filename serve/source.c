@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: MIT
 /*
  * Where serve's records come from.  Files: record files and `causeway run`
- * output folders (their conns.jsonl), all read again into a fresh state
- * when any of them changes (size, time or inode), so a rewritten or
- * truncated file never double counts.  Kafka: a consumer of its own group
- * reads the conns topic from the beginning and feeds records as they come;
- * one feed per topic kind, so the correlator's edge buckets can be followed
- * the same way once it publishes them.
+ * output folders (their conns.jsonl and meta.jsonl), all read again into
+ * a fresh state when any of them changes (size, time or inode), so a
+ * rewritten or truncated file never double counts.  Kafka: a consumer of
+ * its own group reads the conns, meta, timing and samples topics from the
+ * beginning and feeds each record to what keeps its kind: connections and
+ * the processes' resources to the model, the agents' host metadata,
+ * timing windows (inferred into paths) and sample runs to the feed; one feed
+ * per topic kind, so the correlator's edge buckets can be followed the same way
+ * once it publishes them.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -29,6 +32,8 @@ struct file_sig {
 
 struct serve_source {
 	struct serve_model *model;
+	struct serve_feed *feed;
+	struct serve_windows *windows;
 	bool skip_bad;
 	uint64_t poll_ns, next_check;
 	/* files */
@@ -41,17 +46,26 @@ struct serve_source {
 	size_t nbatch;
 };
 
-/* A run folder stands for its conns.jsonl. */
-static char *expand(const char *path)
+/*
+ * A run folder stands for its conns.jsonl and meta.jsonl (the processes'
+ * resources): two files into s->files.  0 or -1 (out of memory).
+ */
+static int expand(struct serve_source *s, const char *path)
 {
+	static const char *const parts[] = {"conns.jsonl", "meta.jsonl"};
 	struct stat st;
-	char *p;
+	size_t i;
 
-	if (stat(path, &st) || !S_ISDIR(st.st_mode))
-		return strdup(path);
-	if (asprintf(&p, "%s/conns.jsonl", path) < 0)
-		return NULL;
-	return p;
+	if (stat(path, &st) || !S_ISDIR(st.st_mode)) {
+		s->files[s->nfiles] = strdup(path);
+		return s->files[s->nfiles++] ? 0 : -1;
+	}
+	for (i = 0; i < CW_ARRAY_SIZE(parts); i++) {
+		if (asprintf(&s->files[s->nfiles], "%s/%s", path, parts[i]) < 0)
+			return -1;
+		s->nfiles++;
+	}
+	return 0;
 }
 
 static bool changed(struct serve_source *s)
@@ -113,21 +127,32 @@ static int open_kafka(struct serve_source *s, const struct cw_serve_opts *o)
 		.group = o->group ? o->group : "causeway-serve",
 		.from_beginning = true,
 	};
-	char topic[CW_KAFKA_TOPIC_MAX];
-	const char *topics[1];
+	static const int kinds[] = {CW_WIRE_CONN, CW_WIRE_HOST, CW_WIRE_TIMING,
+				    CW_WIRE_SAMPLES};
+	char topic[4][CW_KAFKA_TOPIC_MAX];
+	const char *topics[4];
+	size_t i;
 
-	topics[0] = cw_kafka_topic(&conf, CW_WIRE_CONN, topic, sizeof(topic));
-	if (!topics[0])
+	for (i = 0; i < 4; i++) {
+		topics[i] = cw_kafka_topic(&conf, kinds[i], topic[i],
+					   sizeof(topic[i]));
+		if (!topics[i])
+			return -1;
+	}
+	s->windows = serve_windows_new(s->feed);
+	if (!s->windows)
 		return -1;
-	s->consumer = cw_kafka_consumer_new(&conf, topics, 1);
+	s->consumer = cw_kafka_consumer_new(&conf, topics, 4);
 	if (!s->consumer)
 		return -1;
-	cw_info("following '%s' on %s", topic, o->brokers);
+	cw_info("following '%s', '%s', '%s' and '%s' on %s", topics[0],
+		topics[1], topics[2], topics[3], o->brokers);
 	return 0;
 }
 
 struct serve_source *serve_source_new(const struct cw_serve_opts *o,
-				      struct serve_model *m)
+				      struct serve_model *m,
+				      struct serve_feed *f)
 {
 	struct serve_source *s = calloc(1, sizeof(*s));
 	size_t i;
@@ -135,6 +160,7 @@ struct serve_source *serve_source_new(const struct cw_serve_opts *o,
 	if (!s)
 		goto oom;
 	s->model = m;
+	s->feed = f;
 	s->skip_bad = o->skip_bad;
 	s->poll_ns = o->poll_ns ? o->poll_ns : NSEC_PER_SEC;
 	if (o->brokers) {
@@ -142,16 +168,13 @@ struct serve_source *serve_source_new(const struct cw_serve_opts *o,
 			goto fail;
 		return s;
 	}
-	s->files = calloc(o->ninputs + 1, sizeof(*s->files));
-	s->sig = calloc(o->ninputs + 1, sizeof(*s->sig));
+	s->files = calloc(2 * o->ninputs + 1, sizeof(*s->files));
+	s->sig = calloc(2 * o->ninputs + 1, sizeof(*s->sig));
 	if (!s->files || !s->sig)
 		goto oom;
-	for (i = 0; i < o->ninputs; i++) {
-		s->files[i] = expand(o->inputs[i]);
-		if (!s->files[i])
+	for (i = 0; i < o->ninputs; i++)
+		if (expand(s, o->inputs[i]))
 			goto oom;
-		s->nfiles++;
-	}
 	changed(s);
 	if (reload(s, true))
 		goto fail;
@@ -173,11 +196,15 @@ static int flush(struct serve_source *s)
 	return err;
 }
 
-/* One feed per kind of topic: conns now; P.edges buckets later. */
+/*
+ * One feed per kind of record: connections and the processes' resources
+ * to the model (hosts' metadata too: their capacities), the rest to the
+ * feed; P.edges buckets later.
+ */
 static void feed(struct serve_source *s, const struct cw_kafka_msg *km,
 		 uint64_t *bad, uint64_t *other)
 {
-	struct cw_wire_msg m;
+	static struct cw_wire_msg m; /* large: off the stack */
 	char err[128];
 	int kind = cw_wire_decode(km->value, km->len, &m, err, sizeof(err));
 
@@ -185,11 +212,35 @@ static void feed(struct serve_source *s, const struct cw_kafka_msg *km,
 		(*bad)++;
 		return;
 	}
-	if (kind == CW_WIRE_CONN)
+	if (kind == CW_WIRE_CONN) {
 		s->batch[s->nbatch++] = m.conn;
-	else
+	} else if (kind == CW_WIRE_HOST) {
+		serve_feed_host(s->feed, &m.host);
+		if (serve_model_add_meta(s->model, &m))
+			(*bad)++; /* out of memory: said, and counted */
+	} else if (kind == CW_WIRE_PROC) {
+		if (serve_model_add_meta(s->model, &m))
+			(*bad)++;
+	} else if (kind == CW_WIRE_TIMING) {
+		serve_windows_add(s->windows, &m.timing, km->partition,
+				  km->offset);
+	} else if (kind == CW_WIRE_SAMPLES) {
+		serve_feed_run(s->feed, m.samples.run, m.samples.seq);
+		m.samples.run = NULL; /* the feed keeps it */
+	} else {
 		(*other)++;
+	}
 	cw_wire_msg_release(&m);
+}
+
+/* How far behind the consumer is, per partition, for /metrics. */
+static void note_lag(struct serve_source *s)
+{
+	struct cw_kafka_lag lags[SERVE_FEED_LAGS];
+	int n = cw_kafka_consumer_lag(s->consumer, lags, SERVE_FEED_LAGS);
+
+	if (n >= 0)
+		serve_feed_lags(s->feed, lags, (size_t)n);
 }
 
 static int poll_kafka(struct serve_source *s, int timeout_ms)
@@ -210,6 +261,8 @@ static int poll_kafka(struct serve_source *s, int timeout_ms)
 		serve_model_note(s->model, n, bad, other, NULL);
 	if (flush(s))
 		return -1;
+	serve_windows_step(s->windows);
+	note_lag(s);
 	return r < 0 ? cw_error("the Kafka consumer failed") : 0;
 }
 
@@ -240,6 +293,7 @@ void serve_source_free(struct serve_source *s)
 		flush(s);
 		cw_kafka_consumer_free(s->consumer);
 	}
+	serve_windows_free(s->windows);
 	for (i = 0; i < s->nfiles; i++)
 		free(s->files[i]);
 	free(s->files);

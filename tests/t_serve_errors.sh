@@ -3,7 +3,8 @@
 # with one line naming the file and exit 1, and answers every bad request
 # with a 4xx and a JSON error naming what was wrong, without dying: unknown
 # projection, bad and huge ranges, malformed query strings, repeated and
-# unknown parameters, paths outside the assets, other methods.  A record
+# unknown parameters, paths outside the assets, other methods, a plan file
+# that is not a placement plan (500, serve lives on).  A record
 # file that goes bad later keeps the last good graph and says so in stats.
 . "$(dirname "$0")/lib.sh"
 need_cmd curl python3
@@ -33,10 +34,12 @@ expect_error 1 "\-\-listen 'nowhere'" "$CW" serve --listen nowhere fleet.jsonl
 expect_error 1 "not an IP address" "$CW" serve --listen host:80 fleet.jsonl
 expect_error 1 "bad.jsonl' line 1" "$CW" serve --listen 127.0.0.1:0 bad.jsonl
 
-port=$((20000 + $$ % 20000))
+port=$(free_port) || fail "no free port"
 cp fleet.jsonl live.jsonl
 mkdir store
-"$CW" serve --listen 127.0.0.1:$port --samples store live.jsonl >serve.out 2>serve.err &
+echo '{"chosen": "ga", "plans": [{"method": "ga", "units": []}]}' >plan.json
+"$CW" serve --listen 127.0.0.1:$port --samples store --plan plan.json \
+	live.jsonl >serve.out 2>serve.err &
 SERVE_PID=$!
 bg_pid $SERVE_PID
 for i in $(seq 100); do
@@ -62,7 +65,7 @@ assert e["status"] == int(sys.argv[1]) and sys.argv[2] in e["error"], e
 ' "$code" "$pat" || fail "$url: not the JSON error wanted ('$pat'): $(cat body)"
 	note "$url -> $got $(cat body)"
 done <<EOF
-400|unknown projection|/api/graph?by=pod
+400|unknown projection|/api/graph?by=namespace
 400|unknown projection|/api/matrix?by=
 400|'since': want seconds|/api/graph?since=yesterday
 400|not before 'until'|/api/graph?since=-1h&until=-2h
@@ -94,7 +97,15 @@ done <<EOF
 400|not a path|/api/samples?run=../../etc/passwd
 400|not a path|/api/samples.svg?run=/etc/passwd
 404|no run 'nosuch'|/api/samples?run=nosuch
+400|does not apply|/api/plan?by=host
+500|not a placement plan (hosts_used)|/api/plan
 EOF
+# The plan is read at each request: a file gone is an error, not a crash.
+mv plan.json plan.gone
+got=$(curl -s -o body -w '%{http_code}' "http://127.0.0.1:$port/api/plan")
+[ "$got" = 500 ] && grep -q "unable to read 'plan.json' as JSON" body ||
+	fail "a missing plan: HTTP $got: $(cat body)"
+note "missing plan -> $got $(cat body)"
 
 for m in POST PUT DELETE; do
 	got=$(curl -s -X $m -o body -w '%{http_code}' -d x=1 "http://127.0.0.1:$port/api/graph")

@@ -5,9 +5,14 @@
 # the run's folder and the sample store; headless Chromium, driven through
 # chromedriver's WebDriver API, loads the page and the test checks what it
 # shows against the API's JSON: the graph's nodes and edges in the SVG (and
-# that no edge label covers a node), another projection, the share slider,
-# a time range, a node's neighbours by clicking it, the host heatmap, the
-# paths and a sample run.  Screenshots go to the test's log folder.
+# that no edge label covers a node), the processes' resources (the run's
+# meta.jsonl) equal to `causeway graph --format json` on the same inputs,
+# node heights from memory and lines from CPU as viz/'s scales say, the
+# pod and workload projections against the graph's, another projection,
+# the share slider, a time range, a node's neighbours by clicking it, the
+# host heatmap, the paths, a sample run, the placement plan of `causeway place` (units per
+# host before and after, the moves) and the stats.  Screenshots go to the
+# test's log folder.
 . "$(dirname "$0")/lib.sh"
 need_root
 need_cmd nginx python3 redis-server chromium chromedriver
@@ -36,15 +41,32 @@ sleep 0.3
 agent_stop "$out" >/dev/null
 [ -s "$out/conns.jsonl" ] || fail "the run wrote no conns.jsonl"
 [ -s "$out/paths.json" ] || fail "the run wrote no paths.json"
+[ -s "$out/meta.jsonl" ] || fail "the run wrote no meta.jsonl"
 
 # A synthetic fleet beside the real run: hosts for the heatmap, and small
 # edges for the share slider to hide.
 "$CW" simulate --hosts 4 --conns 12 --seed 7 -o "$T_TMP/fleet.jsonl" ||
 	fail "simulate failed"
 
-port=$((20000 + $$ % 20000))
+# A placement plan of another simulated fleet, as `causeway place` writes.
+"$CW" simulate -H 8 -c 20 -p 4 -o "$T_TMP/pf.jsonl" --units-out "$T_TMP/u.csv" \
+	--hosts-out "$T_TMP/h.csv" >/dev/null || fail "simulate failed"
+"$CW" graph --by container --format json -o "$T_TMP/pg.json" "$T_TMP/pf.jsonl" ||
+	fail "graph failed"
+"$CW" place -H "$T_TMP/h.csv" -U "$T_TMP/u.csv" --time-limit 5 --format json \
+	-o "$T_TMP/plan.json" "$T_TMP/pg.json" || fail "place failed"
+
+# What `causeway graph` makes of serve's inputs: the resources and groups
+# the page must show.
+for by in process pod workload; do
+	"$CW" graph --by $by --format json -o "$T_TMP/want-$by.json" \
+		"$out/conns.jsonl" "$out/meta.jsonl" "$T_TMP/fleet.jsonl" ||
+		fail "graph --by $by failed"
+done
+
+port=$(free_port) || fail "no free port"
 "$CW" serve --listen 127.0.0.1:$port --samples "$STORE" "$out" \
-	"$T_TMP/fleet.jsonl" \
+	"$T_TMP/fleet.jsonl" --plan "$T_TMP/plan.json" \
 	>"$T_TMP/serve.out" 2>"$T_TMP/serve.err" &
 SERVE_PID=$!
 bg_pid $SERVE_PID
@@ -56,6 +78,10 @@ done
 curl -sf "http://127.0.0.1:$port/api/stats" >"$T_TMP/stats.json" ||
 	fail "serve does not answer: $(cat "$T_TMP/serve.err")"
 note "stats: $(cat "$T_TMP/stats.json")"
+# Every process sample of the run's meta.jsonl reached the model.
+check_eq "process samples serve holds" \
+	"$(json_get "$(cat "$T_TMP/stats.json")" process_samples)" \
+	"$(grep -c '"kind":"process"' "$out/meta.jsonl")"
 
 dport=$((port + 1))
 # The browser chromedriver starts goes too, also when the test fails.
@@ -71,6 +97,7 @@ cat >"$T_TMP/drive.py" <<'EOF'
 import base64, json, sys, time, urllib.parse, urllib.request
 
 serve, driver, shots, profile = sys.argv[1:5]
+wantdir = sys.argv[7]
 
 def http(method, url, body=None):
     data = json.dumps(body).encode() if body is not None else None
@@ -135,6 +162,58 @@ def check_graph(query, by, node=""):
         assert all(node in (e["client"], e["server"]) for e in g["edges"]), g["edges"]
     return g
 
+USAGE = ("cpu_ms", "cpu_cores", "cpu_peak_cores", "rss_bytes", "rss_peak_bytes")
+IDENT = ("pod", "pod_uid", "namespace", "workload", "workload_kind",
+         "container_name")
+
+def check_like_graph(g, by):
+    # Nodes, their resources and identity, and edges as `causeway graph`
+    # gives them for the same inputs.
+    want = json.load(open("%s/want-%s.json" % (wantdir, by)))
+    wn = {n["name"]: n for n in want["nodes"]}
+    for n in g["nodes"]:
+        assert n["name"] in wn, (by, n["name"], sorted(wn))
+        w = wn[n["name"]]
+        for k in USAGE + IDENT:
+            assert n.get(k) == w.get(k), (by, n["name"], k, n.get(k), w.get(k))
+    we = sorted((e["client_name"], e["server_name"], e["bytes_c2s"], e["bytes_s2c"])
+                for e in want["edges"] if e["bytes_c2s"] + e["bytes_s2c"] or e["conns"])
+    ge = sorted((e["client"], e["server"], e["bytes_c2s"], e["bytes_s2c"])
+                for e in g["edges"])
+    assert ge == we, (by, ge, we)
+    return [n for n in g["nodes"] if "rss_bytes" in n]
+
+def check_encoding(g, spread=True):
+    # Each node's drawn box and line against viz/'s scales: height 0.5 + 2
+    # sqrt(rss / largest) inches (at least: a label may need more), line
+    # 1 + 7 cpu / busiest points.
+    used = [n for n in g["nodes"] if "rss_bytes" in n]
+    top_rss = max(n["rss_bytes"] for n in used)
+    top_cpu = max(n["cpu_cores"] for n in used)
+    dom = js("""
+        const out = {};
+        for (const n of document.querySelectorAll('#graph g.node')) {
+            const s = n.querySelector('path, polygon');
+            out[n.id] = [s.getBBox().height, +(s.getAttribute('stroke-width') || 1)];
+        }
+        return out;""")
+    rows = []
+    for n in used:
+        h = 72 * (0.5 + 2 * (n["rss_bytes"] / top_rss) ** 0.5)
+        w = 1 + 7 * n["cpu_cores"] / top_cpu if top_cpu > 0 else 1
+        got_h, got_w = dom[n["id"]]
+        assert got_h >= h - 1.5, (n["name"], got_h, h)
+        assert abs(got_w - w) < 0.02, (n["name"], got_w, w)
+        rows.append((n["rss_bytes"], got_h, n["name"]))
+    rows.sort()
+    # The largest memory is drawn tallest, and memory sets heights apart.
+    assert rows[-1][1] >= max(r[1] for r in rows) - 0.5, rows
+    assert not spread or rows[-1][1] - rows[0][1] > 10, rows
+    legend = js("return [...document.querySelectorAll('#graph svg > g > text')]"
+                ".map((t) => t.textContent).join(' ');")
+    assert "node height: memory" in legend, legend
+    return rows
+
 def check_labels():
     # Every edge label's box is clear of every node's box.
     bad = js("""
@@ -160,7 +239,30 @@ assert {"nginx", "redis-server"} <= comms, comms
 labels = check_labels()
 print("-- process view: %d nodes, %d edges, %d edge labels clear of nodes" %
       (len(g["nodes"]), len(g["edges"]), labels))
+used = check_like_graph(g, "process")
+mine = [n for n in used if n["host"] == json.loads(open(sys.argv[5]).readline())["host"]]
+assert {"nginx", "redis-server"} <= {n["comm"] for n in mine}, [n["name"] for n in mine]
+rows = check_encoding(g)
+print("-- resources of %d nodes as causeway graph's; heights %.0f..%.0f pt for "
+      "%d..%d bytes of memory" % (len(used), rows[0][1], rows[-1][1], rows[0][0], rows[-1][0]))
+for n in mine:
+    print("--   %s: %.1f ms CPU, %.3f cores (peak %.3f), %d bytes RSS" %
+          (n["name"], n["cpu_ms"], n["cpu_cores"], n["cpu_peak_cores"], n["rss_bytes"]))
 shot("graph-process")
+
+for by in ("pod", "workload"):
+    js("const s = document.getElementById('by'); s.value = arguments[0];"
+       "s.dispatchEvent(new Event('change'));", by)
+    g = check_graph("by=" + by, by)
+    used = check_like_graph(g, by)
+    pods = [n["name"] for n in g["nodes"] if n["name"].startswith("pod ")]
+    assert pods and any(n["name"].endswith("(no container)") for n in g["nodes"]), \
+        [n["name"] for n in g["nodes"]]
+    # The test hosts' processes share one host: one group outside pods.
+    check_encoding(g, spread=False)
+    print("-- %s view: %d nodes (%d pods of the simulated fleet), %d edges, "
+          "%d with resources" % (by, len(g["nodes"]), len(pods), len(g["edges"]), len(used)))
+    shot("graph-" + by)
 
 js("const s = document.getElementById('by'); s.value = 'host';"
    "s.dispatchEvent(new Event('change'));")
@@ -242,11 +344,42 @@ wait("the run's plot", "const i = document.querySelector('#run img');"
 print("-- samples: %d runs, plot %s px wide" %
       (len(runs), js("return document.querySelector('#run img').naturalWidth;")))
 shot("samples")
+
+js("document.querySelector('button[data-tab=plan]').click();")
+wait("the plan", "return document.getElementById('plan-status').dataset.state === 'ready';")
+plan = json.load(open(sys.argv[6]))
+chosen = next(x for x in plan["plans"] if x["method"] == plan["chosen"])
+want = {}
+for u in chosen["units"]:
+    want.setdefault(u["from"], [0, 0])[0] += 1
+    want.setdefault(u["to"], [0, 0])[1] += 1
+dom = js("""
+    const out = {};
+    for (const r of document.querySelectorAll('#plan-hosts tr[data-host]'))
+        out[r.dataset.host] = [+r.querySelector('.before').dataset.n,
+                               +r.querySelector('.after').dataset.n];
+    return [out, [...document.querySelectorAll('#plan-moves tr.move')].map(
+        (r) => r.dataset.unit)];""")
+assert dom[0] == want, (dom[0], want)
+assert dom[1] == [m["unit"] for m in chosen["moves"]], (dom[1], chosen["moves"])
+assert chosen["moves"], "the plan moves nothing"
+print("-- placement: %d hosts, %d moves, %d -> %d bytes between hosts" %
+      (len(want), len(dom[1]), chosen["cross_bytes_now"], chosen["cross_bytes"]))
+shot("placement")
+
+js("document.querySelector('button[data-tab=stats]').click();")
+wait("the stats", "return document.getElementById('stats-status').dataset.state === 'ready';")
+st = api("/api/stats")
+rows = js("return [...document.querySelectorAll('#stats tr th')].map((t) => t.textContent);")
+assert rows == list(st.keys()), (rows, list(st.keys()))
+print("-- stats: %d rows" % len(rows))
+shot("stats")
 http("DELETE", S)
 EOF
 
 python3 "$T_TMP/drive.py" "http://127.0.0.1:$port" "http://127.0.0.1:$dport" \
-	"$SHOTS" "$T_TMP/profile" "$out/conns.jsonl" || fail "the page does not show what the API says"
+	"$SHOTS" "$T_TMP/profile" "$out/conns.jsonl" "$T_TMP/plan.json" "$T_TMP" ||
+	fail "the page does not show what the API says"
 kill -0 $SERVE_PID || fail "serve died"
 note "screenshots: $SHOTS"
 ls "$SHOTS"

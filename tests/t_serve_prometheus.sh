@@ -9,7 +9,8 @@ need_cmd curl python3 prometheus
 cd "$T_TMP"
 
 "$CW" simulate --hosts 5 --conns 30 --seed 11 -o fleet.jsonl || fail "simulate failed"
-port=$((20000 + $$ % 20000)) pport=$((20000 + $$ % 20000 + 1))
+port=$(free_port) || fail "no free port"
+pport=$((port + 1))
 "$CW" serve --listen 127.0.0.1:$port --poll 200ms fleet.jsonl >serve.out 2>serve.err &
 bg_pid $!
 for i in $(seq 100); do

@@ -123,16 +123,27 @@ function drawGraph(g, svgText) {
       node: state.node });
 }
 
+// Estimated message counts read "~N", with the share of bytes whose
+// messages were counted in the cell's title.
+function msgsCell(e, n) {
+  if (!e.msgs_estimated) return el('td', { class: 'num' }, n);
+  const pct = ((e.sampled_fraction || 0) * 100).toFixed(1);
+  return el('td', { class: 'num estimated',
+    title: `estimated: messages counted on ${pct}% of the bytes` }, '~' + n);
+}
+
 function drawEdges(g) {
   const rows = [el('tr', {}, el('th', {}, 'client'), el('th', {}, 'server'),
     el('th', { class: 'num' }, 'conns'), el('th', { class: 'num' }, 'bytes c→s'),
-    el('th', { class: 'num' }, 'bytes s→c'), el('th', { class: 'num' }, 'share'))];
+    el('th', { class: 'num' }, 'bytes s→c'), el('th', { class: 'num' }, 'msgs c→s'),
+    el('th', { class: 'num' }, 'msgs s→c'), el('th', { class: 'num' }, 'share'))];
   for (const e of g.edges.slice(0, 200)) {
     rows.push(el('tr', { 'data-edge': e.id },
       el('td', {}, e.client), el('td', {}, e.server),
       el('td', { class: 'num' }, e.conns),
       el('td', { class: 'num' }, fmtBytes(e.bytes_c2s)),
       el('td', { class: 'num' }, fmtBytes(e.bytes_s2c)),
+      msgsCell(e, e.msgs_c2s), msgsCell(e, e.msgs_s2c),
       el('td', { class: 'num' }, (e.share * 100).toFixed(1) + '%')));
   }
   $('edges').replaceChildren(...rows);
@@ -243,7 +254,9 @@ async function loadPaths() {
     }
     for (const w of wins) {
       const box = el('div', { class: 'window' },
-        el('h3', {}, `Window ${w.window} (${w.method || '?'})`));
+        el('h3', {}, `Window ${w.window}` + (w.slot_ns ? ' at ' +
+          new Date(w.slot_ns / 1e6).toISOString().slice(11, 19) : '') +
+          ` (${w.method || '?'})`));
       for (const path of w.paths || []) {
         const scale = Math.max(1, ...path.hops.map((h) => h.delay_us.p90));
         box.append(el('div', { class: 'path' },
@@ -318,10 +331,177 @@ async function loadSamples() {
       }
     }
     $('runs').replaceChildren(...out);
-    setStatus('samples-status', 'ready', s.store ? `${s.runs.length} runs in ${s.store}` :
+    const from = [s.kafka ? 'Kafka' : '', s.store || ''].filter(Boolean).join(' and ');
+    setStatus('samples-status', 'ready', from ? `${s.runs.length} runs from ${from}` :
       'no sample store (--samples DIR)', { runs: s.runs.length });
   } catch (err) {
     setStatus('samples-status', 'error', String(err.message || err));
+  }
+}
+
+// ---- per-request traces -----------------------------------------------------
+
+// A call linked by timing with less confidence than this is marked.
+const LOW_CONFIDENCE = 0.5;
+let traceShown = '';
+
+// The same service gets the same colour in every trace.
+function serviceColour(name) {
+  let h = 0;
+  for (const c of name) h = (h * 31 + c.codePointAt(0)) >>> 0;
+  return `hsl(${h % 360}, 55%, ${48 + (h >> 9) % 14}%)`;
+}
+
+const fmtNs = (ns) => fmtUs(ns / 1e3);
+
+function linkText(s) {
+  if (!s.method || s.method === 'connection') return '';
+  return s.confidence === null ? s.method :
+    `${s.method} ${s.confidence.toFixed(2)}`;
+}
+
+function isLow(s) {
+  return s.confidence !== null && s.confidence < LOW_CONFIDENCE &&
+    s.method !== 'connection';
+}
+
+function drawWaterfall(t) {
+  const total = Math.max(1, t.duration_ns);
+  const rows = t.waterfall.map((s, i) => {
+    const left = (100 * s.offset_ns / total).toFixed(3);
+    const width = (100 * s.duration_ns / total).toFixed(3);
+    const low = isLow(s);
+    const bar = el('div', {
+      class: 'bar' + (s.critical ? ' critical' : '') + (low ? ' low' : ''),
+      style: `left:${left}%;width:${width}%;background-color:` +
+        serviceColour(s.service),
+      title: `${s.name}: ${fmtNs(s.duration_ns)} from ` +
+        `+${fmtNs(s.offset_ns)}` + (linkText(s) ? `, ${linkText(s)}` : ''),
+    });
+    return el('div', { class: 'wf-row' + (s.critical ? ' critical' : ''),
+      'data-row': i, 'data-critical': s.critical, 'data-low': low },
+      el('span', { class: 'label', style: `padding-left:${s.depth * 0.9}em`,
+        title: s.name },
+        el('span', { class: 'swatch',
+          style: `background:${serviceColour(s.service)}` }),
+        s.name),
+      el('div', { class: 'lane' }, bar),
+      el('span', { class: 'info' }, fmtNs(s.duration_ns) +
+        (linkText(s) ? '  ' + linkText(s) : ''),
+        low ? el('span', { class: 'low-mark', title: 'low confidence' }, ' ?') : ''));
+  });
+  const ticks = [0, 0.25, 0.5, 0.75, 1].map((f) => el('span', {}, fmtNs(f * total)));
+  const crit = t.waterfall.filter((s) => s.critical).length;
+  $('trace').replaceChildren(
+    el('h3', {}, `Trace ${t.trace_id}: ${fmtNs(t.duration_ns)}, ` +
+      `${t.spans} spans, ${t.services.length} services`),
+    el('div', { class: 'wf' },
+      el('div', { class: 'wf-axis' }, el('span', {}, 'span'),
+        el('span', { class: 'ticks' }, ...ticks), el('span', {}, 'duration, link')),
+      ...rows));
+  setStatus('trace-status', 'ready', `${crit} spans on the critical path`,
+    { trace: t.trace_id, bars: rows.length, critical: crit });
+}
+
+async function loadTrace(id) {
+  traceShown = id;
+  for (const r of $('traces-list').querySelectorAll('tr[data-trace]'))
+    r.classList.toggle('on', r.dataset.trace === id);
+  setStatus('trace-status', 'loading', 'loading…');
+  try {
+    const t = await getJSON('/api/traces?trace=' + encodeURIComponent(id));
+    if (traceShown !== id) return;
+    drawWaterfall(t);
+  } catch (err) {
+    if (traceShown !== id) return;
+    $('trace').replaceChildren();
+    setStatus('trace-status', 'error', String(err.message || err));
+  }
+}
+
+async function loadTraces() {
+  setStatus('traces-status', 'loading', 'loading…');
+  try {
+    const p = await getJSON('/api/traces?limit=50');
+    const head = el('tr', {}, el('th', { class: 'num' }, 'duration'),
+      el('th', {}, 'root'), el('th', {}, 'start'), el('th', { class: 'num' }, 'spans'),
+      el('th', { class: 'num' }, 'services'), el('th', { class: 'num' }, 'lowest link'),
+      el('th', {}, 'links: thread / timing / contained'));
+    const rows = p.traces.map((t) => {
+      const low = t.min_confidence !== null && t.min_confidence < LOW_CONFIDENCE;
+      const r = el('tr', { 'data-trace': t.trace_id },
+        el('td', { class: 'num' }, fmtNs(t.duration_ns)),
+        el('td', {}, el('span', { class: 'swatch',
+          style: `background:${serviceColour(t.service)}` }), t.operation),
+        el('td', {}, new Date(t.start_ns / 1e6).toISOString().slice(0, 23).replace('T', ' ')),
+        el('td', { class: 'num' }, t.spans),
+        el('td', { class: 'num' }, t.services.length),
+        el('td', { class: 'num' }, t.min_confidence === null ? '—' :
+          t.min_confidence.toFixed(2), low ? el('span', { class: 'low-mark' }, ' ?') : ''),
+        el('td', {}, `${t.links.thread} / ${t.links.timing} / ${t.links.contained}`));
+      r.addEventListener('click', () => loadTrace(t.trace_id));
+      return r;
+    });
+    $('traces-list').replaceChildren(head, ...rows);
+    setStatus('traces-status', 'ready', p.source ?
+      `the ${rows.length} slowest of ${p.total} traces from ${p.source}` :
+      "no traces (serve --traces FILE, from 'causeway traces -o FILE')",
+      { traces: p.total, shown: rows.length });
+    if (traceShown && p.traces.some((t) => t.trace_id === traceShown))
+      loadTrace(traceShown);
+  } catch (err) {
+    setStatus('traces-status', 'error', String(err.message || err));
+  }
+}
+
+// ---- placement plan -------------------------------------------------------
+
+// Container ids are 64 hex digits: the first 12 name them, as docker does.
+const shortUnit = (u) => (/^[0-9a-f]{64}$/.test(u) ? u.slice(0, 12) : u);
+
+async function loadPlan() {
+  setStatus('plan-status', 'loading', 'loading…');
+  try {
+    const p = await getJSON('/api/plan');
+    if (!p.source) {
+      for (const id of ['plan-summary', 'plan-hosts', 'plan-moves']) $(id).replaceChildren();
+      setStatus('plan-status', 'ready', 'no plan (serve --plan FILE, from ' +
+        "'causeway place --format json')", { hosts: 0, moves: 0 });
+      return;
+    }
+    const cut = p.cross_bytes_now ? 1 - p.cross_bytes / p.cross_bytes_now : 0;
+    $('plan-summary').replaceChildren(el('table', { class: 'list' },
+      el('tr', {}, el('th', {}, ''), el('th', { class: 'num' }, 'now'),
+        el('th', { class: 'num' }, 'after')),
+      el('tr', { id: 'plan-cross' }, el('th', {}, 'bytes between hosts'),
+        el('td', { class: 'num' }, fmtBytes(p.cross_bytes_now)),
+        el('td', { class: 'num' }, fmtBytes(p.cross_bytes) +
+          ` (${(cut * 100).toFixed(0)}% less)`)),
+      el('tr', {}, el('th', {}, 'hosts used'),
+        el('td', { class: 'num' }, p.hosts_used_now),
+        el('td', { class: 'num' }, p.hosts_used))));
+    const hosts = [el('tr', {}, el('th', {}, 'host'), el('th', {}, 'units now'),
+      el('th', {}, 'units after'))];
+    for (const h of p.hosts)
+      hosts.push(el('tr', { 'data-host': h.host }, el('th', {}, h.host),
+        el('td', { class: 'before', 'data-n': h.before.length },
+          h.before.map(shortUnit).join(', ') || '—'),
+        el('td', { class: 'after', 'data-n': h.after.length },
+          h.after.map(shortUnit).join(', ') || '—')));
+    $('plan-hosts').replaceChildren(...hosts);
+    const moves = [el('tr', {}, el('th', {}, 'unit'), el('th', {}, 'from'),
+      el('th', {}, 'to'), el('th', { class: 'num' }, 'saves'))];
+    for (const m of p.moves)
+      moves.push(el('tr', { class: 'move', 'data-unit': m.unit },
+        el('td', {}, shortUnit(m.unit)), el('td', {}, m.from),
+        el('td', {}, m.to), el('td', { class: 'num' }, fmtBytes(Math.max(0, m.gain)) +
+          (m.gain < 0 ? ` (costs ${fmtBytes(-m.gain)})` : ''))));
+    $('plan-moves').replaceChildren(...moves);
+    setStatus('plan-status', 'ready', `${p.method} plan from ${p.source}` +
+      (p.fits ? '' : ' (does not fit the hosts)'),
+      { hosts: p.hosts.length, moves: p.moves.length });
+  } catch (err) {
+    setStatus('plan-status', 'error', String(err.message || err));
   }
 }
 
@@ -344,7 +524,7 @@ async function loadStats() {
 // ---- wiring ---------------------------------------------------------------
 
 const loaders = { graph: loadGraph, matrix: loadMatrix, paths: loadPaths,
-  samples: loadSamples, stats: loadStats };
+  samples: loadSamples, traces: loadTraces, plan: loadPlan, stats: loadStats };
 let tab = 'graph';
 
 function showTab(name) {
