@@ -24,53 +24,9 @@
 #include "common/htab.h"
 #include "common/log.h"
 #include "common/util.h"
+#include "common/utf8.h"
 
-#define MAX_LINKS    32
-#define MAX_IO_LINKS 8
-/* A UDP flow idle this long is read-and-deleted from the kernel map. */
-#define UDP_IDLE_NS (60 * NSEC_PER_SEC)
-/* Ends still unowned after a scan are scanned for again this seldom. */
-#define RESCAN_EVERY 10
-
-/* The kernel side and the records must agree on roles. */
-_Static_assert((int)CW_ROLE_UNKNOWN == (int)CW_REC_ROLE_UNKNOWN, "role values");
-_Static_assert((int)CW_ROLE_CLIENT == (int)CW_REC_ROLE_CLIENT, "role values");
-_Static_assert((int)CW_ROLE_SERVER == (int)CW_REC_ROLE_SERVER, "role values");
-_Static_assert((int)CW_DIR_OUT == (int)CW_OBS_OUT, "direction values");
-_Static_assert((int)CW_DIR_IN == (int)CW_OBS_IN, "direction values");
-
-struct cw_agent {
-	struct conn_bpf *skel;
-	enum cw_attach attach;
-	enum cw_agent_mode mode;
-	struct bpf_link *links[MAX_LINKS];
-	int nlinks;
-	/* The per-call programs: attached for the agent's life (always), or
-	 * only while a window is open (sampled). */
-	struct bpf_program *io_progs[MAX_IO_LINKS];
-	struct bpf_link *io_links[MAX_IO_LINKS];
-	int nio;
-	bool io_attached;
-	enum cw_hooks hooks;
-	uint64_t unowned_seen; /* unowned_ends at the last scan */
-	struct bpf_link *collect_link, *scan_link;
-	int cgroup_fd;
-	struct ring_buffer *rb;
-	struct cw_htab pending;	   /* cookie -> struct cw_conn: closed */
-	struct cw_htab event_sums; /* per-event mode: cookie -> u64 bytes */
-	struct ring_buffer *timing_rb;
-	struct cw_htab timing; /* cookie -> struct msg_list */
-	uint64_t window_start_real, window_ns, window_end_mono;
-	uint64_t event_bytes;
-	uint64_t since_mono; /* start of the previous collection */
-	int64_t mono_to_real;
-	uint64_t seq;
-	bool need_scan;
-	bool unowned_left;  /* a record went out with no owner */
-	struct cw_nat *nat; /* DNAT undone for client ends; NULL: off */
-	struct cw_agent_stats st;
-	char host[CW_HOST_LEN];
-};
+#include "agent/agent_impl.h"
 
 static int attach_prog(struct cw_agent *a, struct bpf_program *prog)
 {
@@ -177,8 +133,6 @@ static int attach_udp(struct cw_agent *a, const char *cgroup2)
 	return 0;
 }
 
-static void nat_resolve_closed(struct cw_agent *a, const struct cw_conn *c);
-
 static int on_closed(void *ctx, void *data, size_t len)
 {
 	struct cw_agent *a = ctx;
@@ -191,7 +145,7 @@ static int on_closed(void *ctx, void *data, size_t len)
 	 * The earliest this end may be seen (it opened and closed between two
 	 * collections): its conntrack entry is still there (TIME_WAIT, CLOSE).
 	 */
-	nat_resolve_closed(a, c);
+	agent_nat_resolve_closed(a, c);
 	slot = cw_htab_upsert(&a->pending, &c->cookie, NULL);
 	if (slot)
 		*slot = *c;
@@ -337,9 +291,9 @@ static void detach_all(struct cw_agent *a)
 }
 
 /* Run an iterator to the end; each record of `size` goes to fn. */
-static int run_iter(struct bpf_link *link, size_t size,
-		    void (*fn)(struct cw_agent *, const void *),
-		    struct cw_agent *a)
+int agent_run_iter(struct bpf_link *link, size_t size,
+		   void (*fn)(struct cw_agent *, const void *),
+		   struct cw_agent *a)
 {
 	char buf[64 * 1024];
 	size_t have = 0, off;
@@ -372,12 +326,12 @@ static int run_iter(struct bpf_link *link, size_t size,
 	return 0;
 }
 
-static int scan_files(struct cw_agent *a)
+int agent_scan_files(struct cw_agent *a)
 {
 	if (!a->scan_link)
 		return 0;
 	a->need_scan = false;
-	return run_iter(a->scan_link, 1, NULL, a);
+	return agent_run_iter(a->scan_link, 1, NULL, a);
 }
 
 static const char *pinned_maps[] = {"conns", "conn_hash", "closed", "udp_flows",
@@ -471,6 +425,10 @@ static int load_variant(struct cw_agent *a, const struct cw_agent_opts *opts,
 	a->skel->rodata->target_netns = opts->netns;
 	a->skel->rodata->msg_gap_ns = opts->msg_gap_ns;
 	a->skel->rodata->self_tgid = (__u32)getpid();
+	a->skel->rodata->count_sampled =
+		a->hooks == CW_HOOKS_SAMPLED && opts->mode == CW_MODE_AGGREGATE;
+	/* kprobe variant: socket ids count up from now (conn.bpf.c). */
+	a->skel->rodata->sk_id_base = cw_now_real_ns();
 	err = cw_variant_prepare(a->skel, v, opts->mode, udp,
 				 opts->mode == CW_MODE_AGGREGATE &&
 					 caps->task_file_iter);
@@ -543,8 +501,13 @@ static int agent_open(struct cw_agent **out, const struct cw_agent_opts *opts,
 	cw_htab_init(&a->pending, sizeof(uint64_t), sizeof(struct cw_conn));
 	cw_htab_init(&a->event_sums, sizeof(uint64_t), sizeof(uint64_t));
 	cw_htab_init(&a->timing, sizeof(uint64_t), sizeof(struct msg_list));
+	cw_htab_init(&a->est_ends, sizeof(uint64_t), sizeof(struct est_end));
+	cw_htab_init(&a->est_svcs, sizeof(struct svc_key),
+		     sizeof(struct est_ratio));
 	snprintf(a->host, sizeof(a->host), "%s",
 		 opts->host ? opts->host : cw_host_id());
+	if (cw_boot_id_read(a->boot_id, sizeof(a->boot_id)))
+		cw_warn("records carry no boot id");
 	udp = !opts->no_udp && caps.cgroup2 && opts->mode == CW_MODE_AGGREGATE;
 	if (!opts->no_udp && !caps.cgroup2)
 		cw_warn("no cgroup v2 mount: UDP traffic is not counted");
@@ -554,7 +517,10 @@ static int agent_open(struct cw_agent **out, const struct cw_agent_opts *opts,
 		goto fail;
 	a->mono_to_real = cw_mono_to_real_offset();
 	a->since_mono = 0;
-	if (scan_files(a))
+	/* The kprobe variant's per-call programs never leave: exact. */
+	a->estimating =
+		a->skel->rodata->count_sampled && !a->skel->rodata->use_sk_hash;
+	if (agent_scan_files(a))
 		cw_warn("connections open before the agent are not counted");
 	/* Entering the watched namespace needs CAP_SYS_ADMIN: before the drop.
 	 */
@@ -568,6 +534,8 @@ static int agent_open(struct cw_agent **out, const struct cw_agent_opts *opts,
 	return 0;
 fail:
 	cw_htab_release(&a->timing);
+	cw_htab_release(&a->est_ends);
+	cw_htab_release(&a->est_svcs);
 	cw_htab_release(&a->pending);
 	cw_htab_release(&a->event_sums);
 	free(a);
@@ -692,6 +660,7 @@ int cw_agent_window_collect(struct cw_agent *a, cw_timing_fn fn, void *ctx)
 		l = cw_htab_val(&a->timing, i);
 		memset(&t, 0, sizeof(t));
 		snprintf(t.host, sizeof(t.host), "%s", a->host);
+		memcpy(t.boot_id, a->boot_id, sizeof(t.boot_id));
 		t.cookie = *(uint64_t *)cw_htab_key(&a->timing, i);
 		t.window_start_ns = a->window_start_real;
 		t.window_ns = a->window_ns;
@@ -713,274 +682,6 @@ int cw_agent_window_collect(struct cw_agent *a, cw_timing_fn fn, void *ctx)
 	return err;
 }
 
-/* ---- conversion to records ------------------------------------------- */
-
-struct emit_ctx {
-	struct cw_agent *a;
-	cw_record_fn fn;
-	void *ctx;
-	int stop;
-};
-
-static struct emit_ctx *cur_emit;
-
-static uint64_t to_real(const struct cw_agent *a, uint64_t mono)
-{
-	return mono ? (uint64_t)((int64_t)mono + a->mono_to_real) : 0;
-}
-
-static void owner_to_process(const struct cw_owner *o, struct cw_process *p)
-{
-	memset(p, 0, sizeof(*p));
-	p->tgid = o->tgid;
-	p->start_ns = o->start_ns;
-	p->cgroup_id = o->cgroup_id;
-	memcpy(p->comm, o->comm, sizeof(o->comm));
-	p->comm[CW_COMM_MAX - 1] = 0;
-	cw_enrich_process(p);
-}
-
-static int pre_role(struct cw_agent *a, const struct cw_conn *c)
-{
-	struct cw_listen_key key = {c->netns, c->lport, 0};
-	__u8 v;
-
-	return bpf_map_lookup_elem(bpf_map__fd(a->skel->maps.listeners), &key,
-				   &v)
-		       ? CW_REC_ROLE_CLIENT
-		       : CW_REC_ROLE_SERVER;
-}
-
-/* Who the end is: namespace, cookie, protocol, role and addresses. */
-static void conn_to_tuple(struct cw_agent *a, const struct cw_conn *c,
-			  struct cw_conn_record *r)
-{
-	int af = c->family == 10 ? AF_INET6 : AF_INET;
-
-	memset(r, 0, sizeof(*r));
-	r->netns = c->netns;
-	r->cookie = c->cookie;
-	r->protocol = c->protocol;
-	r->role = c->role;
-	if (c->flags & CW_F_PREEXISTING && !r->role)
-		r->role = pre_role(a, c);
-	cw_addr_from_raw(&r->laddr, af, c->laddr);
-	cw_addr_from_raw(&r->raddr, af, c->raddr);
-	r->lport = c->lport;
-	r->rport = c->rport;
-}
-
-static void nat_resolve_closed(struct cw_agent *a, const struct cw_conn *c)
-{
-	struct cw_conn_record r;
-
-	if (!a->nat || c->protocol != IPPROTO_TCP)
-		return;
-	conn_to_tuple(a, c, &r);
-	cw_nat_resolve(a->nat, &r);
-}
-
-static void conn_to_record(struct cw_agent *a, const struct cw_conn *c,
-			   struct cw_conn_record *r)
-{
-	conn_to_tuple(a, c, r);
-	snprintf(r->host, sizeof(r->host), "%s", a->host);
-	if (c->flags & CW_F_CLOSED)
-		r->flags |= CW_REC_CLOSED;
-	if (c->flags & CW_F_PREEXISTING)
-		r->flags |= CW_REC_PREEXISTING;
-	r->bytes_out = c->bytes_out;
-	r->bytes_in = c->bytes_in;
-	r->calls_out = c->calls_out;
-	r->calls_in = c->calls_in;
-	r->msgs_out = c->msgs_out;
-	r->msgs_in = c->msgs_in;
-	r->first_ns = to_real(a, c->first_ns);
-	r->last_ns = to_real(a, c->last_ns ? c->last_ns : c->first_ns);
-	r->retrans = c->retrans;
-	r->srtt_us = c->srtt_us;
-	if (c->flags & CW_F_OWNER) {
-		owner_to_process(&c->owner, &r->proc);
-	} else {
-		r->flags |= CW_REC_NO_OWNER;
-		a->unowned_left = true;
-	}
-}
-
-static void emit(struct cw_agent *a, struct cw_conn_record *r)
-{
-	r->seq = ++a->seq;
-	a->st.records++;
-	if (!cur_emit->stop)
-		cur_emit->stop = cur_emit->fn(r, cur_emit->ctx);
-}
-
-static void emit_conn(struct cw_agent *a, const void *data)
-{
-	struct cw_conn_record r;
-
-	conn_to_record(a, data, &r);
-	/* One conntrack lookup per client end, at its first record. */
-	cw_nat_apply(a->nat, &r);
-	emit(a, &r);
-}
-
-static void udp_to_record(struct cw_agent *a, const struct cw_udp_key *k,
-			  const struct cw_udp_flow *f, bool closed)
-{
-	int af = k->family == 10 ? AF_INET6 : AF_INET;
-	struct cw_conn_record r = {0};
-
-	snprintf(r.host, sizeof(r.host), "%s", a->host);
-	r.netns = f->netns;
-	r.cookie = k->cookie;
-	r.protocol = IPPROTO_UDP;
-	r.flags = closed ? CW_REC_CLOSED : 0;
-	cw_addr_from_raw(&r.laddr, af, f->laddr);
-	cw_addr_from_raw(&r.raddr, af, k->raddr);
-	r.lport = f->lport;
-	r.rport = k->rport;
-	r.bytes_out = f->bytes_out;
-	r.bytes_in = f->bytes_in;
-	r.calls_out = r.msgs_out = f->dgrams_out;
-	r.calls_in = r.msgs_in = f->dgrams_in;
-	r.first_ns = to_real(a, f->first_ns);
-	r.last_ns = to_real(a, f->last_ns);
-	if (f->owner.tgid)
-		owner_to_process(&f->owner, &r.proc);
-	else
-		r.flags |= CW_REC_NO_OWNER;
-	emit(a, &r);
-}
-
-/*
- * UDP flows that changed are emitted with their running totals; idle ones
- * are read-and-deleted (atomically: nothing counted in between is lost) and
- * emitted once more as closed.
- */
-static int collect_udp(struct cw_agent *a, uint64_t now)
-{
-	int fd = bpf_map__fd(a->skel->maps.udp_flows);
-	struct cw_udp_key key, next, *prev = NULL, *idle = NULL;
-	size_t nidle = 0, cap = 0, i;
-	struct cw_udp_flow f;
-
-	while (!bpf_map_get_next_key(fd, prev, &next)) {
-		key = next;
-		prev = &key;
-		if (bpf_map_lookup_elem(fd, &key, &f))
-			continue;
-		if (f.last_ns + UDP_IDLE_NS < now) {
-			if (CW_GROW(idle, cap, nidle + 1, 64))
-				break;
-			idle[nidle++] = key;
-		} else if (f.last_ns >= a->since_mono) {
-			udp_to_record(a, &key, &f, false);
-		}
-	}
-	for (i = 0; i < nidle; i++)
-		if (!bpf_map_lookup_and_delete_elem(fd, &idle[i], &f))
-			udp_to_record(a, &idle[i], &f, true);
-	free(idle);
-	return 0;
-}
-
-/* kprobe variant: aggregates live in a hash the iterator cannot walk. */
-static int collect_hash(struct cw_agent *a)
-{
-	int fd = bpf_map__fd(a->skel->maps.conn_hash);
-	__u64 key, next, *prev = NULL;
-	struct cw_conn c;
-
-	while (!bpf_map_get_next_key(fd, prev, &next)) {
-		key = next;
-		prev = &key;
-		if (bpf_map_lookup_elem(fd, &key, &c))
-			continue;
-		if (c.protocol != IPPROTO_TCP ||
-		    !(c.flags & CW_F_ESTABLISHED) || c.last_ns < a->since_mono)
-			continue;
-		emit_conn(a, &c);
-	}
-	return 0;
-}
-
-static void read_stats(struct cw_agent *a)
-{
-	int fd = bpf_map__fd(a->skel->maps.stats);
-	int ncpu = libbpf_num_possible_cpus();
-	uint64_t *vals, sum[CW_STAT_MAX] = {0};
-	__u32 i;
-	int c;
-
-	if (ncpu <= 0)
-		return;
-	vals = calloc((size_t)ncpu, sizeof(*vals));
-	if (!vals)
-		return;
-	for (i = 0; i < CW_STAT_MAX; i++) {
-		if (bpf_map_lookup_elem(fd, &i, vals))
-			continue;
-		for (c = 0; c < ncpu; c++)
-			sum[i] += vals[c];
-	}
-	free(vals);
-	a->st.close_lost = sum[CW_STAT_CLOSE_LOST];
-	a->st.event_lost = sum[CW_STAT_EVENT_LOST];
-	a->st.storage_fail = sum[CW_STAT_STORAGE_FAIL];
-	a->st.udp_map_full = sum[CW_STAT_UDP_MAP_FULL];
-	a->st.connect_failed = sum[CW_STAT_CONNECT_FAILED];
-	a->st.no_owner = sum[CW_STAT_NO_OWNER];
-	a->st.timing_lost = sum[CW_STAT_TIMING_LOST];
-}
-
-int cw_agent_collect(struct cw_agent *a, cw_record_fn fn, void *ctx)
-{
-	struct emit_ctx ec = {a, fn, ctx, 0};
-	uint64_t start = cw_now_mono_ns();
-	size_t i;
-	int err = 0;
-
-	cur_emit = &ec;
-	a->mono_to_real = cw_mono_to_real_offset();
-	if (a->mode != CW_MODE_AGGREGATE)
-		goto out;
-	/*
-	 * Owners of server ends, with no per-call program: scan the fd tables
-	 * when an end was established with none (the kernel counts those),
-	 * and now and then while some stay unknown.  The scan costs a walk of
-	 * every task's files, so it is not run every interval for nothing.
-	 */
-	if (a->skel->bss->unowned_ends != a->unowned_seen ||
-	    (a->unowned_left && a->st.collections % RESCAN_EVERY == 0))
-		a->need_scan = true;
-	if (a->need_scan) {
-		a->unowned_seen = a->skel->bss->unowned_ends;
-		a->unowned_left = false;
-		scan_files(a);
-	}
-	/* Drain close records first: a closed end is then final. */
-	ring_buffer__consume(a->rb);
-	a->skel->bss->collect_since_ns = a->since_mono;
-	if (a->collect_link)
-		err = run_iter(a->collect_link, sizeof(struct cw_conn),
-			       emit_conn, a);
-	else if (a->attach == CW_ATTACH_KPROBE)
-		err = collect_hash(a);
-	ring_buffer__consume(a->rb);
-	for (i = 0; i < a->pending.len; i++)
-		emit_conn(a, cw_htab_val(&a->pending, i));
-	cw_htab_release(&a->pending);
-	if (!err)
-		err = collect_udp(a, start);
-out:
-	read_stats(a);
-	a->since_mono = start;
-	a->st.collections++;
-	cur_emit = NULL;
-	return err;
-}
-
 void cw_agent_stats(const struct cw_agent *a, struct cw_agent_stats *st)
 {
 	struct cw_nat_stats ns;
@@ -989,6 +690,7 @@ void cw_agent_stats(const struct cw_agent *a, struct cw_agent_stats *st)
 	cw_nat_stats(a->nat, &ns);
 	st->nat_lookups = ns.lookups;
 	st->nat_undone = ns.undone;
+	st->nat_snat = ns.snat;
 	st->nat_errors = ns.errors;
 }
 
@@ -998,6 +700,8 @@ void cw_agent_close(struct cw_agent *a)
 		return;
 	detach_all(a);
 	cw_nat_free(a->nat);
+	cw_htab_release(&a->est_ends);
+	cw_htab_release(&a->est_svcs);
 	cw_htab_release(&a->pending);
 	cw_htab_release(&a->event_sums);
 	free_timing(a);

@@ -112,6 +112,7 @@ struct cw_agent_stats {
 	uint64_t nat_lookups; /* conntrack queries (one per client end) */
 	uint64_t nat_undone;  /* client ends found behind DNAT */
 	uint64_t nat_errors;  /* conntrack queries that failed */
+	uint64_t nat_snat;    /* client ends whose source was translated */
 };
 
 struct cw_agent;
@@ -158,6 +159,25 @@ void cw_parse_cgroup_path(const char *path, char *container, size_t clen,
 			  char *pod, size_t plen);
 /* This host's id: /etc/machine-id, else the hostname. */
 const char *cw_host_id(void);
+
+/*
+ * The /proc parsers of cw_enrich_process(), apart from the reading so any
+ * bytes can be fed to them (tests/fuzz/fuzz_proc_*.c).  buf holds the n
+ * bytes read (no NUL needed); the reader reads at most the *_READ bytes.
+ */
+#define CW_PROC_CMDLINE_READ 1024 /* more than a record keeps: a whole cut */
+#define CW_PROC_CGROUP_READ  4096
+#define CW_PROC_STAT_READ    1024
+/* /proc/PID/cmdline (NUL-separated argv) as one clean line of at most
+ * size - 1 bytes, cut between characters; returns its length. */
+size_t cw_proc_parse_cmdline(const char *buf, size_t n, char *out, size_t size);
+/* /proc/PID/cgroup: the container id and pod uid of the first line that
+ * names a container ("" for none). */
+void cw_proc_parse_cgroup(const char *buf, size_t n, char *container,
+			  size_t clen, char *pod, size_t plen);
+/* /proc/PID/stat: field 22, the start in clock ticks since boot, into
+ * *ticks; 0, or -1 (nothing written) when the text has no such field. */
+int cw_proc_parse_stat_start(const char *buf, size_t n, uint64_t *ticks);
 
 /*
  * Route libbpf's messages to our log (agent/bpflog.c, the one callback of
@@ -286,15 +306,25 @@ uint64_t cw_sample_sched_due(struct cw_sample_sched *ss, uint64_t now_real);
 
 /* ---- Metadata (agent/meta.c) --------------------------------------------
  * What the agent publishes on <prefix>.meta: its host now and then, and
- * each process once, when a record first names it.
+ * every interval the resource use of each live process that a record has
+ * named (CPU time and resident memory of its container's cgroup when it
+ * has one, else its own), with its workload identity.
  */
 
+/*
+ * This host's boot id (/proc/sys/kernel/random/boot_id; the environment's
+ * CAUSEWAY_TEST_BOOT_ID instead, for tests only) into buf: 0, or -1 after
+ * a message with buf "".
+ */
+int cw_boot_id_read(char *buf, size_t len);
 /* This host now: id, hostname, kernel release, boot id, cores, memory.
  * 0, or -1 after a message. */
 int cw_host_meta_read(struct cw_host_meta *hm, const char *host);
 /*
- * Process p's memory and CPU time from /proc: 0, or -1 with no message if
- * the process is gone or its pid now names another process.
+ * Process p's memory and CPU time: its container's cgroup (cpu.stat or
+ * cpuacct.usage, memory.current or memory.usage_in_bytes) when it is in
+ * one, else /proc (agent/workload.h, cw_task_usage).  0, or -1 with no
+ * message if the process is gone or its pid now names another process.
  */
 int cw_proc_meta_read(struct cw_proc_meta *pm, const char *host,
 		      const struct cw_process *p);
@@ -308,8 +338,16 @@ struct cw_meta_seen {
 void cw_meta_seen_init(struct cw_meta_seen *s, size_t max);
 void cw_meta_seen_release(struct cw_meta_seen *s);
 /* 1 if p is new (and now remembered), 0 if seen before, -1 (message) if
- * out of memory. */
+ * out of memory.  Either way its labels are p's from now on. */
 int cw_meta_seen_add(struct cw_meta_seen *s, const struct cw_process *p);
+
+typedef int (*cw_proc_meta_fn)(const struct cw_proc_meta *pm, void *ctx);
+/*
+ * Read every remembered process's use now and hand it to fn; processes
+ * that are gone are forgotten.  0, or -1 as soon as fn returns non-zero.
+ */
+int cw_meta_seen_publish(struct cw_meta_seen *s, const char *host,
+			 cw_proc_meta_fn fn, void *ctx);
 
 /* ---- The daemons (agent/daemon.c) ---------------------------------------
  *
@@ -322,6 +360,7 @@ int cw_meta_seen_add(struct cw_meta_seen *s, const struct cw_process *p);
  */
 
 struct cw_kafka_producer;
+struct cw_msgs;
 
 struct cw_daemon_opts {
 	size_t sz;	      /* sizeof(struct cw_daemon_opts) */
@@ -333,16 +372,32 @@ struct cw_daemon_opts {
 	const char *samples_store;	    /* NULL: the default store */
 	uint64_t window_ns;		    /* timing windows; 0: none */
 	uint64_t window_every_ns;	    /* 0: only on demand */
-	/* With a producer: host metadata at start and every meta_every_ns
-	 * (0: only at start); process metadata at first sight. */
+	/* Host metadata at start and every meta_every_ns (0: only at
+	 * start); process metadata (resources) every interval. */
 	uint64_t meta_every_ns;
 	const char *version; /* the agent's, in host metadata */
+	/* Where the container runtime's state is read (workload identity);
+	 * NULL: $CAUSEWAY_RUNTIME_ROOT, else "/". */
+	const char *runtime_root;
+	/* --metrics (issue 13), read only if sz covers them: the board the
+	 * daemon copies every counter onto after each collection (NULL:
+	 * none), and the producer's spool whose counters join them and the
+	 * health in host metadata (NULL: none). */
+	struct cw_metrics_board *metrics;
+	struct cw_spool *spool;
+	/* --traces (issue 17), read only if sz covers it: the message
+	 * programs, loaded, attached by the daemon only while a timing
+	 * window is open; their records go with the windows'.  NULL: off. */
+	struct cw_msgs *msgs;
 };
 
 struct cw_daemon_stats {
 	uint64_t sample_runs, sample_failures, samples_published;
 	uint64_t windows, timing_records, messages, no_conn, timing_failures;
 	uint64_t host_meta, proc_meta, meta_failures;
+	/* --traces: MsgWindow records made and their messages, records not
+	 * published, and events the kernel lost (ring full). */
+	uint64_t msgs_records, msgs_messages, msgs_failures, msgs_lost;
 };
 
 /*
@@ -367,6 +422,14 @@ struct cw_watch_opts {
 	uint64_t duration_ns;	  /* 0: until cw_stop */
 	uint64_t window_ns;	  /* 0: no timing windows */
 	uint64_t window_every_ns; /* required with window_ns */
+	/* Each live process's resources every interval, to on_meta (with
+	 * the callbacks' ctx; NULL: not read); identity under runtime_root
+	 * (as cw_daemon_opts). */
+	cw_proc_meta_fn on_meta;
+	const char *runtime_root;
+	/* --metrics (issue 13): the board the agent's counters are copied
+	 * onto after each collection, or NULL; read only if sz covers it. */
+	struct cw_metrics_board *metrics;
 };
 
 /*
@@ -412,5 +475,195 @@ bool cw_agent_hooks_attached(const struct cw_agent *a);
  * lines for `causeway probe` (each ends in a newline; never NULL).
  */
 const char *cw_hooks_describe(enum cw_hooks h, const struct cw_kernel_caps *c);
+
+/* ---- per-message observations for traces (agent/msgs.c, issue 17) -----
+ *
+ * bpf/msgs.bpf.c, apart from the agent's steady state: while attached, one
+ * observation per message (a run of calls in one direction on a TCP
+ * socket) with its thread, and for a call the request that thread was
+ * serving.  Attached only inside timing windows or for `causeway run
+ * --traces`; detached, nothing of it runs on a send or recv.
+ *
+ *	struct cw_msgs_opts o = {.sz = sizeof(o)};
+ *	struct cw_msgs *m;
+ *	cw_msgs_open(&m, &o);		// loaded, nothing attached
+ *	cw_msgs_attach(m);		// a window opens
+ *	cw_msgs_poll(m, fn, ctx);	// often: what arrived, to fn
+ *	cw_msgs_detach(m, fn, ctx);	// window over: the rest, to fn
+ *	cw_msgs_close(m);
+ *
+ * Or, for `causeway run --traces FILE`, all of it on a thread of its own,
+ * writing the messages CSV that causeway-traces(1) reads:
+ *
+ *	struct cw_msgs_trace *tr;
+ *	cw_msgs_trace_start(&tr, "msgs.csv", &o, window_ns, every_ns);
+ *	...				// the run
+ *	cw_msgs_trace_finish(tr);	// the file whole, or nothing
+ */
+enum cw_msgs_dir { CW_MSGS_DIR_IN = 0, CW_MSGS_DIR_OUT = 1 };
+enum cw_msgs_role { CW_MSGS_ROLE_ACCEPTED = 0, CW_MSGS_ROLE_CONNECTED = 1 };
+
+struct cw_msgs_opts {
+	size_t sz;	/* sizeof(struct cw_msgs_opts), so it can grow */
+	uint32_t netns; /* watch only this namespace inode; 0: all */
+};
+
+/* A socket as first seen in an attachment. */
+struct cw_msgs_sock {
+	uint64_t cookie;
+	uint32_t netns;
+	uint32_t tgid; /* the process of its first call seen */
+	struct cw_addr laddr, raddr;
+	uint16_t lport, rport;
+	uint8_t role;	/* enum cw_msgs_role */
+	bool role_seen; /* from the handshake; else from the listener's
+			 * backlog, which an accepted socket inherits */
+};
+
+/* One message.  Times are CLOCK_REALTIME ns (a capture's clock). */
+struct cw_msgs_obs {
+	const struct cw_msgs_sock *sock;
+	/* A call (connected socket, out): the socket of the request its
+	 * thread was serving (NULL: none), that request's number on it and
+	 * how many requests the thread held open (1: exactly one). */
+	const struct cw_msgs_sock *ctx;
+	uint32_t ctx_seq, ctx_open;
+	uint64_t start_ns, end_ns, bytes;
+	uint32_t tid; /* the thread of its first call */
+	uint32_t seq; /* a request (accepted, in): its number, from 1 */
+	uint8_t dir;  /* enum cw_msgs_dir */
+};
+
+struct cw_msgs_stats {
+	uint64_t messages;     /* handed out */
+	uint64_t sockets;      /* identities received */
+	uint64_t lost;	       /* ring buffer full: events dropped */
+	uint64_t storage_fail; /* socket storage could not be made */
+	uint64_t thread_full;  /* thread map full: a context not kept */
+	uint64_t unknown_sock; /* a message whose socket's identity was lost */
+	uint64_t attaches;     /* windows (attachments) so far */
+};
+
+struct cw_msgs;
+
+/* Called per message; return non-zero to stop handing them out. */
+typedef int (*cw_msgs_fn)(const struct cw_msgs_obs *m, void *ctx);
+
+/* Load (nothing attached): 0, or -1 after a message. */
+int cw_msgs_open(struct cw_msgs **out, const struct cw_msgs_opts *o);
+/* Attach the per-call programs (a new attachment): 0, or -1. */
+int cw_msgs_attach(struct cw_msgs *m);
+/* Hand the messages that arrived to fn: 0, or -1 if fn stopped it. */
+int cw_msgs_poll(struct cw_msgs *m, cw_msgs_fn fn, void *ctx);
+/* Detach, then hand out the rest and every socket's message in
+ * progress; 0, or -1 after a message or if fn stopped it.  Detached
+ * either way. */
+int cw_msgs_detach(struct cw_msgs *m, cw_msgs_fn fn, void *ctx);
+bool cw_msgs_attached(const struct cw_msgs *m);
+/* The socket at the other end of s's connection if this attachment saw
+ * it in the same namespace (loopback), else NULL.  Valid until the next
+ * poll. */
+const struct cw_msgs_sock *cw_msgs_peer(const struct cw_msgs *m,
+					const struct cw_msgs_sock *s);
+void cw_msgs_stats(const struct cw_msgs *m, struct cw_msgs_stats *st);
+/* Detach and free; NULL is fine. */
+void cw_msgs_close(struct cw_msgs *m);
+
+struct cw_msgs_trace;
+
+/*
+ * Open `path` (written whole at finish), load, and record on a thread:
+ * attached for the whole run when window_ns is 0, else in windows of
+ * window_ns at every wall-clock multiple of every_ns, the first at once
+ * (as cw_agent_watch() opens them).  Call after dropping privileges: the
+ * thread has the caller's.  0, or -1 after a message (nothing written).
+ */
+int cw_msgs_trace_start(struct cw_msgs_trace **out, const char *path,
+			const struct cw_msgs_opts *o, uint64_t window_ns,
+			uint64_t every_ns);
+/* Stop, flush, write the file and free: 0, or -1 after a message (no
+ * file).  Prints what was recorded and lost. */
+int cw_msgs_trace_finish(struct cw_msgs_trace *tr);
+/* Stop and free, leaving no file; NULL is fine. */
+void cw_msgs_trace_abort(struct cw_msgs_trace *tr);
+
+/*
+ * `causeway agent --traces` (agent/schedule.c): a window's messages cut
+ * into MsgWindow records (common/wire.h) of at most `chunk` messages,
+ * each with the sockets its messages name, handed to fn as they fill and
+ * the window's last one (marked, possibly empty) at close.
+ *
+ *	struct cw_msgs_batch b;
+ *	cw_msgs_batch_init(&b, host, boot_id, CW_WIRE_MSGS_CHUNK, fn, ctx);
+ *	cw_msgs_batch_open(&b, slot_ns);	// a window opens
+ *	cw_msgs_poll(m, cw_msgs_batch_add_fn, &b);	// and at detach
+ *	cw_msgs_batch_close(&b, now_real, lost);	// the last record
+ *	cw_msgs_batch_release(&b);
+ */
+typedef int (*cw_wire_msgs_fn)(const struct cw_wire_msgs *w, void *ctx);
+
+struct cw_msgs_batch {
+	struct cw_wire_msgs w; /* the record being filled */
+	struct cw_htab idx;    /* cookie -> uint32_t index in w.socks */
+	size_t cap_msgs, cap_socks, chunk;
+	uint64_t open_real; /* the window's attach time */
+	uint64_t records, messages;
+	cw_wire_msgs_fn fn;
+	void *ctx;
+};
+
+void cw_msgs_batch_init(struct cw_msgs_batch *b, const char *host,
+			const char *boot_id, size_t chunk, cw_wire_msgs_fn fn,
+			void *ctx);
+/* A window at slot_ns opens now (now_real): its first record is chunk 0. */
+void cw_msgs_batch_open(struct cw_msgs_batch *b, uint64_t slot_ns,
+			uint64_t now_real);
+/* Add one message (a cw_msgs_fn): 0, or -1 (out of memory, or fn's
+ * error; nothing is kept of the full record either way). */
+int cw_msgs_batch_add_fn(const struct cw_msgs_obs *o, void *batch);
+/* The window's last record, `lost` kernel events in it: fn's return. */
+int cw_msgs_batch_close(struct cw_msgs_batch *b, uint64_t now_real,
+			uint64_t lost);
+void cw_msgs_batch_release(struct cw_msgs_batch *b);
+
+/* ---- the agent's health (agent/health.c) -------------------------------
+ *
+ * Every counter the agent keeps, at one moment: served as Prometheus text
+ * by `--metrics` and summed into host metadata (HostMeta 10-19), so a
+ * fleet sees each agent's losses and spool without logging into it.
+ *
+ *	struct cw_metrics_board *b = cw_agent_metrics_board(host);
+ *	struct cw_agent_health h = {0};
+ *	cw_agent_stats(a, &h.agent);		// and the others it has
+ *	cw_agent_health_post(&h, b);
+ */
+
+struct cw_kafka_producer_stats;
+struct cw_spool_stats;
+struct cw_metrics_board;
+
+struct cw_agent_health {
+	struct cw_agent_stats agent;
+	struct cw_daemon_stats daemon; /* zeros under `causeway run` */
+	bool has_kafka;		       /* a producer: the next two hold */
+	uint64_t produced, delivered, failed, spooled, replayed, lost,
+		queue_full, in_flight;
+	bool has_spool;
+	uint64_t spool_records, spool_bytes, spool_evicted, spool_lost_full;
+};
+
+/* Fill the Kafka and spool parts from their stats (either may be NULL). */
+void cw_agent_health_kafka(struct cw_agent_health *h,
+			   const struct cw_kafka_producer_stats *ks,
+			   const struct cw_spool_stats *ss);
+/* A board for the agent's metrics, every sample labelled host="host";
+ * NULL after a message. */
+struct cw_metrics_board *cw_agent_metrics_board(const char *host);
+/* Copy h onto a board from cw_agent_metrics_board(). */
+void cw_agent_health_post(const struct cw_agent_health *h,
+			  struct cw_metrics_board *b);
+/* The part of h that host metadata carries. */
+void cw_agent_health_meta(const struct cw_agent_health *h,
+			  struct cw_host_health *out);
 
 #endif

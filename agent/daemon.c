@@ -8,14 +8,17 @@
  * decisions are in agent/schedule.c; this file does what they decide.
  */
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "agent/agent.h"
 #include "agent/sampler.h"
+#include "agent/workload.h"
 #include "common/jsonw.h"
 #include "common/kafka.h"
 #include "common/log.h"
+#include "common/spool.h"
 #include "common/util.h"
 #include "common/wire.h"
 #include "samples/samples.h"
@@ -39,33 +42,82 @@ struct daemon {
 	struct cw_meta_seen seen;
 	uint64_t meta_seq, next_meta_mono;
 	int err; /* a write failed: stop */
+	/* --traces: the message programs (NULL: off) and their records. */
+	struct cw_msgs *msgs;
+	struct cw_msgs_batch mb;
+	uint64_t msgs_lost; /* the kernel's count at the last window's end */
 };
 
-/* Encode and queue one metadata record; counted either way. */
+/* Queue one metadata record, or write it as a JSON line; counted. */
 static void publish_meta(struct daemon *d, struct cw_wire_msg *m)
 {
 	uint8_t *buf;
 	size_t len;
 
-	if (cw_wire_encode(m, &buf, &len)) {
+	m->version = CW_WIRE_VERSION;
+	if (!d->o->producer) {
+		cw_wire_msg_json(&d->w, m);
+		cw_jsonw_end_line(&d->w);
+	} else if (cw_wire_encode(m, &buf, &len)) {
 		cw_error("unable to encode %s metadata",
 			 cw_wire_kind_name(m->kind));
 		d->st->meta_failures++;
 		return;
+	} else {
+		int err = cw_kafka_produce(d->o->producer, m->kind, NULL, buf,
+					   len);
+
+		free(buf);
+		if (err) {
+			d->st->meta_failures++;
+			return;
+		}
 	}
-	if (cw_kafka_produce(d->o->producer, m->kind, NULL, buf, len))
-		d->st->meta_failures++;
-	else if (m->kind == CW_WIRE_HOST)
+	if (m->kind == CW_WIRE_HOST)
 		d->st->host_meta++;
 	else
 		d->st->proc_meta++;
-	free(buf);
+}
+
+/* Options read only when the caller's struct is new enough to have them. */
+#define HAS_OPT(o, f)                                                          \
+	((o)->sz >= offsetof(struct cw_daemon_opts, f) + sizeof((o)->f))
+
+/* Everything the agent counts now: for --metrics and host metadata. */
+static void health_take(struct daemon *d, struct cw_agent_health *h)
+{
+	struct cw_spool *spool = HAS_OPT(d->o, spool) ? d->o->spool : NULL;
+	struct cw_kafka_producer_stats ks;
+	struct cw_spool_stats ss;
+
+	memset(h, 0, sizeof(*h));
+	cw_agent_stats(d->a, &h->agent);
+	h->daemon = *d->st;
+	h->daemon.timing_records = d->tj.records;
+	h->daemon.messages = d->tj.messages;
+	h->daemon.no_conn = d->tj.no_conn;
+	if (d->o->producer)
+		cw_kafka_producer_get_stats(d->o->producer, &ks);
+	if (spool)
+		cw_spool_get_stats(spool, &ss);
+	cw_agent_health_kafka(h, d->o->producer ? &ks : NULL,
+			      spool ? &ss : NULL);
+}
+
+static void health_post(struct daemon *d)
+{
+	struct cw_agent_health h;
+
+	if (!HAS_OPT(d->o, metrics) || !d->o->metrics)
+		return;
+	health_take(d, &h);
+	cw_agent_health_post(&h, d->o->metrics);
 }
 
 static void publish_host(struct daemon *d)
 {
-	struct cw_wire_msg m = {.kind = CW_WIRE_HOST,
-				.version = CW_WIRE_VERSION};
+	struct cw_agent_health h;
+	struct cw_wire_msg m = {.kind = CW_WIRE_HOST};
 
 	if (cw_host_meta_read(&m.host, cw_agent_host(d->a))) {
 		d->st->meta_failures++;
@@ -74,28 +126,38 @@ static void publish_host(struct daemon *d)
 	snprintf(m.host.agent_version, sizeof(m.host.agent_version), "%s",
 		 d->o->version ? d->o->version : "");
 	m.host.seq = ++d->meta_seq;
+	health_take(d, &h);
+	cw_agent_health_meta(&h, &m.host.health);
 	publish_meta(d, &m);
 }
 
-/* A process named for the first time: its size, once. */
-static void publish_proc(struct daemon *d, const struct cw_conn_record *r)
+/* Remember the owner of a record: its use is published every interval. */
+static void note_proc(struct daemon *d, const struct cw_conn_record *r)
 {
-	struct cw_wire_msg m = {.kind = CW_WIRE_PROC,
-				.version = CW_WIRE_VERSION};
-	int fresh;
-
 	if (!r->proc.tgid || (r->flags & CW_REC_NO_OWNER))
 		return;
-	fresh = cw_meta_seen_add(&d->seen, &r->proc);
-	if (fresh < 0)
+	if (cw_meta_seen_add(&d->seen, &r->proc) < 0)
 		d->st->meta_failures++;
-	if (fresh <= 0)
-		return;
-	/* Gone already: the record carries its labels; no size to give. */
-	if (cw_proc_meta_read(&m.proc, r->host, &r->proc))
-		return;
+}
+
+static int publish_proc(const struct cw_proc_meta *pm, void *arg)
+{
+	struct daemon *d = arg;
+	struct cw_wire_msg m = {.kind = CW_WIRE_PROC};
+
+	m.proc = *pm;
 	m.proc.seq = ++d->meta_seq;
 	publish_meta(d, &m);
+	return 0;
+}
+
+/* Each live process's use now; those gone are forgotten. */
+static int usage_step(struct daemon *d)
+{
+	cw_meta_seen_publish(&d->seen, cw_agent_host(d->a), publish_proc, d);
+	if (!d->o->producer && ferror(d->o->out))
+		return cw_error("unable to write records: %m");
+	return 0;
 }
 
 static int on_record(const struct cw_conn_record *r, void *arg)
@@ -104,8 +166,8 @@ static int on_record(const struct cw_conn_record *r, void *arg)
 
 	if (d->o->window_ns && cw_timing_join_note(&d->tj, r))
 		return d->err = -1;
+	note_proc(d, r);
 	if (d->o->producer) {
-		publish_proc(d, r);
 		/* Not queued and not spooled: counted by the producer. */
 		cw_kafka_produce_conn(d->o->producer, r);
 		return 0;
@@ -119,10 +181,11 @@ static int on_record(const struct cw_conn_record *r, void *arg)
 
 static int collect(struct daemon *d)
 {
-	if (cw_agent_collect(d->a, on_record, d) || d->err)
+	if (cw_agent_collect(d->a, on_record, d) || d->err || usage_step(d))
 		return -1;
 	if (!d->o->producer && fflush(d->o->out))
 		return cw_error("unable to write records: %m");
+	health_post(d);
 	return 0;
 }
 
@@ -204,11 +267,73 @@ static int on_timing(const struct cw_timing_record *t, void *arg)
 				     emit_timing, d);
 }
 
+/* One MsgWindow record, published on the timing topic (its key too). */
+static int emit_msgs(const struct cw_wire_msgs *w, void *arg)
+{
+	struct daemon *d = arg;
+	struct cw_wire_msg m = {.kind = CW_WIRE_MSGS};
+	char key[CW_WIRE_ANYKEY_MAX];
+	uint8_t *buf;
+	size_t len;
+
+	m.msgs = *w;
+	d->st->msgs_records++;
+	d->st->msgs_messages += w->n;
+	if (cw_wire_encode(&m, &buf, &len) ||
+	    cw_wire_key(&m, key, sizeof(key)) < 0) {
+		cw_error("unable to encode a window's messages");
+		d->st->msgs_failures++;
+		return 0;
+	}
+	if (cw_kafka_produce(d->o->producer, CW_WIRE_TIMING, key, buf, len))
+		d->st->msgs_failures++;
+	free(buf);
+	return 0;
+}
+
+/* A window opened: attach the message programs for its length. */
+static void msgs_open(struct daemon *d)
+{
+	if (!d->msgs)
+		return;
+	cw_msgs_batch_open(&d->mb, d->ts.slot, cw_now_real_ns());
+	if (cw_msgs_attach(d->msgs))
+		d->st->msgs_failures++;
+}
+
+/* What arrived on the ring, into the window's records. */
+static int msgs_poll(struct daemon *d)
+{
+	if (!cw_msgs_attached(d->msgs))
+		return 0;
+	return cw_msgs_poll(d->msgs, cw_msgs_batch_add_fn, &d->mb);
+}
+
+/* The window is over: detach, hand out the rest, the last record. */
+static int msgs_close(struct daemon *d)
+{
+	struct cw_msgs_stats st;
+	int err;
+
+	if (!cw_msgs_attached(d->msgs))
+		return 0;
+	err = cw_msgs_detach(d->msgs, cw_msgs_batch_add_fn, &d->mb);
+	cw_msgs_stats(d->msgs, &st);
+	d->st->msgs_lost = st.lost;
+	if (!err)
+		err = cw_msgs_batch_close(&d->mb, cw_now_real_ns(),
+					  st.lost - d->msgs_lost);
+	d->msgs_lost = st.lost;
+	return err;
+}
+
 /* Collect the open window: the ends' records first, so each is known. */
 static int timing_collect(struct daemon *d)
 {
 	int err;
 
+	if (msgs_close(d))
+		return -1;
 	if (collect(d))
 		return -1;
 	d->tj.slot = d->ts.slot;
@@ -240,14 +365,17 @@ static int timing_step(struct daemon *d)
 	}
 	if (!cw_timing_sched_due(&d->ts, cw_now_real_ns()))
 		return 0;
-	return cw_agent_window_open(d->a, d->ts.window_ns);
+	if (cw_agent_window_open(d->a, d->ts.window_ns))
+		return -1;
+	msgs_open(d);
+	return 0;
 }
 
 static void meta_step(struct daemon *d)
 {
 	uint64_t now = cw_now_mono_ns();
 
-	if (!d->o->producer || now < d->next_meta_mono)
+	if (now < d->next_meta_mono)
 		return;
 	publish_host(d);
 	d->next_meta_mono =
@@ -271,7 +399,7 @@ static int daemon_loop(struct daemon *d)
 		}
 		meta_step(d);
 		sample_step(d);
-		if (timing_step(d))
+		if (timing_step(d) || msgs_poll(d))
 			return -1;
 		if (d->o->producer)
 			cw_kafka_producer_poll(d->o->producer, 0);
@@ -297,9 +425,18 @@ static void daemon_init(struct daemon *d, struct cw_agent *a,
 		cw_jsonw_init(&d->w, o->out);
 	cw_timing_join_init(&d->tj);
 	cw_meta_seen_init(&d->seen, META_SEEN_MAX);
+	cw_workload_set_root(o->runtime_root);
 	cw_sample_sched_init(&d->ss, o->samples_every_ns, now);
 	cw_timing_sched_init(&d->ts, o->window_ns, o->window_every_ns, now,
 			     false);
+	d->msgs = HAS_OPT(o, msgs) && o->producer ? o->msgs : NULL;
+	if (d->msgs) {
+		char boot[CW_BOOT_ID_LEN] = "";
+
+		cw_boot_id_read(boot, sizeof(boot));
+		cw_msgs_batch_init(&d->mb, cw_agent_host(a), boot,
+				   CW_WIRE_MSGS_CHUNK, emit_msgs, d);
+	}
 	if (o->window_every_ns)
 		cw_info("timing windows of %" PRIu64 " ms every %" PRIu64
 			" ms, the first at %" PRIu64,
@@ -325,8 +462,12 @@ int cw_daemon_run(struct cw_agent *a, const struct cw_daemon_opts *o,
 	}
 	if (collect(&d))
 		goto out;
+	/* The last health, with the final counts, for the fleet to see. */
+	if (o->producer)
+		publish_host(&d);
 	if (o->producer)
 		cw_kafka_producer_flush(o->producer, 10000);
+	health_post(&d); /* what the caller reports next */
 	err = 0;
 out:
 	if (d.sample_end_mono)
@@ -337,6 +478,10 @@ out:
 	st->no_conn = d.tj.no_conn;
 	cw_timing_join_release(&d.tj);
 	cw_meta_seen_release(&d.seen);
+	if (d.msgs) {
+		cw_msgs_detach(d.msgs, NULL, NULL); /* after an error */
+		cw_msgs_batch_release(&d.mb);
+	}
 	return err;
 }
 
@@ -347,8 +492,11 @@ struct watch {
 	struct cw_timing_sched ts;
 	cw_record_fn on_record;
 	cw_timing_fn on_timing;
+	cw_proc_meta_fn on_meta;
 	void *ctx;
-	int stop; /* a callback said so */
+	struct cw_meta_seen seen;
+	int stop;			  /* a callback said so */
+	struct cw_metrics_board *metrics; /* or NULL */
 };
 
 /* The agent's collection does not stop on a callback's word: we do. */
@@ -356,6 +504,9 @@ static int watch_record(const struct cw_conn_record *r, void *arg)
 {
 	struct watch *w = arg;
 
+	if (w->on_meta && r->proc.tgid && !(r->flags & CW_REC_NO_OWNER) &&
+	    cw_meta_seen_add(&w->seen, &r->proc) < 0)
+		w->stop = -1;
 	if (!w->stop)
 		w->stop = w->on_record(r, w->ctx);
 	return w->stop;
@@ -363,7 +514,18 @@ static int watch_record(const struct cw_conn_record *r, void *arg)
 
 static int watch_collect(struct watch *w)
 {
-	return cw_agent_collect(w->a, watch_record, w) || w->stop ? -1 : 0;
+	struct cw_agent_health h = {0};
+
+	if (cw_agent_collect(w->a, watch_record, w) || w->stop)
+		return -1;
+	if (w->on_meta && cw_meta_seen_publish(&w->seen, cw_agent_host(w->a),
+					       w->on_meta, w->ctx))
+		return -1;
+	if (w->metrics) {
+		cw_agent_stats(w->a, &h.agent);
+		cw_agent_health_post(&h, w->metrics);
+	}
+	return 0;
 }
 
 /* Collect a window that has ended; open the next when it is due. */
@@ -381,31 +543,53 @@ static int watch_windows(struct watch *w)
 	return cw_agent_window_open(w->a, w->ts.window_ns);
 }
 
-int cw_agent_watch(struct cw_agent *a, const struct cw_watch_opts *o,
-		   cw_record_fn on_record, cw_timing_fn on_timing, void *ctx)
+/* cw_agent_watch()'s loop, to the final collection. */
+static int watch_loop(struct watch *w, const struct cw_watch_opts *o)
 {
 	uint64_t start = cw_now_mono_ns(), next = start + o->interval_ns, now;
-	struct watch w = {a, {0}, on_record, on_timing, ctx, 0};
 
-	cw_timing_sched_init(&w.ts, o->window_ns, o->window_every_ns,
-			     cw_now_real_ns(), true);
 	while (!cw_stop) {
 		now = cw_now_mono_ns();
 		if (o->duration_ns && now >= start + o->duration_ns)
 			break;
-		if (watch_windows(&w))
+		if (watch_windows(w))
 			return -1;
 		if (now >= next) {
-			if (watch_collect(&w))
+			if (watch_collect(w))
 				return -1;
 			next += o->interval_ns;
 			if (next < now)
 				next = now + o->interval_ns;
 		}
-		if (cw_agent_poll(a, 50))
+		if (cw_agent_poll(w->a, 50))
 			return -1;
 	}
-	if (o->window_ns && cw_agent_window_collect(a, on_timing, ctx))
+	if (o->window_ns && cw_agent_window_collect(w->a, w->on_timing, w->ctx))
 		return -1;
-	return watch_collect(&w);
+	return watch_collect(w);
+}
+
+int cw_agent_watch(struct cw_agent *a, const struct cw_watch_opts *o,
+		   cw_record_fn on_record, cw_timing_fn on_timing, void *ctx)
+{
+	struct watch w = {.a = a,
+			  .on_record = on_record,
+			  .on_timing = on_timing,
+			  .ctx = ctx};
+	int err;
+
+	if (o->sz >= offsetof(struct cw_watch_opts, runtime_root) +
+			     sizeof(o->runtime_root)) {
+		w.on_meta = o->on_meta;
+		cw_workload_set_root(o->runtime_root);
+	}
+	if (o->sz >=
+	    offsetof(struct cw_watch_opts, metrics) + sizeof(o->metrics))
+		w.metrics = o->metrics;
+	cw_timing_sched_init(&w.ts, o->window_ns, o->window_every_ns,
+			     cw_now_real_ns(), true);
+	cw_meta_seen_init(&w.seen, META_SEEN_MAX);
+	err = watch_loop(&w, o);
+	cw_meta_seen_release(&w.seen);
+	return err;
 }

@@ -22,12 +22,13 @@
 #include "common/htab.h"
 #include "common/log.h"
 
-/* What is known about one client end: NAT or not, and the real server. */
+/* What is known about one client end: the real server (dnat) and the
+ * client as the server sees it (snat), where they differ from the socket's. */
 struct nat_entry {
 	uint64_t used; /* tick of the last use: the bound drops the oldest */
-	struct cw_addr addr;
-	uint16_t port;
-	bool nat;
+	struct cw_addr addr, laddr;
+	uint16_t port, lport;
+	bool dnat, snat;
 };
 
 struct ct_backend;
@@ -109,8 +110,7 @@ static bool lookup(struct cw_nat *n, const struct cw_conn_record *r,
 {
 	struct cw_ct_tuple t = {0};
 	struct nat_entry *e, v = {0};
-	struct cw_addr src = {0};
-	uint16_t sport = 0;
+	struct cw_ct_reply rep = {0};
 
 	e = cw_htab_get(&n->cache, &r->cookie);
 	if (e) {
@@ -125,14 +125,24 @@ static bool lookup(struct cw_nat *n, const struct cw_conn_record *r,
 	t.sport = r->lport;
 	t.dport = r->rport;
 	n->st.lookups++;
-	switch (n->fn(n->ctx, &t, &src, &sport)) {
+	switch (n->fn(n->ctx, &t, &rep)) {
 	case CW_CT_FOUND:
-		if (src.family && sport &&
-		    (cw_addr_cmp(&src, &r->raddr) || sport != r->rport)) {
-			v.nat = true;
-			v.addr = src;
-			v.port = sport;
+		if (rep.src.family && rep.sport &&
+		    (cw_addr_cmp(&rep.src, &r->raddr) ||
+		     rep.sport != r->rport)) {
+			v.dnat = true;
+			v.addr = rep.src;
+			v.port = rep.sport;
 			n->st.undone++;
+		}
+		/* Where replies go is where the server sees the client. */
+		if (rep.dst.family && rep.dport &&
+		    (cw_addr_cmp(&rep.dst, &r->laddr) ||
+		     rep.dport != r->lport)) {
+			v.snat = true;
+			v.laddr = rep.dst;
+			v.lport = rep.dport;
+			n->st.snat++;
 		}
 		break;
 	case CW_CT_ERROR:
@@ -165,9 +175,14 @@ void cw_nat_apply(struct cw_nat *n, struct cw_conn_record *r)
 
 	if (!n || !wanted(r) || !lookup(n, r, &e))
 		return;
-	if (e.nat) {
+	if (e.dnat) {
 		r->raddr = e.addr;
 		r->rport = e.port;
+		r->flags |= CW_REC_NAT;
+	}
+	if (e.snat) {
+		r->laddr = e.laddr;
+		r->lport = e.lport;
 		r->flags |= CW_REC_NAT;
 	}
 	if (r->flags & CW_REC_CLOSED)
@@ -201,45 +216,72 @@ struct ct_backend {
 	/* The question, and the answer the callback fills in. */
 	const struct cw_ct_tuple *ask;
 	bool got, mismatch;
-	struct cw_addr src;
-	uint16_t sport;
+	struct cw_ct_reply reply;
 };
 
-static int ct_answer(enum nf_conntrack_msg_type type, struct nf_conntrack *ct,
-		     void *data)
+/* One address of ct's reply tuple (v4 and v6 attributes) into *a. */
+static void ct_addr(struct nf_conntrack *ct, int family,
+		    enum nf_conntrack_attr v4, enum nf_conntrack_attr v6,
+		    struct cw_addr *a)
 {
-	struct ct_backend *b = data;
-	const struct cw_ct_tuple *t = b->ask;
 	uint8_t raw[16];
-	uint32_t v4;
+	uint32_t u;
 
+	memset(a, 0, sizeof(*a));
+	if (family == 4 && nfct_attr_is_set(ct, v4) > 0) {
+		u = nfct_get_attr_u32(ct, v4);
+		a->family = 4;
+		memcpy(a->bytes, &u, 4);
+	} else if (family == 6 && nfct_attr_is_set(ct, v6) > 0) {
+		memcpy(raw, nfct_get_attr(ct, v6), 16);
+		cw_addr_from_raw(a, AF_INET6, raw);
+	}
+}
+
+static uint16_t ct_port(struct nf_conntrack *ct, enum nf_conntrack_attr at)
+{
+	return nfct_attr_is_set(ct, at) > 0 ? ntohs(nfct_get_attr_u16(ct, at))
+					    : 0;
+}
+
+enum cw_ct_answer cw_nat_ct_reply(struct nf_conntrack *ct,
+				  const struct cw_ct_tuple *t,
+				  struct cw_ct_reply *rep)
+{
 	/*
 	 * Only the entry asked for: an answer left over from a query that
 	 * timed out must not be taken for this one's.
 	 */
 	if (nfct_get_attr_u8(ct, ATTR_L4PROTO) != t->protocol ||
 	    ntohs(nfct_get_attr_u16(ct, ATTR_ORIG_PORT_SRC)) != t->sport ||
-	    ntohs(nfct_get_attr_u16(ct, ATTR_ORIG_PORT_DST)) != t->dport) {
+	    ntohs(nfct_get_attr_u16(ct, ATTR_ORIG_PORT_DST)) != t->dport)
+		return CW_CT_ANSWER_OTHER;
+	ct_addr(ct, t->src.family, ATTR_REPL_IPV4_SRC, ATTR_REPL_IPV6_SRC,
+		&rep->src);
+	ct_addr(ct, t->src.family, ATTR_REPL_IPV4_DST, ATTR_REPL_IPV6_DST,
+		&rep->dst);
+	if (!rep->src.family && !rep->dst.family)
+		return CW_CT_ANSWER_EMPTY;
+	rep->sport = ct_port(ct, ATTR_REPL_PORT_SRC);
+	rep->dport = ct_port(ct, ATTR_REPL_PORT_DST);
+	return CW_CT_ANSWER_REPLY;
+}
+
+static int ct_answer(enum nf_conntrack_msg_type type, struct nf_conntrack *ct,
+		     void *data)
+{
+	struct ct_backend *b = data;
+
+	switch (cw_nat_ct_reply(ct, b->ask, &b->reply)) {
+	case CW_CT_ANSWER_OTHER:
 		b->mismatch = true;
-		return NFCT_CB_CONTINUE;
+		break;
+	case CW_CT_ANSWER_REPLY:
+		b->got = true;
+		break;
+	case CW_CT_ANSWER_EMPTY:
+		break;
 	}
-	memset(&b->src, 0, sizeof(b->src));
-	if (t->src.family == 4 &&
-	    nfct_attr_is_set(ct, ATTR_REPL_IPV4_SRC) > 0) {
-		v4 = nfct_get_attr_u32(ct, ATTR_REPL_IPV4_SRC);
-		b->src.family = 4;
-		memcpy(b->src.bytes, &v4, 4);
-	} else if (t->src.family == 6 &&
-		   nfct_attr_is_set(ct, ATTR_REPL_IPV6_SRC) > 0) {
-		memcpy(raw, nfct_get_attr(ct, ATTR_REPL_IPV6_SRC), 16);
-		cw_addr_from_raw(&b->src, AF_INET6, raw);
-	} else {
-		return NFCT_CB_CONTINUE;
-	}
-	b->sport = nfct_attr_is_set(ct, ATTR_REPL_PORT_SRC) > 0
-			   ? ntohs(nfct_get_attr_u16(ct, ATTR_REPL_PORT_SRC))
-			   : 0;
-	b->got = true;
 	/* Not STOP: the library must go on to read the ack that follows. */
 	return NFCT_CB_CONTINUE;
 }
@@ -288,6 +330,7 @@ static enum cw_ct_result ct_query(struct ct_backend *b, struct ct_ns *ns,
 		ct_drain(ns);
 	b->ask = t;
 	b->got = b->mismatch = false;
+	memset(&b->reply, 0, sizeof(b->reply));
 	rc = nfct_query(ns->h, NFCT_Q_GET, ct);
 	err = errno;
 	nfct_destroy(ct);
@@ -315,7 +358,7 @@ static enum cw_ct_result ct_query(struct ct_backend *b, struct ct_ns *ns,
 
 /* The socket's own namespace first, then the others (the host's). */
 static enum cw_ct_result ct_lookup(void *ctx, const struct cw_ct_tuple *t,
-				   struct cw_addr *src, uint16_t *sport)
+				   struct cw_ct_reply *reply)
 {
 	struct ct_backend *b = ctx;
 	enum cw_ct_result res = CW_CT_NONE, r;
@@ -334,8 +377,7 @@ static enum cw_ct_result ct_lookup(void *ctx, const struct cw_ct_tuple *t,
 			continue;
 		r = ct_query(b, &b->ns[order[i]], t);
 		if (r == CW_CT_FOUND) {
-			*src = b->src;
-			*sport = b->sport;
+			*reply = b->reply;
 			return r;
 		}
 		if (r == CW_CT_ERROR)

@@ -175,13 +175,12 @@ static void find_cgroup2(struct cw_kernel_caps *caps)
 	fclose(fp);
 }
 
-int cw_probe_kernel(struct cw_kernel_caps *caps)
+static int probe_kernel(struct cw_kernel_caps *caps)
 {
 	struct btf *btf;
 	char why[128];
 
 	memset(caps, 0, sizeof(*caps));
-	cw_libbpf_logging(false);
 	caps->btf = access("/sys/kernel/btf/vmlinux", R_OK) == 0;
 	if (!caps->btf)
 		return cw_error("the running kernel has no BTF "
@@ -229,8 +228,21 @@ int cw_probe_kernel(struct cw_kernel_caps *caps)
 		caps->auto_pick = CW_ATTACH_TRACEPOINT;
 	else
 		caps->auto_pick = CW_ATTACH_AUTO; /* nothing works */
-	cw_libbpf_logging(true);
 	return 0;
+}
+
+/*
+ * The trial loads fail by design on kernels that lack a variant: libbpf's
+ * messages about them are kept quiet, and its logging is given back as it
+ * was on every return.
+ */
+int cw_probe_kernel(struct cw_kernel_caps *caps)
+{
+	bool loud = cw_libbpf_logging(false);
+	int err = probe_kernel(caps);
+
+	cw_libbpf_logging(loud);
+	return err;
 }
 
 /*

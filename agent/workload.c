@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "agent/workload.h"
+#include "common/htab.h"
 #include "common/util.h"
 
 #define PATH_LEN 1024
@@ -100,8 +101,13 @@ static void usage_v2(const char *root, const char *p, struct cw_usage *u,
 			*cpu = true;
 		}
 		snprintf(rel, sizeof(rel), "%s%s/memory.current", mounts[i], p);
-		if (!*mem && !read_u64_under(root, rel, &u->rss_bytes))
+		if (!*mem && !read_u64_under(root, rel, &u->rss_bytes)) {
 			*mem = true;
+			/* memory.peak: kernels from 5.19 */
+			snprintf(rel, sizeof(rel), "%s%s/memory.peak",
+				 mounts[i], p);
+			read_u64_under(root, rel, &u->rss_hwm_bytes);
+		}
 	}
 }
 
@@ -122,6 +128,11 @@ static void usage_v1(const char *root, const struct cg_paths *cg,
 			 "sys/fs/cgroup/memory%s/memory.usage_in_bytes",
 			 cg->mem);
 		*mem = !read_u64_under(root, rel, &u->rss_bytes);
+		snprintf(rel, sizeof(rel),
+			 "sys/fs/cgroup/memory%s/memory.max_usage_in_bytes",
+			 cg->mem);
+		if (*mem)
+			read_u64_under(root, rel, &u->rss_hwm_bytes);
 	}
 }
 
@@ -149,6 +160,8 @@ static int usage_proc(const char *root, uint32_t pid, struct cw_usage *u)
 	s = strstr(buf, "\nVmRSS:");
 	kb = s ? strtoull(s + 7, NULL, 10) : 0; /* kernel threads: none */
 	u->rss_bytes = kb * 1024;
+	s = strstr(buf, "\nVmHWM:");
+	u->rss_hwm_bytes = s ? strtoull(s + 7, NULL, 10) * 1024 : 0;
 	u->from_cgroup = false;
 	return 0;
 }
@@ -168,6 +181,8 @@ int cw_task_usage(const char *root, uint32_t pid, struct cw_usage *u)
 		u->from_cgroup = true;
 		return 0;
 	}
+	/* Half from a cgroup is no one's figure: the process's, whole. */
+	u->rss_hwm_bytes = 0;
 	return usage_proc(root, pid, u);
 }
 
@@ -370,4 +385,87 @@ int cw_workload_lookup(const char *root, const char *container_id,
 		cw_workload_owner(w->pod, w->owner_kind, sizeof(w->owner_kind),
 				  w->owner, sizeof(w->owner));
 	return 0;
+}
+
+/* ---- the agent's lookups ---------------------------------------------- */
+
+#define WORKLOAD_CACHE_MAX 4096
+
+static char runtime_root[PATH_LEN / 2];
+static bool root_set;
+
+struct id_key {
+	char id[72]; /* 64 hex digits, zero-padded: hashed 8 bytes a time */
+};
+
+struct id_val {
+	bool found;
+	struct cw_workload w;
+};
+
+static struct cw_htab id_cache;
+static bool id_cache_ready;
+
+void cw_workload_set_root(const char *root)
+{
+	const char *env = getenv("CAUSEWAY_RUNTIME_ROOT");
+
+	if (!root)
+		root = env && *env ? env : "/";
+	snprintf(runtime_root, sizeof(runtime_root), "%s", root);
+	root_set = true;
+	/* What was found under another root is not this root's. */
+	if (id_cache_ready)
+		cw_htab_release(&id_cache);
+	id_cache_ready = false;
+}
+
+const char *cw_workload_root(void)
+{
+	if (!root_set)
+		cw_workload_set_root(NULL);
+	return runtime_root;
+}
+
+/* The lookup of id, remembered (found or not); NULL when out of memory. */
+static const struct id_val *lookup_cached(const char *id)
+{
+	struct id_key k;
+	struct id_val *v;
+	bool created;
+
+	if (!id_cache_ready || id_cache.len >= WORKLOAD_CACHE_MAX) {
+		if (id_cache_ready)
+			cw_htab_release(&id_cache);
+		cw_htab_init(&id_cache, sizeof(k), sizeof(*v));
+		id_cache_ready = true;
+	}
+	memset(&k, 0, sizeof(k));
+	snprintf(k.id, sizeof(k.id), "%s", id);
+	v = cw_htab_upsert(&id_cache, &k, &created);
+	if (v && created)
+		v->found = !cw_workload_lookup(cw_workload_root(), k.id, &v->w);
+	return v;
+}
+
+static void copy_cut(char *dst, size_t len, const char *src)
+{
+	snprintf(dst, len, "%.*s", (int)len - 1, src);
+}
+
+void cw_workload_fill(struct cw_process *p)
+{
+	const struct id_val *v;
+
+	if (!p->container[0] || strlen(p->container) >= sizeof(struct id_key))
+		return;
+	v = lookup_cached(p->container);
+	if (!v || !v->found)
+		return;
+	/* Cut to the record's room (the wire carries at most that). */
+	copy_cut(p->container_name, sizeof(p->container_name), v->w.container);
+	copy_cut(p->pod_name, sizeof(p->pod_name), v->w.pod);
+	copy_cut(p->pod_ns, sizeof(p->pod_ns), v->w.ns);
+	copy_cut(p->workload_kind, sizeof(p->workload_kind), v->w.owner_kind);
+	copy_cut(p->workload, sizeof(p->workload), v->w.owner);
 }

@@ -18,12 +18,18 @@
 #define CW_AGENT_WORKLOAD_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+
+#include "common/record.h"
 
 struct cw_usage {
 	uint64_t cpu_ns;    /* CPU time used, cumulative */
 	uint64_t rss_bytes; /* resident (anonymous + file mapped) memory now */
 	bool from_cgroup;   /* the container's cgroup, else the process */
+	/* The highest rss_bytes the kernel saw: memory.peak (v2),
+	 * memory.max_usage_in_bytes (v1), VmHWM; 0 when it keeps none. */
+	uint64_t rss_hwm_bytes;
 };
 
 /*
@@ -67,5 +73,20 @@ int cw_workload_lookup(const char *root, const char *container_id,
  */
 void cw_workload_owner(const char *pod, char *kind, size_t klen, char *owner,
 		       size_t olen);
+
+/*
+ * Where cw_workload_fill() looks for the runtime's state: root (copied),
+ * or NULL for $CAUSEWAY_RUNTIME_ROOT, else "/".  Set once, before the
+ * agent starts (the agent's --runtime-root).
+ */
+void cw_workload_set_root(const char *root);
+const char *cw_workload_root(void);
+/*
+ * p's container name, pod name, namespace and owning workload from its
+ * container id (p->container) under cw_workload_root(); left "" when p
+ * has no container or nothing names it.  Cheap to call again: looked up
+ * once per container id.
+ */
+void cw_workload_fill(struct cw_process *p);
 
 #endif

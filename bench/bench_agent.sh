@@ -14,6 +14,11 @@
 #
 #   bench/run.sh bench_agent   (ROUNDS_PP=9 ROUNDS=3 SECS=3 by default;
 #                               IPERF=0 skips the second table)
+#
+# PP_MODES picks the rows (default: all but always-base); with CW_BASE set
+# to another build's causeway, the row always-base is --hooks always of
+# that build, measured in the same rounds (to compare two versions of the
+# per-call programs).
 . "$(dirname "$0")/../tests/lib.sh"
 need_root
 need_cmd iperf3 python3 taskset gcc clang
@@ -38,7 +43,7 @@ clang -g -O2 -target bpf -D__TARGET_ARCH_x86 -I"$BD" \
 
 # pp_start MODE: what runs beside pingpong; sets PP_PID ("" for none).
 pp_start() {
-	local log=$T_TMP/pp.log args=
+	local log=$T_TMP/pp.log args= cw=$CW
 	PP_PID=
 	: >"$log"
 	case $1 in
@@ -48,13 +53,14 @@ pp_start() {
 		PP_PID=$! ;;
 	*)
 		case $1 in
+		always-base) args="--hooks always" cw=${CW_BASE:?} ;;
 		sampled) args="--hooks sampled" ;;
 		sampled-noudp) args="--hooks sampled --no-udp" ;;
 		window) args="--hooks sampled --window 1h" ;;
 		always) args="--hooks always" ;;
 		esac
 		mkdir -p "$T_TMP/pp"
-		"$CW" run $args -o "$T_TMP/pp" >/dev/null 2>"$log" &
+		"$cw" run $args -o "$T_TMP/pp" >/dev/null 2>"$log" &
 		PP_PID=$! ;;
 	esac
 	bg_pid "$PP_PID"
@@ -73,7 +79,7 @@ pp_stop() {
 	PP_PID=
 }
 
-PP_MODES="none floor sampled sampled-noudp window always"
+PP_MODES=${PP_MODES:-"none floor sampled sampled-noudp window always"}
 pp=$T_TMP/pingpong
 : >"$pp"
 for round in $(seq 1 "$ROUNDS_PP"); do
@@ -125,7 +131,8 @@ names = [("none", "no agent"), ("floor", "floor: empty tp_btf on both hooks"),
          ("sampled", "default (sampled), outside a window"),
          ("sampled-noudp", "default, outside a window, --no-udp"),
          ("window", "default, inside a window"),
-         ("always", "--hooks always")]
+         ("always", "--hooks always"),
+         ("always-base", "--hooks always, base build (CW_BASE)")]
 sizes = sorted({k[1] for k in data})
 def lab(s):
     return "%d B" % s if s < 1024 else "%d KiB" % (s // 1024)
@@ -145,7 +152,7 @@ for m, name in names:
     print("| %s | %s |" % (name, " | ".join(cells)))
 # ns per call above the floor: a pair is one send and at least one recv.
 print()
-for m in ("window", "always"):
+for m in ("window", "always", "always-base"):
     xs = []
     for s in sizes:
         if (m, s) in data and ("floor", s) in data:

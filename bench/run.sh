@@ -26,7 +26,12 @@ for b in "${benches[@]}"; do
 	mv "$OUT/$b.md.tmp" "$OUT/$b.md"
 done
 
-# RESULTS.md keeps the newest section of every benchmark, run or not.
+# RESULTS.md keeps the newest section of every benchmark, run or not, and
+# everything after the line $KEPT (sections no benchmark prints, such as
+# the fuzzing campaign's figures) as it is.
+KEPT='<!-- kept by bench/run.sh: sections below are not made by a benchmark -->'
+kept=$(mktemp)
+[ -f bench/RESULTS.md ] && awk -v k="$KEPT" '$0==k{f=1} f' bench/RESULTS.md >"$kept"
 {
 	echo "# Benchmark results"
 	echo
@@ -45,5 +50,10 @@ done
 				'$0==h{f=1} f{print} $0==e{f=0}' bench/RESULTS.md
 		fi
 	done
+	if [ -s "$kept" ]; then
+		echo
+		cat "$kept"
+	fi
 } >bench/RESULTS.md.tmp && mv bench/RESULTS.md.tmp bench/RESULTS.md
+rm -f "$kept"
 echo "wrote bench/RESULTS.md" >&2

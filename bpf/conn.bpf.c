@@ -55,8 +55,14 @@ const volatile __u32 target_netns = 0;	 /* 0: every network namespace */
 const volatile __u64 msg_gap_ns = 0;	 /* 0: only a direction flip splits */
 const volatile bool per_event = false;	 /* benchmark: one event per call */
 const volatile bool use_sk_hash = false; /* kprobe variant */
+/* kprobe variant: ids start here (the loader's wall clock, ns; see
+ * sk_id_new()). */
+const volatile __u64 sk_id_base = 0;
 /* The agent's own process: its Kafka traffic would feed on itself. */
 const volatile __u32 self_tgid = 0;
+/* --hooks sampled: note what the per-call programs saw (the bytes, where
+ * each window starts) for the estimate of messages outside windows. */
+const volatile bool count_sampled = false;
 
 /* Set by the agent before each collection: skip what did not change. */
 __u64 collect_since_ns = 0;
@@ -113,6 +119,14 @@ struct {
 	__type(key, __u32);
 	__type(value, __u64);
 } stats SEC(".maps");
+
+/* kprobe variant: the ids handed out so far on each CPU. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} sk_ids SEC(".maps");
 
 /* kprobe variant: sock_{send,recv}msg entry hands the socket to return. */
 struct {
@@ -338,6 +352,28 @@ static __always_inline void tcp_bytes(const struct cw_conn *c, struct sock *sk,
 	*in = s.consumed > less ? s.consumed - less : 0;
 }
 
+/*
+ * kprobe variant: a socket's id, where the others use its cookie (which
+ * kprobe programs cannot read).  Not its address: that would put kernel
+ * heap addresses into records, and the slab hands the same address to
+ * the next socket within moments.  A per-CPU count (no atomics needed:
+ * a program runs on one CPU, unpreempted) with the CPU in the low 12
+ * bits, on top of the loader's wall clock in ns: unique within a run,
+ * and above every id of an earlier run unless one CPU made a socket
+ * every 4 us all through it; below 2^63 until 2262, where no kernel
+ * address is.  Made at first sight, gone with the hash entry at close.
+ */
+static __always_inline __u64 sk_id_new(void)
+{
+	__u32 zero = 0;
+	__u64 *n = bpf_map_lookup_elem(&sk_ids, &zero);
+
+	if (!n)
+		return 0;
+	*n += 1;
+	return sk_id_base + ((*n << 12) | (bpf_get_smp_processor_id() & 0xfff));
+}
+
 static __always_inline struct cw_conn *conn_get(struct sock *sk, bool create)
 {
 	struct cw_conn *c;
@@ -378,7 +414,7 @@ static __always_inline struct cw_conn *conn_touch(struct sock *sk, __u8 proto,
 	if (c->first_ns)
 		return c;
 	c->first_ns = bpf_ktime_get_ns();
-	c->cookie = use_sk_hash ? (__u64)sk : bpf_get_socket_cookie(sk);
+	c->cookie = use_sk_hash ? sk_id_new() : bpf_get_socket_cookie(sk);
 	c->family = SK_FIELD(sk, __sk_common.skc_family);
 	c->protocol = proto;
 	c->netns = sk_netns(sk);
@@ -389,13 +425,20 @@ static __always_inline struct cw_conn *conn_touch(struct sock *sk, __u8 proto,
 static __always_inline void emit_event(struct sock *sk, int bytes, __u8 dir)
 {
 	struct cw_io_event *e;
+	struct cw_conn *c = NULL;
 
+	/* kprobe variant: the socket's id lives with its aggregates. */
+	if (use_sk_hash) {
+		c = conn_touch(sk, sk_protocol_wanted(sk), true);
+		if (!c)
+			return;
+	}
 	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
 		stat_inc(CW_STAT_EVENT_LOST);
 		return;
 	}
-	e->cookie = use_sk_hash ? (__u64)sk : bpf_get_socket_cookie(sk);
+	e->cookie = c ? c->cookie : bpf_get_socket_cookie(sk);
 	e->ts_ns = bpf_ktime_get_ns();
 	e->bytes = bytes;
 	e->dir = dir;
@@ -433,34 +476,107 @@ static __always_inline void msg_start(struct cw_conn *c, struct sock *sk,
 }
 
 /*
+ * The end a send or recv is on, or NULL to skip the call.  An end with
+ * storage passed the filters when the storage was made (only wanted
+ * sockets get any: state changes, the scan and this function all filter
+ * first), so the common case is one storage lookup and a flag test; the
+ * family, protocol, namespace and pid tests run only for a socket seen
+ * for the first time.  The kprobe variant keeps its hash lookup.
+ */
+static __always_inline struct cw_conn *io_end(struct sock *sk)
+{
+	struct cw_conn *c = NULL;
+	__u8 proto;
+
+	if (!use_sk_hash)
+		c = bpf_sk_storage_get(&conns, sk, 0, 0);
+	if (c)
+		return c->flags & CW_F_SELF ? NULL : c;
+	proto = sk_protocol_wanted(sk);
+	if (!proto)
+		return NULL;
+	if (self_tgid && bpf_get_current_pid_tgid() >> 32 == self_tgid)
+		return NULL;
+	c = conn_touch(sk, proto, true);
+	if (c && c->flags & CW_F_SELF)
+		return NULL;
+	return c;
+}
+
+static __always_inline void msg_count(struct cw_conn *c, __u8 dir)
+{
+	if (dir == CW_DIR_OUT)
+		c->msgs_out++;
+	else
+		c->msgs_in++;
+	c->last_dir = dir;
+}
+
+/*
+ * Whether this call starts a message, and its record inside a window.  The
+ * clock is read only where a time is needed: a message starting inside a
+ * timing window (its record), or every call when an idle gap also splits
+ * (--msg-gap).
+ */
+static __always_inline void msg_track(struct cw_conn *c, struct sock *sk,
+				      int bytes, __u8 dir)
+{
+	__u64 now;
+
+	if (c->last_dir == dir && !msg_gap_ns)
+		return;
+	if (!msg_gap_ns) {
+		/*
+		 * A direction flip starts a message.  Its time is needed only
+		 * for a window's record (the clock costs ~50 ns here, more
+		 * than the rest of the call: bench/RESULTS.md); the agent
+		 * zeroes window_end_ns when a window closes, and the
+		 * collection iterator keeps last_ns for the records.
+		 */
+		if (window_end_ns) {
+			now = bpf_ktime_get_ns();
+			msg_start(c, sk, bytes, dir, now);
+			c->last_ns = now;
+		}
+		msg_count(c, dir);
+		return;
+	}
+	now = bpf_ktime_get_ns();
+	if (c->last_dir != dir || now - c->call_ns > msg_gap_ns) {
+		msg_start(c, sk, bytes, dir, now);
+		msg_count(c, dir);
+	}
+	c->call_ns = now;
+	c->last_ns = now;
+}
+
+/*
  * A successful send or recv of `bytes`, in the owner's process context.
  * The cheapest tests come first (loads from the socket before helper
- * calls), and the clock is read only when the call may start a message: a
- * direction flip, or every call when an idle gap also splits (--msg-gap).
+ * calls; for a socket already seen, one storage lookup and flag tests),
+ * and the clock only in msg_track().  Where the time goes, measured piece
+ * by piece: bench/RESULTS.md, "Per-call program time".
  */
 static __always_inline void on_io(struct sock *sk, int bytes, __u8 dir)
 {
 	struct cw_conn *c;
-	__u8 proto;
-	__u64 now;
 
 	if (bytes <= 0 || !sk)
 		return;
-	proto = sk_protocol_wanted(sk);
-	if (!proto)
-		return;
-	if (self_tgid && bpf_get_current_pid_tgid() >> 32 == self_tgid)
-		return;
 	if (per_event) {
+		if (!sk_protocol_wanted(sk) ||
+		    (self_tgid &&
+		     bpf_get_current_pid_tgid() >> 32 == self_tgid))
+			return;
 		emit_event(sk, bytes, dir);
 		return;
 	}
-	c = conn_touch(sk, proto, true);
+	c = io_end(sk);
 	if (!c)
 		return;
 	if (!(c->flags & CW_F_OWNER))
 		fill_owner(c);
-	if (proto != IPPROTO_TCP)
+	if (c->protocol != IPPROTO_TCP)
 		return; /* UDP bytes are counted per peer by cgroup_skb */
 	/*
 	 * Plain adds, no lock prefix: each counter has one direction, and a
@@ -481,18 +597,23 @@ static __always_inline void on_io(struct sock *sk, int bytes, __u8 dir)
 		else
 			__sync_fetch_and_add(&c->bytes_in, bytes);
 	}
-	if (c->last_dir == dir && !msg_gap_ns)
-		return;
-	now = bpf_ktime_get_ns();
-	if (c->last_dir != dir || now - c->last_ns > msg_gap_ns) {
-		msg_start(c, sk, bytes, dir, now);
+	if (count_sampled) {
+		/* The bytes these counts cover: the estimate's basis. */
 		if (dir == CW_DIR_OUT)
-			c->msgs_out++;
+			c->sbytes_out += bytes;
 		else
-			c->msgs_in++;
+			c->sbytes_in += bytes;
+		/*
+		 * The first call seen in a window starts a message: the
+		 * direction last seen may be a window old, and a reply whose
+		 * request went by before the window opened is a message.
+		 */
+		if (c->win_mark != window_end_ns) {
+			c->win_mark = window_end_ns;
+			c->last_dir = CW_DIR_NONE;
+		}
 	}
-	c->last_dir = dir;
-	c->last_ns = now;
+	msg_track(c, sk, bytes, dir);
 }
 
 /* old: the state the socket leaves for TCP_CLOSE. */
@@ -546,12 +667,17 @@ static __always_inline void on_state(struct sock *sk, int old, int new)
 		return;
 	switch (new) {
 	case TCP_SYN_SENT:
-		if (self_tgid && bpf_get_current_pid_tgid() >> 32 == self_tgid)
-			return;
 		c = conn_touch(sk, IPPROTO_TCP, true);
 		if (!c)
 			return;
 		c->role = CW_ROLE_CLIENT;
+		/* Marked once here, so the per-call programs test a flag
+		 * instead of calling for the pid on every call. */
+		if (self_tgid &&
+		    bpf_get_current_pid_tgid() >> 32 == self_tgid) {
+			c->flags |= CW_F_SELF;
+			return;
+		}
 		if (!(c->flags & CW_F_OWNER))
 			fill_owner(c);
 		break;
@@ -807,70 +933,99 @@ static __always_inline __u32 bpf_sock_netns(struct bpf_sock *bsk)
 	return sk->__sk_common.skc_net.net->ns.inum;
 }
 
+/* The IPv4 header's fields we read, in one load. */
+struct ip4_head {
+	__u8 vihl;
+	__u8 pad[11];
+	__u8 saddr[4], daddr[4];
+};
+
+/* The IPv6 header's fields we read, in one load. */
+struct ip6_head {
+	__u8 pad[8];
+	__u8 saddr[16], daddr[16];
+};
+
 /*
- * Longer than our 80 lines: the packet's headers are parsed in line, in
- * the order the verifier can follow (each bounds check before its read),
- * and splitting it into helpers only moves the same checks apart.
+ * The flow a UDP packet is on, from its headers: key (peer, family) and
+ * the local address and port; the payload length in *len.  0, or -1 for a
+ * packet that is not UDP over IPv4/IPv6 we can read.  One load per
+ * header: each bpf_skb_load_bytes is a helper call, and this runs per
+ * packet.
+ */
+static __always_inline int udp_parse(struct __sk_buff *skb, __u8 dir,
+				     struct cw_udp_key *key, __u8 laddr[16],
+				     __u16 *lport, __u16 *len)
+{
+	struct ip4_head h4;
+	struct ip6_head h6;
+	__u16 udp[4]; /* source port, destination port, length, checksum */
+	__u32 off;
+	bool out = dir == CW_DIR_OUT;
+
+	if (skb->protocol == bpf_htons(ETH_P_IP)) {
+		if (bpf_skb_load_bytes(skb, 0, &h4, sizeof(h4)))
+			return -1;
+		off = (h4.vihl & 0xf) * 4;
+		key->family = AF_INET;
+		__builtin_memcpy(key->raddr, out ? h4.daddr : h4.saddr, 4);
+		__builtin_memcpy(laddr, out ? h4.saddr : h4.daddr, 4);
+	} else if (skb->protocol == bpf_htons(ETH_P_IPV6)) {
+		if (bpf_skb_load_bytes(skb, 0, &h6, sizeof(h6)))
+			return -1;
+		off = IPV6_HDR_LEN; /* extension headers: not counted */
+		key->family = AF_INET6;
+		__builtin_memcpy(key->raddr, out ? h6.daddr : h6.saddr, 16);
+		__builtin_memcpy(laddr, out ? h6.saddr : h6.daddr, 16);
+	} else {
+		return -1;
+	}
+	if (bpf_skb_load_bytes(skb, off, udp, sizeof(udp)))
+		return -1;
+	key->rport = bpf_ntohs(out ? udp[1] : udp[0]);
+	*lport = bpf_ntohs(out ? udp[0] : udp[1]);
+	*len = bpf_ntohs(udp[2]);
+	*len = *len > UDP_HDR_LEN ? *len - UDP_HDR_LEN : 0;
+	return 0;
+}
+
+/*
+ * Per packet, so the cheap way: the coarse clock (a flow's times only
+ * tell when it was last active, to a tick; the agent allows for that),
+ * and the socket's storage looked up only when it is needed (a flow
+ * without its owner yet, or a namespace to check).
  */
 static __always_inline int udp_count(struct __sk_buff *skb, __u8 dir)
 {
 	struct cw_udp_key key = {};
 	struct cw_udp_flow *f, nf = {};
 	struct bpf_sock *sk = skb->sk;
-	struct cw_conn *c;
+	struct cw_conn *c = NULL;
 	__u8 laddr[16] = {};
-	__u16 ports[2], udp_len;
-	__u32 off;
+	__u16 lport, len;
 
 	if (per_event || !sk)
 		return 1;
 	sk = bpf_sk_fullsock(sk);
 	if (!sk || sk->protocol != IPPROTO_UDP)
 		return 1;
-	if (skb->protocol == bpf_htons(ETH_P_IP)) {
-		__u8 ihl;
-
-		if (bpf_skb_load_bytes(skb, 0, &ihl, 1))
-			return 1;
-		off = (ihl & 0xf) * 4;
-		key.family = AF_INET;
-		if (bpf_skb_load_bytes(skb, dir == CW_DIR_OUT ? 16 : 12,
-				       key.raddr, 4) ||
-		    bpf_skb_load_bytes(skb, dir == CW_DIR_OUT ? 12 : 16, laddr,
-				       4))
-			return 1;
-	} else if (skb->protocol == bpf_htons(ETH_P_IPV6)) {
-		off = IPV6_HDR_LEN; /* extension headers: not counted */
-		key.family = AF_INET6;
-		if (bpf_skb_load_bytes(skb, dir == CW_DIR_OUT ? 24 : 8,
-				       key.raddr, 16) ||
-		    bpf_skb_load_bytes(skb, dir == CW_DIR_OUT ? 8 : 24, laddr,
-				       16))
-			return 1;
-	} else {
+	if (udp_parse(skb, dir, &key, laddr, &lport, &len))
 		return 1;
-	}
-	if (bpf_skb_load_bytes(skb, off, ports, 4) ||
-	    bpf_skb_load_bytes(skb, off + 4, &udp_len, 2))
-		return 1;
-	key.rport = bpf_ntohs(dir == CW_DIR_OUT ? ports[1] : ports[0]);
 	key.cookie = bpf_get_socket_cookie(skb);
-	udp_len = bpf_ntohs(udp_len);
-	udp_len = udp_len > UDP_HDR_LEN ? udp_len - UDP_HDR_LEN : 0;
-
-	c = bpf_sk_storage_get(&conns, sk, 0, 0);
 	if (target_netns) {
 		/* The cgroup hooks see every namespace's packets; a socket
 		 * without storage yet still has a namespace to check. */
-		__u32 ns = c && c->netns ? c->netns : bpf_sock_netns(sk);
+		__u32 ns;
 
+		c = bpf_sk_storage_get(&conns, sk, 0, 0);
+		ns = c && c->netns ? c->netns : bpf_sock_netns(sk);
 		if (ns && ns != target_netns)
 			return 1;
 	}
 	f = bpf_map_lookup_elem(&udp_flows, &key);
 	if (!f) {
-		nf.first_ns = bpf_ktime_get_ns();
-		nf.lport = bpf_ntohs(dir == CW_DIR_OUT ? ports[0] : ports[1]);
+		nf.first_ns = bpf_ktime_get_coarse_ns();
+		nf.lport = lport;
 		__builtin_memcpy(nf.laddr, laddr, sizeof(laddr));
 		if (bpf_map_update_elem(&udp_flows, &key, &nf, BPF_NOEXIST) &&
 		    !bpf_map_lookup_elem(&udp_flows, &key)) {
@@ -882,14 +1037,18 @@ static __always_inline int udp_count(struct __sk_buff *skb, __u8 dir)
 			return 1;
 	}
 	if (dir == CW_DIR_OUT) {
-		__sync_fetch_and_add(&f->bytes_out, udp_len);
+		__sync_fetch_and_add(&f->bytes_out, len);
 		__sync_fetch_and_add(&f->dgrams_out, 1);
 	} else {
-		__sync_fetch_and_add(&f->bytes_in, udp_len);
+		__sync_fetch_and_add(&f->bytes_in, len);
 		__sync_fetch_and_add(&f->dgrams_in, 1);
 	}
-	f->last_ns = bpf_ktime_get_ns();
-	if (c && !f->owner.tgid && (c->flags & CW_F_OWNER)) {
+	f->last_ns = bpf_ktime_get_coarse_ns();
+	if (f->owner.tgid)
+		return 1;
+	if (!c)
+		c = bpf_sk_storage_get(&conns, sk, 0, 0);
+	if (c && (c->flags & CW_F_OWNER)) {
 		f->owner = c->owner;
 		f->netns = c->netns;
 	}

@@ -27,6 +27,7 @@ enum cw_conn_flag {
 	CW_F_CLOSED = 1 << 2, /* close record already sent */
 	CW_F_OWNER = 1 << 3,  /* owner filled in process context */
 	CW_F_BASE = 1 << 4,   /* base_out/base_in taken */
+	CW_F_SELF = 1 << 5,   /* the agent's own socket: calls not counted */
 };
 
 /* Key of the listeners map: a listening port in one network namespace. */
@@ -56,31 +57,52 @@ struct cw_owner {
  * are attached (always with --hooks always, else inside timing windows).
  */
 struct cw_conn {
-	__u64 cookie;	 /* socket cookie: unique while the host is up */
-	__u64 bytes_out; /* bytes the owner sent */
-	__u64 bytes_in;	 /* bytes the owner received */
+	/*
+	 * What the per-call programs read and write on every call comes
+	 * first: a storage element's data starts 8 bytes into a cache line
+	 * (after the map pointer the lookup reads anyway), so these 48
+	 * bytes share that line and a call touches one line, not two.
+	 */
+	__u8 flags;    /* enum cw_conn_flag */
+	__u8 protocol; /* IPPROTO_TCP or IPPROTO_UDP */
+	__u8 last_dir; /* enum cw_dir */
+	__u8 role;     /* enum cw_role */
+	__u16 family;  /* AF_INET or AF_INET6 */
+	__u16 pad;
 	__u64 calls_out; /* successful send calls */
 	__u64 calls_in;	 /* successful recv calls (MSG_PEEK excluded) */
 	__u64 msgs_out;	 /* runs of bytes sent: direction flip or gap */
 	__u64 msgs_in;
-	__u64 first_ns;
 	__u64 last_ns;
+	__u64 cookie;	 /* socket cookie: unique while the host is up */
+	__u64 bytes_out; /* bytes the owner sent */
+	__u64 bytes_in;	 /* bytes the owner received */
+	__u64 first_ns;
 	__u64 base_out; /* sequence space sent / consumed at first sight */
 	__u64 base_in;
 	__u32 retrans; /* retransmitted segments */
 	__u32 srtt_us; /* smoothed RTT at copy-out */
 	__u32 netns;   /* network namespace inode */
-	__u16 family;  /* AF_INET or AF_INET6 */
-	__u8 protocol; /* IPPROTO_TCP or IPPROTO_UDP */
-	__u8 role;     /* enum cw_role */
-	__u8 last_dir; /* enum cw_dir */
-	__u8 flags;    /* enum cw_conn_flag */
 	__u16 lport;   /* host byte order */
 	__u16 rport;
-	__u16 pad;
 	__u8 laddr[16];
 	__u8 raddr[16];
 	struct cw_owner owner;
+	/*
+	 * --hooks sampled: what the per-call programs saw while they were
+	 * attached (inside timing windows), so the agent can estimate the
+	 * messages outside them from the exact bytes (agent/agent.c,
+	 * "Messages outside windows").
+	 */
+	__u64 sbytes_out; /* bytes of the send calls seen */
+	__u64 sbytes_in;
+	__u64 win_mark; /* window_end_ns at this end's last call seen */
+	/*
+	 * --msg-gap: the time of this end's last call.  Not last_ns, which
+	 * the collection iterator moves to its own time when bytes moved,
+	 * so a gap that ended just after a collection read as no gap.
+	 */
+	__u64 call_ns;
 };
 
 /* UDP is counted per (socket, peer): unconnected sockets talk to many. */

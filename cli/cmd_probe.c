@@ -102,48 +102,50 @@ static int load_variant(enum cw_attach v)
 	return 0;
 }
 
+struct probe_args {
+	enum cw_attach load; /* CW_ATTACH_AUTO: probe, do not load one */
+	bool json;
+};
+
+static int probe_opt(void *ctx, int c, const char *arg)
+{
+	struct probe_args *a = ctx;
+
+	switch (c) {
+	case 'j':
+		a->json = true;
+		return 0;
+	case 'l':
+		if (cw_attach_parse(arg, &a->load) || a->load == CW_ATTACH_AUTO)
+			return cw_error("--load '%s': want fentry, kprobe or "
+					"tracepoint",
+					arg);
+		return 0;
+	}
+	return -1;
+}
+
 int cmd_probe(int argc, char **argv)
 {
 	static const struct option opts[] = {{"json", 0, 0, 'j'},
 					     {"load", 1, 0, 'l'},
 					     {"help", 0, 0, 'h'},
 					     {0}};
-	enum cw_attach load = CW_ATTACH_AUTO;
+	struct probe_args a = {.load = CW_ATTACH_AUTO};
 	struct cw_kernel_caps c;
-	bool json = false;
-	int opt;
+	int rc;
 
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "jl:h", opts, NULL)) != -1) {
-		switch (opt) {
-		case 'j':
-			json = true;
-			break;
-		case 'l':
-			if (cw_attach_parse(optarg, &load) ||
-			    load == CW_ATTACH_AUTO) {
-				cw_error("--load '%s': want fentry, kprobe or "
-					 "tracepoint",
-					 optarg);
-				return 2;
-			}
-			break;
-		case 'h':
-			usage(stdout);
-			return 0;
-		default:
-			return cli_bad_option("probe", argv);
-		}
-	}
-	if (optind < argc) {
-		cw_error("unexpected argument '%s'", argv[optind]);
+	rc = cli_getopt("probe", argc, argv, "jl:h", opts, probe_opt, &a,
+			usage);
+	if (rc)
+		return rc == 1 ? 0 : 2;
+	if (cli_one_operand(argc, argv, NULL))
 		return 2;
-	}
-	if (load != CW_ATTACH_AUTO)
-		return load_variant(load);
+	if (a.load != CW_ATTACH_AUTO)
+		return load_variant(a.load);
 	if (cw_probe_kernel(&c))
 		return 1;
-	if (json) {
+	if (a.json) {
 		print_json(&c);
 		return 0;
 	}

@@ -15,6 +15,7 @@
 #include "cli/commands.h"
 #include "cli/report.h"
 #include "common/log.h"
+#include "common/metrics.h"
 #include "common/util.h"
 #include "correlator/correlator.h"
 #include "correlator/live.h"
@@ -29,6 +30,8 @@ struct run_opts {
 	double min_share;
 	bool json;
 	bool paths;
+	const char *metrics; /* --metrics ADDR:PORT, or NULL */
+	const char *traces;  /* --traces FILE: messages CSV, or NULL */
 };
 
 struct run_ctx {
@@ -37,6 +40,9 @@ struct run_ctx {
 	struct cw_jsonw w;
 	struct cw_outfile timing; /* timing.jsonl: message starts per window */
 	struct cw_jsonw tw;
+	struct cw_outfile meta; /* meta.jsonl: processes' resources */
+	struct cw_jsonw mw;
+	uint64_t meta_seq;
 	bool paths; /* keep windows for causal paths */
 	struct cw_timing_record *windows;
 	size_t nwindows, capwindows;
@@ -50,7 +56,9 @@ static void usage(FILE *fp)
 		"[--json]\n"
 		"                    [--attach auto|fentry|kprobe|tracepoint]\n"
 		"                    [--netns NS] [--msg-gap D] [--no-udp]\n"
-		"                    [--no-nat] [--hooks always|sampled]\n\n"
+		"                    [--no-nat] [--hooks always|sampled] "
+		"[--metrics A:P]\n"
+		"                    [--traces FILE]\n\n"
 		"Watch TCP and UDP traffic on this host from the kernel, with "
 		"no\n"
 		"change to the programs watched; pair the two ends of every "
@@ -58,8 +66,10 @@ static void usage(FILE *fp)
 		"connection and print who talks to whom.\n\n"
 		"  -d, --duration D   stop after D (default: at Ctrl-C)\n"
 		"  -i, --interval I   collect aggregates every I (default 1s)\n"
-		"  -o, --out DIR      write edges.json, graph.dot and "
-		"conns.jsonl\n"
+		"  -o, --out DIR      write edges.json, graph.dot, "
+		"conns.jsonl and\n"
+		"                     meta.jsonl (processes' CPU and "
+		"memory)\n"
 		"  -j, --json         print the graph as JSON instead of a "
 		"table\n"
 		"  -a, --attach V     hook variant (default auto: the "
@@ -79,9 +89,14 @@ static void usage(FILE *fp)
 		"send/recv\n"
 		"                     counts calls and messages exactly, "
 		"~100 ns a call;\n"
-		"                     sampled: only inside timing windows, "
-		"nothing\n"
-		"                     outside (bytes are exact either way)\n"
+		"                     sampled: only inside timing windows; "
+		"outside,\n"
+		"                     calls and messages are estimated from "
+		"the\n"
+		"                     bytes (exact either way)\n"
+		"      --metrics A:P  the agent's counters for Prometheus at\n"
+		"                     http://A:P/metrics (a bare PORT: "
+		"127.0.0.1)\n"
 		"  -w, --window D     record message start times in timing "
 		"windows\n"
 		"                     of D (into timing.jsonl with -o)\n"
@@ -95,6 +110,16 @@ static void usage(FILE *fp)
 		"      --min-share F  graph.dot: drop edges under F of all "
 		"bytes\n"
 		"                     (default 0.0)\n"
+		"      --runtime-root DIR  container runtime state for "
+		"workload names\n"
+		"                     (default $CAUSEWAY_RUNTIME_ROOT, else "
+		"/)\n"
+		"      --traces FILE  write every message (thread, role, the "
+		"request\n"
+		"                     its thread served) as the CSV that "
+		"'causeway\n"
+		"                     traces' reads; in the --window "
+		"windows if any\n"
 		"      --mode M       aggregate (default), conn-only or "
 		"per-event\n"
 		"                     (the last two exist for the "
@@ -197,6 +222,19 @@ static int on_timing(const struct cw_timing_record *t, void *arg)
 	return 0;
 }
 
+static int on_meta(const struct cw_proc_meta *pm, void *arg)
+{
+	struct run_ctx *rc = arg;
+	struct cw_wire_msg m = {.kind = CW_WIRE_PROC,
+				.version = CW_WIRE_VERSION};
+
+	m.proc = *pm;
+	m.proc.seq = ++rc->meta_seq;
+	cw_wire_msg_json(&rc->mw, &m);
+	cw_jsonw_end_line(&rc->mw);
+	return 0;
+}
+
 /* The options only run has: 1 taken, 0 not ours, -1 bad value. */
 static int run_option(int opt, const char *arg, struct run_opts *ro)
 {
@@ -218,6 +256,15 @@ static int run_option(int opt, const char *arg, struct run_opts *ro)
 			       : 1;
 	case 'p':
 		ro->paths = true;
+		return 1;
+	case 'Y':
+		ro->wo.runtime_root = arg;
+		return 1;
+	case CLI_OPT_METRICS:
+		ro->metrics = arg;
+		return 1;
+	case 'T':
+		ro->traces = arg;
 		return 1;
 	case 'W':
 		return cli_duration("--window-every", arg, NSEC_PER_MSEC,
@@ -250,23 +297,18 @@ static int check_options(struct run_opts *ro)
 /* 0 to go on, -1 after --help, else the exit status of bad usage. */
 static int parse_args(int argc, char **argv, struct run_opts *ro)
 {
-	static const struct option opts[] = {{"duration", 1, 0, 'd'},
-					     {"interval", 1, 0, 'i'},
-					     {"out", 1, 0, 'o'},
-					     {"json", 0, 0, 'j'},
-					     {"attach", 1, 0, 'a'},
-					     {"netns", 1, 0, 'n'},
-					     {"msg-gap", 1, 0, 'g'},
-					     {"no-udp", 0, 0, 'U'},
-					     {"no-nat", 0, 0, 'N'},
-					     {"mode", 1, 0, 'm'},
-					     {"min-share", 1, 0, 's'},
-					     {"window", 1, 0, 'w'},
-					     {"window-every", 1, 0, 'W'},
-					     {"paths", 0, 0, 'p'},
-					     {"help", 0, 0, 'h'},
-					     {"hooks", 1, 0, CLI_OPT_HOOKS},
-					     {0}};
+	static const struct option opts[] = {
+		{"duration", 1, 0, 'd'},     {"interval", 1, 0, 'i'},
+		{"out", 1, 0, 'o'},	     {"json", 0, 0, 'j'},
+		{"attach", 1, 0, 'a'},	     {"netns", 1, 0, 'n'},
+		{"msg-gap", 1, 0, 'g'},	     {"no-udp", 0, 0, 'U'},
+		{"no-nat", 0, 0, 'N'},	     {"mode", 1, 0, 'm'},
+		{"min-share", 1, 0, 's'},    {"window", 1, 0, 'w'},
+		{"window-every", 1, 0, 'W'}, {"paths", 0, 0, 'p'},
+		{"help", 0, 0, 'h'},	     {"hooks", 1, 0, CLI_OPT_HOOKS},
+		{"runtime-root", 1, 0, 'Y'}, {"metrics", 1, 0, CLI_OPT_METRICS},
+		{"traces", 1, 0, 'T'},	     {0},
+	};
 	int opt, r;
 
 	opterr = 0;
@@ -292,7 +334,7 @@ static int parse_args(int argc, char **argv, struct run_opts *ro)
 	return check_options(ro) ? 2 : 0;
 }
 
-/* DIR/conns.jsonl, and DIR/timing.jsonl with windows. */
+/* DIR/conns.jsonl, DIR/meta.jsonl, and DIR/timing.jsonl with windows. */
 static int open_outputs(struct run_ctx *rc, const struct run_opts *ro)
 {
 	char path[PATH_MAX];
@@ -303,6 +345,10 @@ static int open_outputs(struct run_ctx *rc, const struct run_opts *ro)
 	if (cw_outfile_open(&rc->records, path))
 		return -1;
 	cw_jsonw_init(&rc->w, rc->records.fp);
+	snprintf(path, sizeof(path), "%s/meta.jsonl", ro->out);
+	if (cw_outfile_open(&rc->meta, path))
+		return -1;
+	cw_jsonw_init(&rc->mw, rc->meta.fp);
 	if (!ro->wo.window_ns)
 		return 0;
 	snprintf(path, sizeof(path), "%s/timing.jsonl", ro->out);
@@ -349,26 +395,51 @@ static void print_results(const struct run_opts *ro, struct cw_agent *a,
 		(unsigned long long)st->udp_map_full);
 }
 
-/* Watch, pair, print and write: 0, or -1 after a message. */
-static int run(const struct run_opts *ro, struct run_ctx *rc,
-	       struct cw_graph *g)
+/* --metrics: the agent's counters, posted after each collection. */
+static struct cw_metrics_server *open_metrics(struct run_opts *ro,
+					      struct cw_agent *a)
 {
+	ro->wo.metrics = cw_agent_metrics_board(cw_agent_host(a));
+	if (!ro->wo.metrics)
+		return NULL;
+	return cw_metrics_server_start(ro->metrics, ro->wo.metrics);
+}
+
+/* Watch, pair, print and write: 0, or -1 after a message. */
+static int run(struct run_opts *ro, struct run_ctx *rc, struct cw_graph *g)
+{
+	struct cw_metrics_server *ms = NULL;
+	struct cw_msgs_trace *tr = NULL;
+	struct cw_msgs_opts mo = {.sz = sizeof(mo), .netns = ro->w.ao.netns};
 	struct cw_agent_stats st;
 	struct cw_agent *a = NULL;
 	int err = -1;
 
 	if (cli_agent_open(&a, &ro->w.ao))
 		goto out;
+	if (ro->metrics && !(ms = open_metrics(ro, a)))
+		goto out;
 	/* As the agent does: no bounding set, no new privileges after this. */
 	if (cw_drop_privileges(NULL))
 		cw_warn("running with more privileges than needed");
 	if (open_outputs(rc, ro))
+		goto out;
+	if (ro->traces &&
+	    cw_msgs_trace_start(&tr, ro->traces, &mo, ro->wo.window_ns,
+				ro->wo.window_every_ns))
 		goto out;
 	cw_info("watching with the %s hooks%s; Ctrl-C to stop",
 		cw_attach_name(cw_agent_attach(a)),
 		ro->w.ao.netns ? " in one namespace" : "");
 	if (cw_agent_watch(a, &ro->wo, on_record, on_timing, rc))
 		goto out;
+	if (tr) {
+		int terr = cw_msgs_trace_finish(tr); /* frees tr either way */
+
+		tr = NULL;
+		if (terr)
+			goto out;
+	}
 	cw_agent_stats(a, &st);
 	if (cw_graph_build(g, &rc->pairing)) {
 		cw_error("out of memory while pairing");
@@ -382,11 +453,14 @@ static int run(const struct run_opts *ro, struct run_ctx *rc,
 	    (cli_write_outputs(ro->out, g, cw_agent_host(a),
 			       cw_attach_name(cw_agent_attach(a)), &st,
 			       &rc->pairing.st, ro->min_share) ||
-	     cw_outfile_commit(&rc->records) ||
+	     cw_outfile_commit(&rc->records) || cw_outfile_commit(&rc->meta) ||
 	     (rc->timing.fp && cw_outfile_commit(&rc->timing))))
 		goto out;
 	err = 0;
 out:
+	cw_msgs_trace_abort(tr);
+	cw_metrics_server_stop(ms);
+	cw_metrics_board_free(ro->wo.metrics);
 	cw_agent_close(a);
 	return err;
 }
@@ -409,6 +483,9 @@ int cmd_run(int argc, char **argv)
 	if (err)
 		return err < 0 ? 0 : err;
 	rc.paths = ro.paths;
+	/* Resources only go to DIR/meta.jsonl: the printed graph has none. */
+	if (ro.out)
+		ro.wo.on_meta = on_meta;
 	/* Refuse a bad output folder before spending a whole run. */
 	if (ro.out && (cw_mkdir_p(ro.out) || cw_check_writable_dir(ro.out)))
 		return 1;
@@ -420,6 +497,8 @@ int cmd_run(int argc, char **argv)
 		cw_outfile_abort(&rc.records);
 	if (rc.timing.fp)
 		cw_outfile_abort(&rc.timing);
+	if (rc.meta.fp)
+		cw_outfile_abort(&rc.meta);
 	cw_graph_release(&g);
 	cw_pairing_release(&rc.pairing);
 	free_windows(&rc);

@@ -42,6 +42,8 @@ n=$(python3 -c 'import json,sys
 n = 0
 for line in open(sys.argv[1]):
     r = json.loads(line)
+    if r.get("kind"):  # host and process metadata
+        continue
     if r["process"].get("pid") == int(sys.argv[2]) and r["bytes_out"] == 4321:
         n += 1
 print(n)' "$T_TMP/records.jsonl" "$(json_get "$res" pid)")

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * DNAT undoing over a scripted conntrack: which ends are looked up, how
- * often, what a reply tuple does to a record, and the cache's bound.
+ * NAT undoing (DNAT and SNAT) over a scripted conntrack: which ends are looked
+ * up, how often, what a reply tuple does to a record, and the cache's bound.
  */
 #include <netinet/in.h>
 #include <stdio.h>
@@ -10,25 +10,39 @@
 #include "agent/nat.h"
 #include "check.h"
 
-/* The scripted conntrack: one answer for every query, queries recorded. */
+/*
+ * The scripted conntrack: one answer for every query, queries recorded.
+ * The reply's destination is the question's source (no SNAT) unless
+ * snat_to() set one.
+ */
 static struct {
 	enum cw_ct_result res;
-	struct cw_addr src;
-	uint16_t sport;
+	struct cw_addr src, dst;
+	uint16_t sport, dport;
 	int calls;
 	struct cw_ct_tuple last;
 } ct;
 
 static enum cw_ct_result fake(void *ctx, const struct cw_ct_tuple *orig,
-			      struct cw_addr *src, uint16_t *sport)
+			      struct cw_ct_reply *reply)
 {
 	ct.calls++;
 	ct.last = *orig;
 	if (ct.res == CW_CT_FOUND) {
-		*src = ct.src;
-		*sport = ct.sport;
+		reply->src = ct.src;
+		reply->sport = ct.sport;
+		reply->dst = ct.dst.family ? ct.dst : orig->src;
+		reply->dport = ct.dport ? ct.dport : orig->sport;
 	}
 	return ct.res;
+}
+
+static void snat_to(const char *addr, uint16_t port)
+{
+	memset(&ct.dst, 0, sizeof(ct.dst));
+	if (addr)
+		cw_addr_parse(&ct.dst, addr);
+	ct.dport = port;
 }
 
 static void answer(enum cw_ct_result res, const char *addr, uint16_t port)
@@ -229,9 +243,46 @@ static void test_bound(void)
 	cw_nat_free(n);
 }
 
+/* The source translated (SNAT, or conntrack's port remap): the local side
+ * becomes what the server sees; with DNAT as well, both sides. */
+static void test_snat(void)
+{
+	struct cw_nat *n = cw_nat_new(fake, NULL, 0);
+	struct cw_conn_record r;
+	struct cw_nat_stats st;
+
+	memset(&ct, 0, sizeof(ct));
+	answer(CW_CT_FOUND, "10.96.0.10", 80);
+	snat_to("192.0.2.1", 50001);
+	r = rec(11, CW_REC_ROLE_CLIENT, IPPROTO_TCP);
+	cw_nat_apply(n, &r);
+	CHECK(is_addr(&r.laddr, "192.0.2.1") && r.lport == 50001);
+	CHECK(is_addr(&r.raddr, "10.96.0.10") && r.rport == 80);
+	CHECK(r.flags & CW_REC_NAT);
+
+	/* Only the port remapped (a clash with an entry in TIME_WAIT). */
+	answer(CW_CT_FOUND, "10.244.1.7", 8080);
+	snat_to("10.0.0.5", 40001);
+	r = rec(12, CW_REC_ROLE_CLIENT, IPPROTO_TCP);
+	cw_nat_apply(n, &r);
+	CHECK(is_addr(&r.laddr, "10.0.0.5") && r.lport == 40001);
+	CHECK(is_addr(&r.raddr, "10.244.1.7") && r.rport == 8080);
+
+	/* Cached like DNAT: a later record gets the same, no new query. */
+	answer(CW_CT_NONE, NULL, 0);
+	snat_to(NULL, 0);
+	r = rec(12, CW_REC_ROLE_CLIENT, IPPROTO_TCP);
+	cw_nat_apply(n, &r);
+	CHECK(ct.calls == 2 && r.lport == 40001 && r.rport == 8080);
+	cw_nat_stats(n, &st);
+	CHECK(st.snat == 2 && st.undone == 1);
+	cw_nat_free(n);
+}
+
 int main(void)
 {
 	test_undo();
+	test_snat();
 	test_no_nat();
 	test_close_first();
 	test_bound();
