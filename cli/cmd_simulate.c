@@ -11,29 +11,26 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "cli/commands.h"
+#include "cli/simulate.h"
+#include "common/kafka.h"
 #include "common/log.h"
 #include "common/record.h"
 #include "common/util.h"
 #include "common/wire.h"
 
-#define SIM_T0	     1767225600000000000ULL /* 2026-01-01T00:00:00Z */
 #define SIM_SPAN     (10 * 60 * NSEC_PER_SEC)
 #define SIM_EXTERNAL 16 /* external peers */
 
-enum tier { T_WEB, T_APP, T_CACHE, T_DB, T_BATCH, T_NTIERS };
-
-static const struct tier_desc {
-	const char *comm, *cmdline;
-	uint16_t port;
-	enum tier calls[2]; /* the tiers it calls; its own: replication */
-} tiers[T_NTIERS] = {
+const struct sim_tier_desc sim_tiers[T_NTIERS] = {
 	[T_WEB] = {"nginx", "nginx: worker process", 80, {T_APP, T_APP}},
 	[T_APP] = {"python3",
 		   "python3 /srv/app/server.py --workers 8",
@@ -53,36 +50,8 @@ static const struct tier_desc {
 		     {T_DB, T_CACHE}},
 };
 
-struct sim_proc {
-	enum tier tier;
-	struct cw_process proc;
-};
-
-struct sim_host {
-	char id[CW_HOST_LEN];
-	struct cw_addr addr;
-	uint32_t netns;
-	uint64_t cookie;
-	uint16_t next_port;
-	struct sim_proc *procs;
-	size_t nprocs;
-};
-
-struct sim {
-	uint64_t rng;
-	struct sim_host *hosts;
-	size_t nhosts, nprocs;
-	/* host indices per tier, for picking servers */
-	size_t *by_tier[T_NTIERS];
-	size_t ntier[T_NTIERS];
-	struct cw_jsonw w;
-	FILE *wire; /* wire frames to this, else JSON lines */
-	bool failed;
-	uint64_t seq;
-};
-
 /* splitmix64: small, fast and the same everywhere. */
-static uint64_t rnd(struct sim *s)
+uint64_t sim_rnd(struct sim *s)
 {
 	uint64_t z = (s->rng += 0x9e3779b97f4a7c15ULL);
 
@@ -91,28 +60,28 @@ static uint64_t rnd(struct sim *s)
 	return z ^ (z >> 31);
 }
 
-static double unif(struct sim *s)
+double sim_unif(struct sim *s)
 {
-	return (double)(rnd(s) >> 11) / 9007199254740992.0;
+	return (double)(sim_rnd(s) >> 11) / 9007199254740992.0;
 }
 
 /* Pareto with shape alpha and minimum xm, capped. */
-static uint64_t pareto(struct sim *s, double xm, double alpha, double cap)
+uint64_t sim_pareto(struct sim *s, double xm, double alpha, double cap)
 {
-	double x = xm / pow(1.0 - unif(s), 1.0 / alpha);
+	double x = xm / pow(1.0 - sim_unif(s), 1.0 / alpha);
 
 	return (uint64_t)(x < cap ? x : cap);
 }
 
 /* Index in [0, n) favouring small ones (a popularity skew). */
-static size_t skewed(struct sim *s, size_t n)
+size_t sim_skewed(struct sim *s, size_t n)
 {
-	double u = unif(s);
+	double u = sim_unif(s);
 
 	return (size_t)((double)n * u * u * u) % n;
 }
 
-static int bad_value(const char *opt, const char *val, const char *want)
+int sim_bad_value(const char *opt, const char *val, const char *want)
 {
 	cw_error("%s '%s': want %s", opt, val, want);
 	return 2;
@@ -125,7 +94,8 @@ static void usage(FILE *fp)
 		"[--seed S]\n"
 		"                         [--format json|wire] [-o FILE]\n"
 		"                         [--units-out F] [--hosts-out F] "
-		"[--pattern q1|q2]\n\n"
+		"[--pattern q1|q2]\n"
+		"                         [--kafka BROKERS [--rate R]]\n\n"
 		"Write the agent records of a synthetic fleet as JSON lines "
 		"(or a\n"
 		"wire stream file, what the correlator reads from Kafka): N "
@@ -163,7 +133,18 @@ static void usage(FILE *fp)
 		"                  shuffling among themselves (process 0 of "
 		"each host\n"
 		"                  stores, the others work; all in "
-		"containers)\n\n"
+		"containers)\n"
+		"  -k, --kafka B   publish the records to P.conns on brokers "
+		"B instead,\n"
+		"                  through the agents' producer\n"
+		"  --rate R        with --kafka, R records a second (default: "
+		"as fast\n"
+		"                  as the brokers take them)\n"
+		"  --churn ...     the churn mode: hosts whose connections "
+		"open and\n"
+		"                  close over simulated time, paced for a "
+		"broker (see\n"
+		"                  'causeway simulate --churn --help')\n\n"
 		"Examples:\n"
 		"  causeway simulate --hosts 20 --conns 50 -o fleet.jsonl\n"
 		"  causeway simulate -H 1000 -c 1000 --format wire -o "
@@ -190,41 +171,41 @@ static void host_setup(struct sim *s, size_t i, size_t nprocs)
 	h->nprocs = nprocs;
 	for (j = 0; j < nprocs; j++) {
 		struct sim_proc *p = &h->procs[j];
-		uint64_t r = rnd(s);
+		uint64_t r = sim_rnd(s);
 		size_t k;
 
 		/* Hosts lean to one tier, with a cache and others beside. */
-		p->tier = j == 0   ? (enum tier)(i % 10 < 2    ? T_WEB
-						 : i % 10 < 6  ? T_APP
-						 : i % 10 < 8  ? T_DB
-						 : i % 10 == 8 ? T_CACHE
-							       : T_BATCH)
+		p->tier = j == 0   ? (enum sim_tier)(i % 10 < 2	   ? T_WEB
+						     : i % 10 < 6  ? T_APP
+						     : i % 10 < 8  ? T_DB
+						     : i % 10 == 8 ? T_CACHE
+								   : T_BATCH)
 			  : j == 1 ? T_CACHE
-				   : (enum tier)(rnd(s) % T_NTIERS);
+				   : (enum sim_tier)(sim_rnd(s) % T_NTIERS);
 		p->proc.tgid = 1000 + (uint32_t)(r % 60000);
 		p->proc.start_ns = 1000000000ULL * (1 + (r >> 20) % 100000);
 		p->proc.cgroup_id = 1000 + (r >> 40);
 		snprintf(p->proc.comm, sizeof(p->proc.comm), "%s",
-			 tiers[p->tier].comm);
+			 sim_tiers[p->tier].comm);
 		snprintf(p->proc.cmdline, sizeof(p->proc.cmdline), "%s",
-			 tiers[p->tier].cmdline);
+			 sim_tiers[p->tier].cmdline);
 		if (r % 10 < 7) { /* containerised */
 			for (k = 0; k < 64; k++)
-				p->proc.container[k] = hex[rnd(s) & 15];
+				p->proc.container[k] = hex[sim_rnd(s) & 15];
 			p->proc.container[64] = '\0';
 			snprintf(p->proc.pod, sizeof(p->proc.pod),
 				 "%08llx-%04llx-4%03llx-8%03llx-%012llx",
-				 (unsigned long long)(rnd(s) & 0xffffffff),
-				 (unsigned long long)(rnd(s) & 0xffff),
-				 (unsigned long long)(rnd(s) & 0xfff),
-				 (unsigned long long)(rnd(s) & 0xfff),
-				 (unsigned long long)(rnd(s) &
+				 (unsigned long long)(sim_rnd(s) & 0xffffffff),
+				 (unsigned long long)(sim_rnd(s) & 0xffff),
+				 (unsigned long long)(sim_rnd(s) & 0xfff),
+				 (unsigned long long)(sim_rnd(s) & 0xfff),
+				 (unsigned long long)(sim_rnd(s) &
 						      0xffffffffffffULL));
 		}
 	}
 }
 
-static int sim_init(struct sim *s, size_t nhosts, size_t nprocs, uint64_t seed)
+int sim_init(struct sim *s, size_t nhosts, size_t nprocs, uint64_t seed)
 {
 	struct sim_proc *procs;
 	size_t i, j, t;
@@ -256,7 +237,7 @@ nomem:
 	return cw_error("out of memory");
 }
 
-static void sim_release(struct sim *s)
+void sim_release(struct sim *s)
 {
 	size_t t;
 
@@ -267,12 +248,38 @@ static void sim_release(struct sim *s)
 		free(s->by_tier[t]);
 }
 
-static void emit(struct sim *s, struct cw_conn_record *r)
+/* One record to Kafka, paced to s->rate records a second. */
+static void produce(struct sim *s, const struct cw_conn_record *r)
+{
+	uint64_t due;
+
+	if (s->failed)
+		return;
+	if (cw_kafka_produce_conn(s->kp, r)) {
+		s->failed = true;
+		return;
+	}
+	cw_kafka_producer_poll(s->kp, 0);
+	s->sent++;
+	if (!s->rate)
+		return;
+	due = s->t0 + s->sent * NSEC_PER_SEC / s->rate;
+	while (cw_now_mono_ns() < due && !cw_stop) {
+		cw_kafka_producer_poll(s->kp, 1);
+		usleep(500);
+	}
+}
+
+void sim_emit(struct sim *s, struct cw_conn_record *r)
 {
 	uint8_t *buf;
 	size_t len;
 
 	r->seq = ++s->seq;
+	if (s->kp) {
+		produce(s, r);
+		return;
+	}
 	if (!s->wire) {
 		cw_conn_record_json(&s->w, r);
 		cw_jsonw_end_line(&s->w);
@@ -308,7 +315,7 @@ static void emit_end(struct sim *s, struct cw_conn_record *r, uint64_t first,
 		r->calls_in = r->msgs_in;
 		r->last_ns = t;
 		r->flags &= ~(uint32_t)CW_REC_CLOSED;
-		emit(s, r);
+		sim_emit(s, r);
 	}
 	r->bytes_out = out;
 	r->bytes_in = in;
@@ -316,11 +323,11 @@ static void emit_end(struct sim *s, struct cw_conn_record *r, uint64_t first,
 	r->msgs_in = r->calls_in = mi;
 	r->last_ns = last;
 	r->flags |= CW_REC_CLOSED;
-	emit(s, r);
+	sim_emit(s, r);
 }
 
-static void end_of(const struct sim_host *h, const struct sim_proc *p,
-		   struct cw_conn_record *r)
+void sim_end_of(const struct sim_host *h, const struct sim_proc *p,
+		struct cw_conn_record *r)
 {
 	memset(r, 0, sizeof(*r));
 	snprintf(r->host, sizeof(r->host), "%s", h->id);
@@ -340,7 +347,7 @@ static void external_addr(struct sim *s, struct cw_addr *a, bool inbound)
 	a->bytes[0] = inbound ? 198 : 203;
 	a->bytes[1] = inbound ? 51 : 0;
 	a->bytes[2] = inbound ? 100 : 113;
-	a->bytes[3] = (uint8_t)(1 + rnd(s) % SIM_EXTERNAL);
+	a->bytes[3] = (uint8_t)(1 + sim_rnd(s) % SIM_EXTERNAL);
 }
 
 static void one_conn(struct sim *s, size_t ci, size_t cj)
@@ -348,16 +355,16 @@ static void one_conn(struct sim *s, size_t ci, size_t cj)
 	struct sim_host *ch = &s->hosts[ci], *sh;
 	struct sim_proc *cp = &ch->procs[cj], *sp;
 	struct cw_conn_record c, r;
-	enum tier want = tiers[cp->tier].calls[rnd(s) & 1];
-	uint64_t first, dur, c2s, s2c, msgs, u = rnd(s) % 1000;
+	enum sim_tier want = sim_tiers[cp->tier].calls[sim_rnd(s) & 1];
+	uint64_t first, dur, c2s, s2c, msgs, u = sim_rnd(s) % 1000;
 	size_t k;
 
-	first = SIM_T0 + rnd(s) % SIM_SPAN;
-	dur = pareto(s, 5e6, 1.1, (double)(SIM_T0 + SIM_SPAN - first));
-	msgs = 1 + pareto(s, 1, 1.3, 1e6);
-	c2s = msgs * (64 + rnd(s) % 512);
-	s2c = pareto(s, 200.0 * (double)msgs, 1.2, 1e11);
-	end_of(ch, cp, &c);
+	first = SIM_T0 + sim_rnd(s) % SIM_SPAN;
+	dur = sim_pareto(s, 5e6, 1.1, (double)(SIM_T0 + SIM_SPAN - first));
+	msgs = 1 + sim_pareto(s, 1, 1.3, 1e6);
+	c2s = msgs * (64 + sim_rnd(s) % 512);
+	s2c = sim_pareto(s, 200.0 * (double)msgs, 1.2, 1e11);
+	sim_end_of(ch, cp, &c);
 	c.role = CW_REC_ROLE_CLIENT;
 	c.lport = ch->next_port++;
 	if (ch->next_port < 32768)
@@ -367,7 +374,7 @@ static void one_conn(struct sim *s, size_t ci, size_t cj)
 	c.bytes_in = s2c;
 	c.msgs_out = msgs;
 	c.msgs_in = msgs;
-	c.srtt_us = 50 + (uint32_t)(rnd(s) % 400);
+	c.srtt_us = 50 + (uint32_t)(sim_rnd(s) % 400);
 	if (u < 30) { /* to an external service: only our end is watched */
 		external_addr(s, &c.raddr, false);
 		c.rport = 443;
@@ -377,9 +384,9 @@ static void one_conn(struct sim *s, size_t ci, size_t cj)
 	if ((cp->tier == T_WEB && u < 200) ||
 	    ((cp->tier == T_CACHE || cp->tier == T_DB) && u < 100)) {
 		/* Clients outside the fleet: only the server end is seen. */
-		end_of(ch, cp, &r);
+		sim_end_of(ch, cp, &r);
 		r.role = CW_REC_ROLE_SERVER;
-		r.lport = tiers[cp->tier].port;
+		r.lport = sim_tiers[cp->tier].port;
 		external_addr(s, &r.raddr, true);
 		r.rport = c.lport;
 		r.cookie = c.cookie;
@@ -394,14 +401,14 @@ static void one_conn(struct sim *s, size_t ci, size_t cj)
 	    ch->nprocs > 1 && ch->procs[1].tier == T_CACHE)
 		k = ci * s->nprocs + 1;
 	else if (s->ntier[want])
-		k = s->by_tier[want][skewed(s, s->ntier[want])];
+		k = s->by_tier[want][sim_skewed(s, s->ntier[want])];
 	else /* a small fleet may lack the tier: anyone serves */
-		k = rnd(s) % (s->nhosts * s->nprocs);
+		k = sim_rnd(s) % (s->nhosts * s->nprocs);
 	sh = &s->hosts[k / s->nprocs];
 	sp = &sh->procs[k % s->nprocs];
 	c.raddr = sh->addr;
-	c.rport = tiers[sp->tier].port;
-	end_of(sh, sp, &r);
+	c.rport = sim_tiers[sp->tier].port;
+	sim_end_of(sh, sp, &r);
 	r.role = CW_REC_ROLE_SERVER;
 	r.lport = c.rport;
 	r.raddr = c.laddr;
@@ -531,9 +538,10 @@ static void emit_pair(struct sim *s, size_t ci, size_t cj, size_t si, size_t sj,
 {
 	struct sim_host *ch = &s->hosts[ci], *sh = &s->hosts[si];
 	struct cw_conn_record c, r;
-	uint64_t first = SIM_T0 + rnd(s) % (SIM_SPAN / 2), dur = SIM_SPAN / 4;
+	uint64_t first = SIM_T0 + sim_rnd(s) % (SIM_SPAN / 2),
+		 dur = SIM_SPAN / 4;
 
-	end_of(ch, &ch->procs[cj], &c);
+	sim_end_of(ch, &ch->procs[cj], &c);
 	c.role = CW_REC_ROLE_CLIENT;
 	c.lport = ch->next_port++;
 	if (ch->next_port < 32768)
@@ -544,7 +552,7 @@ static void emit_pair(struct sim *s, size_t ci, size_t cj, size_t si, size_t sj,
 	c.bytes_out = c2s;
 	c.bytes_in = s2c;
 	c.msgs_out = c.msgs_in = 1 + c2s / 65536;
-	end_of(sh, &sh->procs[sj], &r);
+	sim_end_of(sh, &sh->procs[sj], &r);
 	r.role = CW_REC_ROLE_SERVER;
 	r.lport = port;
 	r.raddr = c.laddr;
@@ -572,22 +580,23 @@ static void pattern_conns(struct sim *s, int pattern, uint64_t conns)
 			for (j = 1; j < w; j++) {
 				size_t si = (i + 1) % n, sj = 0;
 
-				if (pattern == 1 && rnd(s) % 10 >= 8)
-					si = rnd(s) % n;
+				if (pattern == 1 && sim_rnd(s) % 10 >= 8)
+					si = sim_rnd(s) % n;
 				if (pattern == 2) {
-					si = rnd(s) % n;
-					sj = w > 1 ? 1 + rnd(s) % (w - 1) : 0;
+					si = sim_rnd(s) % n;
+					sj = w > 1 ? 1 + sim_rnd(s) % (w - 1)
+						   : 0;
 					if (si == i && sj == j)
 						continue;
 				}
 				if (pattern == 1)
 					emit_pair(s, i, j, si, sj,
-						  4096 + rnd(s) % 4096,
-						  (16 + rnd(s) % 48) << 20,
+						  4096 + sim_rnd(s) % 4096,
+						  (16 + sim_rnd(s) % 48) << 20,
 						  9042);
 				else
 					emit_pair(s, i, j, si, sj,
-						  (4 + rnd(s) % 12) << 20,
+						  (4 + sim_rnd(s) % 12) << 20,
 						  65536, 7337);
 			}
 }
@@ -595,7 +604,9 @@ static void pattern_conns(struct sim *s, int pattern, uint64_t conns)
 struct sim_opts {
 	uint64_t hosts, conns, procs, seed;
 	const char *out, *format, *units_out, *hosts_out;
-	int pattern; /* 0: the tiers; 1, 2: Q1, Q2 */
+	int pattern;	   /* 0: the tiers; 1, 2: Q1, Q2 */
+	const char *kafka; /* publish to these brokers instead */
+	uint64_t rate;	   /* records a second to Kafka; 0: no limit */
 };
 
 /*
@@ -614,6 +625,8 @@ static int parse_options(int argc, char **argv, struct sim_opts *o)
 		{"units-out", required_argument, NULL, 'U'},
 		{"hosts-out", required_argument, NULL, 'C'},
 		{"pattern", required_argument, NULL, 'P'},
+		{"kafka", required_argument, NULL, 'k'},
+		{"rate", required_argument, NULL, 'r'},
 		{"help", no_argument, NULL, 'h'},
 		{},
 	};
@@ -621,31 +634,33 @@ static int parse_options(int argc, char **argv, struct sim_opts *o)
 
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "H:c:p:s:f:o:h", opts, NULL)) !=
+	while ((c = getopt_long(argc, argv, "H:c:p:s:f:o:k:h", opts, NULL)) !=
 	       -1) {
 		switch (c) {
 		case 'H':
 			if (cw_parse_u64(optarg, 1, 1000000, &o->hosts))
-				return bad_value("--hosts", optarg,
-						 "1 to 1000000");
+				return sim_bad_value("--hosts", optarg,
+						     "1 to 1000000");
 			break;
 		case 'c':
 			if (cw_parse_u64(optarg, 1, 1000000, &o->conns))
-				return bad_value("--conns", optarg,
-						 "1 to 1000000");
+				return sim_bad_value("--conns", optarg,
+						     "1 to 1000000");
 			break;
 		case 'p':
 			if (cw_parse_u64(optarg, 1, 64, &o->procs))
-				return bad_value("--procs", optarg, "1 to 64");
+				return sim_bad_value("--procs", optarg,
+						     "1 to 64");
 			break;
 		case 's':
 			if (cw_parse_u64(optarg, 0, UINT64_MAX, &o->seed))
-				return bad_value("--seed", optarg, "a number");
+				return sim_bad_value("--seed", optarg,
+						     "a number");
 			break;
 		case 'f':
 			if (strcmp(optarg, "json") && strcmp(optarg, "wire"))
-				return bad_value("--format", optarg,
-						 "json or wire");
+				return sim_bad_value("--format", optarg,
+						     "json or wire");
 			o->format = optarg;
 			break;
 		case 'o':
@@ -659,9 +674,17 @@ static int parse_options(int argc, char **argv, struct sim_opts *o)
 			break;
 		case 'P':
 			if (strcmp(optarg, "q1") && strcmp(optarg, "q2"))
-				return bad_value("--pattern", optarg,
-						 "q1 or q2");
+				return sim_bad_value("--pattern", optarg,
+						     "q1 or q2");
 			o->pattern = optarg[1] - '0';
+			break;
+		case 'k':
+			o->kafka = optarg;
+			break;
+		case 'r':
+			if (cw_parse_u64(optarg, 1, 100000000, &o->rate))
+				return sim_bad_value("--rate", optarg,
+						     "1 to 100000000");
 			break;
 		case 'h':
 			usage(stdout);
@@ -679,6 +702,14 @@ static int parse_options(int argc, char **argv, struct sim_opts *o)
 			 "simulate --help')");
 		return 2;
 	}
+	if (o->kafka && (o->out || o->format)) {
+		cw_error("--kafka publishes the records: no -o or --format");
+		return 2;
+	}
+	if (o->rate && !o->kafka) {
+		cw_error("--rate paces --kafka only");
+		return 2;
+	}
 	if (o->hosts * o->conns > 200000000ULL) {
 		cw_error("--hosts x --conns: at most 200000000 connections");
 		return 2;
@@ -686,26 +717,109 @@ static int parse_options(int argc, char **argv, struct sim_opts *o)
 	return -1;
 }
 
+int sim_kafka_open(struct sim *s, const char *brokers, uint64_t rate)
+{
+	struct cw_kafka_conf kc = {.brokers = brokers};
+
+	s->kp = cw_kafka_producer_new(&kc);
+	if (!s->kp)
+		return -1;
+	s->rate = rate;
+	s->t0 = cw_now_mono_ns();
+	return 0;
+}
+
+/* Every record delivered: 0; else -1 after a message. */
+static int sim_kafka_close(struct sim *s)
+{
+	struct cw_kafka_producer_stats st;
+	int err = s->failed || cw_kafka_producer_flush(s->kp, 60000);
+
+	cw_kafka_producer_get_stats(s->kp, &st);
+	cw_kafka_producer_free(s->kp);
+	s->kp = NULL;
+	if (err)
+		return cw_error("kafka: %" PRIu64 " of %" PRIu64
+				" records not delivered",
+				st.produced - st.delivered, s->sent);
+	cw_info("%" PRIu64 " records published", st.delivered);
+	return 0;
+}
+
+int sim_sink_open(struct sim *s, struct cw_outfile *of, const char *out,
+		  bool wire)
+{
+	FILE *fp;
+
+	if (out && cw_outfile_open(of, out))
+		return -1;
+	fp = out ? of->fp : stdout;
+	cw_jsonw_init(&s->w, fp);
+	if (wire) {
+		s->wire = fp;
+		if (cw_wire_write_magic(fp))
+			s->failed = true;
+	}
+	return 0;
+}
+
+int sim_sink_finish(struct sim *s, struct cw_outfile *of, const char *out)
+{
+	int ret = -1;
+
+	if (s->kp)
+		return sim_kafka_close(s);
+	if (s->failed) {
+		cw_error("unable to write the wire records to '%s': %s",
+			 out ? out : "standard output",
+			 errno ? strerror(errno) : "out of memory");
+		goto out;
+	}
+	if (out) {
+		if (cw_outfile_commit(of))
+			goto out;
+	} else if (fflush(stdout) || ferror(stdout)) {
+		cw_error("unable to write to standard output");
+		goto out;
+	}
+	ret = 0;
+out:
+	if (of->fp)
+		cw_outfile_abort(of);
+	return ret;
+}
+
+/* Is --churn among the arguments?  Then the churn mode parses them all. */
+static bool churn_mode(int argc, char **argv)
+{
+	int i;
+
+	for (i = 1; i < argc && strcmp(argv[i], "--"); i++)
+		if (!strcmp(argv[i], "--churn"))
+			return true;
+	return false;
+}
+
 int cmd_simulate(int argc, char **argv)
 {
 	struct sim_opts o = {.procs = 4, .seed = 1};
 	struct cw_outfile of = {0};
-	const char *out;
 	uint64_t i, j;
 	bool wire;
-	FILE *fp;
-	struct sim s;
-	int ret = parse_options(argc, argv, &o);
+	struct sim s = {0};
+	int ret;
 
+	if (churn_mode(argc, argv))
+		return simulate_churn(argc, argv);
+	ret = parse_options(argc, argv, &o);
 	if (ret >= 0)
 		return ret;
 	ret = 1;
-	out = o.out;
 	if (o.format)
 		wire = !strcmp(o.format, "wire");
 	else
-		wire = out && strlen(out) > 4 &&
-		       !strcmp(out + strlen(out) - 4, ".cww");
+		wire = o.out && strlen(o.out) > 4 &&
+		       !strcmp(o.out + strlen(o.out) - 4, ".cww");
 	if (sim_init(&s, o.hosts, o.procs, o.seed))
 		goto out;
 	if (o.pattern)
@@ -713,35 +827,17 @@ int cmd_simulate(int argc, char **argv)
 	if ((o.units_out && write_units(&s, o.units_out, o.seed)) ||
 	    (o.hosts_out && write_hosts(&s, o.hosts_out)))
 		goto out;
-	if (out && cw_outfile_open(&of, out))
+	if (o.kafka && sim_kafka_open(&s, o.kafka, o.rate))
 		goto out;
-	fp = out ? of.fp : stdout;
-	cw_jsonw_init(&s.w, fp);
-	if (wire) {
-		s.wire = fp;
-		if (cw_wire_write_magic(fp))
-			s.failed = true;
-	}
+	if (!o.kafka && sim_sink_open(&s, &of, o.out, wire))
+		goto out;
 	if (o.pattern)
 		pattern_conns(&s, o.pattern, o.conns);
 	else
 		for (j = 0; j < o.conns && !s.failed; j++)
 			for (i = 0; i < o.hosts; i++)
-				one_conn(&s, i, rnd(&s) % o.procs);
-	if (s.failed) {
-		cw_error("unable to write the wire records to '%s': %s",
-			 out ? out : "standard output",
-			 errno ? strerror(errno) : "out of memory");
-		goto out;
-	}
-	if (out) {
-		if (cw_outfile_commit(&of))
-			goto out;
-	} else if (fflush(stdout) || ferror(stdout)) {
-		cw_error("unable to write to standard output");
-		goto out;
-	}
-	ret = 0;
+				one_conn(&s, i, sim_rnd(&s) % o.procs);
+	ret = sim_sink_finish(&s, &of, o.out) ? 1 : 0;
 out:
 	if (of.fp)
 		cw_outfile_abort(&of);
