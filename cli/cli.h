@@ -3,7 +3,10 @@
 #ifndef CW_CLI_H
 #define CW_CLI_H
 
+#include <getopt.h>
+#include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "agent/agent.h"
 
@@ -18,6 +21,8 @@ int cli_mode(const char *val, enum cw_agent_mode *out);
 
 /* getopt value of --hooks (long only: 'H' is the agent's --host). */
 #define CLI_OPT_HOOKS 0x148
+/* getopt value of --metrics ADDR:PORT (long only; agent and run). */
+#define CLI_OPT_METRICS 0x149
 
 /* The options of the agent that run and agent share. */
 struct cli_watch {
@@ -41,6 +46,22 @@ int cli_share(const char *arg, double *out);
  * print one line naming it and return 2, the exit status for bad usage.
  */
 int cli_bad_option(const char *cmd, char **argv);
+
+/*
+ * A subcommand's getopt loop over argv: -h/--help prints usage to stdout
+ * and gives 1; an unknown option or a missing value prints one line and
+ * gives 2; each other option goes to opt(ctx, c, optarg), and its -1 gives
+ * 2.  0: every option taken, optind at the first operand.
+ */
+int cli_getopt(const char *cmd, int argc, char **argv, const char *shortopts,
+	       const struct option *longopts,
+	       int (*opt)(void *ctx, int c, const char *arg), void *ctx,
+	       void (*usage)(FILE *fp));
+/*
+ * At most one operand after the options, into *input (input NULL: none
+ * allowed); -1 (one line printed) on one too many.
+ */
+int cli_one_operand(int argc, char **argv, const char **input);
 
 /*
  * cw_agent_open() and, when the kernel refused for lack of privilege, a

@@ -32,18 +32,30 @@ struct graph_args {
 	const char *out;
 	bool skip_bad;
 	bool bench;
+	/* --kafka: the fleet graph from the correlators' edge buckets */
+	struct cw_kafka_conf kc;
+	const char *since, *until;
+	uint64_t since_ns, until_ns;
 };
 
+/* The help: one text, over 80 lines, that reads best as one piece. */
 static void usage(FILE *fp)
 {
 	fprintf(fp,
-		"usage: causeway graph [--by process|cmdline|container|host]\n"
+		"usage: causeway graph [--by "
+		"process|cmdline|container|host|pod|"
+		"workload]\n"
 		"                      [--window D] [--top N] [--neighbours "
 		"NODE]\n"
 		"                      [--matrix] [--format "
 		"table|json|graphml|dot|csv]\n"
 		"                      [--skip-bad] [--bench] [-o FILE] "
-		"INPUT...\n\n"
+		"INPUT...\n"
+		"       causeway graph --kafka BROKERS [--group G] [--since "
+		"D|T]\n"
+		"                      [--until T] [--kafka-config F] "
+		"[--topic-prefix P]\n"
+		"                      [options as above]\n\n"
 		"Pair the connection ends in agent records into the traffic "
 		"graph and\n"
 		"answer who talks to whom.  INPUT is JSON lines ('causeway "
@@ -52,10 +64,15 @@ static void usage(FILE *fp)
 		"(protobuf\n"
 		"envelopes as on Kafka: a spool segment, 'causeway simulate "
 		"--format\n"
-		"wire'), told apart by the file's first bytes.\n\n"
+		"wire'), told apart by the file's first bytes.  Process and "
+		"host\n"
+		"metadata lines in the inputs give each node its CPU and "
+		"memory.\n\n"
 		"  -b, --by G           group processes: process (default), "
 		"cmdline,\n"
-		"                       container or host\n"
+		"                       container, host, pod or workload "
+		"(processes\n"
+		"                       outside containers: per host)\n"
 		"  -w, --window D       per-window traffic in JSON (default "
 		"1m; 0: off)\n"
 		"  -t, --top N          only the N edges carrying most bytes\n"
@@ -79,6 +96,24 @@ static void usage(FILE *fp)
 		"(read, decode,\n"
 		"                       cw_pairing_add), pairing + graph "
 		"build, view\n\n"
+		"With --kafka, the graph is the fleet's: every correlator "
+		"member's time\n"
+		"buckets in P.edges (causeway correlate), merged, summed over "
+		"the\n"
+		"buckets that start from --since (a duration back from now, "
+		"@SECONDS\n"
+		"or 'YYYY-MM-DD HH:MM[:SS]' UTC; default: all the topic keeps) "
+		"up to\n"
+		"--until (the same forms; default: now); no per-window "
+		"traffic.\n"
+		"  -k, --kafka B        bootstrap brokers (host:port,...)\n"
+		"      --kafka-config F librdkafka properties, key=value "
+		"lines\n"
+		"      --topic-prefix P read P.edges (default causeway)\n"
+		"  -g, --group G        the correlators' group (default "
+		"causeway-correlator)\n"
+		"      --since D|T      buckets starting at or after\n"
+		"      --until T        buckets starting before\n\n"
 		"'-' reads standard input.  Exit status: 0 done, 1 bad input "
 		"or a\n"
 		"failure, 2 bad usage.\n\n"
@@ -90,7 +125,11 @@ static void usage(FILE *fp)
 		"conns.jsonl\n"
 		"  causeway graph --neighbours 'nginx[1234]' conns.jsonl\n"
 		"  causeway graph --by cmdline -o graph.graphml conns.jsonl\n"
-		"  causeway graph --bench --window 0 --top 1 fleet.cww\n");
+		"  causeway graph --bench --window 0 --top 1 fleet.cww\n"
+		"  causeway graph --kafka kafka1:9092 --since 1h\n"
+		"  causeway graph --kafka kafka1:9092 --since '2026-11-23 "
+		"14:00' \\\n"
+		"      --until '2026-11-23 15:00' --format json\n");
 }
 
 static int parse_format(const char *s)
@@ -178,8 +217,8 @@ static int parse_opt(int c, struct graph_args *a)
 	switch (c) {
 	case 'b':
 		if (cw_group_by_parse(optarg, &a->by)) {
-			cw_error("--by '%s': want process, cmdline, container "
-				 "or host",
+			cw_error("--by '%s': want process, cmdline, container, "
+				 "host, pod or workload",
 				 optarg);
 			return 2;
 		}
@@ -226,6 +265,24 @@ static int parse_opt(int c, struct graph_args *a)
 	case 'B':
 		a->bench = true;
 		return 0;
+	case 'k':
+		a->kc.brokers = optarg;
+		return 0;
+	case 'K':
+		a->kc.properties = optarg;
+		return 0;
+	case 'T':
+		a->kc.topic_prefix = optarg;
+		return 0;
+	case 'g':
+		a->kc.group = optarg;
+		return 0;
+	case 's':
+		a->since = optarg;
+		return 0;
+	case 'u':
+		a->until = optarg;
+		return 0;
 	}
 	return 2;
 }
@@ -244,6 +301,12 @@ static int parse_args(int argc, char **argv, struct graph_args *a)
 		{"out", required_argument, NULL, 'o'},
 		{"skip-bad", no_argument, NULL, 'S'},
 		{"bench", no_argument, NULL, 'B'},
+		{"kafka", required_argument, NULL, 'k'},
+		{"kafka-config", required_argument, NULL, 'K'},
+		{"topic-prefix", required_argument, NULL, 'T'},
+		{"group", required_argument, NULL, 'g'},
+		{"since", required_argument, NULL, 's'},
+		{"until", required_argument, NULL, 'u'},
 		{"help", no_argument, NULL, 'h'},
 		{},
 	};
@@ -254,8 +317,8 @@ static int parse_args(int argc, char **argv, struct graph_args *a)
 	a->format = -1;
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "b:w:t:n:mf:o:h", opts, NULL)) !=
-	       -1) {
+	while ((c = getopt_long(argc, argv, "b:w:t:n:mf:o:k:g:h", opts,
+				NULL)) != -1) {
 		if (c == 'h') {
 			usage(stdout);
 			return 0;
@@ -265,7 +328,17 @@ static int parse_args(int argc, char **argv, struct graph_args *a)
 		if (parse_opt(c, a))
 			return 2;
 	}
-	if (optind >= argc) {
+	if (a->kc.brokers && optind < argc) {
+		cw_error("--kafka reads the edge buckets: no INPUT files");
+		return 2;
+	}
+	if (!a->kc.brokers && (a->since || a->until || a->kc.group)) {
+		cw_error("--since, --until and --group go with --kafka");
+		return 2;
+	}
+	if (cw_time_range(a->since, a->until, &a->since_ns, &a->until_ns))
+		return 2;
+	if (!a->kc.brokers && optind >= argc) {
 		cw_error("no input (see 'causeway graph --help')");
 		return 2;
 	}
@@ -316,6 +389,14 @@ static int select_edges(const struct graph_args *a, const struct cw_view *v,
 	return cw_view_edges(v, vid, a->top, edges, n);
 }
 
+/* --kafka: the fleet's merged buckets of [--since, --until). */
+static int read_kafka(const struct graph_args *a, struct cw_pipeline *pl)
+{
+	return cw_pipeline_read_kafka(
+		pl, &a->kc, a->kc.group ? a->kc.group : CW_KAFKA_GROUP,
+		a->since_ns, a->until_ns);
+}
+
 int cmd_graph(int argc, char **argv)
 {
 	struct cw_outfile of = {0};
@@ -338,8 +419,10 @@ int cmd_graph(int argc, char **argv)
 	 */
 	mallopt(M_MMAP_THRESHOLD, 1 << 30);
 	mallopt(M_TRIM_THRESHOLD, 1 << 30);
-	if (cw_pipeline_read_files(&pl, argv + optind, (size_t)(argc - optind),
-				   a.skip_bad) ||
+	if ((a.kc.brokers ? read_kafka(&a, &pl)
+			  : cw_pipeline_read_files(&pl, argv + optind,
+						   (size_t)(argc - optind),
+						   a.skip_bad)) ||
 	    cw_pipeline_finish(&pl, a.by) ||
 	    select_edges(&a, &pl.view, &edges, &n))
 		goto out;

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "cli/cli.h"
 #include "cli/commands.h"
 #include "common/jsonw.h"
 #include "common/log.h"
@@ -65,8 +66,9 @@ static int parse_method(struct paths_args *a, const char *s)
 	return 0;
 }
 
-static int parse_opt(struct paths_args *a, int c, const char *arg)
+static int parse_opt(void *ctx, int c, const char *arg)
 {
+	struct paths_args *a = ctx;
 	uint64_t v;
 	char *end;
 
@@ -129,23 +131,15 @@ static int parse_args(struct paths_args *a, int argc, char **argv)
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
-	int c;
+	int rc;
 
 	cw_paths_opts_default(&a->o);
 	a->methods = M_CONV;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		if (c == 'h') {
-			usage(stdout);
-			return 1;
-		}
-		if (c == '?' || parse_opt(a, c, optarg))
-			return -1;
-	}
-	if (optind < argc)
-		a->input = argv[optind++];
-	if (optind < argc)
-		return cw_error("unexpected argument '%s'", argv[optind]);
+	rc = cli_getopt("paths", argc, argv, "h", opts, parse_opt, a, usage);
+	if (rc)
+		return rc == 1 ? 1 : -1;
+	if (cli_one_operand(argc, argv, &a->input))
+		return -1;
 	if (!a->synthetic && !a->input && !a->truth)
 		return cw_error("no input (see 'causeway paths --help')");
 	if (a->input && a->truth)

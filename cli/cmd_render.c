@@ -19,10 +19,16 @@
 static void usage(FILE *fp)
 {
 	fprintf(fp,
-		"usage: causeway render [--by process|cmdline|container|host]\n"
+		"usage: causeway render [--by "
+		"process|cmdline|container|host|pod|"
+		"workload]\n"
 		"                       [--format svg|png|dot] [--min-share "
 		"F]\n"
-		"                       [--skip-bad] -o FILE INPUT...\n\n"
+		"                       [--skip-bad] -o FILE INPUT...\n"
+		"       causeway render --kafka BROKERS [--group G] [--since "
+		"D|T]\n"
+		"                       [--until T] [options as above] -o "
+		"FILE\n\n"
 		"Pair the connection ends in agent records (JSON lines or a "
 		"wire\n"
 		"stream file, as for 'causeway graph') and draw the "
@@ -33,7 +39,7 @@ static void usage(FILE *fp)
 		"bytes.\n\n"
 		"  -b, --by G          group processes: process (default), "
 		"cmdline,\n"
-		"                      container or host\n"
+		"                      container, host, pod or workload\n"
 		"  -f, --format F      svg, png or dot (DOT source, no "
 		"layout);\n"
 		"                      default from the extension of FILE, "
@@ -44,7 +50,15 @@ static void usage(FILE *fp)
 		"  -o, --out FILE      the picture (required; whole or not at "
 		"all)\n"
 		"      --skip-bad      count and skip malformed lines instead "
-		"of failing\n\n"
+		"of failing\n"
+		"  -k, --kafka B       instead of INPUT: the fleet graph, "
+		"every "
+		"correlator\n"
+		"                      member's buckets in P.edges, merged "
+		"(see\n"
+		"                      causeway-graph(1): --kafka-config, "
+		"--topic-prefix,\n"
+		"                      -g/--group, --since D|T, --until T)\n\n"
 		"Exit status: 0 done, 1 bad input or a failure, 2 bad "
 		"usage.\n\n"
 		"Examples:\n"
@@ -52,7 +66,9 @@ static void usage(FILE *fp)
 		"  causeway render --by host --min-share 0.01 -o hosts.png "
 		"fleet.jsonl\n"
 		"  causeway render --by cmdline --format dot -o tiers.dot "
-		"fleet.jsonl\n");
+		"fleet.jsonl\n"
+		"  causeway render --kafka kafka1:9092 --since 1h -o "
+		"fleet.svg\n");
 }
 
 static const char *format_of(const char *path)
@@ -69,7 +85,57 @@ struct render_args {
 	enum cw_group_by by;
 	const char *out;
 	bool skip_bad;
+	/* --kafka: the fleet graph from the correlators' edge buckets */
+	struct cw_kafka_conf kc;
+	const char *since, *until;
+	uint64_t since_ns, until_ns;
 };
+
+/* A --kafka option into a: true if c was one. */
+static bool kafka_opt(int c, struct render_args *a)
+{
+	switch (c) {
+	case 'k':
+		a->kc.brokers = optarg;
+		return true;
+	case 'K':
+		a->kc.properties = optarg;
+		return true;
+	case 'T':
+		a->kc.topic_prefix = optarg;
+		return true;
+	case 'g':
+		a->kc.group = optarg;
+		return true;
+	case 'F':
+		a->since = optarg;
+		return true;
+	case 'U':
+		a->until = optarg;
+		return true;
+	}
+	return false;
+}
+
+/* Inputs: files, or --kafka; -1 (go on), or 2 (bad usage, told). */
+static int check_inputs(int argc, struct render_args *a)
+{
+	if (a->kc.brokers && optind < argc) {
+		cw_error("--kafka reads the edge buckets: no INPUT files");
+		return 2;
+	}
+	if (!a->kc.brokers && (a->since || a->until || a->kc.group)) {
+		cw_error("--since, --until and --group go with --kafka");
+		return 2;
+	}
+	if (cw_time_range(a->since, a->until, &a->since_ns, &a->until_ns))
+		return 2;
+	if (!a->kc.brokers && optind >= argc) {
+		cw_error("no input (see 'causeway render --help')");
+		return 2;
+	}
+	return -1;
+}
 
 /* -1: go on; else the exit status (help shown, or bad usage told). */
 static int parse_args(int argc, char **argv, struct render_args *a)
@@ -80,6 +146,12 @@ static int parse_args(int argc, char **argv, struct render_args *a)
 		{"min-share", required_argument, NULL, 's'},
 		{"out", required_argument, NULL, 'o'},
 		{"skip-bad", no_argument, NULL, 'S'},
+		{"kafka", required_argument, NULL, 'k'},
+		{"kafka-config", required_argument, NULL, 'K'},
+		{"topic-prefix", required_argument, NULL, 'T'},
+		{"group", required_argument, NULL, 'g'},
+		{"since", required_argument, NULL, 'F'},
+		{"until", required_argument, NULL, 'U'},
 		{"help", no_argument, NULL, 'h'},
 		{},
 	};
@@ -87,12 +159,15 @@ static int parse_args(int argc, char **argv, struct render_args *a)
 
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "b:f:s:o:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "b:f:s:o:k:g:h", opts, NULL)) !=
+	       -1) {
+		if (kafka_opt(c, a))
+			continue;
 		switch (c) {
 		case 'b':
 			if (cw_group_by_parse(optarg, &a->by)) {
 				cw_error("--by '%s': want process, cmdline, "
-					 "container or host",
+					 "container, host, pod or workload",
 					 optarg);
 				return 2;
 			}
@@ -127,13 +202,19 @@ static int parse_args(int argc, char **argv, struct render_args *a)
 		cw_error("-o FILE is required (see 'causeway render --help')");
 		return 2;
 	}
-	if (optind >= argc) {
-		cw_error("no input (see 'causeway render --help')");
+	if (check_inputs(argc, a) >= 0)
 		return 2;
-	}
 	if (!a->ro.format)
 		a->ro.format = format_of(a->out);
 	return -1;
+}
+
+/* --kafka: the fleet's merged buckets of [--since, --until). */
+static int read_kafka(const struct render_args *a, struct cw_pipeline *pl)
+{
+	return cw_pipeline_read_kafka(
+		pl, &a->kc, a->kc.group ? a->kc.group : CW_KAFKA_GROUP,
+		a->since_ns, a->until_ns);
 }
 
 int cmd_render(int argc, char **argv)
@@ -151,8 +232,10 @@ int cmd_render(int argc, char **argv)
 		return ret;
 	ret = 1;
 	cw_pipeline_init(&pl, 0);
-	if (cw_pipeline_read_files(&pl, argv + optind, (size_t)(argc - optind),
-				   a.skip_bad) ||
+	if ((a.kc.brokers ? read_kafka(&a, &pl)
+			  : cw_pipeline_read_files(&pl, argv + optind,
+						   (size_t)(argc - optind),
+						   a.skip_bad)) ||
 	    cw_pipeline_finish(&pl, a.by) ||
 	    cw_render_view(&pl.view, a.out, &a.ro, &drawn))
 		goto out;

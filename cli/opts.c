@@ -90,6 +90,37 @@ int cli_bad_option(const char *cmd, char **argv)
 	return 2;
 }
 
+int cli_getopt(const char *cmd, int argc, char **argv, const char *shortopts,
+	       const struct option *longopts,
+	       int (*opt)(void *ctx, int c, const char *arg), void *ctx,
+	       void (*usage)(FILE *fp))
+{
+	int c;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+		if (c == 'h') {
+			usage(stdout);
+			return 1;
+		}
+		if (c == '?' || c == ':')
+			return cli_bad_option(cmd, argv);
+		if (opt(ctx, c, optarg))
+			return 2;
+	}
+	return 0;
+}
+
+int cli_one_operand(int argc, char **argv, const char **input)
+{
+	if (input && optind < argc)
+		*input = argv[optind++];
+	if (optind < argc)
+		return cw_error("unexpected argument '%s'", argv[optind]);
+	return 0;
+}
+
 int cli_watch_option(int opt, const char *arg, struct cli_watch *w)
 {
 	int err = 0;

@@ -49,6 +49,7 @@ void cli_stats_json(struct cw_jsonw *w, const struct cw_agent_stats *st,
 	cw_jsonw_u64(w, "timing_lost", st->timing_lost);
 	cw_jsonw_u64(w, "nat_lookups", st->nat_lookups);
 	cw_jsonw_u64(w, "nat_undone", st->nat_undone);
+	cw_jsonw_u64(w, "nat_snat", st->nat_snat);
 	cw_jsonw_u64(w, "nat_errors", st->nat_errors);
 pairing:
 	cw_jsonw_u64(w, "applied", ps->records);

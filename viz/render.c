@@ -9,6 +9,7 @@
 
 #include "common/log.h"
 #include "common/util.h"
+#include "common/utf8.h"
 #include "viz/viz.h"
 
 /* Graphviz reports through agerr(); keep its last message for ours. */
@@ -38,15 +39,112 @@ static int set(void *obj, const char *name, const char *val)
 	return 0;
 }
 
+/*
+ * Text for a Graphviz label: at most max bytes of s in whole characters,
+ * clean (names from records are; a host id from a file may not be), and
+ * the two characters Graphviz reads inside a label spelled out: '\'
+ * starts an escape (\N, \n) and '&' an entity, which Graphviz turns
+ * into bytes before it writes SVG (so "&#27;" in a name would put an ESC
+ * into the XML).  Returns out.
+ */
+static const char *gv_text(char *out, size_t size, const char *s, size_t max)
+{
+	char clean[512];
+	size_t i, o = 0, ch, n;
+
+	if (!size)
+		return out;
+	n = cw_utf8_clean(clean,
+			  max + 1 < sizeof(clean) ? max + 1 : sizeof(clean), s,
+			  strlen(s));
+	for (i = 0; i < n; i += ch) {
+		const char *put = clean + i;
+		size_t len;
+
+		ch = cw_utf8_next(clean + i, n - i);
+		if (!ch) /* clean text always has one: defensive */
+			break;
+		len = ch;
+		if (clean[i] == '\\')
+			put = "\\\\", len = 2;
+		else if (clean[i] == '&')
+			put = "&amp;", len = 5;
+		if (len >= size - o)
+			break;
+		memcpy(out + o, put, len);
+		o += len;
+	}
+	out[o] = 0;
+	return out;
+}
+
 static const char *vertex_color(const struct cw_view *v, size_t i)
 {
-	const struct cw_node *n = v->v[i].node;
-
-	if (n->kind == CW_NODE_EXTERNAL)
+	if (v->v[i].node->kind == CW_NODE_EXTERNAL)
 		return "#555555";
-	if (v->by == CW_BY_HOST || n->kind != CW_NODE_PROCESS)
-		return cw_viz_color(v->v[i].name);
-	return cw_viz_color(n->proc.comm);
+	return cw_viz_color(cw_viz_vertex_command(v, i));
+}
+
+/* The largest memory and CPU among the vertices drawn. */
+struct usage_max {
+	uint64_t rss;
+	double cpu;
+};
+
+static void usage_max_of(const struct cw_view *v, const bool *vertex_on,
+			 struct usage_max *m)
+{
+	size_t i;
+
+	memset(m, 0, sizeof(*m));
+	for (i = 0; i < v->nv; i++) {
+		const struct cw_usage_stats *u = &v->v[i].usage;
+
+		if (!vertex_on[i] || !u->known)
+			continue;
+		if (u->rss_bytes > m->rss)
+			m->rss = u->rss_bytes;
+		if (u->cpu_cores > m->cpu)
+			m->cpu = u->cpu_cores;
+	}
+}
+
+/* Height from memory, line width from CPU, and both in the label. */
+static int usage_attrs(const struct cw_view *v, size_t i, Agnode_t *node,
+		       const struct usage_max *m, char *label, size_t len)
+{
+	const struct cw_usage_stats *u = &v->v[i].usage;
+	char buf[32], rss[32];
+	size_t n = strlen(label);
+
+	if (!u->known)
+		return 0;
+	snprintf(label + n, len - n, "\nCPU %.2f cores, RAM %s", u->cpu_cores,
+		 cw_fmt_bytes(u->rss_bytes, rss, sizeof(rss)));
+	snprintf(buf, sizeof(buf), "%.2f",
+		 cw_viz_height_of_rss(u->rss_bytes, m->rss));
+	if (set(node, "height", buf))
+		return -1;
+	snprintf(buf, sizeof(buf), "%.2f",
+		 cw_viz_width_of_cpu(u->cpu_cores, m->cpu));
+	return set(node, "penwidth", buf);
+}
+
+/* The scales, under the picture: only when it has resources. */
+static int legend(Agraph_t *g, const struct usage_max *m)
+{
+	char text[256], rss[32];
+
+	snprintf(text, sizeof(text),
+		 "node height: memory (2.5 in = %s, by square root); node "
+		 "line: CPU (8 pt = %.2f cores); edge width: bytes; edge "
+		 "colour: command pair",
+		 cw_fmt_bytes(m->rss, rss, sizeof(rss)), m->cpu);
+	if (!agattr(g, AGRAPH, "label", text) ||
+	    !agattr(g, AGRAPH, "labelloc", "b") ||
+	    !agattr(g, AGRAPH, "fontsize", "10"))
+		return gv_fail("unable to set the legend");
+	return 0;
 }
 
 /* Which edges to draw, and which vertices they leave. */
@@ -79,10 +177,15 @@ static int add_vertices(const struct cw_view *v, Agraph_t *g,
 			const bool *vertex_on, uint64_t max_bytes,
 			Agnode_t **nodes)
 {
-	char name[32], buf[64], cluster[96], label[512], bytes[32];
+	char name[32], buf[64], cluster[96], label[2 * 512 + 128], bytes[32];
+	char text[2][512];
+	struct usage_max m;
 	Agraph_t *sub;
 	size_t i;
 
+	usage_max_of(v, vertex_on, &m);
+	if (v->has_usage && legend(g, &m))
+		return -1;
 	for (i = 0; i < v->nv; i++) {
 		const struct cw_view_vertex *x = &v->v[i];
 		double f = (double)(x->bytes_out + x->bytes_in) /
@@ -97,7 +200,9 @@ static int add_vertices(const struct cw_view *v, Agraph_t *g,
 			sub = agsubg(g, cluster, 1);
 			if (!sub)
 				return gv_fail("unable to add a cluster");
-			if (set(sub, "label", x->node->host))
+			if (set(sub, "label",
+				gv_text(text[0], sizeof(text[0]), x->node->host,
+					CW_HOST_LEN)))
 				return -1;
 		}
 		snprintf(name, sizeof(name), "v%zu", i);
@@ -106,15 +211,23 @@ static int add_vertices(const struct cw_view *v, Agraph_t *g,
 			return gv_fail("unable to add a node");
 		cw_fmt_bytes(x->bytes_out + x->bytes_in, bytes, sizeof(bytes));
 		if (v->by == CW_BY_PROCESS && x->node->kind == CW_NODE_PROCESS)
-			snprintf(label, sizeof(label), "%s\n%.40s\n%s",
-				 cw_node_label(x->node, buf, sizeof(buf)),
-				 x->node->proc.cmdline, bytes);
+			snprintf(label, sizeof(label), "%s\n%s\n%s",
+				 gv_text(text[0], sizeof(text[0]),
+					 cw_node_label(x->node, buf,
+						       sizeof(buf)),
+					 sizeof(buf)),
+				 gv_text(text[1], sizeof(text[1]),
+					 x->node->proc.cmdline, 40),
+				 bytes);
 		else
-			snprintf(label, sizeof(label), "%s\n%s", x->label,
+			snprintf(label, sizeof(label), "%s\n%s",
+				 gv_text(text[0], sizeof(text[0]), x->label,
+					 sizeof(text[0]) / 5),
 				 bytes);
 		snprintf(buf, sizeof(buf), "%.2f", 0.5 + 1.5 * sqrt(f));
-		if (set(nodes[i], "label", label) ||
-		    set(nodes[i], "height", buf) ||
+		if (set(nodes[i], "height", buf) ||
+		    usage_attrs(v, i, nodes[i], &m, label, sizeof(label)) ||
+		    set(nodes[i], "label", label) ||
 		    set(nodes[i], "color", vertex_color(v, i)) ||
 		    (x->node->kind == CW_NODE_EXTERNAL &&
 		     set(nodes[i], "style", "dashed")))
@@ -148,7 +261,10 @@ static int add_edges(const struct cw_view *v, Agraph_t *g, const bool *edge_on,
 			 cw_fmt_bytes(x->bytes_s2c, b, sizeof(b)));
 		/* xlabel: dot 2.4x loses (and double-frees) labelled edges
 		 * between nodes of one rank inside clusters. */
-		if (set(e, "penwidth", width) || set(e, "xlabel", label))
+		if (set(e, "penwidth", width) || set(e, "xlabel", label) ||
+		    set(e, "color",
+			cw_viz_pair_color(cw_viz_vertex_command(v, x->from),
+					  cw_viz_vertex_command(v, x->to))))
 			return -1;
 	}
 	return 0;
@@ -176,7 +292,9 @@ static int defaults(Agraph_t *g)
 	if (!agattr(g, AGNODE, "label", "\\N") ||
 	    !agattr(g, AGNODE, "height", "0.5") ||
 	    !agattr(g, AGNODE, "color", "black") ||
+	    !agattr(g, AGNODE, "penwidth", "1") ||
 	    !agattr(g, AGEDGE, "penwidth", "1") ||
+	    !agattr(g, AGEDGE, "color", "black") ||
 	    !agattr(g, AGEDGE, "xlabel", ""))
 		return gv_fail("unable to set a default attribute");
 	return 0;
@@ -208,15 +326,17 @@ static int graph_node(const struct cw_graph *g, size_t i, Agraph_t *sub,
 		      Agnode_t **nodes)
 {
 	const struct cw_node *n = &g->nodes[i];
-	char label[512], name[128], id[32];
+	char label[2 * 512 + 64], name[128], id[32], text[2][512];
 
 	cw_node_label(n, name, sizeof(name));
+	gv_text(text[0], sizeof(text[0]), name, sizeof(name));
 	/* One line: the label's break is a space, as it always was. */
 	if (n->kind == CW_NODE_PROCESS)
-		snprintf(label, sizeof(label), "%s %.60s", name,
-			 n->proc.cmdline);
+		snprintf(
+			label, sizeof(label), "%s %s", text[0],
+			gv_text(text[1], sizeof(text[1]), n->proc.cmdline, 60));
 	else
-		snprintf(label, sizeof(label), "%s", name);
+		snprintf(label, sizeof(label), "%s", text[0]);
 	snprintf(id, sizeof(id), "n%zu", i);
 	nodes[i] = agnode(sub, id, 1);
 	if (!nodes[i])
@@ -231,7 +351,7 @@ static int graph_node(const struct cw_graph *g, size_t i, Agraph_t *sub,
 /* Processes in a cluster per host and network namespace. */
 static int graph_nodes(const struct cw_graph *g, Agraph_t *gr, Agnode_t **nodes)
 {
-	char label[64], cname[32];
+	char label[160], cname[32], host[128];
 	size_t i, j, clusters = 0;
 	Agraph_t *sub;
 
@@ -244,8 +364,9 @@ static int graph_nodes(const struct cw_graph *g, Agraph_t *gr, Agnode_t **nodes)
 			continue;
 		}
 		snprintf(cname, sizeof(cname), "cluster_%zu", clusters++);
-		snprintf(label, sizeof(label), "%.20s netns %u",
-			 g->nodes[i].host, g->nodes[i].netns);
+		snprintf(label, sizeof(label), "%s netns %u",
+			 gv_text(host, sizeof(host), g->nodes[i].host, 20),
+			 g->nodes[i].netns);
 		sub = agsubg(gr, cname, 1);
 		if (!sub)
 			return gv_fail("unable to add a cluster");

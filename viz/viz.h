@@ -10,6 +10,7 @@
 #ifndef CW_VIZ_H
 #define CW_VIZ_H
 
+#include <stdint.h>
 #include <stdio.h>
 
 #include "graph/graph.h"
@@ -29,6 +30,22 @@ int cw_viz_write_dot(const struct cw_graph *g, FILE *fp,
 		     const struct cw_viz_opts *opts);
 /* A colour for a command, the same for the same command in every view. */
 const char *cw_viz_color(const char *comm);
+/* A colour for traffic from command `from` to command `to`, the same for
+ * the same pair in every view (and usually another for `to` -> `from`). */
+const char *cw_viz_pair_color(const char *from, const char *to);
+/*
+ * The SAC'20 encoding of a vertex's resources (graph/graph.h usage), for
+ * every drawing: node height in inches from its mean resident memory, 0.5
+ * to 2.5 by the square root of its share of the largest (area follows
+ * memory); node line width in points from its mean CPU rate, 1 to 8
+ * linear in its share of the busiest.  max_* are the largest in the
+ * drawing (0: none has any).
+ */
+double cw_viz_height_of_rss(uint64_t rss_bytes, uint64_t max_rss_bytes);
+double cw_viz_width_of_cpu(double cpu_cores, double max_cpu_cores);
+/* The vertex's command, for colours: comm of its first member process,
+ * else its name. */
+const char *cw_viz_vertex_command(const struct cw_view *v, size_t i);
 
 /*
  * Rendering through Graphviz's libraries (viz/render.c): a view of the
@@ -36,8 +53,11 @@ const char *cw_viz_color(const char *comm);
  * layout).  Edge width from bytes; edges under min_share of all bytes are
  * dropped, and the vertices left with no edge; vertices coloured by command
  * (cw_viz_color) and grouped per host when all their members are on one;
- * node height from the bytes a vertex sent and received (RAM and CPU are
- * not collected yet).
+ * edges coloured by command pair (cw_viz_pair_color).  When the graph has
+ * the agents' resources, node height is from memory and node line width
+ * from CPU (cw_viz_height_of_rss, cw_viz_width_of_cpu) and a legend says
+ * the scales (the SAC'20 picture); else node height is from the bytes a
+ * vertex sent and received.
  */
 struct cw_render_opts {
 	size_t sz;
