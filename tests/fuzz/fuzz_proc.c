@@ -1,4 +1,4 @@
-// fuzz-sources: common/log.c common/util.c common/htab.c agent/enrich.c
+// fuzz-sources: common/log.c common/util.c common/htab.c agent/enrich.c agent/workload.c
 // SPDX-License-Identifier: MIT
 /*
  * libFuzzer target for the /proc parsers of the agent that take a buffer:

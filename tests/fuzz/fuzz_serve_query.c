@@ -33,7 +33,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (!err[0] || !memchr(err, '\0', sizeof(err)))
 			abort();
 	} else {
-		if ((unsigned)q.by > CW_SERVE_BY_HOST || q.min_share < 0 ||
+		if ((unsigned)q.by >= CW_SERVE_BY_N || q.min_share < 0 ||
 		    q.min_share > 1 || q.has_since != q.has_until ||
 		    !memchr(q.node, '\0', sizeof(q.node)) ||
 		    !memchr(q.run, '\0', sizeof(q.run)))

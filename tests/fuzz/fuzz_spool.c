@@ -1,4 +1,5 @@
 // fuzz-sources: common/log.c common/util.c common/wire_file.c common/spool.c
+// fuzz-sources: common/spool_recover.c
 // SPDX-License-Identifier: MIT
 /*
  * libFuzzer target for spool recovery: what an agent finds on disk after

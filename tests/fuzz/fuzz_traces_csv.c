@@ -1,6 +1,7 @@
 // fuzz-sources: common/log.c common/util.c traces/read.c traces/spans.c
 // fuzz-sources: traces/build.c traces/infer.c traces/hungarian.c
-// fuzz-sources: traces/out.c traces/score.c traces/pcap.c
+// fuzz-sources: traces/out.c traces/score.c traces/pcap.c common/pcap.c
+// fuzz-sources: common/htab.c
 // SPDX-License-Identifier: MIT
 /*
  * libFuzzer target for the readers of causeway traces: the message CSV and

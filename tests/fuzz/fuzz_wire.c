@@ -1,12 +1,13 @@
 // clang-format off
 // fuzz-sources: common/log.c common/util.c common/record.c common/jsonw.c common/wire.c common/wire_file.c build/common/wire.pb-c.c common/sample_run.c
+// fuzz-sources: common/wire_decode.c
 // clang-format on
 // SPDX-License-Identifier: MIT
 /*
  * The wire decoder and the frame reader on arbitrary bytes: never a crash,
  * only a kind or a distinct error; whatever decodes re-encodes to a record
  * that decodes the same; a conn record always has a key, and so do timing
- * windows and sample runs.
+ * windows, sample runs and a window's messages (MsgWindow).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -61,6 +62,32 @@ static bool samples_same(const struct cw_wire_samples *a,
 	       !memcmp(x->bins, y->bins, x->nbins * sizeof(*x->bins));
 }
 
+/* A window's messages: inside the record's times, naming its sockets,
+ * and the same after a round trip. */
+static bool msgs_same(const struct cw_wire_msgs *a,
+		      const struct cw_wire_msgs *b)
+{
+	size_t i;
+
+	if (strcmp(a->host, b->host) || strcmp(a->boot_id, b->boot_id) ||
+	    a->slot_ns != b->slot_ns || a->start_ns != b->start_ns ||
+	    a->end_ns != b->end_ns || a->seq != b->seq ||
+	    a->chunk != b->chunk || a->last != b->last || a->lost != b->lost ||
+	    a->n != b->n || a->nsocks != b->nsocks)
+		return false;
+	if (memcmp(a->socks, b->socks, a->nsocks * sizeof(*a->socks)))
+		return false;
+	for (i = 0; i < a->n; i++) {
+		const struct cw_wire_mmsg *x = &a->msgs[i];
+
+		if (x->start_ns < a->start_ns || x->end_ns < x->start_ns ||
+		    x->end_ns > a->end_ns || x->sock >= a->nsocks ||
+		    x->ctx > a->nsocks)
+			abort();
+	}
+	return !memcmp(a->msgs, b->msgs, a->n * sizeof(*a->msgs));
+}
+
 static void check_msg(const struct cw_wire_msg *m)
 {
 	static struct cw_wire_msg again;
@@ -99,6 +126,10 @@ static void check_msg(const struct cw_wire_msg *m)
 		break;
 	case CW_WIRE_SAMPLES:
 		if (!samples_same(&m->samples, &again.samples))
+			abort();
+		break;
+	case CW_WIRE_MSGS:
+		if (!msgs_same(&m->msgs, &again.msgs))
 			abort();
 		break;
 	}
