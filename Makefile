@@ -198,17 +198,21 @@ bench: $(BIN)
 demo: $(BIN)
 	$(Q)BUILD=$(BUILD) examples/demo.sh
 
-# The README's pictures: screenshots that t_serve_page takes of the page.
-SHOTS := graph-process graph-host heatmap paths samples
+# The README's pictures: screenshots that t_serve_page and t_serve_traces
+# take of the page.
+SHOTS := graph-process graph-host heatmap paths samples placement
 screenshots: $(BIN)
 	$(Q)BUILD=$(BUILD) tests/run.sh t_serve_page
 	$(Q)mkdir -p docs/images
 	$(Q)for s in $(SHOTS); do \
 		cp $(BUILD)/test-logs/t_serve_page/$$s.png docs/images/ || exit 1; \
 	done
+	$(Q)BUILD=$(BUILD) tests/run.sh t_serve_traces
+	$(Q)cp $(BUILD)/test-logs/t_serve_traces/waterfall.png docs/images/
 
 # libFuzzer targets: tests/fuzz/fuzz_<name>.c, each linked with the library
-# sources it names in a "// fuzz-sources:" line.
+# sources it names in a "// fuzz-sources:" line, and with common/utf8.c,
+# which every decoder and writer of names calls.
 FUZZ_SRCS  := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS  := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRCS))
 FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -std=gnu11 \
@@ -236,7 +240,7 @@ fuzz-long: $(FUZZ_BINS)
 $(BUILD)/fuzz/%: tests/fuzz/%.c $(CORE_SRCS) $(PROTO_SRCS) $(BUILD)/.flags
 	$(call msg,FUZZ,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CLANG) $(FUZZ_FLAGS) -o $@ $< \
+	$(Q)$(CLANG) $(FUZZ_FLAGS) -o $@ $< common/utf8.c \
 		$$(sed -n 's|^// fuzz-sources: *||p' $<) $(LDLIBS)
 
 format:
