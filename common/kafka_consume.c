@@ -245,14 +245,99 @@ void cw_kafka_msg_release(struct cw_kafka_msg *m)
 	memset(m, 0, sizeof(*m));
 }
 
+/*
+ * How long a commit or the group's farewell may take.  librdkafka's own
+ * synchronous forms wait without end (for the coordinator's answer, for
+ * the group to end), and once in CI a member stopped after the group had
+ * fenced it (paused past its session) never ended.  Past this bound the
+ * coordinator is out of reach or wedged, and the stop goes on.  The
+ * checkpoints are the truth, written and flushed before; an offset not
+ * committed is only read again.
+ */
+static int group_wait_ms(rd_kafka_t *rk)
+{
+	char buf[32];
+	size_t n = sizeof(buf);
+	long ms = 45000;
+
+	if (rd_kafka_conf_get(rd_kafka_conf(rk), "session.timeout.ms", buf,
+			      &n) == RD_KAFKA_CONF_OK)
+		ms = strtol(buf, NULL, 10);
+	if (ms < 1000 || ms > 300000)
+		ms = 45000;
+	return (int)ms + GROUP_WAIT_SLACK_MS;
+}
+
 int cw_kafka_consumer_commit(struct cw_kafka_consumer *c)
 {
-	rd_kafka_resp_err_t err = rd_kafka_commit(c->rk, NULL, 0);
+	rd_kafka_queue_t *q = rd_kafka_queue_new(c->rk);
+	uint64_t end = kafka_now_ms() + (uint64_t)group_wait_ms(c->rk);
+	rd_kafka_resp_err_t err;
+	rd_kafka_event_t *ev;
+	uint64_t now;
 
+	/* The result comes back as an event on our own queue. */
+	err = rd_kafka_commit_queue(c->rk, NULL, q, NULL, NULL);
+	while (!err && (now = kafka_now_ms()) < end) {
+		ev = rd_kafka_queue_poll(q, (int)(end - now));
+		if (!ev)
+			continue;
+		if (rd_kafka_event_type(ev) == RD_KAFKA_EVENT_OFFSET_COMMIT) {
+			err = rd_kafka_event_error(ev);
+			rd_kafka_event_destroy(ev);
+			goto done;
+		}
+		rd_kafka_event_destroy(ev);
+	}
+	if (!err)
+		err = RD_KAFKA_RESP_ERR__TIMED_OUT;
+done:
+	rd_kafka_queue_destroy(q);
 	if (err && err != RD_KAFKA_RESP_ERR__NO_OFFSET)
 		return cw_error("kafka: commit failed: %s",
 				rd_kafka_err2str(err));
 	return 0;
+}
+
+/*
+ * Leave the group (revocations served here, through the rebalance hook)
+ * and free the client, within group_wait_ms.  Past it the handle is
+ * left behind, not destroyed: destroying waits for the group to end,
+ * which is what did not happen.  Only ever done on the way out.
+ */
+static void consumer_close_bounded(rd_kafka_t *rk, const char *what,
+				   struct cw_kafka_consumer *kc)
+{
+	rd_kafka_queue_t *q = rd_kafka_queue_new(rk);
+	uint64_t end = kafka_now_ms() + (uint64_t)group_wait_ms(rk);
+	rd_kafka_error_t *error = rd_kafka_consumer_close_queue(rk, q);
+	rd_kafka_event_t *ev;
+
+	if (error) {
+		cw_warn("kafka: %s: close: %s", what,
+			rd_kafka_error_string(error));
+		rd_kafka_error_destroy(error);
+	}
+	/* Served as events: the last revocation goes to our hook here. */
+	while (!error && !rd_kafka_consumer_closed(rk) &&
+	       kafka_now_ms() < end) {
+		ev = rd_kafka_queue_poll(q, 100);
+		if (ev && kc &&
+		    rd_kafka_event_type(ev) == RD_KAFKA_EVENT_REBALANCE)
+			on_rebalance(rk, rd_kafka_event_error(ev),
+				     rd_kafka_event_topic_partition_list(ev),
+				     kc);
+		if (ev)
+			rd_kafka_event_destroy(ev);
+	}
+	rd_kafka_queue_destroy(q);
+	if (!error && !rd_kafka_consumer_closed(rk)) {
+		cw_warn("kafka: %s: the group did not let go in %d s: "
+			"leaving without a goodbye",
+			what, group_wait_ms(rk) / 1000);
+		return;
+	}
+	rd_kafka_destroy(rk);
 }
 
 static void lag_of(rd_kafka_t *rk, const rd_kafka_topic_partition_t *tp,
@@ -298,8 +383,7 @@ void cw_kafka_consumer_free(struct cw_kafka_consumer *c)
 	if (!c)
 		return;
 	cw_kafka_consumer_commit(c);
-	rd_kafka_consumer_close(c->rk);
-	rd_kafka_destroy(c->rk);
+	consumer_close_bounded(c->rk, "group consumer", c);
 	free(c);
 }
 
@@ -539,8 +623,7 @@ void cw_kafka_log_free(struct cw_kafka_log *l)
 		rd_kafka_destroy(l->prod);
 	}
 	if (l->cons) {
-		rd_kafka_consumer_close(l->cons);
-		rd_kafka_destroy(l->cons);
+		consumer_close_bounded(l->cons, "state log reader", NULL);
 	}
 	free(l);
 }

@@ -14,6 +14,8 @@
 
 /* Buffered records get this long to leave when a client is freed. */
 #define FREE_FLUSH_MS 10000
+/* A commit or a consumer's close waits session.timeout.ms and this. */
+#define GROUP_WAIT_SLACK_MS 5000
 /* Tries, 50 ms apart, while librdkafka's queue is full. */
 #define QUEUE_FULL_TRIES 20
 

@@ -45,6 +45,32 @@ trap 'exit 130' INT TERM
 on_exit() { T_CLEANUP+=("$*"); }
 # bg_pid PID: kill PID at cleanup.
 bg_pid() { T_PIDS+=("$1"); }
+# stacks_after SECS NAME PID...: should a PID outlive SECS (a stop that
+# does not end, a bug: every stop is bounded), its threads' stacks go to
+# $BUILD/test-logs/NAME.stacks for the post-mortem.  Only a record: the
+# test's own wait decides, and the run's hang guard ends it.
+stacks_after() {
+	local secs=$1 name=$2 out pid
+	shift 2
+	out="$CW_ROOT/${BUILD:-build}/test-logs/$name.stacks"
+	(
+		sleep "$secs"
+		for pid in "$@"; do
+			case $(ps -o stat= -p "$pid" 2>/dev/null) in
+			"" | Z*) continue ;;
+			esac
+			mkdir -p "${out%/*}"
+			echo "== $pid: $(tr '\0' ' ' </proc/$pid/cmdline)" >>"$out"
+			if command -v gdb >/dev/null; then
+				gdb -p "$pid" -batch -ex 'thread apply all bt' \
+					>>"$out" 2>&1
+			else
+				grep . /proc/$pid/task/*/wchan >>"$out" 2>&1
+			fi
+		done
+	) &
+	bg_pid $!
+}
 
 need_root() {
 	[ "$(id -u)" -eq 0 ] || skip "needs root (BPF, namespaces)"

@@ -124,6 +124,7 @@ produced=$(( $(sed -n 's/.* \([0-9]*\) records published.*/\1/p' \
 	"$T_TMP/sim0.log" "$T_TMP/sim.log" | paste -sd+) ))
 note "records published: $produced"
 kill -INT $B $C
+stacks_after 120 t_fleet_members $B $C
 wait $B || fail "member b failed: $(cat "$T_TMP/b.log")"
 wait $C || fail "member c failed: $(cat "$T_TMP/c.log")"
 for m in a b c; do
