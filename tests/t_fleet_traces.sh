@@ -61,6 +61,21 @@ agent "$TB_TPR" tpr --kafka "$BOOT"
 agent "$TB_POOL" pool --kafka "$BOOT"
 agent "$TB_DB" redis --kafka "$BOOT"
 
+# The load starts once every agent's windows run.  Windows are wall-clock
+# multiples, but an agent that came up late in a slot opens its first at
+# the next: load in a slot some hosts recorded and others did not leaves
+# requests half seen (their truth lines unmatched).
+for h in $HOSTS load; do
+	for _ in $(seq 1 200); do
+		grep -qs "the first at" "$T_TMP/agent-$h.log" && break
+		sleep 0.05
+	done
+done
+first=$(sed -n 's/.*, the first at \([0-9]*\)$/\1/p' "$T_TMP"/agent-*.log |
+	sort -n | tail -n 1)
+[ -n "$first" ] || fail "no agent said when its first window opens"
+python3 -c 'import sys, time
+time.sleep(max(0, int(sys.argv[1]) / 1e9 - time.time()) + 0.05)' "$first"
 load=$(testbed_load --rate "$rate" --duration "$SECS") || fail "load failed"
 note "load: $load"
 sleep 0.3 # the last replies
