@@ -346,6 +346,9 @@ struct cw_timing_window {
 	uint64_t start_ns, end_ns; /* earliest start, latest end seen */
 	struct cw_timing_record *recs;
 	size_t n, cap;
+	/* MsgWindow records of the slot (`agent --traces`), for traces. */
+	struct cw_wire_msgs *mrecs;
+	size_t nm, cap_m;
 	struct cw_timing_source *offs;
 	size_t noffs, cap_offs;
 	uint64_t newer_mono; /* when a newer window was first seen; 0: not */
@@ -386,6 +389,10 @@ int cw_timing_seen(struct cw_timing *tw, int32_t partition, int64_t offset);
 int cw_timing_add(struct cw_timing *tw, struct cw_timing_record *t,
 		  int32_t partition, int64_t offset, uint64_t now,
 		  uint64_t now_real);
+/* The same for a MsgWindow record: the window takes r's socks and msgs. */
+int cw_timing_add_msgs(struct cw_timing *tw, struct cw_wire_msgs *r,
+		       int32_t partition, int64_t offset, uint64_t now,
+		       uint64_t now_real);
 /* The oldest window if it is complete at now (any pending when all), or
  * NULL.  Once its paths are written, cw_timing_pop() it. */
 struct cw_timing_window *cw_timing_ready(struct cw_timing *tw, uint64_t now,
@@ -473,6 +480,8 @@ struct cw_correlator {
 	struct cw_wire_errors errors;
 	struct cw_timing timing;
 	FILE *jsonl;	   /* DIR/paths.jsonl, appended */
+	FILE *traces;	   /* DIR/traces.jsonl, appended: OTLP per window */
+	uint64_t trace_windows, trace_spans; /* written to it */
 	uint64_t *written; /* slots with a line in it, ascending */
 	size_t nwritten, cap_written;
 	uint64_t applied_since_commit;

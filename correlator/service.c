@@ -22,6 +22,7 @@
 #include "common/util.h"
 #include "correlator/correlator.h"
 #include "correlator/live.h"
+#include "traces/traces.h"
 
 /* Note slot as written, keeping the list ascending; 0 or -1. */
 static int note_written(struct cw_correlator *c, uint64_t slot)
@@ -131,6 +132,11 @@ int cw_correlator_open(struct cw_correlator *c,
 		if (!c->jsonl)
 			return cw_error("unable to open '%s': %s", path,
 					strerror(errno));
+		snprintf(path, sizeof(path), "%s/traces.jsonl", o->out);
+		c->traces = fopen(path, "a");
+		if (!c->traces)
+			return cw_error("unable to open '%s': %s", path,
+					strerror(errno));
 	}
 	return 0;
 }
@@ -153,6 +159,10 @@ int cw_correlator_close(struct cw_correlator *c)
 		err = cw_error("unable to write paths.jsonl: %s",
 			       strerror(errno));
 	c->jsonl = NULL;
+	if (c->traces && fclose(c->traces))
+		err = cw_error("unable to write traces.jsonl: %s",
+			       strerror(errno));
+	c->traces = NULL;
 	return err;
 }
 
@@ -220,6 +230,59 @@ static int write_paths(struct cw_correlator *c,
 	return note_written(c, w->slot);
 }
 
+/*
+ * The traces of window w's MsgWindow records (`agent --traces`) as one
+ * line of DIR/traces.jsonl: an OTLP/JSON export request, as the OTLP file
+ * exporters write them, trace and span ids salted with the slot so the
+ * windows' ids never meet.  Before its paths line, which marks the window
+ * done: a crash between the two writes its traces line again.  0, or -1
+ * (not written).
+ */
+static int write_traces(struct cw_correlator *c,
+			const struct cw_timing_window *w)
+{
+	struct cw_traces t;
+	struct cw_traces_opts o;
+	char *buf = NULL;
+	size_t i, len = 0;
+	FILE *mem;
+	int err = 0;
+
+	if (!c->traces || cw_correlator_written(c, w->slot))
+		return 0;
+	cw_traces_init(&t);
+	t.id_salt = w->slot;
+	for (i = 0; i < w->nm && !err; i++)
+		err = cw_traces_add_wire(&t, &w->mrecs[i]);
+	cw_traces_wire_done(&t);
+	cw_traces_opts_default(&o);
+	if (err || !t.n_msgs || cw_traces_build(&t) || cw_traces_infer(&t, &o))
+		goto done;
+	mem = open_memstream(&buf, &len);
+	if (!mem) {
+		err = cw_error("out of memory");
+		goto done;
+	}
+	err = cw_traces_write_otlp(&t, mem);
+	if (fclose(mem) || !len || buf[len - 1] != '\n')
+		err = err ? err : cw_error("out of memory");
+	if (!err && (fwrite(buf, 1, len, c->traces) != len ||
+		     fflush(c->traces) || fdatasync(fileno(c->traces))))
+		err = cw_error("unable to write '%s/traces.jsonl': %s",
+			       c->o.out, strerror(errno));
+	if (!err) {
+		c->trace_windows++;
+		c->trace_spans += t.n_spans;
+		cw_info("window %" PRIu64 ": %zu messages from %zu hosts, "
+			"%zu spans in traces.jsonl",
+			w->slot, t.n_msgs, t.wire_hosts, t.n_spans);
+	}
+done:
+	free(buf);
+	cw_traces_release(&t);
+	return err;
+}
+
 /* Infer the paths of window w and write them; 0, or -1 (not written). */
 static int window_done(struct cw_correlator *c,
 		       const struct cw_timing_window *w)
@@ -232,6 +295,10 @@ static int window_done(struct cw_correlator *c,
 
 	cw_msgtrace_init(&t);
 	cw_pathset_init(&ps);
+	if (w->nm && write_traces(c, w))
+		return -1;
+	if (!w->n)
+		goto done; /* messages for traces only */
 	if (cw_live_trace_windows(w->recs, w->n, true, &t, &st) ||
 	    cw_paths_convolution(&t, &c->o.po, &ps)) {
 		cw_warn("window %" PRIu64 ": no paths (%zu records, %zu "
@@ -299,6 +366,10 @@ static void apply_timing(struct cw_correlator *c, struct cw_kafka_msg *m,
 		/* The window takes the msgs (or frees them). */
 		cw_timing_add(&c->timing, &wm->timing, m->partition, m->offset,
 			      cw_now_mono_ns(), cw_now_real_ns());
+	else if (kind == CW_WIRE_MSGS)
+		cw_timing_add_msgs(&c->timing, &wm->msgs, m->partition,
+				   m->offset, cw_now_mono_ns(),
+				   cw_now_real_ns());
 	cw_wire_msg_release(wm);
 	cw_kafka_msg_release(m);
 }

@@ -26,6 +26,11 @@ static void window_release(struct cw_timing_window *w)
 	for (i = 0; i < w->n; i++)
 		free(w->recs[i].msgs);
 	free(w->recs);
+	for (i = 0; i < w->nm; i++) {
+		free(w->mrecs[i].socks);
+		free(w->mrecs[i].msgs);
+	}
+	free(w->mrecs);
 	free(w->offs);
 	memset(w, 0, sizeof(*w));
 }
@@ -115,50 +120,110 @@ static bool slot_plausible(uint64_t slot, uint64_t now_real)
 	return now_real - slot <= CW_TIMING_MAX_BEHIND_NS;
 }
 
+/*
+ * The window of a record of slot from host, read from (partition, offset);
+ * NULL when the record is not kept: *err then says whether that is an
+ * error (-1, printed) or counted (late, or too far from the clock).
+ */
+static struct cw_timing_window *window_of_record(struct cw_timing *tw,
+						 uint64_t slot,
+						 uint64_t start_ns,
+						 const char *host, uint64_t now,
+						 uint64_t now_real, int *err)
+{
+	struct cw_timing_window *w;
+	bool late;
+
+	*err = 0;
+	if (!slot_plausible(slot, now_real)) {
+		if (!tw->refused++)
+			cw_warn("refusing timing records of slot %llu from %s: "
+				"%s the clock by more than allowed (further "
+				"ones are counted)",
+				(unsigned long long)slot, host,
+				slot > now_real ? "ahead of" : "behind");
+		return NULL;
+	}
+	w = window_for(tw, slot, start_ns, now, &late);
+	if (!w) {
+		if (late)
+			tw->late++;
+		else
+			*err = -1;
+		return NULL;
+	}
+	if (CW_GROW(w->offs, w->cap_offs, w->noffs + 1, 64)) {
+		*err = cw_error("out of memory");
+		return NULL;
+	}
+	return w;
+}
+
+/* The window's span grows to the record's; (partition, offset) is held. */
+static void window_took(struct cw_timing *tw, struct cw_timing_window *w,
+			int32_t partition, int64_t offset, uint64_t start_ns,
+			uint64_t end_ns)
+{
+	w->offs[w->noffs++] = (struct cw_timing_source){partition, offset};
+	if (start_ns < w->start_ns)
+		w->start_ns = start_ns;
+	if (end_ns > w->end_ns)
+		w->end_ns = end_ns;
+	tw->records++;
+}
+
 int cw_timing_add(struct cw_timing *tw, struct cw_timing_record *t,
 		  int32_t partition, int64_t offset, uint64_t now,
 		  uint64_t now_real)
 {
 	struct cw_timing_window *w;
-	bool late;
+	int err;
 
-	if (!slot_plausible(t->slot_ns, now_real)) {
-		if (!tw->refused++)
-			cw_warn("refusing timing records of slot %llu from %s: "
-				"%s the clock by more than allowed (further "
-				"ones are counted)",
-				(unsigned long long)t->slot_ns, t->host,
-				t->slot_ns > now_real ? "ahead of" : "behind");
-		free(t->msgs);
-		t->msgs = NULL;
-		return 0;
+	w = window_of_record(tw, t->slot_ns, t->window_start_ns, t->host, now,
+			     now_real, &err);
+	if (w && CW_GROW(w->recs, w->cap, w->n + 1, 64)) {
+		w = NULL;
+		err = cw_error("out of memory");
 	}
-	w = window_for(tw, t->slot_ns, t->window_start_ns, now, &late);
 	if (!w) {
 		free(t->msgs);
 		t->msgs = NULL;
-		if (!late)
-			return -1;
-		tw->late++;
-		return 0;
+		return err;
 	}
-	if (CW_GROW(w->recs, w->cap, w->n + 1, 64) ||
-	    CW_GROW(w->offs, w->cap_offs, w->noffs + 1, 64)) {
-		free(t->msgs);
-		t->msgs = NULL;
-		return cw_error("out of memory");
-	}
-	if (!w->n)
+	if (!w->n && !w->nm)
 		cw_debug("timing window %llu: first record, from %s",
 			 (unsigned long long)w->slot, t->host);
 	w->recs[w->n++] = *t;
 	t->msgs = NULL;
-	w->offs[w->noffs++] = (struct cw_timing_source){partition, offset};
-	if (t->window_start_ns < w->start_ns)
-		w->start_ns = t->window_start_ns;
-	if (t->window_start_ns + t->window_ns > w->end_ns)
-		w->end_ns = t->window_start_ns + t->window_ns;
-	tw->records++;
+	window_took(tw, w, partition, offset, t->window_start_ns,
+		    t->window_start_ns + t->window_ns);
+	return 0;
+}
+
+int cw_timing_add_msgs(struct cw_timing *tw, struct cw_wire_msgs *r,
+		       int32_t partition, int64_t offset, uint64_t now,
+		       uint64_t now_real)
+{
+	struct cw_timing_window *w;
+	int err;
+
+	w = window_of_record(tw, r->slot_ns, r->start_ns, r->host, now,
+			     now_real, &err);
+	if (w && CW_GROW(w->mrecs, w->cap_m, w->nm + 1, 16)) {
+		w = NULL;
+		err = cw_error("out of memory");
+	}
+	if (!w) {
+		free(r->socks);
+		free(r->msgs);
+		r->socks = NULL;
+		r->msgs = NULL;
+		return err;
+	}
+	w->mrecs[w->nm++] = *r;
+	r->socks = NULL;
+	r->msgs = NULL;
+	window_took(tw, w, partition, offset, r->start_ns, r->end_ns);
 	return 0;
 }
 

@@ -167,6 +167,59 @@ print("fleet, at half load: tpr %.3f right (FCFS %.3f) of %d, %.3f by "
 ' "$T_TMP/s.json" "$load" "$T_TMP/otlp.json" ||
 	fail "scores of the fleet's messages"
 
+# The correlator infers the same records window by window: each window's
+# traces one line of DIR/traces.jsonl (an OTLP export request), ids salted
+# with the window's slot so no two windows share a trace or span id.  The
+# spans are the messages', so they are those `causeway traces` built
+# (the links may differ: each window is inferred on its own).
+# The load host's agent still publishes (its windows go on), so the
+# correlator is stopped once its lines hold as many spans as traces made.
+"$CW" correlate --kafka "$BOOT" --group fleet-traces --from-beginning \
+	-o "$T_TMP/corr" >/dev/null 2>"$T_TMP/corr.log" &
+CORR=$!
+bg_pid $CORR
+nspans() { grep -o '"spanId"' "$1" 2>/dev/null | wc -l; }
+want=$(nspans "$T_TMP/otlp.json")
+for _ in $(seq 1 600); do
+	[ "$(nspans "$T_TMP/corr/traces.jsonl")" -ge "$want" ] && break
+	kill -0 $CORR 2>/dev/null || break
+	sleep 0.2
+done
+kill -INT $CORR 2>/dev/null
+wait $CORR || fail "causeway correlate: $(cat "$T_TMP/corr.log")"
+grep "traces.jsonl" "$T_TMP/corr.log"
+pyjson '
+import json, sys
+def spans(req):
+    for rs in req["resourceSpans"]:
+        name = [a["value"]["stringValue"] for a in rs["resource"]["attributes"]
+                if a["key"] == "service.name"][0]
+        for ss in rs["scopeSpans"]:
+            for sp in ss["spans"]:
+                yield name, sp
+lines = open(sys.argv[1]).read().splitlines()
+assert len(lines) >= 2, "%d windows of traces, not >= 2" % len(lines)
+ours, tids, sids = [], {}, set()
+for n, line in enumerate(lines):
+    for name, sp in spans(json.loads(line)):
+        ours.append((sp["kind"], sp["startTimeUnixNano"],
+                     sp["endTimeUnixNano"]))
+        assert tids.setdefault(sp["traceId"], n) == n, \
+            "trace id %s in windows %d and %d" % (sp["traceId"],
+                                                   tids[sp["traceId"]], n)
+        assert sp["spanId"] not in sids, "span id %s twice" % sp["spanId"]
+        sids.add(sp["spanId"])
+# (Names aside: --truth-links named the services in the other run.)
+theirs = [(sp["kind"], sp["startTimeUnixNano"], sp["endTimeUnixNano"])
+          for _, sp in spans(json.load(open(sys.argv[2])))]
+assert sorted(ours) == sorted(theirs), \
+    "correlator: %d spans, traces --kafka: %d; %d differ" % (
+        len(ours), len(theirs), len(set(ours) ^ set(theirs)))
+print("correlator: %d windows, %d spans in %d traces, as traces --kafka "
+      "built them" % (len(lines), len(ours), len(tids)))
+' "$T_TMP/corr/traces.jsonl" "$T_TMP/otlp.json" ||
+	fail "the correlator's traces"
+
 # The same records from a wire stream file (what `causeway dump` reads):
 # the reader refuses a file with no MsgWindow record in one line.
 printf 'CWWIRE1\n' >"$T_TMP/empty.cww"

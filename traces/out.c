@@ -29,15 +29,20 @@ static uint64_t mix(uint64_t x)
 
 void cw_traces_trace_id(const struct cw_traces *t, int32_t root, char hex[33])
 {
-	(void)t;
+	uint64_t salt = t->id_salt ? mix(t->id_salt) : 0;
+
 	snprintf(hex, 33, "%016llx%016llx",
-		 (unsigned long long)mix((uint64_t)root ^ 0x5eedULL << 40),
-		 (unsigned long long)mix((uint64_t)root));
+		 (unsigned long long)mix(((uint64_t)root ^ 0x5eedULL << 40) ^
+					 salt),
+		 (unsigned long long)mix((uint64_t)root ^ salt));
 }
 
-static void span_id(int32_t s, char hex[17])
+static void span_id(const struct cw_traces *t, int32_t s, char hex[17])
 {
-	snprintf(hex, 17, "%016llx", (unsigned long long)mix((uint64_t)s + 1));
+	uint64_t salt = t->id_salt ? mix(t->id_salt) : 0;
+
+	snprintf(hex, 17, "%016llx",
+		 (unsigned long long)mix(((uint64_t)s + 1) ^ salt));
 }
 
 static bool is_root(const struct cw_traces *t, size_t i)
@@ -185,9 +190,9 @@ static void otlp_span(const struct cw_traces *t, FILE *fp, int32_t s,
 	bool call = x->role == CW_TROLE_CONNECTED;
 
 	cw_traces_trace_id(t, root, tid);
-	span_id(s, sid);
+	span_id(t, s, sid);
 	if (up >= 0)
-		span_id(up, pid);
+		span_id(t, up, pid);
 	span_name(t, s, name, sizeof(name));
 	fprintf(fp, "%s{\"traceId\":\"%s\",\"spanId\":\"%s\",",
 		first ? "" : ",", tid, sid);
@@ -271,7 +276,7 @@ static void jaeger_trace(const struct cw_traces *t, FILE *fp, struct tree *tr,
 		const struct cw_tspan *x = &t->spans[tr->span[k]];
 		bool call = x->role == CW_TROLE_CONNECTED;
 
-		span_id(tr->span[k], sid);
+		span_id(t, tr->span[k], sid);
 		span_name(t, tr->span[k], name, sizeof(name));
 		fprintf(fp,
 			"%s{\"traceID\":\"%s\",\"spanID\":\"%s\","
@@ -280,7 +285,7 @@ static void jaeger_trace(const struct cw_traces *t, FILE *fp, struct tree *tr,
 		json_str(fp, name);
 		fputs(",\"references\":[", fp);
 		if (tr->up[k] >= 0) {
-			span_id(tr->up[k], pid);
+			span_id(t, tr->up[k], pid);
 			fprintf(fp,
 				"{\"refType\":\"CHILD_OF\",\"traceID\":"
 				"\"%s\",\"spanID\":\"%s\"}",

@@ -84,6 +84,10 @@ struct cw_tlinks_stats {
 };
 
 struct cw_traces {
+	/* Mixed into trace and span ids (0: none): ids are numbered within
+	 * one run, so outputs of several runs (a correlator's windows) that
+	 * may meet in one viewer each use a salt of their own. */
+	uint64_t id_salt;
 	struct cw_tmsg *msgs;
 	size_t n_msgs, cap_msgs;
 	char **names;
