@@ -5,7 +5,8 @@
  * after a newer slot shows up, when too many are pending, or at the end;
  * a record of an inferred slot is late; a slot far from the clock is
  * refused; and a partition's commit point never passes a record whose
- * window is pending.
+ * window is pending.  MsgWindow records (agent --traces) join their
+ * slot's window under the same rules.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -196,6 +197,63 @@ static void test_commit(void)
 	cw_timing_release(&tw);
 }
 
+/* A MsgWindow record of slot from host h, read at (part, off). */
+static int add_msgs(struct cw_timing *tw, uint64_t slot, const char *h,
+		    int32_t part, int64_t off, uint64_t now,
+		    struct cw_wire_msgs *r)
+{
+	memset(r, 0, sizeof(*r));
+	snprintf(r->host, sizeof(r->host), "%s", h);
+	r->slot_ns = slot;
+	r->start_ns = slot + 50;
+	r->end_ns = slot + 7 * SEC;
+	r->n = r->nsocks = 1;
+	r->msgs = calloc(1, sizeof(*r->msgs));
+	r->socks = calloc(1, sizeof(*r->socks));
+	CHECK(cw_timing_seen(tw, part, off) == 0);
+	return cw_timing_add_msgs(tw, r, part, off, now, slot);
+}
+
+/* Messages for traces share their slot's window with the timing records:
+ * the window takes them, widens to them, holds their offsets back from
+ * the commit point, and after it is inferred they are late like any. */
+static void test_msgs(void)
+{
+	uint64_t s1 = 60 * SEC, s2 = 120 * SEC;
+	struct cw_wire_msgs r;
+	struct cw_timing tw;
+	struct store st = {0};
+
+	cw_timing_init(&tw, SEC);
+	CHECK(!add(&tw, s1, "a", 0, 0, 10 * SEC));
+	CHECK(!add_msgs(&tw, s1, "a", 1, 0, 10 * SEC, &r));
+	CHECK(!r.msgs && !r.socks); /* taken */
+	CHECK(tw.nwins == 1 && tw.wins[0].n == 1 && tw.wins[0].nm == 1);
+	CHECK(tw.wins[0].mrecs[0].n == 1 && tw.wins[0].mrecs[0].msgs);
+	CHECK(tw.wins[0].start_ns == s1 + 50);
+	CHECK(tw.wins[0].end_ns == s1 + 7 * SEC);
+	/* A window of messages alone is a window too. */
+	CHECK(!add_msgs(&tw, s2, "b", 1, 1, 11 * SEC, &r));
+	CHECK(tw.nwins == 2 && tw.wins[1].n == 0 && tw.wins[1].nm == 1);
+	CHECK(cw_timing_safe_offset(&tw, 1) == 0);
+	CHECK(cw_timing_commit(&tw, store_fn, &st) == 0);
+	CHECK(cw_timing_ready(&tw, 12 * SEC, false) == &tw.wins[0]);
+	cw_timing_pop(&tw);
+	/* The second window still holds partition 1's offset 1. */
+	CHECK(cw_timing_commit(&tw, store_fn, &st) == 2);
+	CHECK(st.next[0] == 1 && st.next[1] == 1);
+	/* Late: freed, counted, not kept. */
+	CHECK(!add_msgs(&tw, s1, "c", 1, 2, 13 * SEC, &r));
+	CHECK(!r.msgs && !r.socks && tw.late == 1 && tw.nwins == 1);
+	/* Far from the clock: refused, freed. */
+	memset(&r, 0, sizeof(r));
+	r.slot_ns = UINT64_MAX;
+	r.msgs = calloc(1, sizeof(*r.msgs));
+	CHECK(!cw_timing_add_msgs(&tw, &r, 1, 3, 13 * SEC, s2));
+	CHECK(!r.msgs && tw.refused == 1);
+	cw_timing_release(&tw);
+}
+
 int main(void)
 {
 	test_grace();
@@ -203,6 +261,7 @@ int main(void)
 	test_too_many();
 	test_commit();
 	test_far_slots();
+	test_msgs();
 	if (!failures)
 		printf("test_correlator_timing: all checks passed\n");
 	return failures ? 1 : 0;
