@@ -640,6 +640,14 @@ static __always_inline void on_close(struct sock *sk, struct cw_conn *c,
 		return;
 	}
 	__builtin_memcpy(rec, c, sizeof(*rec));
+	/*
+	 * The end lived until now.  Without per-call programs nothing else
+	 * moves last_ns for a connection that ends between two collections,
+	 * and an end's record would then say it lived only at its first
+	 * touch: a client whose SYN was retransmitted (first touch 1 s
+	 * before its server's) would never overlap its server end.
+	 */
+	rec->last_ns = bpf_ktime_get_ns();
 	if (!use_sk_hash) {
 		conn_base(rec, sk, 0, 0);
 		tcp_bytes(rec, sk, old, &rec->bytes_out, &rec->bytes_in);
