@@ -311,6 +311,7 @@ static void consumer_close_bounded(rd_kafka_t *rk, const char *what,
 	rd_kafka_queue_t *q = rd_kafka_queue_new(rk);
 	uint64_t end = kafka_now_ms() + (uint64_t)group_wait_ms(rk);
 	rd_kafka_error_t *error = rd_kafka_consumer_close_queue(rk, q);
+	bool closing = !error;
 	rd_kafka_event_t *ev;
 
 	if (error) {
@@ -319,7 +320,7 @@ static void consumer_close_bounded(rd_kafka_t *rk, const char *what,
 		rd_kafka_error_destroy(error);
 	}
 	/* Served as events: the last revocation goes to our hook here. */
-	while (!error && !rd_kafka_consumer_closed(rk) &&
+	while (closing && !rd_kafka_consumer_closed(rk) &&
 	       kafka_now_ms() < end) {
 		ev = rd_kafka_queue_poll(q, 100);
 		if (ev && kc &&
@@ -331,13 +332,16 @@ static void consumer_close_bounded(rd_kafka_t *rk, const char *what,
 			rd_kafka_event_destroy(ev);
 	}
 	rd_kafka_queue_destroy(q);
-	if (!error && !rd_kafka_consumer_closed(rk)) {
+	if (closing && !rd_kafka_consumer_closed(rk)) {
 		cw_warn("kafka: %s: the group did not let go in %d s: "
 			"leaving without a goodbye",
 			what, group_wait_ms(rk) / 1000);
 		return;
 	}
-	rd_kafka_destroy(rk);
+	/* A close that could not start must not be retried, unbounded, by
+	 * the destroy. */
+	rd_kafka_destroy_flags(rk, closing ? 0
+					   : RD_KAFKA_DESTROY_F_NO_CONSUMER_CLOSE);
 }
 
 static void lag_of(rd_kafka_t *rk, const rd_kafka_topic_partition_t *tp,
