@@ -387,7 +387,7 @@ struct cw_msgs_trace {
 
 static const char trace_header[] =
 	"start_ns,end_ns,node,peer,conn,dir,role,bytes,thread,node_port,"
-	"peer_port,ctx_conn,ctx_seq,ctx_open,pid\n";
+	"peer_port,ctx_conn,ctx_seq,ctx_open,pid,seq\n";
 
 /*
  * The id both ends of s's connection share.  A tuple seen again with a
@@ -496,7 +496,7 @@ static int trace_row(const struct cw_msgs_obs *o, void *arg)
 		return 0;
 	}
 	if (fprintf(tr->of.fp,
-		    "%llu,%llu,%s,%s,%u,%s,%s,%llu,%u,%u,%u,%u,%u,%u,%u\n",
+		    "%llu,%llu,%s,%s,%u,%s,%s,%llu,%u,%u,%u,%u,%u,%u,%u,%u\n",
 		    (unsigned long long)o->start_ns,
 		    (unsigned long long)o->end_ns, ts->node, ts->peer, ts->conn,
 		    o->dir == CW_MSGS_DIR_OUT ? "out" : "in",
@@ -504,7 +504,7 @@ static int trace_row(const struct cw_msgs_obs *o, void *arg)
 							    : "accepted",
 		    (unsigned long long)o->bytes, o->tid, o->sock->lport,
 		    o->sock->rport, ctx, o->ctx_seq, o->ctx_open,
-		    o->sock->tgid) < 0)
+		    o->sock->tgid, o->seq) < 0)
 		return cw_error("unable to write '%s': %s", tr->of.path,
 				strerror(errno));
 	tr->rows++;

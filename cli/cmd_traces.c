@@ -366,11 +366,18 @@ static int run(struct cw_traces *t, const struct traces_args *a)
 		return -1;
 	fprintf(stderr,
 		"causeway: %zu spans linked in %.6fs; %zu windows, %zu cut; "
-		"%zu thread links, %zu ambiguous; %zu multiplexed "
+		"%zu thread links%s, %zu ambiguous; %zu multiplexed "
 		"connections\n",
 		t->n_spans, (double)(cw_now_mono_ns() - t0) / 1e9, t->n_windows,
-		t->n_cut, t->n_thread_links, t->n_ambiguous_thread,
-		t->n_multiplexed);
+		t->n_cut, t->n_thread_links,
+		t->has_ctx ? " (the kernel's context)" : "",
+		t->n_ambiguous_thread, t->n_multiplexed);
+	if (t->n_ctx_missing)
+		fprintf(stderr,
+			"causeway: %zu calls name a request not recorded "
+			"(read before the recording began): linked by "
+			"timing\n",
+			t->n_ctx_missing);
 	if (a->truth || a->links) {
 		if (cw_traces_evaluate(t, &ev))
 			return -1;

@@ -41,7 +41,11 @@ static int add_span(struct cw_traces *t, const struct cw_tmsg *req,
 	s->bytes = req->bytes + rep->bytes;
 	s->node = req->node, s->peer = req->peer, s->conn = req->conn;
 	s->thread = req->thread, s->seq = seq, s->role = req->role;
+	s->kseq = req->seq;
+	s->ctx_conn = req->ctx_conn, s->ctx_seq = req->ctx_seq;
+	s->ctx_open = req->ctx_open;
 	s->parent = s->fcfs = s->truth = s->peer_span = s->trace = -1;
+	s->ctx_req = -1;
 	for (k = 0; k < CW_TRACES_TOPK; k++)
 		s->top[k] = -1;
 	return 0;
@@ -172,6 +176,71 @@ static int pair_ends(struct cw_traces *t)
 	return 0;
 }
 
+/* Requests by node, connection and the kernel's number. */
+static int kseq_cmp(const struct cw_tspan *x, const struct cw_tspan *y)
+{
+	if (x->node != y->node)
+		return x->node < y->node ? -1 : 1;
+	if (x->conn != y->conn)
+		return x->conn < y->conn ? -1 : 1;
+	return x->kseq < y->kseq ? -1 : x->kseq > y->kseq;
+}
+
+static int by_kseq(const void *a, const void *b, void *arg)
+{
+	const struct cw_tspan *s = arg;
+
+	return kseq_cmp(&s[*(const int32_t *)a], &s[*(const int32_t *)b]);
+}
+
+/*
+ * Each call's context request: the span, at the call's node, of request
+ * ctx_seq on connection ctx_conn.  One missing (read before the recording
+ * began, its reply not recorded, or its connection left out), or not open
+ * when the call began (an input at odds with itself), is counted, and its
+ * call linked by timing.
+ */
+static int resolve_ctx(struct cw_traces *t)
+{
+	int32_t *ix = malloc((t->n_spans + 1) * sizeof(*ix));
+	size_t i, n = 0, lo, hi, mid;
+	struct cw_tspan key;
+	int c;
+
+	if (!ix)
+		return cw_error("out of memory for %zu spans", t->n_spans);
+	for (i = 0; i < t->n_spans; i++)
+		if (t->spans[i].role == CW_TROLE_ACCEPTED && t->spans[i].kseq)
+			ix[n++] = (int32_t)i;
+	qsort_r(ix, n, sizeof(*ix), by_kseq, t->spans);
+	for (i = 0; i < t->n_spans; i++) {
+		struct cw_tspan *x = &t->spans[i];
+
+		if (x->role != CW_TROLE_CONNECTED || !x->ctx_conn)
+			continue;
+		key.node = x->node, key.conn = x->ctx_conn;
+		key.kseq = x->ctx_seq;
+		for (lo = 0, hi = n; lo < hi;) {
+			mid = lo + (hi - lo) / 2;
+			c = kseq_cmp(&t->spans[ix[mid]], &key);
+			if (!c)
+				break;
+			if (c < 0)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		/* The kernel named it while it was open: on one clock it
+		 * began before the call and its reply ended after. */
+		if (lo < hi && t->spans[ix[mid]].start_ns <= x->start_ns &&
+		    t->spans[ix[mid]].end_ns >= x->start_ns)
+			x->ctx_req = ix[mid];
+		t->n_ctx_missing += x->ctx_req < 0;
+	}
+	free(ix);
+	return 0;
+}
+
 /* Truth, where the input carried it: by connection (one call each). */
 static void attach_truth(struct cw_traces *t)
 {
@@ -210,7 +279,7 @@ int cw_traces_build(struct cw_traces *t)
 	if (!t->n_msgs)
 		return cw_error("no messages to build spans from");
 	qsort(t->msgs, t->n_msgs, sizeof(*t->msgs), by_conn);
-	t->n_spans = 0;
+	t->n_spans = t->n_ctx_missing = 0;
 	for (i = 0; i < t->n_msgs; i = j) {
 		for (j = i + 1;
 		     j < t->n_msgs && t->msgs[j].node == t->msgs[i].node &&
@@ -224,7 +293,7 @@ int cw_traces_build(struct cw_traces *t)
 		return cw_error("no request with a reply in the input");
 	if (t->n_spans >= INT32_MAX)
 		return cw_error("too many spans");
-	if (pair_ends(t))
+	if (pair_ends(t) || (t->has_ctx && resolve_ctx(t)))
 		return -1;
 	attach_truth(t);
 	return 0;

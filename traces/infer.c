@@ -240,12 +240,21 @@ static void thread_and_fcfs(struct node_ctx *c, bool use_thread)
 			(*used_of(c, x->fcfs, c->calls[i]))++;
 		x->parent = -1;
 		x->method = CW_LINK_NONE;
-		if (use_thread && open == 1 && thr >= 0) {
+		if (!use_thread)
+			continue;
+		/* The kernel's context, where the input has it, says which
+		 * request the thread held and how many; else the requests
+		 * of the same thread open by span times. */
+		if (c->t->has_ctx) {
+			thr = x->ctx_open == 1 ? x->ctx_req : -1;
+			open = x->ctx_open;
+		}
+		if (open == 1 && thr >= 0) {
 			x->parent = thr;
 			x->method = CW_LINK_THREAD;
 			x->conf = 1.0f;
 			c->t->n_thread_links++;
-		} else if (use_thread && open > 1) {
+		} else if (open > 1) {
 			c->t->n_ambiguous_thread++;
 		}
 	}

@@ -119,11 +119,16 @@ enum {
 	C_THREAD,
 	C_NODE_PORT,
 	C_PEER_PORT,
+	C_SEQ, /* the kernel's context: all four, or ignored */
+	C_CTX_CONN,
+	C_CTX_SEQ,
+	C_CTX_OPEN,
 	N_COLS
 };
 static const char *const msg_cols[N_COLS] = {
-	"start_ns", "end_ns", "node",	"peer",	     "conn",	 "dir",
-	"role",	    "bytes",  "thread", "node_port", "peer_port"};
+	"start_ns",  "end_ns",	  "node",    "peer",	 "conn",
+	"dir",	     "role",	  "bytes",   "thread",	 "node_port",
+	"peer_port", "seq",	  "ctx_conn", "ctx_seq", "ctx_open"};
 
 /*
  * node_port and peer_port (optional, both or neither; `causeway run
@@ -186,12 +191,20 @@ static int msg_field(struct cw_traces *t, struct cw_tmsg *m, int c,
 		m->end_ns = v;
 	else if (c == C_BYTES)
 		m->bytes = v;
-	else if ((c == C_CONN || c == C_THREAD) && v > UINT32_MAX)
+	else if (v > UINT32_MAX)
 		return -1;
 	else if (c == C_CONN)
 		m->conn = (uint32_t)v;
-	else
+	else if (c == C_THREAD)
 		m->thread = (uint32_t)v;
+	else if (c == C_SEQ)
+		m->seq = (uint32_t)v;
+	else if (c == C_CTX_CONN)
+		m->ctx_conn = (uint32_t)v;
+	else if (c == C_CTX_SEQ)
+		m->ctx_seq = (uint32_t)v;
+	else
+		m->ctx_open = (uint32_t)v;
 	return 0;
 }
 
@@ -207,7 +220,8 @@ static int msg_row(struct cw_traces *t, char **f, int nf, const int *at,
 		if (at[c] >= nf)
 			return cw_error("%s:%zu: missing column '%s'", what,
 					line, msg_cols[c]);
-		if (c < C_NODE_PORT && msg_field(t, &m, c, f[at[c]]))
+		if ((c < C_NODE_PORT || c >= C_SEQ) &&
+		    msg_field(t, &m, c, f[at[c]]))
 			return cw_error("%s:%zu: bad %s '%s'", what, line,
 					msg_cols[c], f[at[c]]);
 	}
@@ -246,6 +260,12 @@ int cw_traces_read_csv(struct cw_traces *t, FILE *fp, const char *what)
 			return cw_error("%s:1: header has no '%s' column", what,
 					msg_cols[c]);
 	}
+	/* The context alone is no use (a file of `run --traces` from
+	 * before it wrote seq): all four columns, or none read. */
+	t->has_ctx = at[C_SEQ] >= 0 && at[C_CTX_CONN] >= 0 &&
+		     at[C_CTX_SEQ] >= 0 && at[C_CTX_OPEN] >= 0;
+	for (c = C_SEQ; !t->has_ctx && c < N_COLS; c++)
+		at[c] = -1;
 	while (!rc && fgets(buf, sizeof(buf), fp)) {
 		line++;
 		if (!strchr(buf, '\n') && !feof(fp))

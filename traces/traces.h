@@ -37,6 +37,14 @@ struct cw_tmsg {
 	uint32_t node, peer;
 	uint32_t conn;	 /* the same id at both ends of a connection */
 	uint32_t thread; /* that sent or received it; 0 unknown */
+	/* The kernel's request context (`agent --traces`, `run --traces`;
+	 * all 0 where the input has none).  A request (accepted, in): its
+	 * number on its socket, from 1.  A call (connected, out): the
+	 * request its thread was serving when it began (that request's
+	 * connection and number; ctx_conn 0: none) and how many requests
+	 * the thread held open then (received, reply not begun). */
+	uint32_t seq;
+	uint32_t ctx_conn, ctx_seq, ctx_open;
 	uint8_t dir;	 /* enum cw_tdir, as seen at node */
 	uint8_t role;	 /* enum cw_trole of node's socket */
 };
@@ -44,7 +52,8 @@ struct cw_tmsg {
 /* How a call got its request. */
 enum cw_link_method {
 	CW_LINK_NONE = 0,  /* no enclosing request: left unlinked */
-	CW_LINK_THREAD,	   /* the sending thread served exactly one request */
+	CW_LINK_THREAD,	   /* the sending thread served exactly one request
+			    * (the kernel's context where the input has it) */
 	CW_LINK_CONTAINED, /* only one request encloses it */
 	CW_LINK_TIMING,	   /* chosen by the assignment over learned delays */
 };
@@ -55,6 +64,10 @@ struct cw_tspan {
 	uint64_t start_ns, end_ns, bytes;
 	uint32_t node, peer, conn, thread;
 	uint32_t seq;	   /* its rank among its connection's spans */
+	uint32_t kseq;	   /* request: the kernel's number for it, 0 */
+	uint32_t ctx_conn, ctx_seq, ctx_open; /* call: as its message's */
+	int32_t ctx_req; /* call: the request the kernel saw its thread
+			  * serve (ctx_conn's span ctx_seq at this node), -1 */
 	uint8_t role;	   /* accepted: request served; connected: call */
 	uint8_t method;	   /* enum cw_link_method (calls) */
 	float conf;	   /* confidence of the link, 0..1 */
@@ -94,6 +107,9 @@ struct cw_traces {
 	size_t n_names, cap_names;
 	struct cw_tspan *spans;
 	size_t n_spans, cap_spans;
+	/* The input carries the kernel's request context (cw_tmsg's seq
+	 * and ctx_*): thread links come from it, not from span times. */
+	bool has_ctx;
 	/* --truth: per connection id, the connection of the true parent
 	 * request (0 none) and the true trace (-1); indexed by conn. */
 	uint32_t *truth_conn;
@@ -110,6 +126,7 @@ struct cw_traces {
 	size_t n_unanswered;	 /* requests with no reply, dropped */
 	size_t n_windows, n_cut; /* assignment windows, of them cut */
 	size_t n_thread_links, n_ambiguous_thread;
+	size_t n_ctx_missing; /* a call's context request not among spans */
 	int rounds; /* timing-only learning rounds run */
 	/* Fleet input (MsgWindow records): its state, and what it saw. */
 	struct cw_traces_wire *wire;
@@ -133,7 +150,9 @@ int cw_traces_add_msg(struct cw_traces *t, const struct cw_tmsg *m);
 /*
  * Message observations CSV: a header naming start_ns,node,peer,conn,dir
  * (in/out),role (accepted/connected) and optionally end_ns, bytes, thread,
- * in any order.  `what` names the input in errors.
+ * node_port and peer_port, and the kernel's context (seq, ctx_conn,
+ * ctx_seq, ctx_open: read only when all four are there), in any order.  `what` names the
+ * input in errors.
  */
 int cw_traces_read_csv(struct cw_traces *t, FILE *fp, const char *what);
 /*

@@ -111,14 +111,16 @@ static uint32_t wconn_id(struct cw_traces *t, struct cw_traces_wire *w,
 	return c->id;
 }
 
-/* One message; 1 when it is left out, 0 added, -1 on no memory. */
-static int wire_msg(struct cw_traces *t, struct cw_traces_wire *w,
-		    uint32_t host, const struct cw_wire_msgs *r,
-		    const struct cw_wire_mmsg *wm)
+/*
+ * The connection id of socket s (recorded at host), and its node and
+ * peer; 1 when it is left out (loopback, link-local or unnamed), 0, or -1
+ * on no memory.
+ */
+static int wire_sock(struct cw_traces *t, struct cw_traces_wire *w,
+		     uint32_t host, uint64_t slot, const struct cw_wire_msock *s,
+		     struct cw_tmsg *m)
 {
-	const struct cw_wire_msock *s = &r->socks[wm->sock];
 	char a[INET6_ADDRSTRLEN + 8], b[INET6_ADDRSTRLEN + 8];
-	struct cw_tmsg m = {0};
 	bool client = s->role == CW_REC_ROLE_CLIENT, created = false;
 	int node, peer;
 
@@ -129,23 +131,48 @@ static int wire_msg(struct cw_traces *t, struct cw_traces_wire *w,
 	peer = cw_traces_node(t, cw_addr_str(&s->raddr, b, sizeof(b)));
 	if (node < 0 || peer < 0)
 		return cw_error("out of memory for node names");
-	m.conn = wconn_id(t, w, host, r->slot_ns, s, &created);
-	if (!m.conn)
+	m->conn = wconn_id(t, w, host, slot, s, &created);
+	if (!m->conn)
 		return cw_error("out of memory for connections");
 	if (created &&
-	    (client ? cw_traces_set_ends(t, m.conn, (uint32_t)node, s->lport,
+	    (client ? cw_traces_set_ends(t, m->conn, (uint32_t)node, s->lport,
 					 (uint32_t)peer, s->rport)
-		    : cw_traces_set_ends(t, m.conn, (uint32_t)peer, s->rport,
+		    : cw_traces_set_ends(t, m->conn, (uint32_t)peer, s->rport,
 					 (uint32_t)node, s->lport)))
 		return -1;
+	m->node = (uint32_t)node;
+	m->peer = (uint32_t)peer;
+	m->role = client ? CW_TROLE_CONNECTED : CW_TROLE_ACCEPTED;
+	return 0;
+}
+
+/* One message; 1 when it is left out, 0 added, -1 on no memory. */
+static int wire_msg(struct cw_traces *t, struct cw_traces_wire *w,
+		    uint32_t host, const struct cw_wire_msgs *r,
+		    const struct cw_wire_mmsg *wm)
+{
+	struct cw_tmsg m = {0}, ctx = {0};
+	int rc = wire_sock(t, w, host, r->slot_ns, &r->socks[wm->sock], &m);
+
+	if (rc)
+		return rc;
+	/* The request the calling thread served: its connection's id (a
+	 * request over loopback has none here). */
+	if (wm->ctx && wm->ctx <= r->nsocks &&
+	    (rc = wire_sock(t, w, host, r->slot_ns, &r->socks[wm->ctx - 1],
+			    &ctx)) < 0)
+		return -1;
+	if (wm->ctx && !rc && ctx.conn && ctx.node == m.node) {
+		m.ctx_conn = ctx.conn;
+		m.ctx_seq = wm->ctx_seq;
+	}
+	m.ctx_open = wm->ctx_open;
+	m.seq = wm->seq;
 	m.start_ns = wm->start_ns;
 	m.end_ns = wm->end_ns;
 	m.bytes = wm->bytes;
-	m.node = (uint32_t)node;
-	m.peer = (uint32_t)peer;
 	m.thread = wm->tid;
 	m.dir = wm->out ? CW_TDIR_OUT : CW_TDIR_IN;
-	m.role = client ? CW_TROLE_CONNECTED : CW_TROLE_ACCEPTED;
 	return cw_traces_add_msg(t, &m);
 }
 
@@ -160,6 +187,7 @@ int cw_traces_add_wire(struct cw_traces *t, const struct cw_wire_msgs *r)
 		return cw_error("out of memory for the fleet's messages");
 	t->wire_records++;
 	t->wire_lost += r->lost;
+	t->has_ctx = true;
 	for (i = 0; i < r->n; i++) {
 		if (r->msgs[i].sock >= r->nsocks)
 			continue; /* the decoder refuses these */

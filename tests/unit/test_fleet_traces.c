@@ -63,10 +63,17 @@ static void sock(struct cw_msgs_sock *s, uint64_t cookie, const char *la,
 	s->lport = lp, s->rport = rp, s->role = role;
 }
 
+/* One message; seq: a request's number, or with ctx (a call) the number
+ * of the request its thread held, the only one open. */
 static void obs(struct cw_msgs_batch *b, const struct cw_msgs_sock *s,
-		uint64_t start, uint64_t end, uint8_t dir, uint32_t tid)
+		uint64_t start, uint64_t end, uint8_t dir, uint32_t tid,
+		const struct cw_msgs_sock *ctx, uint32_t seq)
 {
 	struct cw_msgs_obs o = {.sock = s,
+				.ctx = ctx,
+				.ctx_seq = ctx ? seq : 0,
+				.ctx_open = !!ctx,
+				.seq = ctx ? 0 : seq,
 				.start_ns = start,
 				.end_ns = end,
 				.bytes = 100,
@@ -106,14 +113,20 @@ static void test_two_hosts(void)
 	cw_msgs_batch_open(&fb, at, at);
 	cw_msgs_batch_open(&bb, at, at);
 	for (i = 0; i < 20; i++, at += 10 * MS) {
-		obs(&fb, &in, at, at + 1, CW_MSGS_DIR_IN, 11);
-		obs(&fb, &call, at + 1 * MS, at + 1 * MS, CW_MSGS_DIR_OUT, 11);
-		obs(&bb, &served, at + 2 * MS, at + 2 * MS, CW_MSGS_DIR_IN, 21);
+		uint32_t q = (uint32_t)i + 1;
+
+		obs(&fb, &in, at, at + 1, CW_MSGS_DIR_IN, 11, NULL, q);
+		obs(&fb, &call, at + 1 * MS, at + 1 * MS, CW_MSGS_DIR_OUT, 11,
+		    &in, q);
+		obs(&bb, &served, at + 2 * MS, at + 2 * MS, CW_MSGS_DIR_IN, 21,
+		    NULL, q);
 		obs(&bb, &served, at + 3 * MS, at + 3 * MS, CW_MSGS_DIR_OUT,
-		    21);
-		obs(&fb, &call, at + 4 * MS, at + 4 * MS, CW_MSGS_DIR_IN, 11);
-		obs(&fb, &in, at + 5 * MS, at + 5 * MS, CW_MSGS_DIR_OUT, 11);
-		obs(&bb, &lo, at, at, CW_MSGS_DIR_IN, 22); /* loopback */
+		    21, NULL, 0);
+		obs(&fb, &call, at + 4 * MS, at + 4 * MS, CW_MSGS_DIR_IN, 11,
+		    NULL, 0);
+		obs(&fb, &in, at + 5 * MS, at + 5 * MS, CW_MSGS_DIR_OUT, 11,
+		    NULL, 0);
+		obs(&bb, &lo, at, at, CW_MSGS_DIR_IN, 22, NULL, q); /* loopback */
 	}
 	CHECK(cw_msgs_batch_close(&fb, at, 0) == 0);
 	CHECK(cw_msgs_batch_close(&bb, at, 3) == 0);
@@ -134,7 +147,8 @@ static void test_two_hosts(void)
 		if (t.spans[i].role == CW_TROLE_CONNECTED)
 			linked += t.spans[i].parent >= 0 &&
 				  t.spans[i].method == CW_LINK_THREAD;
-	CHECK(linked == 20);
+	/* By the kernel's context, each call to its own request. */
+	CHECK(linked == 20 && t.has_ctx && !t.n_ctx_missing);
 	/* Each trace's root is front's request from the client: 20 roots. */
 	CHECK(cw_traces_roots(&t, &roots, &n) == 0);
 	CHECK(n == 20);

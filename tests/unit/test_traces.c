@@ -40,6 +40,14 @@ static int32_t call_on(const struct cw_traces *t, const char *node,
 	return -1;
 }
 
+/* Spans from the messages, then links, with the default options. */
+static void build_and_infer(struct cw_traces *t, struct cw_traces_opts *o)
+{
+	CHECK(!cw_traces_build(t));
+	cw_traces_opts_default(o);
+	CHECK(!cw_traces_infer(t, o));
+}
+
 /* Two overlapping requests on two threads; call order crosses them. */
 static void test_thread(bool same_thread)
 {
@@ -57,9 +65,7 @@ static void test_thread(bool same_thread)
 	/* Request 2's call comes first: FCFS gives it to request 1. */
 	rpc(&t, web, db, 3, 200, 300, same_thread ? 7 : 8, 0);
 	rpc(&t, web, db, 4, 400, 500, 7, 0);
-	CHECK(!cw_traces_build(&t));
-	cw_traces_opts_default(&o);
-	CHECK(!cw_traces_infer(&t, &o));
+	build_and_infer(&t, &o);
 	r1 = call_on(&t, "web", 1, CW_TROLE_ACCEPTED);
 	r2 = call_on(&t, "web", 2, CW_TROLE_ACCEPTED);
 	c1 = call_on(&t, "web", 3, CW_TROLE_CONNECTED);
@@ -83,6 +89,90 @@ static void test_thread(bool same_thread)
 		CHECK(!cw_traces_infer(&t, &o));
 		CHECK(t.n_cut >= 1 && t.spans[c1].parent >= 0);
 	}
+	cw_traces_release(&t);
+}
+
+/* The kernel's context on conn's messages at node: a request's number,
+ * or a call's request (connection, number) and its thread's open count. */
+static void set_ctx(struct cw_traces *t, int node, uint32_t conn, uint32_t seq,
+		    uint32_t ctx_conn, uint32_t ctx_seq, uint32_t ctx_open)
+{
+	size_t i;
+
+	for (i = 0; i < t->n_msgs; i++) {
+		struct cw_tmsg *m = &t->msgs[i];
+
+		if (m->node != (uint32_t)node || m->conn != conn)
+			continue;
+		if (m->role == CW_TROLE_ACCEPTED && m->dir == CW_TDIR_IN)
+			m->seq = seq;
+		if (m->role == CW_TROLE_CONNECTED && m->dir == CW_TDIR_OUT) {
+			m->ctx_conn = ctx_conn, m->ctx_seq = ctx_seq;
+			m->ctx_open = ctx_open;
+		}
+	}
+}
+
+/*
+ * One thread (an event loop) and two requests whose spans overlap every
+ * call: by span times each call is ambiguous.  The kernel saw more: when
+ * the first call began, request 1's reply had begun (request 2 the only
+ * one open); when the second did, request 2's had.  Those calls are
+ * thread links to the requests the kernel named; a call made with two
+ * open is ambiguous, and one naming a request not recorded is counted
+ * and linked by timing.
+ */
+static void test_ctx(bool has_ctx)
+{
+	struct cw_traces t;
+	struct cw_traces_opts o;
+	int cl, web, db;
+	int32_t r1, r2, c1, c2, c3, c4;
+
+	cw_traces_init(&t);
+	t.has_ctx = has_ctx;
+	cl = cw_traces_node(&t, "client");
+	web = cw_traces_node(&t, "web");
+	db = cw_traces_node(&t, "db");
+	rpc(&t, cl, web, 1, 0, 1000, 0, 7);
+	rpc(&t, cl, web, 2, 100, 950, 0, 7);
+	rpc(&t, web, db, 3, 200, 300, 7, 0);
+	rpc(&t, web, db, 4, 400, 500, 7, 0);
+	rpc(&t, web, db, 5, 600, 700, 7, 0);
+	rpc(&t, web, db, 6, 750, 800, 7, 0);
+	set_ctx(&t, web, 1, 1, 0, 0, 0);
+	set_ctx(&t, web, 2, 1, 0, 0, 0);
+	set_ctx(&t, web, 3, 0, 2, 1, 1);
+	set_ctx(&t, web, 4, 0, 1, 1, 1);
+	set_ctx(&t, web, 5, 0, 1, 1, 2);
+	set_ctx(&t, web, 6, 0, 9, 1, 1);
+	build_and_infer(&t, &o);
+	r1 = call_on(&t, "web", 1, CW_TROLE_ACCEPTED);
+	r2 = call_on(&t, "web", 2, CW_TROLE_ACCEPTED);
+	c1 = call_on(&t, "web", 3, CW_TROLE_CONNECTED);
+	c2 = call_on(&t, "web", 4, CW_TROLE_CONNECTED);
+	c3 = call_on(&t, "web", 5, CW_TROLE_CONNECTED);
+	c4 = call_on(&t, "web", 6, CW_TROLE_CONNECTED);
+	CHECK(r1 >= 0 && r2 >= 0 && c1 >= 0 && c2 >= 0 && c3 >= 0 && c4 >= 0);
+	if (!has_ctx) {
+		CHECK(!t.n_thread_links && t.n_ambiguous_thread == 4);
+		CHECK(t.spans[c1].method != CW_LINK_THREAD);
+		cw_traces_release(&t);
+		return;
+	}
+	CHECK(t.spans[c1].ctx_req == r2 && t.spans[c2].ctx_req == r1);
+	CHECK(t.spans[c1].method == CW_LINK_THREAD &&
+	      t.spans[c1].parent == r2);
+	CHECK(t.spans[c2].method == CW_LINK_THREAD &&
+	      t.spans[c2].parent == r1);
+	CHECK(t.spans[c3].method != CW_LINK_THREAD);
+	CHECK(t.spans[c4].ctx_req == -1 && t.n_ctx_missing == 1);
+	CHECK(t.spans[c4].method != CW_LINK_THREAD && t.spans[c4].parent >= 0);
+	CHECK(t.n_thread_links == 2 && t.n_ambiguous_thread == 1);
+	/* Without thread evidence nothing is a thread link. */
+	o.no_thread = true;
+	CHECK(!cw_traces_infer(&t, &o));
+	CHECK(!t.n_thread_links && t.spans[c1].method != CW_LINK_THREAD);
 	cw_traces_release(&t);
 }
 
@@ -212,6 +302,20 @@ static void test_spans_truth(void)
 
 /* A messages CSV with ports (causeway run --traces) scores with
  * --truth-links, as a capture does. */
+/* Reads a messages CSV held in memory; -1 on a refused one. */
+static int read_csv(struct cw_traces *t, const char *csv, const char *what)
+{
+	FILE *fp = fmemopen((void *)csv, strlen(csv), "r");
+	int rc;
+
+	CHECK(fp != NULL);
+	if (!fp)
+		return -1;
+	rc = cw_traces_read_csv(t, fp, what);
+	fclose(fp);
+	return rc;
+}
+
 static void test_csv_ends(void)
 {
 	static const char csv[] =
@@ -232,14 +336,14 @@ static void test_csv_ends(void)
 		"10.0.0.3:90,1999\n";
 	static const char bad[] = "start_ns,node,peer,conn,dir,role,node_port,"
 				  "peer_port\n1,a,b,1,in,accepted,0,80\n";
-	FILE *fp = fmemopen((void *)csv, sizeof(csv) - 1, "r");
 	struct cw_traces t;
+	FILE *fp;
 	struct cw_traces_opts o;
 	int32_t call, req;
 
 	cw_traces_init(&t);
-	CHECK(fp && !cw_traces_read_csv(&t, fp, "mem"));
-	fclose(fp);
+	CHECK(!read_csv(&t, csv, "mem"));
+	CHECK(!t.has_ctx); /* ctx_conn alone: the context is not read */
 	CHECK(!cw_traces_build(&t));
 	CHECK(t.n_ends == 3 && t.ends[2].client == t.ends[1].server &&
 	      t.ends[2].client_port == 6000 && t.ends[2].server_port == 90);
@@ -255,9 +359,44 @@ static void test_csv_ends(void)
 	CHECK(t.spans[call].parent == req &&
 	      t.spans[call].method == CW_LINK_THREAD);
 	cw_traces_release(&t);
-	fp = fmemopen((void *)bad, sizeof(bad) - 1, "r");
-	CHECK(fp && cw_traces_read_csv(&t, fp, "bad") == -1);
-	fclose(fp);
+	CHECK(read_csv(&t, bad, "bad") == -1);
+	cw_traces_release(&t);
+}
+
+/* All four context columns: read, and the call linked by them alone
+ * (no thread ids in the file). */
+static void test_csv_ctx(void)
+{
+	static const char csv[] =
+		"start_ns,node,peer,conn,dir,role,seq,ctx_conn,ctx_seq,"
+		"ctx_open\n"
+		"1000,b,a,1,in,accepted,4,0,0,0\n"
+		"1000,a,b,1,out,connected,0,0,0,0\n"
+		"2000,b,c,2,out,connected,0,1,4,1\n"
+		"2000,c,b,2,in,accepted,1,0,0,0\n"
+		"3000,c,b,2,out,accepted,0,0,0,0\n"
+		"3000,b,c,2,in,connected,0,0,0,0\n"
+		"4000,b,a,1,out,accepted,0,0,0,0\n"
+		"4000,a,b,1,in,connected,0,0,0,0\n";
+	static const char bad[] = "start_ns,node,peer,conn,dir,role,seq,"
+				  "ctx_conn,ctx_seq,ctx_open\n"
+				  "1,a,b,1,in,accepted,4294967296,0,0,0\n";
+	struct cw_traces t;
+	struct cw_traces_opts o;
+	int32_t call, req;
+
+	cw_traces_init(&t);
+	CHECK(!read_csv(&t, csv, "mem"));
+	CHECK(t.has_ctx && !cw_traces_build(&t));
+	cw_traces_opts_default(&o);
+	CHECK(!cw_traces_infer(&t, &o));
+	call = call_on(&t, "b", 2, CW_TROLE_CONNECTED);
+	req = call_on(&t, "b", 1, CW_TROLE_ACCEPTED);
+	CHECK(call >= 0 && req >= 0 && t.spans[req].kseq == 4);
+	CHECK(t.spans[call].parent == req &&
+	      t.spans[call].method == CW_LINK_THREAD && t.n_thread_links == 1);
+	cw_traces_release(&t);
+	CHECK(read_csv(&t, bad, "bad") == -1);
 	cw_traces_release(&t);
 }
 
@@ -267,10 +406,13 @@ int main(void)
 
 	test_thread(false);
 	test_thread(true);
+	test_ctx(true);
+	test_ctx(false);
 	test_multiplexed();
 	test_hungarian();
 	test_spans_truth();
 	test_csv_ends();
+	test_csv_ctx();
 	test_timing(0, &ours, &fcfs);
 	printf("timing only: %.3f of calls right, FCFS %.3f\n", ours, fcfs);
 	CHECK(ours > fcfs && ours > 0.85);
