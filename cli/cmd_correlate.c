@@ -12,6 +12,7 @@
 
 #include "cli/cli.h"
 #include "cli/commands.h"
+#include "cli/graph_writer.h"
 #include "cli/report.h"
 #include "common/kafka.h"
 #include "common/log.h"
@@ -134,6 +135,10 @@ struct snapshot_ctx {
 	size_t nowned;
 	struct graph_inputs built_from; /* of g, when built */
 	bool built;
+	/* Files of snapshots before the last written off this thread; g
+	 * then goes to the writer (given: g is empty, rebuild for the end). */
+	struct cli_graph_writer *writer;
+	bool given;
 };
 
 /*
@@ -220,12 +225,17 @@ static int write_graph(struct cw_correlator *c, bool final, void *arg)
 	struct snapshot_ctx *s = arg;
 	struct graph_inputs in;
 
-	(void) final;
 	if (s->merging && read_fleet(c, s))
 		return -1;
+	if (!s->out && !final)
+		return 0; /* no files: the graph is for the summary alone */
 	inputs_of(c, s, &in);
-	if (s->built && !memcmp(&in, &s->built_from, sizeof(in)))
+	if (s->built && !(final && s->given) &&
+	    !memcmp(&in, &s->built_from, sizeof(in)))
 		return 0;
+	/* The end's graph is written here, and kept for the summary. */
+	if (final && s->writer && cli_graph_writer_drain(s->writer))
+		return -1;
 	cw_graph_release(&s->g);
 	cw_graph_init(&s->g);
 	if (c->o.bucket_ns) {
@@ -238,11 +248,14 @@ static int write_graph(struct cw_correlator *c, bool final, void *arg)
 		return cw_error("out of memory while pairing");
 	}
 	cw_graph_sort_edges(&s->g);
+	s->built_from = in;
+	s->built = true;
+	s->given = !final && s->writer;
+	if (s->given)
+		return cli_graph_writer_put(s->writer, &s->g, &c->pairing.st);
 	if (s->out && cli_write_outputs(s->out, &s->g, NULL, NULL, NULL,
 					&c->pairing.st, s->min_share))
 		return -1;
-	s->built_from = in;
-	s->built = true;
 	return 0;
 }
 
@@ -549,6 +562,9 @@ int cmd_correlate(int argc, char **argv)
 		cw_edge_merge_init(&snap.merge, a.o.group, 0, 0);
 		snap.merging = true;
 	}
+	if (snap.out && !(snap.writer = cli_graph_writer_start(snap.out,
+							       snap.min_share)))
+		goto out;
 	cw_info("correlating %s%s%s from %s", topic, a.o.paths ? " and " : "",
 		a.o.paths ? timing : "", a.kc.brokers);
 	if (cw_correlator_run(&c, a.duration, a.idle, a.every))
@@ -556,6 +572,17 @@ int cmd_correlate(int argc, char **argv)
 	print_result(&c, &snap.g, a.json);
 	err = 0;
 out:
+	if (snap.writer) {
+		uint64_t written, skipped, cpu;
+
+		cli_graph_writer_counts(snap.writer, &written, &skipped, &cpu);
+		cw_info("snapshots: %" PRIu64 " graphs written off the "
+			"consuming thread (%.3f s of CPU), %" PRIu64
+			" replaced by a newer one before their turn",
+			written, (double)cpu / 1e9, skipped);
+		if (cli_graph_writer_stop(snap.writer) && !err)
+			err = 1;
+	}
 	cw_kafka_consumer_free(consumer);
 	if (cw_correlator_close(&c) && !err)
 		err = 1;

@@ -144,7 +144,6 @@ else:
 PY
 }
 
-# wait_file FILE [SECONDS]: wait until FILE exists and is not empty.
 # client_bytes FILE: "C2S S2C", the client ends' final byte counters in a
 # wire file (what a correlator's edges must add up to).
 client_bytes() {
@@ -158,6 +157,26 @@ for line in sys.stdin:
 print(sum(r["bytes_out"] for r in last.values()), sum(r["bytes_in"] for r in last.values()))'
 }
 
+# churn_published SIM...: an embedded broker (BOOT) holding `causeway
+# simulate SIM...`'s records, and the same run in a file for the truth:
+# sets CONNS, and C2S and S2C (what the graph's edges must add up to).
+churn_published() {
+	"$CW" broker >"$T_TMP/boot" 2>"$T_TMP/broker.log" &
+	bg_pid $!
+	wait_file "$T_TMP/boot"
+	BOOT=$(cat "$T_TMP/boot")
+	"$CW" simulate "$@" --kafka "$BOOT" --speedup 0 2>"$T_TMP/k.log" ||
+		fail "simulate --kafka failed: $(cat "$T_TMP/k.log")"
+	"$CW" simulate "$@" -o "$T_TMP/k.cww" 2>/dev/null ||
+		fail "simulate failed"
+	CONNS=$(sed -n 's/.*churn: \([0-9]*\) connections.*/\1/p' "$T_TMP/k.log")
+	[ -n "$CONNS" ] || fail "no summary line: $(cat "$T_TMP/k.log")"
+	client_bytes "$T_TMP/k.cww" >"$T_TMP/truth" || fail "dump failed"
+	read -r C2S S2C <"$T_TMP/truth"
+	note "$CONNS connections published; bytes $C2S / $S2C"
+}
+
+# wait_file FILE [SECONDS]: wait until FILE exists and is not empty.
 wait_file() {
 	local i
 	for i in $(seq 1 $((${2:-10} * 20))); do

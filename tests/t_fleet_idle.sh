@@ -11,20 +11,7 @@
 . "$(dirname "$0")/lib.sh"
 need_cmd python3
 
-"$CW" broker >"$T_TMP/boot" 2>"$T_TMP/broker.log" &
-bg_pid $!
-wait_file "$T_TMP/boot"
-BOOT=$(cat "$T_TMP/boot")
-SIM=(--churn -H 12 -L 4 --lifetime 1m -i 30s -d 20m -s 5)
-"$CW" simulate "${SIM[@]}" --kafka "$BOOT" --speedup 0 2>"$T_TMP/k.log" ||
-	fail "simulate --kafka failed: $(cat "$T_TMP/k.log")"
-"$CW" simulate "${SIM[@]}" -o "$T_TMP/k.cww" 2>/dev/null ||
-	fail "simulate failed"
-conns=$(sed -n 's/.*churn: \([0-9]*\) connections.*/\1/p' "$T_TMP/k.log")
-[ -n "$conns" ] || fail "no summary line: $(cat "$T_TMP/k.log")"
-client_bytes "$T_TMP/k.cww" >"$T_TMP/truth" || fail "dump failed"
-read -r c2s s2c <"$T_TMP/truth"
-note "$conns connections published; bytes $c2s / $s2c"
+churn_published --churn -H 12 -L 4 --lifetime 1m -i 30s -d 20m -s 5
 
 printf 'session.timeout.ms=6000\nheartbeat.interval.ms=500\n' \
 	>"$T_TMP/kafka.properties"
@@ -60,7 +47,7 @@ wait $A 2>/dev/null
 n=$(owns b)
 note "member b was given $n partitions after a's session expired"
 [ "$n" -gt 0 ] || fail "member b stopped before it held a partition: $(cat "$T_TMP/b.log")"
-python3 - "$conns" "$c2s" "$s2c" "$T_TMP/b.json" <<'EOF' ||
+python3 - "$CONNS" "$C2S" "$S2C" "$T_TMP/b.json" <<'EOF' ||
 import json, sys
 conns, c2s, s2c = map(int, sys.argv[1:4])
 d = json.loads(open(sys.argv[4]).read())
