@@ -242,6 +242,11 @@ int cw_traces_write_otlp(const struct cw_traces *t, FILE *fp)
 			"\"service.name\",\"value\":{\"stringValue\":",
 			fv ? "" : ",");
 		json_str(fp, t->names[v]);
+		if (t->window_slot)
+			fprintf(fp,
+				"}},{\"key\":\"causeway.window.slot_ns\","
+				"\"value\":{\"intValue\":\"%llu\"",
+				(unsigned long long)t->window_slot);
 		fputs("}}]},\"scopeSpans\":[{\"scope\":{\"name\":\"causeway\"},"
 		      "\"spans\":[",
 		      fp);

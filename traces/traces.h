@@ -101,6 +101,10 @@ struct cw_traces {
 	 * one run, so outputs of several runs (a correlator's windows) that
 	 * may meet in one viewer each use a salt of their own. */
 	uint64_t id_salt;
+	/* The correlator's window (0: none): every resource of the OTLP
+	 * output then carries it as causeway.window.slot_ns, so an export
+	 * request names the window it is. */
+	uint64_t window_slot;
 	struct cw_tmsg *msgs;
 	size_t n_msgs, cap_msgs;
 	char **names;
