@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: MIT
 /* Traces out: OTLP/JSON, Jaeger UI JSON, a terminal waterfall, OTLP/HTTP. */
 #include <arpa/inet.h>
+#include <errno.h>
 #include <netdb.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include "common/log.h"
@@ -456,8 +458,16 @@ static int parse_url(const char *url, char *host, size_t hl, char *port,
 	return 0;
 }
 
+/*
+ * An endpoint that takes the connection and then says nothing is given up
+ * on after this (connect, each write, the answer): a correlator posting
+ * its windows must not wait on it for ever.
+ */
+#define POST_TIMEOUT_S 10
+
 int cw_traces_post(const char *url, const char *body, size_t len)
 {
+	struct timeval tmo = {.tv_sec = POST_TIMEOUT_S};
 	struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *ai = NULL;
 	char host[256], port[8], head[512], ans[64] = "";
 	const char *path = "/v1/traces";
@@ -469,7 +479,10 @@ int cw_traces_post(const char *url, const char *body, size_t len)
 	if (getaddrinfo(host, port, &hints, &ai))
 		return cw_error("cannot resolve '%s'", host);
 	fd = socket(ai->ai_family, SOCK_STREAM, 0);
-	if (fd < 0 || connect(fd, ai->ai_addr, ai->ai_addrlen)) {
+	if (fd < 0 ||
+	    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tmo, sizeof(tmo)) ||
+	    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tmo, sizeof(tmo)) ||
+	    connect(fd, ai->ai_addr, ai->ai_addrlen)) {
 		cw_error("cannot connect to '%s': %m", url);
 		goto out;
 	}
@@ -483,8 +496,13 @@ int cw_traces_post(const char *url, const char *body, size_t len)
 	for (; len; body += w, len -= (size_t)w)
 		if ((w = write(fd, body, len)) <= 0)
 			goto fail;
-	if (read(fd, ans, sizeof(ans) - 1) < 12 || strncmp(ans, "HTTP/1.", 7) ||
-	    ans[9] != '2') {
+	w = read(fd, ans, sizeof(ans) - 1);
+	if (w < 0) {
+		cw_error("no answer from '%s': %s", url,
+			 errno == EAGAIN ? "timed out" : strerror(errno));
+		goto out;
+	}
+	if (w < 12 || strncmp(ans, "HTTP/1.", 7) || ans[9] != '2') {
 		ans[strcspn(ans, "\r\n")] = 0;
 		cw_error("'%s' answered '%s'", url, ans);
 		goto out;
