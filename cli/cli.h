@@ -40,6 +40,8 @@ struct cli_watch {
 int cli_watch_option(int opt, const char *arg, struct cli_watch *w);
 /* --min-share: a fraction of all bytes, 0 to 1; 0 or -1 (line printed). */
 int cli_share(const char *arg, double *out);
+/* --otlp: an OTLP/HTTP endpoint, http:// only; 0 or -1 (line printed). */
+int cli_otlp_url(const char *arg);
 
 /*
  * getopt found an unknown option or a missing value (call with opterr = 0):

@@ -104,9 +104,8 @@ static int parse_opt(void *ctx, int c, const char *arg)
 		a->format = arg;
 		return 0;
 	case 'U':
-		if (strncmp(arg, "http://", 7))
-			return cw_error("--otlp wants an http:// URL, not '%s'",
-					arg);
+		if (cli_otlp_url(arg))
+			return -1;
 		a->otlp = arg;
 		return 0;
 	case 'i':

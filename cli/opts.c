@@ -177,6 +177,13 @@ int cli_share(const char *arg, double *out)
 	return 0;
 }
 
+int cli_otlp_url(const char *arg)
+{
+	if (strncmp(arg, "http://", 7))
+		return cw_error("--otlp wants an http:// URL, not '%s'", arg);
+	return 0;
+}
+
 int cli_agent_open(struct cw_agent **a, const struct cw_agent_opts *ao)
 {
 	if (!cw_agent_open(a, ao))
