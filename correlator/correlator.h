@@ -412,8 +412,9 @@ size_t cw_timing_commit(struct cw_timing *tw, cw_timing_store_fn store,
  * The service (correlator/service.c).  Connection records go to the
  * pairing; timing records (when paths is set) to their windows, and each
  * complete window's causal paths to DIR/paths.json and a line of
- * DIR/paths.jsonl.  Every snapshot period the caller's snapshot hook runs
- * (it builds and writes the graph), then the offsets are committed.
+ * DIR/paths.jsonl, its traces (MsgWindow records) to a line of
+ * DIR/traces.jsonl.  Every snapshot period the caller's snapshot hook
+ * runs (it builds and writes the graph), then the offsets are committed.
  */
 struct cw_correlator_opts {
 	const char *out; /* DIR, or NULL: write nothing */
@@ -467,6 +468,12 @@ struct cw_state_stats {
 	uint64_t restored_ends; /* ends restored */
 };
 
+/* Window slots, ascending: those an output file has a line for. */
+struct cw_slot_set {
+	uint64_t *slot;
+	size_t n, cap;
+};
+
 struct cw_correlator;
 /* Write what c holds (final: the last time); 0, or -1 after a message. */
 typedef int (*cw_correlator_snapshot_fn)(struct cw_correlator *c, bool final,
@@ -479,11 +486,11 @@ struct cw_correlator {
 	struct cw_pairing pairing;
 	struct cw_wire_errors errors;
 	struct cw_timing timing;
-	FILE *jsonl;	   /* DIR/paths.jsonl, appended */
-	FILE *traces;	   /* DIR/traces.jsonl, appended: OTLP per window */
-	uint64_t trace_windows, trace_spans; /* written to it */
-	uint64_t *written; /* slots with a line in it, ascending */
-	size_t nwritten, cap_written;
+	/* DIR/paths.jsonl and DIR/traces.jsonl (OTLP per window), appended,
+	 * and the slots of their lines. */
+	FILE *jsonl, *traces;
+	struct cw_slot_set written, traced;
+	uint64_t trace_windows, trace_spans; /* written to traces.jsonl */
 	uint64_t applied_since_commit;
 	uint64_t applied; /* connection records applied by this process */
 	uint64_t windows, windows_failed, no_conn;
@@ -508,10 +515,11 @@ struct cw_correlator {
 };
 
 /*
- * Ready c.  With paths and DIR, open DIR/paths.jsonl for appending: the
- * slots it has a line for are never appended again (a member restarted
- * before its commit infers them again), and a torn last line (a crash in
- * the middle of writing it) is cut off.  0, or -1 after a message.
+ * Ready c.  With paths and DIR, open DIR/paths.jsonl and DIR/traces.jsonl
+ * for appending: the slots each has a line for are never appended again
+ * (a member restarted before its commit infers them again), and a torn
+ * last line (a crash in the middle of writing it) is cut off.  0, or -1
+ * after a message.
  */
 int cw_correlator_open(struct cw_correlator *c,
 		       const struct cw_correlator_opts *o,

@@ -24,33 +24,15 @@
 #include "correlator/live.h"
 #include "traces/traces.h"
 
-/* Note slot as written, keeping the list ascending; 0 or -1. */
-static int note_written(struct cw_correlator *c, uint64_t slot)
+static bool slot_set_has(const struct cw_slot_set *s, uint64_t slot)
 {
-	size_t i = c->nwritten;
-
-	if (cw_correlator_written(c, slot))
-		return 0;
-	if (CW_GROW(c->written, c->cap_written, c->nwritten + 1, 64))
-		return cw_error("out of memory");
-	while (i && c->written[i - 1] > slot)
-		i--;
-	memmove(&c->written[i + 1], &c->written[i],
-		(c->nwritten - i) * sizeof(*c->written));
-	c->written[i] = slot;
-	c->nwritten++;
-	return 0;
-}
-
-bool cw_correlator_written(const struct cw_correlator *c, uint64_t slot)
-{
-	size_t lo = 0, hi = c->nwritten, mid;
+	size_t lo = 0, hi = s->n, mid;
 
 	while (lo < hi) {
 		mid = lo + (hi - lo) / 2;
-		if (c->written[mid] == slot)
+		if (s->slot[mid] == slot)
 			return true;
-		if (c->written[mid] < slot)
+		if (s->slot[mid] < slot)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -58,17 +40,78 @@ bool cw_correlator_written(const struct cw_correlator *c, uint64_t slot)
 	return false;
 }
 
+/* Add slot to s, keeping it ascending; 0 or -1. */
+static int slot_set_add(struct cw_slot_set *s, uint64_t slot)
+{
+	size_t i = s->n;
+
+	if (slot_set_has(s, slot))
+		return 0;
+	if (CW_GROW(s->slot, s->cap, s->n + 1, 64))
+		return cw_error("out of memory");
+	while (i && s->slot[i - 1] > slot)
+		i--;
+	memmove(&s->slot[i + 1], &s->slot[i], (s->n - i) * sizeof(*s->slot));
+	s->slot[i] = slot;
+	s->n++;
+	return 0;
+}
+
+static void slot_set_release(struct cw_slot_set *s)
+{
+	free(s->slot);
+	memset(s, 0, sizeof(*s));
+}
+
+bool cw_correlator_written(const struct cw_correlator *c, uint64_t slot)
+{
+	return slot_set_has(&c->written, slot);
+}
+
+/* The slot a line of an output file is about; false if it names none. */
+typedef bool (*line_slot_fn)(const char *line, uint64_t *slot);
+
+/* paths.jsonl: each line begins {"slot_ns":N. */
+static bool paths_line_slot(const char *line, uint64_t *slot)
+{
+	unsigned long long v;
+
+	if (sscanf(line, "{\"slot_ns\":%llu", &v) != 1)
+		return false;
+	*slot = v;
+	return true;
+}
+
 /*
- * The slots of paths.jsonl's lines (each begins {"slot_ns":N); a torn
- * last line is cut off so the next one starts on a line of its own.
+ * traces.jsonl: every resource of the export request carries the slot as
+ * an attribute (cw_traces.window_slot); a JSON string holds no bare
+ * quote, so the key cannot be matched inside a service's name.
  */
-static int load_written(struct cw_correlator *c, const char *path)
+static bool traces_line_slot(const char *line, uint64_t *slot)
+{
+	static const char key[] = "{\"key\":\"causeway.window.slot_ns\","
+				  "\"value\":{\"intValue\":\"";
+	const char *p = strstr(line, key);
+	unsigned long long v;
+
+	if (!p || sscanf(p + sizeof(key) - 1, "%llu", &v) != 1)
+		return false;
+	*slot = v;
+	return true;
+}
+
+/*
+ * The slots of a file's lines into s, as slot_of reads them; a torn last
+ * line is cut off so the next one starts on a line of its own.
+ */
+static int load_slots(struct cw_slot_set *s, const char *path,
+		      line_slot_fn slot_of)
 {
 	char *line = NULL;
 	size_t size = 0;
 	ssize_t n;
 	off_t good = 0;
-	unsigned long long slot;
+	uint64_t slot;
 	struct stat sb;
 	FILE *fp = fopen(path, "r");
 	int err = 0;
@@ -81,8 +124,8 @@ static int load_written(struct cw_correlator *c, const char *path)
 		if (line[n - 1] != '\n')
 			break;
 		good += n;
-		if (sscanf(line, "{\"slot_ns\":%llu", &slot) == 1)
-			err = note_written(c, slot);
+		if (slot_of(line, &slot))
+			err = slot_set_add(s, slot);
 	}
 	free(line);
 	if (!err && ferror(fp))
@@ -98,13 +141,27 @@ static int load_written(struct cw_correlator *c, const char *path)
 	return err;
 }
 
+/* Open DIR/name for appending, its lines' slots into s; 0 or -1. */
+static int open_jsonl(struct cw_correlator *c, const char *name,
+		      struct cw_slot_set *s, line_slot_fn slot_of, FILE **fp)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/%s", c->o.out, name);
+	if (load_slots(s, path, slot_of))
+		return -1;
+	*fp = fopen(path, "a");
+	if (!*fp)
+		return cw_error("unable to open '%s': %s", path,
+				strerror(errno));
+	return 0;
+}
+
 int cw_correlator_open(struct cw_correlator *c,
 		       const struct cw_correlator_opts *o,
 		       struct cw_kafka_consumer *consumer,
 		       const char *timing_topic)
 {
-	char path[PATH_MAX];
-
 	memset(c, 0, sizeof(*c));
 	c->o = *o;
 	c->consumer = consumer;
@@ -124,20 +181,12 @@ int cw_correlator_open(struct cw_correlator *c,
 				return -1;
 		}
 	}
-	if (o->paths && o->out) {
-		snprintf(path, sizeof(path), "%s/paths.jsonl", o->out);
-		if (load_written(c, path))
-			return -1;
-		c->jsonl = fopen(path, "a");
-		if (!c->jsonl)
-			return cw_error("unable to open '%s': %s", path,
-					strerror(errno));
-		snprintf(path, sizeof(path), "%s/traces.jsonl", o->out);
-		c->traces = fopen(path, "a");
-		if (!c->traces)
-			return cw_error("unable to open '%s': %s", path,
-					strerror(errno));
-	}
+	if (o->paths && o->out &&
+	    (open_jsonl(c, "paths.jsonl", &c->written, paths_line_slot,
+			&c->jsonl) ||
+	     open_jsonl(c, "traces.jsonl", &c->traced, traces_line_slot,
+			&c->traces)))
+		return -1;
 	return 0;
 }
 
@@ -152,9 +201,8 @@ int cw_correlator_close(struct cw_correlator *c)
 	c->state_log = NULL;
 	cw_kafka_log_free(c->edges_log);
 	c->edges_log = NULL;
-	free(c->written);
-	c->written = NULL;
-	c->nwritten = c->cap_written = 0;
+	slot_set_release(&c->written);
+	slot_set_release(&c->traced);
 	if (c->jsonl && fclose(c->jsonl))
 		err = cw_error("unable to write paths.jsonl: %s",
 			       strerror(errno));
@@ -227,16 +275,27 @@ static int write_paths(struct cw_correlator *c,
 	}
 	if (write_jsonl(c, w, st, t, ps))
 		return -1;
-	return note_written(c, w->slot);
+	return slot_set_add(&c->written, w->slot);
+}
+
+/* The line (newline included) as one write to DIR/traces.jsonl; 0 or -1. */
+static int append_traces(struct cw_correlator *c, uint64_t slot,
+			 const char *buf, size_t len)
+{
+	if (fwrite(buf, 1, len, c->traces) != len || fflush(c->traces) ||
+	    fdatasync(fileno(c->traces)))
+		return cw_error("unable to write '%s/traces.jsonl': %s",
+				c->o.out, strerror(errno));
+	return slot_set_add(&c->traced, slot);
 }
 
 /*
  * The traces of window w's MsgWindow records (`agent --traces`) as one
  * line of DIR/traces.jsonl: an OTLP/JSON export request, as the OTLP file
  * exporters write them, trace and span ids salted with the slot so the
- * windows' ids never meet.  Before its paths line, which marks the window
- * done: a crash between the two writes its traces line again.  0, or -1
- * (not written).
+ * windows' ids never meet, and every resource naming the slot, so that a
+ * restarted member skips a window the file has.  Before its paths line.
+ * 0, or -1 (not written).
  */
 static int write_traces(struct cw_correlator *c,
 			const struct cw_timing_window *w)
@@ -245,13 +304,19 @@ static int write_traces(struct cw_correlator *c,
 	struct cw_traces_opts o;
 	char *buf = NULL;
 	size_t i, len = 0;
+	uint64_t slot;
 	FILE *mem;
 	int err = 0;
 
-	if (!c->traces || cw_correlator_written(c, w->slot))
+	if (!c->traces)
 		return 0;
+	if (slot_set_has(&c->traced, w->slot)) {
+		cw_debug("window %" PRIu64 ": in traces.jsonl already",
+			 w->slot);
+		return 0;
+	}
 	cw_traces_init(&t);
-	t.id_salt = w->slot;
+	t.id_salt = t.window_slot = w->slot;
 	for (i = 0; i < w->nm && !err; i++)
 		err = cw_traces_add_wire(&t, &w->mrecs[i]);
 	cw_traces_wire_done(&t);
@@ -266,17 +331,18 @@ static int write_traces(struct cw_correlator *c,
 	err = cw_traces_write_otlp(&t, mem);
 	if (fclose(mem) || !len || buf[len - 1] != '\n')
 		err = err ? err : cw_error("out of memory");
-	if (!err && (fwrite(buf, 1, len, c->traces) != len ||
-		     fflush(c->traces) || fdatasync(fileno(c->traces))))
-		err = cw_error("unable to write '%s/traces.jsonl': %s",
-			       c->o.out, strerror(errno));
-	if (!err) {
-		c->trace_windows++;
-		c->trace_spans += t.n_spans;
-		cw_info("window %" PRIu64 ": %zu messages from %zu hosts, "
-			"%zu spans in traces.jsonl",
-			w->slot, t.n_msgs, t.wire_hosts, t.n_spans);
+	/* No resource (no span) names the slot: nothing to tell. */
+	if (err || !traces_line_slot(buf, &slot))
+		goto done;
+	if (append_traces(c, w->slot, buf, len)) {
+		err = -1;
+		goto done;
 	}
+	c->trace_windows++;
+	c->trace_spans += t.n_spans;
+	cw_info("window %" PRIu64 ": %zu messages from %zu hosts, "
+		"%zu spans in traces.jsonl",
+		w->slot, t.n_msgs, t.wire_hosts, t.n_spans);
 done:
 	free(buf);
 	cw_traces_release(&t);
@@ -328,6 +394,9 @@ static int store_offset(void *arg, int32_t partition, int64_t next)
 {
 	struct cw_correlator *c = arg;
 
+	/* A correlator fed by hand (tests) has no offsets to store. */
+	if (!c->consumer)
+		return 0;
 	return cw_kafka_offset_store(c->consumer, c->timing_topic, partition,
 				     next);
 }

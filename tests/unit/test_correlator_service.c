@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
- * The correlator service without Kafka: paths.jsonl is idempotent per
- * slot.  A member restarted before its commit infers a window again; the
- * slots paths.jsonl has a line for are known at open and not appended
- * twice, and a line torn by a crash is cut off.
+ * The correlator service without Kafka: paths.jsonl and traces.jsonl are
+ * idempotent per slot.  A member restarted before its commit infers a
+ * window again; the slots each file has a line for are known at open and
+ * not appended twice, and a line torn by a crash is cut off.
  */
+#include <arpa/inet.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -13,6 +14,9 @@
 #include "common/util.h"
 #include "correlator/correlator.h"
 #include "tests/unit/check.h"
+
+#define SLOT1 1767225600000000000ULL
+#define MS    1000000ULL
 
 static const char lines[] =
 	"{\"slot_ns\":1767225600000000000,\"window_start_ns\":1}\n"
@@ -32,6 +36,101 @@ static long file_size(const char *path)
 	return stat(path, &sb) ? -1 : (long)sb.st_size;
 }
 
+static size_t count_in(const char *path, const char *what)
+{
+	char line[8192];
+	size_t n = 0;
+	FILE *fp = fopen(path, "r");
+
+	while (fp && fgets(line, sizeof(line), fp))
+		n += strstr(line, what) != NULL;
+	if (fp)
+		fclose(fp);
+	return n;
+}
+
+/*
+ * One MsgWindow record of slot into c's windows, then every window done:
+ * host "front" serves a request from 10.0.0.9 (one span).
+ */
+static void window_of_messages(struct cw_correlator *c, uint64_t slot,
+			       int64_t offset)
+{
+	struct cw_wire_msgs r = {.slot_ns = slot,
+				 .start_ns = slot,
+				 .end_ns = slot + 3000 * MS,
+				 .n = 2,
+				 .nsocks = 1,
+				 .last = true};
+	uint8_t raw[16] = {10, 0, 0, 1};
+
+	snprintf(r.host, sizeof(r.host), "front");
+	r.socks = calloc(1, sizeof(*r.socks));
+	r.msgs = calloc(2, sizeof(*r.msgs));
+	CHECK(r.socks && r.msgs);
+	if (!r.socks || !r.msgs)
+		return;
+	r.socks[0].cookie = 1;
+	cw_addr_from_raw(&r.socks[0].laddr, AF_INET, raw);
+	raw[3] = 9;
+	cw_addr_from_raw(&r.socks[0].raddr, AF_INET, raw);
+	r.socks[0].lport = 80, r.socks[0].rport = 40000;
+	r.socks[0].role = CW_REC_ROLE_SERVER, r.socks[0].role_seen = true;
+	r.msgs[0] = (struct cw_wire_mmsg){
+		.start_ns = slot + MS, .end_ns = slot + MS, .bytes = 100};
+	r.msgs[1] = (struct cw_wire_mmsg){.start_ns = slot + 2 * MS,
+					  .end_ns = slot + 2 * MS,
+					  .bytes = 100,
+					  .out = true};
+	CHECK(!cw_timing_seen(&c->timing, 0, offset));
+	CHECK(!cw_timing_add_msgs(&c->timing, &r, 0, offset, cw_now_mono_ns(),
+				  slot));
+	CHECK(!cw_correlator_windows_step(c, cw_now_mono_ns(), true));
+}
+
+/* traces.jsonl: a line per window naming its slot, never two. */
+static void test_traces(void)
+{
+	char dir[] = "/tmp/cw-test-service.XXXXXX", path[256];
+	char attr[128];
+	struct cw_correlator_opts o = {.paths = true, .grace_ns = 1};
+	struct cw_correlator c;
+	long one;
+	FILE *fp;
+
+	CHECK(mkdtemp(dir));
+	o.out = dir;
+	cw_paths_opts_default(&o.po);
+	snprintf(path, sizeof(path), "%s/traces.jsonl", dir);
+	snprintf(attr, sizeof(attr),
+		 "{\"key\":\"causeway.window.slot_ns\",\"value\":{"
+		 "\"intValue\":\"%llu\"}}",
+		 SLOT1);
+	CHECK(!cw_correlator_open(&c, &o, NULL, "causeway.timing"));
+	window_of_messages(&c, SLOT1, 0);
+	CHECK(c.trace_windows == 1 && c.trace_spans == 1);
+	CHECK(c.traced.n == 1 && c.timing.nwins == 0);
+	CHECK(!cw_correlator_close(&c));
+	CHECK(count_in(path, "\n") == 1 && count_in(path, attr) == 1);
+	one = file_size(path);
+	/* A torn line after it: cut off; the slot is known, so the same
+	 * window again is not written. */
+	fp = fopen(path, "a");
+	CHECK(fp && fputs("{\"resourceSpans\":[{\"reso", fp) >= 0 &&
+	      !fclose(fp));
+	CHECK(!cw_correlator_open(&c, &o, NULL, "causeway.timing"));
+	CHECK(file_size(path) == one && c.traced.n == 1);
+	window_of_messages(&c, SLOT1, 1);
+	CHECK(c.trace_windows == 0);
+	CHECK(c.timing.nwins == 0);
+	CHECK(!cw_correlator_close(&c));
+	CHECK(file_size(path) == one);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/paths.jsonl", dir);
+	unlink(path);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	char dir[] = "/tmp/cw-test-service.XXXXXX", path[256], torn[512];
@@ -44,14 +143,14 @@ int main(void)
 	snprintf(path, sizeof(path), "%s/paths.jsonl", dir);
 	/* No file yet: nothing written. */
 	CHECK(!cw_correlator_open(&c, &o, NULL, "causeway.timing"));
-	CHECK(c.nwritten == 0 && c.jsonl);
+	CHECK(c.written.n == 0 && c.jsonl);
 	CHECK(!cw_correlator_close(&c));
 	/* Two whole lines and a torn third. */
 	snprintf(torn, sizeof(torn), "%s{\"slot_ns\":1767225720000000000,\"wi",
 		 lines);
 	write_file(path, torn);
 	CHECK(!cw_correlator_open(&c, &o, NULL, "causeway.timing"));
-	CHECK(c.nwritten == 2);
+	CHECK(c.written.n == 2);
 	CHECK(cw_correlator_written(&c, 1767225600000000000ULL));
 	CHECK(cw_correlator_written(&c, 1767225660000000000ULL));
 	CHECK(!cw_correlator_written(&c, 1767225720000000000ULL));
@@ -63,11 +162,14 @@ int main(void)
 	o.paths = false;
 	write_file(path, torn);
 	CHECK(!cw_correlator_open(&c, &o, NULL, "causeway.timing"));
-	CHECK(c.nwritten == 0 && !c.jsonl);
+	CHECK(c.written.n == 0 && !c.jsonl);
 	CHECK(!cw_correlator_close(&c));
 	CHECK(file_size(path) == (long)strlen(torn));
 	unlink(path);
+	snprintf(path, sizeof(path), "%s/traces.jsonl", dir);
+	unlink(path);
 	rmdir(dir);
+	test_traces();
 	if (!failures)
 		printf("test_correlator_service: all checks passed\n");
 	return failures ? 1 : 0;
