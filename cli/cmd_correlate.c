@@ -32,6 +32,7 @@ static void usage(FILE *fp)
 		"                          [--from-beginning] [--duration D]\n"
 		"                          [--idle D] [--snapshot-every D] "
 		"[--json]\n"
+		"                          [--otlp URL]\n"
 		"                          [--no-paths | --window-grace D "
 		"--bin D\n"
 		"                           --max-delay D]\n\n"
@@ -65,7 +66,17 @@ static void usage(FILE *fp)
 		"                         per window); edges.json is the "
 		"group's graph,\n"
 		"                         every member's buckets in P.edges "
-		"merged\n"
+		"merged;\n"
+		"                         traces.jsonl: each window's traces "
+		"(agents\n"
+		"                         with --traces), one OTLP/JSON "
+		"export\n"
+		"                         request a line\n"
+		"      --otlp URL         POST each window's traces to an "
+		"OTLP/HTTP\n"
+		"                         endpoint (3 tries, then counted and "
+		"skipped;\n"
+		"                         a restart may post a window again)\n"
 		"      --no-paths         do not read P.timing (no causal "
 		"paths)\n"
 		"      --no-checkpoints   keep no per-partition state in "
@@ -106,6 +117,8 @@ static void usage(FILE *fp)
 		"  causeway correlate --kafka kafka1:9092 -o /srv/causeway\n"
 		"  causeway correlate --kafka 127.0.0.1:9092 --from-beginning "
 		"--idle 5s\n"
+		"  causeway correlate --kafka kafka1:9092 -o /srv/causeway \\\n"
+		"      --otlp http://otel-collector:4318/v1/traces\n"
 		"  causeway correlate --kafka kafka1:9092 -o /srv/causeway "
 		"--bin 1ms\n"
 		"      # agents: causeway agent --kafka kafka1:9092 --window "
@@ -355,6 +368,12 @@ static void print_result(const struct cw_correlator *c,
 			" of slots too far from the clock",
 			c->windows, c->windows_failed, c->timing.records,
 			c->timing.late, c->no_conn, c->timing.refused);
+	if (c->trace_windows || c->traces_post_failed)
+		cw_info("traces: %" PRIu64 " windows, %" PRIu64
+			" spans built; %" PRIu64 " posted, %" PRIu64
+			" posts failed",
+			c->trace_windows, c->trace_spans, c->traces_posted,
+			c->traces_post_failed);
 }
 
 struct correlate_args {
@@ -387,6 +406,11 @@ static int parse_opt(int opt, struct correlate_args *a)
 		return 0;
 	case 'o':
 		a->o.out = optarg;
+		return 0;
+	case 'U':
+		if (cli_otlp_url(optarg))
+			return 2;
+		a->o.otlp = optarg;
 		return 0;
 	case 'S':
 		return cli_duration("--snapshot-every", optarg,
@@ -458,6 +482,7 @@ static int parse_args(int argc, char **argv, struct correlate_args *a)
 					     {"group", 1, 0, 'g'},
 					     {"from-beginning", 0, 0, 'B'},
 					     {"out", 1, 0, 'o'},
+					     {"otlp", 1, 0, 'U'},
 					     {"snapshot-every", 1, 0, 'S'},
 					     {"duration", 1, 0, 'd'},
 					     {"idle", 1, 0, 'I'},
@@ -502,6 +527,10 @@ static int parse_args(int argc, char **argv, struct correlate_args *a)
 	}
 	if (!a->kc.brokers) {
 		cw_error("--kafka is needed (see 'causeway correlate --help')");
+		return 2;
+	}
+	if (a->o.otlp && !a->o.paths) {
+		cw_error("--otlp needs the timing topic: not with --no-paths");
 		return 2;
 	}
 	return -1;

@@ -412,13 +412,17 @@ size_t cw_timing_commit(struct cw_timing *tw, cw_timing_store_fn store,
  * The service (correlator/service.c).  Connection records go to the
  * pairing; timing records (when paths is set) to their windows, and each
  * complete window's causal paths to DIR/paths.json and a line of
- * DIR/paths.jsonl, its traces (MsgWindow records) to a line of
- * DIR/traces.jsonl.  Every snapshot period the caller's snapshot hook
- * runs (it builds and writes the graph), then the offsets are committed.
+ * DIR/paths.jsonl; its traces (MsgWindow records) to a line of
+ * DIR/traces.jsonl and, with otlp, POSTed there (a POST that fails a few
+ * times is counted and given up on).  Every snapshot period the caller's
+ * snapshot hook runs (it builds and writes the graph), then the offsets
+ * are committed.
  */
 struct cw_correlator_opts {
 	const char *out; /* DIR, or NULL: write nothing */
 	bool paths;	 /* read the timing topic */
+	/* OTLP/HTTP URL each window's traces are POSTed to, or NULL. */
+	const char *otlp;
 	uint64_t grace_ns;
 	struct cw_paths_opts po;
 	/*
@@ -490,7 +494,8 @@ struct cw_correlator {
 	 * and the slots of their lines. */
 	FILE *jsonl, *traces;
 	struct cw_slot_set written, traced;
-	uint64_t trace_windows, trace_spans; /* written to traces.jsonl */
+	/* Windows and spans written or posted; POSTs done, given up. */
+	uint64_t trace_windows, trace_spans, traces_posted, traces_post_failed;
 	uint64_t applied_since_commit;
 	uint64_t applied; /* connection records applied by this process */
 	uint64_t windows, windows_failed, no_conn;
@@ -517,9 +522,9 @@ struct cw_correlator {
 /*
  * Ready c.  With paths and DIR, open DIR/paths.jsonl and DIR/traces.jsonl
  * for appending: the slots each has a line for are never appended again
- * (a member restarted before its commit infers them again), and a torn
- * last line (a crash in the middle of writing it) is cut off.  0, or -1
- * after a message.
+ * (a member restarted before its commit infers them again), nor a window
+ * in traces.jsonl posted again, and a torn last line (a crash in the
+ * middle of writing it) is cut off.  0, or -1 after a message.
  */
 int cw_correlator_open(struct cw_correlator *c,
 		       const struct cw_correlator_opts *o,

@@ -278,6 +278,33 @@ static int write_paths(struct cw_correlator *c,
 	return slot_set_add(&c->written, w->slot);
 }
 
+/* A POST of a window's traces is tried this often, 0.2 s, 0.4 s, ... apart. */
+#define OTLP_TRIES 3
+
+/*
+ * POST a window's export request to the OTLP endpoint.  A collector that
+ * is down or refuses is told a few times (each failure said), then given
+ * up on and counted: the window is not held, nor its offsets.
+ */
+static void post_traces(struct cw_correlator *c, uint64_t slot, const char *buf,
+			size_t len)
+{
+	int i;
+
+	for (i = 0; i < OTLP_TRIES; i++) {
+		if (i)
+			usleep(200000U << (i - 1));
+		if (!cw_traces_post(c->o.otlp, buf, len)) {
+			c->traces_posted++;
+			return;
+		}
+	}
+	c->traces_post_failed++;
+	cw_warn("window %" PRIu64 ": traces not posted to '%s' after %d "
+		"tries (see above): going on without them",
+		slot, c->o.otlp, OTLP_TRIES);
+}
+
 /* The line (newline included) as one write to DIR/traces.jsonl; 0 or -1. */
 static int append_traces(struct cw_correlator *c, uint64_t slot,
 			 const char *buf, size_t len)
@@ -291,11 +318,12 @@ static int append_traces(struct cw_correlator *c, uint64_t slot,
 
 /*
  * The traces of window w's MsgWindow records (`agent --traces`) as one
- * line of DIR/traces.jsonl: an OTLP/JSON export request, as the OTLP file
- * exporters write them, trace and span ids salted with the slot so the
- * windows' ids never meet, and every resource naming the slot, so that a
- * restarted member skips a window the file has.  Before its paths line.
- * 0, or -1 (not written).
+ * OTLP/JSON export request, as the OTLP file exporters write them, trace
+ * and span ids salted with the slot so the windows' ids never meet, and
+ * every resource naming the slot.  POSTed first, then a line of
+ * DIR/traces.jsonl: a window with a line was posted (or given up on), so
+ * a restarted member skips it; a crash before the line posts it again,
+ * with the same ids.  Before its paths line.  0, or -1 (not written).
  */
 static int write_traces(struct cw_correlator *c,
 			const struct cw_timing_window *w)
@@ -308,7 +336,7 @@ static int write_traces(struct cw_correlator *c,
 	FILE *mem;
 	int err = 0;
 
-	if (!c->traces)
+	if (!c->traces && !c->o.otlp)
 		return 0;
 	if (slot_set_has(&c->traced, w->slot)) {
 		cw_debug("window %" PRIu64 ": in traces.jsonl already",
@@ -334,15 +362,17 @@ static int write_traces(struct cw_correlator *c,
 	/* No resource (no span) names the slot: nothing to tell. */
 	if (err || !traces_line_slot(buf, &slot))
 		goto done;
-	if (append_traces(c, w->slot, buf, len)) {
+	if (c->o.otlp)
+		post_traces(c, w->slot, buf, len);
+	if (c->traces && append_traces(c, w->slot, buf, len)) {
 		err = -1;
 		goto done;
 	}
 	c->trace_windows++;
 	c->trace_spans += t.n_spans;
-	cw_info("window %" PRIu64 ": %zu messages from %zu hosts, "
-		"%zu spans in traces.jsonl",
-		w->slot, t.n_msgs, t.wire_hosts, t.n_spans);
+	cw_info("window %" PRIu64 ": %zu messages from %zu hosts, %zu spans%s",
+		w->slot, t.n_msgs, t.wire_hosts, t.n_spans,
+		c->traces ? " in traces.jsonl" : "");
 done:
 	free(buf);
 	cw_traces_release(&t);

@@ -3,11 +3,15 @@
  * The correlator service without Kafka: paths.jsonl and traces.jsonl are
  * idempotent per slot.  A member restarted before its commit infers a
  * window again; the slots each file has a line for are known at open and
- * not appended twice, and a line torn by a crash is cut off.
+ * not appended twice (nor a window's traces posted again), and a line
+ * torn by a crash is cut off.  A POST to an endpoint that refuses is
+ * counted and the window done all the same.
  */
 #include <arpa/inet.h>
+#include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -16,6 +20,7 @@
 #include "tests/unit/check.h"
 
 #define SLOT1 1767225600000000000ULL
+#define SLOT2 1767225603000000000ULL
 #define MS    1000000ULL
 
 static const char lines[] =
@@ -47,6 +52,21 @@ static size_t count_in(const char *path, const char *what)
 	if (fp)
 		fclose(fp);
 	return n;
+}
+
+/* A loopback URL nothing listens on: a port bound, then let go. */
+static void closed_url(char *url, size_t len)
+{
+	struct sockaddr_in sa = {.sin_family = AF_INET,
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t sl = sizeof(sa);
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	CHECK(fd >= 0 && !bind(fd, (struct sockaddr *)&sa, sl) &&
+	      !getsockname(fd, (struct sockaddr *)&sa, &sl));
+	close(fd);
+	snprintf(url, len, "http://127.0.0.1:%u/v1/traces",
+		 (unsigned)ntohs(sa.sin_port));
 }
 
 /*
@@ -91,7 +111,7 @@ static void window_of_messages(struct cw_correlator *c, uint64_t slot,
 /* traces.jsonl: a line per window naming its slot, never two. */
 static void test_traces(void)
 {
-	char dir[] = "/tmp/cw-test-service.XXXXXX", path[256];
+	char dir[] = "/tmp/cw-test-service.XXXXXX", path[256], url[64];
 	char attr[128];
 	struct cw_correlator_opts o = {.paths = true, .grace_ns = 1};
 	struct cw_correlator c;
@@ -100,29 +120,40 @@ static void test_traces(void)
 
 	CHECK(mkdtemp(dir));
 	o.out = dir;
+	closed_url(url, sizeof(url));
+	o.otlp = url;
 	cw_paths_opts_default(&o.po);
 	snprintf(path, sizeof(path), "%s/traces.jsonl", dir);
 	snprintf(attr, sizeof(attr),
 		 "{\"key\":\"causeway.window.slot_ns\",\"value\":{"
 		 "\"intValue\":\"%llu\"}}",
 		 SLOT1);
+	/* The POST is refused: tried, counted, and the line written. */
 	CHECK(!cw_correlator_open(&c, &o, NULL, "causeway.timing"));
 	window_of_messages(&c, SLOT1, 0);
 	CHECK(c.trace_windows == 1 && c.trace_spans == 1);
+	CHECK(c.traces_posted == 0 && c.traces_post_failed == 1);
 	CHECK(c.traced.n == 1 && c.timing.nwins == 0);
 	CHECK(!cw_correlator_close(&c));
 	CHECK(count_in(path, "\n") == 1 && count_in(path, attr) == 1);
 	one = file_size(path);
 	/* A torn line after it: cut off; the slot is known, so the same
-	 * window again is not written. */
+	 * window again is neither written nor posted. */
 	fp = fopen(path, "a");
 	CHECK(fp && fputs("{\"resourceSpans\":[{\"reso", fp) >= 0 &&
 	      !fclose(fp));
 	CHECK(!cw_correlator_open(&c, &o, NULL, "causeway.timing"));
 	CHECK(file_size(path) == one && c.traced.n == 1);
 	window_of_messages(&c, SLOT1, 1);
-	CHECK(c.trace_windows == 0);
+	CHECK(c.trace_windows == 0 && c.traces_post_failed == 0);
 	CHECK(c.timing.nwins == 0);
+	CHECK(!cw_correlator_close(&c));
+	CHECK(file_size(path) == one);
+	/* --otlp alone: nothing on disk, the POST still tried. */
+	o.out = NULL;
+	CHECK(!cw_correlator_open(&c, &o, NULL, "causeway.timing"));
+	window_of_messages(&c, SLOT2, 2);
+	CHECK(!c.traces && c.trace_windows == 1 && c.traces_post_failed == 1);
 	CHECK(!cw_correlator_close(&c));
 	CHECK(file_size(path) == one);
 	unlink(path);
