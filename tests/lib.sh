@@ -208,6 +208,41 @@ check_eq() {
 # jq-free JSON: python3 is part of make deps and reads our JSON outputs.
 pyjson() { python3 -c "$@"; }
 
+# otlp_receiver DIR: a loopback OTLP/HTTP receiver in the background that
+# keeps the body of every POST, in the order they come, as DIR/post-1,
+# DIR/post-2, ... (each whole once it is there) and answers 200, or 400
+# to a path other than /v1/traces or a body not application/json (kept
+# all the same); its port in OTLP_PORT.
+otlp_receiver() {
+	mkdir -p "$1"
+	python3 -c '
+import http.server, os, sys
+out, n = sys.argv[1], 0
+class H(http.server.BaseHTTPRequestHandler):
+    def do_POST(self):
+        global n
+        body = self.rfile.read(int(self.headers["Content-Length"]))
+        n += 1
+        path = "%s/post-%d" % (out, n)
+        open(path + ".tmp", "wb").write(body)
+        os.rename(path + ".tmp", path)
+        ok = self.path == "/v1/traces" and \
+            self.headers["Content-Type"] == "application/json"
+        self.send_response(200 if ok else 400)
+        self.send_header("Content-Length", "2")
+        self.end_headers()
+        self.wfile.write(b"{}")
+    def log_message(self, *a):
+        pass
+s = http.server.HTTPServer(("127.0.0.1", 0), H)
+open(out + "/port.tmp", "w").write(str(s.server_address[1]))
+os.rename(out + "/port.tmp", out + "/port")
+s.serve_forever()' "$1" &
+	bg_pid $!
+	wait_file "$1/port" 5
+	OTLP_PORT=$(cat "$1/port")
+}
+
 # ---- the agent ---------------------------------------------------------
 
 # agent_start OUTDIR [causeway run options...]: start `causeway run -o

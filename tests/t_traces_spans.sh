@@ -115,36 +115,15 @@ print("jaeger ok: %d traces" % len(d))
 ' "$T_TMP/jaeger.json" || fail "Jaeger JSON is malformed"
 
 # A loopback OTLP/HTTP receiver keeps what it is sent.
-cat >"$T_TMP/recv.py" <<'PY'
-import http.server, sys
-class H(http.server.BaseHTTPRequestHandler):
-    def do_POST(self):
-        body = self.rfile.read(int(self.headers["Content-Length"]))
-        open(sys.argv[2] + ".tmp", "wb").write(body)
-        __import__("os").rename(sys.argv[2] + ".tmp", sys.argv[2])
-        ok = self.path == "/v1/traces" and self.headers["Content-Type"] == "application/json"
-        self.send_response(200 if ok else 400)
-        self.send_header("Content-Length", "2")
-        self.end_headers()
-        self.wfile.write(b"{}")
-    def log_message(self, *a):
-        pass
-s = http.server.HTTPServer(("127.0.0.1", 0), H)
-open(sys.argv[1], "w").write(str(s.server_address[1]))
-s.serve_forever()
-PY
-python3 "$T_TMP/recv.py" "$T_TMP/port" "$T_TMP/posted.json" &
-bg_pid $!
-wait_file "$T_TMP/port" 5
-port=$(cat "$T_TMP/port")
-"$CW" traces --truth "$f" --otlp "http://127.0.0.1:$port/v1/traces" \
+otlp_receiver "$T_TMP/posts"
+"$CW" traces --truth "$f" --otlp "http://127.0.0.1:$OTLP_PORT/v1/traces" \
 	-o "$T_TMP/otlp.json" >/dev/null || fail "--otlp POST failed"
-cmp -s "$T_TMP/otlp.json" "$T_TMP/posted.json" ||
+cmp -s "$T_TMP/otlp.json" "$T_TMP/posts/post-1" ||
 	fail "the receiver did not get the OTLP document"
-"$CW" traces --truth "$f" --otlp "http://127.0.0.1:$port/elsewhere" \
+"$CW" traces --truth "$f" --otlp "http://127.0.0.1:$OTLP_PORT/elsewhere" \
 	>/dev/null 2>"$T_TMP/err" && fail "a 400 answer was taken as success"
 grep -q "answered 'HTTP/1.0 400" "$T_TMP/err" || fail "no clear error: $(cat "$T_TMP/err")"
-node "$T_TMP/check.js" "$ROOT_JS" "$T_TMP/posted.json" || fail "posted OTLP does not load"
+node "$T_TMP/check.js" "$ROOT_JS" "$T_TMP/posts/post-1" || fail "posted OTLP does not load"
 
 # Messages with thread evidence: web serves two overlapping requests on
 # threads 7 and 8; the first call (sent by thread 8) belongs to the second
