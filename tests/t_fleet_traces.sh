@@ -172,10 +172,14 @@ print("fleet, at half load: tpr %.3f right (FCFS %.3f) of %d, %.3f by "
 # with the window's slot so no two windows share a trace or span id.  The
 # spans are the messages', so they are those `causeway traces` built
 # (the links may differ: each window is inferred on its own).
-# The load host's agent still publishes (its windows go on), so the
-# correlator is stopped once its lines hold as many spans as traces made.
+# Each window's export request is also POSTed to a loopback OTLP/HTTP
+# receiver.  The load host's agent still publishes (its windows go on),
+# so the correlator is stopped once its lines hold as many spans as
+# traces made.
+otlp_receiver "$T_TMP/posts"
 "$CW" correlate --kafka "$BOOT" --group fleet-traces --from-beginning \
-	-o "$T_TMP/corr" >/dev/null 2>"$T_TMP/corr.log" &
+	-o "$T_TMP/corr" --otlp "http://127.0.0.1:$OTLP_PORT/v1/traces" \
+	>/dev/null 2>"$T_TMP/corr.log" &
 CORR=$!
 bg_pid $CORR
 nspans() { grep -o '"spanId"' "$1" 2>/dev/null | wc -l; }
@@ -187,7 +191,7 @@ for _ in $(seq 1 600); do
 done
 kill -INT $CORR 2>/dev/null
 wait $CORR || fail "causeway correlate: $(cat "$T_TMP/corr.log")"
-grep "traces.jsonl" "$T_TMP/corr.log"
+grep "traces.jsonl\|traces:" "$T_TMP/corr.log"
 pyjson '
 import json, sys
 def spans(req):
@@ -220,12 +224,114 @@ print("correlator: %d windows, %d spans in %d traces, as traces --kafka "
 ' "$T_TMP/corr/traces.jsonl" "$T_TMP/otlp.json" ||
 	fail "the correlator's traces"
 
+# Every line names its window (causeway.window.slot_ns on each resource),
+# no slot twice; the receiver got each line, in order, as one POST.
+# slots FILE: a line's slot per line of traces.jsonl, in order.
+slots() {
+	pyjson '
+import json, sys
+for line in open(sys.argv[1]):
+    rs = json.loads(line)["resourceSpans"]
+    s = {[a["value"]["intValue"] for a in r["resource"]["attributes"]
+          if a["key"] == "causeway.window.slot_ns"][0] for r in rs}
+    assert rs and len(s) == 1, "a line of %d resources, slots %s" % (
+        len(rs), sorted(s))
+    print(s.pop())
+' "$1" || fail "a line of $1 without its slot"
+}
+slots "$T_TMP/corr/traces.jsonl" >"$T_TMP/slots1"
+nwin=$(wc -l <"$T_TMP/corr/traces.jsonl")
+check_eq "windows of traces, each its own slot" \
+	"$(sort -u "$T_TMP/slots1" | wc -l)" "$nwin"
+check_eq "POSTs received" "$(ls "$T_TMP/posts" | grep -c '^post-[0-9]*$')" "$nwin"
+i=0
+while IFS= read -r line; do
+	i=$((i + 1))
+	printf '%s\n' "$line" | cmp -s - "$T_TMP/posts/post-$i" ||
+		fail "POST $i is not line $i of traces.jsonl"
+done <"$T_TMP/corr/traces.jsonl"
+grep -q "traces: $nwin windows, [0-9]* spans built; $nwin posted, 0 posts failed" \
+	"$T_TMP/corr.log" || fail "no traces summary: $(cat "$T_TMP/corr.log")"
+note "$nwin windows of traces, slots $(tr '\n' ' ' <"$T_TMP/slots1")posted once each"
+
+# A member of another group reads every window again into the same DIR:
+# traces.jsonl and paths.jsonl know their slots, so no window gets a
+# second line, nor a second POST; what the first wrote stays as it was.
+# It is stopped once it has met every window of the first (its debug
+# lines say so): the load host's windows go on, so --idle never comes.
+# A window is done a grace after a newer one shows up; read from the
+# beginning on a busy machine, a window's last records can come over 2 s
+# after a newer window's first, so the grace here is ample.
+cp "$T_TMP/corr/traces.jsonl" "$T_TMP/traces1.jsonl"
+cp "$T_TMP/corr/paths.jsonl" "$T_TMP/paths1.jsonl"
+"$CW" -v correlate --kafka "$BOOT" --group fleet-traces-again \
+	--from-beginning -o "$T_TMP/corr" --window-grace 10s \
+	--otlp "http://127.0.0.1:$OTLP_PORT/v1/traces" \
+	>/dev/null 2>"$T_TMP/again.log" &
+CORR=$!
+bg_pid $CORR
+met() { # how many of the first run's windows the second met again
+	local n=0 s
+	while read -r s; do
+		grep -q "window $s: in traces.jsonl already" "$T_TMP/again.log" &&
+			n=$((n + 1))
+	done <"$T_TMP/slots1"
+	echo $n
+}
+for _ in $(seq 1 600); do
+	[ "$(met)" -ge "$nwin" ] && break
+	kill -0 $CORR 2>/dev/null || break
+	sleep 0.2
+done
+kill -INT $CORR 2>/dev/null
+wait $CORR || fail "the second correlator: $(tail -n 20 "$T_TMP/again.log")"
+check_eq "windows the second correlator met again" "$(met)" "$nwin"
+slots "$T_TMP/corr/traces.jsonl" >"$T_TMP/slots2"
+check_eq "slots twice in traces.jsonl" "$(sort "$T_TMP/slots2" | uniq -d | wc -l)" 0
+check_eq "slots twice in paths.jsonl" "$(sed 's/^{"slot_ns":\([0-9]*\),.*/\1/' \
+	"$T_TMP/corr/paths.jsonl" | sort | uniq -d | wc -l)" 0
+head -c "$(stat -c %s "$T_TMP/traces1.jsonl")" "$T_TMP/corr/traces.jsonl" |
+	cmp -s - "$T_TMP/traces1.jsonl" || fail "the first run's traces lines changed"
+head -c "$(stat -c %s "$T_TMP/paths1.jsonl")" "$T_TMP/corr/paths.jsonl" |
+	cmp -s - "$T_TMP/paths1.jsonl" || fail "the first run's paths lines changed"
+check_eq "POSTs after the second correlator (one per line)" \
+	"$(ls "$T_TMP/posts" | grep -c '^post-[0-9]*$')" "$(wc -l <"$T_TMP/corr/traces.jsonl")"
+note "second correlator: $(wc -l <"$T_TMP/corr/traces.jsonl") traces lines, $(wc -l <"$T_TMP/corr/paths.jsonl") paths lines, no slot twice"
+
+# An endpoint that refuses: each window's POST is tried, given up on and
+# counted; the correlator (no DIR: nothing on disk) goes on to the end.
+dead=$(free_port)
+"$CW" correlate --kafka "$BOOT" --group fleet-traces-refused \
+	--from-beginning --otlp "http://127.0.0.1:$dead/v1/traces" \
+	--window-grace 10s \
+	>/dev/null 2>"$T_TMP/refused.log" &
+CORR=$!
+bg_pid $CORR
+for _ in $(seq 1 600); do
+	[ "$(grep -c "traces not posted" "$T_TMP/refused.log")" -ge "$nwin" ] && break
+	kill -0 $CORR 2>/dev/null || break
+	sleep 0.2
+done
+kill -INT $CORR 2>/dev/null
+wait $CORR || fail "a refused POST stopped the correlator: $(tail -n 20 "$T_TMP/refused.log")"
+grep "traces not posted" "$T_TMP/refused.log" | head -n 1
+failed=$(grep -c "traces not posted" "$T_TMP/refused.log")
+[ "$failed" -ge 1 ] || fail "no POST was given up on: $(tail -n 20 "$T_TMP/refused.log")"
+grep -q "traces: $failed windows, [0-9]* spans built; 0 posted, $failed posts failed" \
+	"$T_TMP/refused.log" || fail "no count of failed posts: $(tail -n 20 "$T_TMP/refused.log")"
+note "refused: $failed windows, $failed posts failed (of $nwin), the correlator went on"
+
 # The same records from a wire stream file (what `causeway dump` reads):
 # the reader refuses a file with no MsgWindow record in one line.
 printf 'CWWIRE1\n' >"$T_TMP/empty.cww"
 "$CW" traces "$T_TMP/empty.cww" >/dev/null 2>"$T_TMP/err.log" &&
 	fail "an input with no messages was accepted"
 grep -q "no messages" "$T_TMP/err.log" || fail "unclear error: $(cat "$T_TMP/err.log")"
+[ "$(wc -l <"$T_TMP/err.log")" -eq 1 ] || fail "more than one error line"
+# correlate --otlp wants an http:// URL: refused before anything is read.
+"$CW" correlate --kafka "$BOOT" --otlp ftp://x >/dev/null 2>"$T_TMP/err.log"
+check_eq "correlate --otlp ftp://x: exit status" $? 2
+grep -q "wants an http:// URL" "$T_TMP/err.log" || fail "unclear error: $(cat "$T_TMP/err.log")"
 [ "$(wc -l <"$T_TMP/err.log")" -eq 1 ] || fail "more than one error line"
 # --traces without --kafka: refused before anything is loaded.
 "$CW" agent --traces -d 1s >/dev/null 2>"$T_TMP/err.log" &&
