@@ -263,7 +263,7 @@ static int write_out(const struct cw_traces *t, const struct traces_args *a)
 	rc = cw_traces_write_otlp(t, mem);
 	fclose(mem);
 	if (!rc)
-		rc = cw_traces_post(a->otlp, buf, len);
+		rc = cw_traces_post(a->otlp, buf, len, NULL, 0);
 	free(buf);
 	return rc;
 }

@@ -283,26 +283,27 @@ static int write_paths(struct cw_correlator *c,
 
 /*
  * POST a window's export request to the OTLP endpoint.  A collector that
- * is down or refuses is told a few times (each failure said), then given
- * up on and counted: the window is not held, nor its offsets.
+ * is down or refuses is tried a few times, then given up on, counted and
+ * said once: the window is not held, nor its offsets.
  */
 static void post_traces(struct cw_correlator *c, uint64_t slot, const char *buf,
 			size_t len)
 {
+	char why[384] = "";
 	int i;
 
 	for (i = 0; i < OTLP_TRIES; i++) {
 		if (i)
 			usleep(200000U << (i - 1));
-		if (!cw_traces_post(c->o.otlp, buf, len)) {
+		if (!cw_traces_post(c->o.otlp, buf, len, why, sizeof(why))) {
 			c->traces_posted++;
 			return;
 		}
 	}
 	c->traces_post_failed++;
-	cw_warn("window %" PRIu64 ": traces not posted to '%s' after %d "
-		"tries (see above): going on without them",
-		slot, c->o.otlp, OTLP_TRIES);
+	cw_warn("window %" PRIu64 ": traces not posted after %d tries (%s): "
+		"going on without them",
+		slot, OTLP_TRIES, why);
 }
 
 /* The line (newline included) as one write to DIR/traces.jsonl; 0 or -1. */

@@ -317,6 +317,9 @@ wait $CORR || fail "a refused POST stopped the correlator: $(tail -n 20 "$T_TMP/
 grep "traces not posted" "$T_TMP/refused.log" | head -n 1
 failed=$(grep -c "traces not posted" "$T_TMP/refused.log")
 [ "$failed" -ge 1 ] || fail "no POST was given up on: $(tail -n 20 "$T_TMP/refused.log")"
+# One line a window given up on, naming why; no line a try.
+check_eq "lines naming the refused endpoint" \
+	"$(grep -c "cannot connect to 'http://127.0.0.1:$dead" "$T_TMP/refused.log")" "$failed"
 grep -q "traces: $failed windows, [0-9]* spans built; 0 posted, $failed posts failed" \
 	"$T_TMP/refused.log" || fail "no count of failed posts: $(tail -n 20 "$T_TMP/refused.log")"
 note "refused: $failed windows, $failed posts failed (of $nwin), the correlator went on"

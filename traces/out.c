@@ -3,6 +3,8 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netdb.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -465,7 +467,22 @@ static int parse_url(const char *url, char *host, size_t hl, char *port,
  */
 #define POST_TIMEOUT_S 10
 
-int cw_traces_post(const char *url, const char *body, size_t len)
+/* Why a POST failed: into why[] when the caller wants it, else said. */
+static int post_fail(char *why, size_t n, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static int post_fail(char *why, size_t n, const char *fmt, ...)
+{
+	char buf[384];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why ? why : buf, why ? n : sizeof(buf), fmt, ap);
+	va_end(ap);
+	return why ? -1 : cw_error("%s", buf);
+}
+
+int cw_traces_post(const char *url, const char *body, size_t len, char *why,
+		   size_t why_len)
 {
 	struct timeval tmo = {.tv_sec = POST_TIMEOUT_S};
 	struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *ai = NULL;
@@ -477,13 +494,14 @@ int cw_traces_post(const char *url, const char *body, size_t len)
 	if (parse_url(url, host, sizeof(host), port, &path))
 		return -1;
 	if (getaddrinfo(host, port, &hints, &ai))
-		return cw_error("cannot resolve '%s'", host);
+		return post_fail(why, why_len, "cannot resolve '%s'", host);
 	fd = socket(ai->ai_family, SOCK_STREAM, 0);
 	if (fd < 0 ||
 	    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tmo, sizeof(tmo)) ||
 	    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tmo, sizeof(tmo)) ||
 	    connect(fd, ai->ai_addr, ai->ai_addrlen)) {
-		cw_error("cannot connect to '%s': %m", url);
+		post_fail(why, why_len, "cannot connect to '%s': %s", url,
+			  strerror(errno));
 		goto out;
 	}
 	n = snprintf(head, sizeof(head),
@@ -498,19 +516,20 @@ int cw_traces_post(const char *url, const char *body, size_t len)
 			goto fail;
 	w = read(fd, ans, sizeof(ans) - 1);
 	if (w < 0) {
-		cw_error("no answer from '%s': %s", url,
-			 errno == EAGAIN ? "timed out" : strerror(errno));
+		post_fail(why, why_len, "no answer from '%s': %s", url,
+			  errno == EAGAIN ? "timed out" : strerror(errno));
 		goto out;
 	}
 	if (w < 12 || strncmp(ans, "HTTP/1.", 7) || ans[9] != '2') {
 		ans[strcspn(ans, "\r\n")] = 0;
-		cw_error("'%s' answered '%s'", url, ans);
+		post_fail(why, why_len, "'%s' answered '%s'", url, ans);
 		goto out;
 	}
 	rc = 0;
 	goto out;
 fail:
-	cw_error("cannot send to '%s': %m", url);
+	post_fail(why, why_len, "cannot send to '%s': %s", url,
+		  strerror(errno));
 out:
 	if (fd >= 0)
 		close(fd);

@@ -242,8 +242,10 @@ int cw_traces_write_jaeger(const struct cw_traces *t, FILE *fp);
 /* A waterfall of one trace, critical path marked with '*'. */
 void cw_traces_print_waterfall(const struct cw_traces *t, int32_t root,
 			       FILE *fp);
-/* POST `body` (JSON) to an http:// URL; 0 on a 2xx answer, else -1. */
-int cw_traces_post(const char *url, const char *body, size_t len);
+/* POST `body` (JSON) to an http:// URL; 0 on a 2xx answer, else -1 with
+ * why it failed in why[why_len] (why NULL: said as an error line). */
+int cw_traces_post(const char *url, const char *body, size_t len, char *why,
+		   size_t why_len);
 
 const char *cw_link_method_name(int method);
 
