@@ -24,8 +24,8 @@
 #   bench/run.sh bench_correlate   (ROUNDS=4 HOSTS=1000 LIVE=5 SPAN=1h
 #                                   RROUNDS=2 RHOSTS=200 RCONNS=60)
 #
-# The CPU of a run includes the snapshots taken while it reads (the graph
-# is rebuilt every 10 s of wall time, on the consuming thread), so a run
+# No -o: ingest alone (the snapshot files are written on a thread of
+# their own, and cost what the graph's size makes them cost).  A run
 # slowed by other work on the machine costs more CPU per record: hence
 # several rounds, medians and the range.
 . "$(dirname "$0")/../tests/lib.sh"
@@ -69,8 +69,7 @@ run() {
 	[ "$1" = none ] && opt=--no-checkpoints
 	/usr/bin/time -f '%U %S' -o "$T_TMP/time-$group" \
 		"$CW" correlate --kafka "${!boot}" --kafka-config "$T_TMP/kafka.properties" \
-		--group "$group" --from-beginning --no-paths --idle 6s \
-		-o "$T_TMP/out-$group" $opt \
+		--group "$group" --from-beginning --no-paths --idle 6s $opt \
 		>/dev/null 2>"$T_TMP/log-$group" || fail "correlate failed: $(cat "$T_TMP/log-$group")"
 	echo "$(awk '{print $1 + $2}' "$T_TMP/time-$group") $(sed -n \
 		's/.* \([0-9]*\) records applied.*/\1/p' "$T_TMP/log-$group")"
@@ -146,14 +145,16 @@ print("records), its first quarter on another (%d records).  One correlator"
       % ns)
 print("per mode, stream and round (alternating, each its own group, reading")
 print("the whole topic, default snapshots every 10 s): CPU time (user +")
-print("system, all threads).  Per record: the two streams' CPU difference")
-print("over their records' difference, which takes the group join and the")
-print("6 s of idling out; records/s per core is its inverse (the aim is")
-print("500,000).  Median [min, max] over rounds; the whole run's figure")
-print("beside it includes the fixed costs.  The CPU includes the snapshots")
-print("taken while a correlator reads (the graph rebuilt every 10 s of wall")
-print("time on the consuming thread), so a round slowed by other work on")
-print("the machine costs more per record: read the range with the median.")
+print("system, all threads) of ingest: records read, decoded, paired,")
+print("folded into buckets, checkpointed, the buckets written to P.edges")
+print("and the graph built once at the end; no `-o` (with it, edges.json")
+print("and graph.dot are written on a thread of their own, 2 s of CPU for")
+print("this graph through cgraph, and the end's graph once more before the")
+print("command exits).  Per record: the two streams' CPU difference over")
+print("their records' difference, which takes the group join, the final")
+print("graph and the 6 s of idling out; records/s per core is its inverse")
+print("(the aim is 500,000).  Median [min, max] over rounds; the whole")
+print("run's figure beside it includes the fixed costs.")
 print()
 print("| mode | CPU per record | records/s per core | whole run CPU "
       "| whole run records/s per core |")
