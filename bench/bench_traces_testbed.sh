@@ -8,7 +8,9 @@
 # tier: the share of requests right, FCFS in the same run, top-5, and
 # traces right end to end; then linking speed (spans/s on one core,
 # `taskset -c 0`, median of ROUNDS) and peak memory on the busiest capture.
-# Timing only: a capture has no thread evidence.  Prints a markdown section.
+# A capture has no thread evidence; the agent (`causeway run --traces`),
+# recording the same load, gives each level a second table with it.
+# Prints a markdown section.
 #
 #   bench/run.sh bench_traces_testbed     (LEVELS="10 25 50 80", SECS=8)
 . "$(dirname "$0")/../tests/lib.sh"
@@ -23,18 +25,26 @@ cap=$(testbed_capacity 4) || fail "the capacity run failed"
 
 for lv in $LEVELS; do
 	rate=$(awk -v c="$cap" -v l="$lv" 'BEGIN { printf "%.0f", c * l / 100 }')
+	testbed_record_start "$T_TMP/m$lv.csv"
 	testbed_capture_start "$T_TMP/l$lv.pcap"
 	testbed_load --rate "$rate" --duration "$SECS" >"$T_TMP/load$lv.json" ||
 		fail "load at $lv% failed"
 	testbed_capture_stop >&2
+	testbed_record_stop >&2
 	sleep 1 # the services' last records
 	testbed_truth "$T_TMP/truth$lv.csv"
-	"$CW" traces --truth-links "$T_TMP/truth$lv.csv" "$T_TMP/l$lv.pcap" \
-		>"$T_TMP/o$lv.txt" 2>"$T_TMP/e$lv.txt" ||
-		fail "causeway traces at $lv%: $(cat "$T_TMP/e$lv.txt")"
-	python3 "$TB_DIR/scores.py" "$T_TMP/o$lv.txt" "$T_TMP/e$lv.txt" \
-		>"$T_TMP/s$lv.json"
-	cat "$T_TMP/load$lv.json" "$T_TMP/o$lv.txt" "$T_TMP/e$lv.txt" >&2
+	# The capture (timing alone), then the agent's messages (threads and
+	# the kernel's request context) of the same load.
+	for in in "l$lv.pcap s" "m$lv.csv a"; do
+		read -r f k <<<"$in"
+		"$CW" traces --truth-links "$T_TMP/truth$lv.csv" "$T_TMP/$f" \
+			>"$T_TMP/o$k$lv.txt" 2>"$T_TMP/e$k$lv.txt" ||
+			fail "causeway traces at $lv%: $(cat "$T_TMP/e$k$lv.txt")"
+		python3 "$TB_DIR/scores.py" "$T_TMP/o$k$lv.txt" \
+			"$T_TMP/e$k$lv.txt" >"$T_TMP/$k$lv.json"
+		cat "$T_TMP/o$k$lv.txt" "$T_TMP/e$k$lv.txt" >&2
+	done
+	cat "$T_TMP/load$lv.json" >&2
 done
 busiest=${LEVELS##* }
 
@@ -71,10 +81,12 @@ echo "(timing only: no thread evidence in a capture) and scores per service:"
 echo "requests right (every call made for it mapped to it and no other),"
 echo "FCFS in the same run, top-5; traces right end to end (from evloop down)."
 echo
-echo "| load | req/s | p50 ms | service | requests | right | FCFS | top-5 | traces right | FCFS |"
-echo "|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|"
-for lv in $LEVELS; do
-	python3 - "$T_TMP/s$lv.json" "$T_TMP/load$lv.json" "$lv" <<'PY'
+# table K: the scores of input K (s capture, a agent) at every level.
+table() {
+	echo "| load | req/s | p50 ms | service | requests | right | FCFS | top-5 | traces right | FCFS |"
+	echo "|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|"
+	for lv in $LEVELS; do
+		python3 - "$T_TMP/$1$lv.json" "$T_TMP/load$lv.json" "$lv" <<'PY'
 import json, sys
 s, load = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
 t = s["traces"]
@@ -87,8 +99,16 @@ for i, name in enumerate(["evloop", "tpr", "pool", "(all)"]):
     print("| %s | %s | %s | %s | %d | %.3f | %.3f | %.3f | %s | %s |" % (
         head + (name, v["requests"], v["right"], v["fcfs"], v["top5"]) + tail))
 PY
-done
+	done
+	echo
+}
+table s
+echo "The same loads recorded by the agent at the same time"
+echo "(\`causeway run --traces\` on the host: every message with its thread"
+echo "and the kernel's request context), scored the same way; thread links"
+echo "where a thread held one request, timing for the rest:"
 echo
+table a
 echo "Truth matched to the capture at $busiest%: $(python3 -c '
 import json, sys
 l = json.load(open(sys.argv[1]))["links"]

@@ -27,24 +27,10 @@ rate=$(awk -v c="$cap" 'BEGIN { printf "%.0f", c / 2 }')
 note "capacity $cap requests/s; load at half: $rate/s for ${SECS}s"
 [ "$rate" -ge 20 ] || fail "capacity $cap requests/s is too low to test"
 
-# The agent watches the whole host (every test host's namespace).
-mkdir -p "$T_TMP/run"
-"$CW" run --traces "$T_TMP/msgs.csv" -o "$T_TMP/run" >"$T_TMP/run.out" \
-	2>"$T_TMP/run.err" &
-CW_PID=$!
-bg_pid $CW_PID
-for _ in $(seq 1 400); do
-	grep -q "watching with" "$T_TMP/run.err" && break
-	kill -0 $CW_PID 2>/dev/null || fail "causeway run exited: $(cat "$T_TMP/run.err")"
-	sleep 0.05
-done
-grep -q "watching with" "$T_TMP/run.err" || fail "causeway run did not start"
+testbed_record_start "$T_TMP/msgs.csv"
 load=$(testbed_load --rate "$rate" --duration "$SECS") || fail "load failed"
 note "load: $load"
-sleep 0.3 # the last replies
-kill -INT $CW_PID
-wait $CW_PID || fail "causeway run failed: $(cat "$T_TMP/run.err")"
-grep "traces:" "$T_TMP/run.err"
+testbed_record_stop
 [ -s "$T_TMP/msgs.csv" ] || fail "no messages file"
 head -n 1 "$T_TMP/msgs.csv" | grep -q "thread" || fail "no thread column"
 

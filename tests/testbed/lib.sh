@@ -113,6 +113,30 @@ testbed_capture_stop() {
 	grep "dropped by kernel" "$T_TMP/tcpdump.log"
 }
 
+# testbed_record_start FILE / testbed_record_stop: `causeway run --traces
+# FILE` on the whole host (the agent sees every test host's namespace):
+# each message with its thread and the kernel's request context.
+testbed_record_start() {
+	mkdir -p "$T_TMP/run"
+	"$CW" run --traces "$1" -o "$T_TMP/run" >"$T_TMP/run.out" \
+		2>"$T_TMP/run.err" &
+	TB_RUN=$!
+	bg_pid $TB_RUN
+	for _ in $(seq 1 400); do
+		grep -q "watching with" "$T_TMP/run.err" && return 0
+		kill -0 $TB_RUN 2>/dev/null ||
+			fail "causeway run exited: $(cat "$T_TMP/run.err")"
+		sleep 0.05
+	done
+	fail "causeway run did not start: $(cat "$T_TMP/run.err")"
+}
+testbed_record_stop() {
+	sleep 0.3 # the last replies
+	kill -INT "$TB_RUN"
+	wait "$TB_RUN" || fail "causeway run failed: $(cat "$T_TMP/run.err")"
+	grep "traces:" "$T_TMP/run.err"
+}
+
 # testbed_truth OUT: every service's truth in one truth-links file (the
 # event loop's from its OpenTelemetry spans); the OTel check on stderr.
 testbed_truth() {
