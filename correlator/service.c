@@ -371,9 +371,10 @@ static int write_traces(struct cw_correlator *c,
 	}
 	c->trace_windows++;
 	c->trace_spans += t.n_spans;
-	cw_info("window %" PRIu64 ": %zu messages from %zu hosts, %zu spans%s",
+	cw_info("window %" PRIu64 ": %zu messages from %zu hosts, %zu spans "
+		"built%s",
 		w->slot, t.n_msgs, t.wire_hosts, t.n_spans,
-		c->traces ? " in traces.jsonl" : "");
+		c->traces ? ", their traces in traces.jsonl" : "");
 done:
 	free(buf);
 	cw_traces_release(&t);
