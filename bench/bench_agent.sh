@@ -117,8 +117,8 @@ program attached; bytes from the kernel's TCP counters), with its UDP
 cgroup_skb counters and without them (\`--no-udp\`).  *inside a window* is
 the same with a window open (\`--window 1h\`): the per-call programs
 attached.  *always* is \`--hooks always\`.  Load average at the end:
-$shared (the machine was shared with other helpers' builds and tests, so
-absolute figures are inflated and noisier; compare rows).
+$shared (the bench itself keeps one CPU busy; other work on the machine
+inflates every row and its spread: compare rows, not runs).
 
 EOF
 python3 - "$pp" <<'PY'
@@ -139,6 +139,8 @@ def lab(s):
 print("| mode | " + " | ".join(lab(s) for s in sizes) + " |")
 print("|---|" + "---|" * len(sizes))
 for m, name in names:
+    if not any((m, s) in data for s in sizes):
+        continue  # a mode not run (always-base without CW_BASE)
     cells = []
     for s in sizes:
         xs = data.get((m, s))
