@@ -256,9 +256,11 @@ int cw_kafka_log_put(struct cw_kafka_log *l, int32_t partition, const char *key,
 /* Wait until every record put is stored: 0, or -1 after a message (some
  * were not: whatever they were part of must be written again). */
 int cw_kafka_log_flush(struct cw_kafka_log *l, int timeout_ms);
-/* Called per record read; non-zero stops the read (and is returned). */
-typedef int (*cw_kafka_record_fn)(void *arg, int64_t offset,
-				  const uint8_t *value, size_t len);
+/* Called per record read, with its key (NULL, 0: none) and value;
+ * non-zero stops the read (and is returned). */
+typedef int (*cw_kafka_record_fn)(void *arg, int64_t offset, const char *key,
+				  size_t key_len, const uint8_t *value,
+				  size_t len);
 /*
  * Read partition from offset `from` (or its low watermark, if higher) up
  * to its high watermark at the call.  0, what fn returned, or -1 after a

@@ -577,7 +577,8 @@ static int log_drain(struct cw_kafka_log *l, int64_t hi, cw_kafka_record_fn fn,
 			cw_warn("kafka: %s", rd_kafka_message_errstr(m));
 		} else {
 			at = m->offset;
-			ret = fn(arg, m->offset, m->payload, m->len);
+			ret = fn(arg, m->offset, m->key, m->key_len,
+				 m->payload, m->len);
 		}
 		rd_kafka_message_destroy(m);
 	}

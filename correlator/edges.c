@@ -478,13 +478,66 @@ static int prune(struct cw_edge_merge *m)
 }
 
 /* One record of the edges topic into the merge. */
-static int read_one(void *arg, int64_t at, const uint8_t *v, size_t len)
+/* The number key[0, n) holds, all digits (at most 19: no overflow). */
+static bool key_num(const char *key, size_t n, uint64_t *v)
+{
+	size_t i;
+
+	if (!n || n > 19)
+		return false;
+	for (*v = 0, i = 0; i < n; i++) {
+		if (key[i] < '0' || key[i] > '9')
+			return false;
+		*v = *v * 10 + (uint64_t)(key[i] - '0');
+	}
+	return true;
+}
+
+/*
+ * What an edge record's key (put_set(): GROUP/BUCKET/PARTITION) tells
+ * without decoding the record: true when it is another group's, outside
+ * the range or an owned partition's, counted as cw_edge_merge_add()
+ * would count it (a member reading its own records back no longer
+ * decodes them); false when the record must be decoded.
+ */
+static bool skip_by_key(struct cw_edge_merge *m, const char *key, size_t n)
+{
+	size_t p = n, b;
+	uint64_t bucket, part;
+
+	while (p && key[p - 1] != '/')
+		p--;
+	for (b = p ? p - 1 : 0; b && key[b - 1] != '/'; b--)
+		;
+	if (!p || !b || !key_num(key + p, n - p, &part) || part > INT32_MAX ||
+	    !key_num(key + b, p - 1 - b, &bucket))
+		return false; /* not our shape: the value decides */
+	if (b - 1 != strlen(m->group) || memcmp(key, m->group, b - 1)) {
+		m->foreign++;
+		return true;
+	}
+	if (bucket < m->since_ns || (m->until_ns && bucket >= m->until_ns)) {
+		m->outside++;
+		return true;
+	}
+	if (owned(m, (int32_t)part)) {
+		m->own++;
+		return true;
+	}
+	return false;
+}
+
+static int read_one(void *arg, int64_t at, const char *key, size_t key_len,
+		    const uint8_t *v, size_t len)
 {
 	static struct cw_wire_msg msg;
 	struct cw_edge_merge *m = arg;
-	int kind = cw_wire_decode(v, len, &msg, NULL, 0);
+	int kind;
 
 	m->pos[m->cur] = at + 1;
+	if (key && skip_by_key(m, key, key_len))
+		return 0;
+	kind = cw_wire_decode(v, len, &msg, NULL, 0);
 	if (kind != CW_WIRE_EDGE) {
 		m->bad += kind < 0;
 		cw_wire_msg_release(&msg);

@@ -95,6 +95,14 @@ static int put_chunk(struct cw_correlator *c, int sp, const char *key,
 	return err;
 }
 
+/* The key of a partition's checkpoint chunks: readers skip others'. */
+static void state_key(const struct cw_correlator *c, int32_t partition,
+		      char *key, size_t size)
+{
+	snprintf(key, size, "%s/%s/%d", c->o.group, c->o.conns_topic,
+		 partition);
+}
+
 /* The chunks of partition ps's checkpoint, queued; 0 or -1. */
 static int put_checkpoint(struct cw_correlator *c,
 			  const struct cw_part_state *ps, int sp)
@@ -109,8 +117,7 @@ static int put_checkpoint(struct cw_correlator *c,
 	m.kind = CW_WIRE_STATE;
 	snprintf(st->group, sizeof(st->group), "%s", c->o.group);
 	snprintf(st->topic, sizeof(st->topic), "%s", c->o.conns_topic);
-	snprintf(key, sizeof(key), "%s/%s/%d", c->o.group, c->o.conns_topic,
-		 ps->partition);
+	state_key(c, ps->partition, key, sizeof(key));
 	st->partition = ps->partition;
 	st->offset = ps->next;
 	st->checkpoint = cw_now_real_ns();
@@ -195,6 +202,7 @@ struct candidate {
 struct scan {
 	struct cw_correlator *c;
 	int32_t partition;
+	char key[2 * CW_WIRE_NAME_MAX + 16]; /* ours, as checkpoint() puts */
 	struct candidate *cand;
 	size_t n, cap;
 	struct candidate *best; /* pass 2: the one to apply */
@@ -208,10 +216,16 @@ struct scan {
 
 /* Decode a chunk of this group, topic and partition into m; 1, 0 (not
  * ours), or -1 (malformed: counted). */
-static int our_chunk(struct scan *s, const uint8_t *v, size_t len,
-		     struct cw_wire_msg *m)
+static int our_chunk(struct scan *s, const char *key, size_t key_len,
+		     const uint8_t *v, size_t len, struct cw_wire_msg *m)
 {
-	int kind = cw_wire_decode(v, len, m, NULL, 0);
+	int kind;
+
+	/* Another group's, topic's or partition's by its key: not decoded
+	 * (the value decides for a record put with no key). */
+	if (key && (key_len != strlen(s->key) || memcmp(key, s->key, key_len)))
+		return 0;
+	kind = cw_wire_decode(v, len, m, NULL, 0);
 
 	if (kind < 0) {
 		s->bad++;
@@ -227,14 +241,15 @@ static int our_chunk(struct scan *s, const uint8_t *v, size_t len,
 }
 
 /* Pass 1: note every checkpoint and which of its chunks are there. */
-static int note_chunk(void *arg, int64_t at, const uint8_t *v, size_t len)
+static int note_chunk(void *arg, int64_t at, const char *key, size_t key_len,
+		      const uint8_t *v, size_t len)
 {
 	static struct cw_wire_msg m;
 	struct scan *s = arg;
 	struct candidate *k = NULL;
 	size_t i;
 
-	if (our_chunk(s, v, len, &m) <= 0)
+	if (our_chunk(s, key, key_len, v, len, &m) <= 0)
 		return 0;
 	for (i = 0; i < s->n && !k; i++)
 		if (s->cand[i].id == m.state.checkpoint &&
@@ -279,7 +294,8 @@ static int keep_deltas(struct scan *s, const struct cw_wire_state *st)
 }
 
 /* Pass 2: apply the chosen checkpoint's chunks, each once. */
-static int apply_chunk(void *arg, int64_t at, const uint8_t *v, size_t len)
+static int apply_chunk(void *arg, int64_t at, const char *key,
+		       size_t key_len, const uint8_t *v, size_t len)
 {
 	static struct cw_wire_msg m;
 	struct scan *s = arg;
@@ -288,7 +304,7 @@ static int apply_chunk(void *arg, int64_t at, const uint8_t *v, size_t len)
 	int err = 0;
 
 	(void)at;
-	if (our_chunk(s, v, len, &m) <= 0)
+	if (our_chunk(s, key, key_len, v, len, &m) <= 0)
 		return 0;
 	if (m.state.checkpoint == b->id && m.state.offset == b->offset &&
 	    !(b->bits[m.state.chunk / 8] & (1u << (m.state.chunk % 8)))) {
@@ -335,6 +351,8 @@ static struct candidate *best_candidate(struct scan *s)
 static int restore(struct cw_correlator *c, struct cw_part_state *ps)
 {
 	struct scan s = {.c = c, .partition = ps->partition, .ps = ps};
+
+	state_key(c, ps->partition, s.key, sizeof(s.key));
 	struct candidate *b;
 	size_t i;
 	int sp = state_partition(c, ps->partition), ret = -1;

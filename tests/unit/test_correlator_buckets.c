@@ -9,11 +9,14 @@
  * A state copied through its checkpoint records and fed the rest ends the
  * same as one fed everything.
  */
+#include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/jsonw.h"
+#include "common/kafka.h"
 #include "common/util.h"
 #include "common/wire.h"
 #include "correlator/correlator.h"
@@ -446,6 +449,65 @@ static void test_merge(void)
 	}
 }
 
+/*
+ * Read back from the edges topic, a record is judged by its key first
+ * (GROUP/BUCKET/PARTITION, the group may hold slashes): another group's,
+ * one outside the range and an owned partition's are counted and never
+ * decoded (their values here are not even records: a decode would count
+ * them bad); a record with no key is decoded and judged by its value.
+ */
+static void test_merge_keys(void)
+{
+	static const struct {
+		const char *key, *group;
+		int32_t part;
+		uint64_t bucket;
+		bool garbage;
+	} in[] = {
+		{"x/y/60000000000/0", "x/y", 0, 60 * NS, true},	  /* own */
+		{"x/y/60000000000/1", "x/y", 1, 60 * NS, false},  /* kept */
+		{"h/60000000000/1", "h", 1, 60 * NS, true},	  /* foreign */
+		{"x/y/180000000000/1", "x/y", 1, 180 * NS, true}, /* outside */
+		{NULL, "x/y", 0, 120 * NS, false}, /* own, by its value */
+		{"x/y/odd", "x/y", 1, 120 * NS, false}, /* kept, by value */
+	};
+	struct cw_kafka_conf kc = {.topic_prefix = "cwtest"};
+	struct cw_wire_msg msg = {.kind = CW_WIRE_EDGE};
+	int32_t owned[] = {0};
+	struct cw_edge_merge m;
+	struct cw_kafka_log *l;
+	char boot[256];
+	uint8_t *buf;
+	size_t i, len;
+
+	CHECK(cw_kafka_mock_start(1, boot, sizeof(boot)) == 0);
+	kc.brokers = boot;
+	l = cw_kafka_log_new(&kc, "cwtest.edges");
+	CHECK(l && cw_kafka_log_partitions(l) > 0);
+	for (i = 0; l && i < sizeof(in) / sizeof(in[0]); i++) {
+		edge(&msg.edge, in[i].group, in[i].bucket, in[i].part,
+		     (int64_t)i, 1, 0, 2, 100);
+		CHECK(cw_wire_encode(&msg, &buf, &len) == 0);
+		CHECK(cw_kafka_log_put(l, 0, in[i].key,
+				       in[i].garbage ? (const void *)"zz" : buf,
+				       in[i].garbage ? 2 : len) == 0);
+		free(buf);
+	}
+	CHECK(l && cw_kafka_log_flush(l, 10000) == 0);
+	cw_kafka_log_free(l);
+	cw_edge_merge_init(&m, "x/y", 0, 150 * NS);
+	m.owned = owned;
+	m.nowned = 1;
+	CHECK(cw_edge_merge_read(&m, &kc, "cwtest.edges") == 0);
+	printf("merge by key: own %" PRIu64 ", kept %" PRIu64
+	       ", foreign %" PRIu64 ", outside %" PRIu64 ", bad %" PRIu64 "\n",
+	       m.own, m.records, m.foreign, m.outside, m.bad);
+	CHECK(m.own == 2 && m.records == 2 && m.foreign == 1 &&
+	      m.outside == 1 && m.bad == 0);
+	cw_edge_merge_release(&m);
+	cw_kafka_mock_stop();
+}
+
 int main(void)
 {
 	make_stream();
@@ -456,6 +518,7 @@ int main(void)
 	lateness = 30 * NS;
 	test_checkpoint(nrecs / 2);
 	test_merge();
+	test_merge_keys();
 	free(recs);
 	return failures ? 1 : 0;
 }
