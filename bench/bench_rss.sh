@@ -18,10 +18,10 @@
 #
 # CORR_OPTS: `causeway correlate` options (a bucket width, a TTL).  The
 # default, --min-share 0.0001, keeps graph.dot to the edges that carry
-# over 0.01% of the bytes: written whole (some 100,000 process edges in
-# 1,000 host clusters) through cgraph it takes about 15 s per snapshot on
-# the consuming thread, and the correlator falls behind the stream (or
-# stops at --idle) instead of showing its memory.  IDLE: the correlator
+# over 0.01% of the bytes: written whole (some 300,000 process edges in
+# 1,000 host clusters) through cgraph it takes 15 s and more per snapshot
+# (on the writer's thread, not the consuming one, but the memory measured
+# is then mostly the graph being laid out).  IDLE: the correlator
 # stops this long after the last record (default 30s).
 . "$(dirname "$0")/../tests/lib.sh"
 need_cmd python3
