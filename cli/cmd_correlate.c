@@ -386,32 +386,10 @@ struct correlate_args {
 };
 
 /* One option into a; 0, or 2 (bad usage, told). */
-static int parse_opt(int opt, struct correlate_args *a)
+/* The options that take a duration, each with its bounds; 0, or 2. */
+static int parse_duration_opt(int opt, struct correlate_args *a)
 {
 	switch (opt) {
-	case 'k':
-		a->kc.brokers = optarg;
-		return 0;
-	case 'K':
-		a->kc.properties = optarg;
-		return 0;
-	case 'T':
-		a->kc.topic_prefix = optarg;
-		return 0;
-	case 'g':
-		a->kc.group = optarg;
-		return 0;
-	case 'B':
-		a->kc.from_beginning = true;
-		return 0;
-	case 'o':
-		a->o.out = optarg;
-		return 0;
-	case 'U':
-		if (cli_otlp_url(optarg))
-			return 2;
-		a->o.otlp = optarg;
-		return 0;
 	case 'S':
 		return cli_duration("--snapshot-every", optarg,
 				    100 * NSEC_PER_MSEC, 86400 * NSEC_PER_SEC,
@@ -428,17 +406,6 @@ static int parse_opt(int opt, struct correlate_args *a)
 				    86400 * NSEC_PER_SEC, &a->idle)
 			       ? 2
 			       : 0;
-	case 'j':
-		a->json = true;
-		return 0;
-	case 's':
-		return cli_share(optarg, &a->min_share) ? 2 : 0;
-	case 'P':
-		a->o.paths = false;
-		return 0;
-	case 'C':
-		a->no_checkpoints = true;
-		return 0;
 	case 'G':
 		return cli_duration("--window-grace", optarg, 0,
 				    3600 * NSEC_PER_SEC, &a->o.grace_ns)
@@ -471,6 +438,47 @@ static int parse_opt(int opt, struct correlate_args *a)
 			       : 0;
 	}
 	return 2;
+}
+
+static int parse_opt(int opt, struct correlate_args *a)
+{
+	switch (opt) {
+	case 'k':
+		a->kc.brokers = optarg;
+		return 0;
+	case 'K':
+		a->kc.properties = optarg;
+		return 0;
+	case 'T':
+		a->kc.topic_prefix = optarg;
+		return 0;
+	case 'g':
+		a->kc.group = optarg;
+		return 0;
+	case 'B':
+		a->kc.from_beginning = true;
+		return 0;
+	case 'o':
+		a->o.out = optarg;
+		return 0;
+	case 'U':
+		if (cli_otlp_url(optarg))
+			return 2;
+		a->o.otlp = optarg;
+		return 0;
+	case 'j':
+		a->json = true;
+		return 0;
+	case 's':
+		return cli_share(optarg, &a->min_share) ? 2 : 0;
+	case 'P':
+		a->o.paths = false;
+		return 0;
+	case 'C':
+		a->no_checkpoints = true;
+		return 0;
+	}
+	return parse_duration_opt(opt, a);
 }
 
 /* -1: go on; else the exit status (help shown, or bad usage told). */
@@ -534,6 +542,22 @@ static int parse_args(int argc, char **argv, struct correlate_args *a)
 		return 2;
 	}
 	return -1;
+}
+
+/* What the snapshot writer did, said, and the writer stopped (NULL: none);
+ * 0, or -1 if a write failed. */
+static int writer_stop(struct cli_graph_writer *w)
+{
+	uint64_t written, skipped, cpu;
+
+	if (!w)
+		return 0;
+	cli_graph_writer_counts(w, &written, &skipped, &cpu);
+	cw_info("snapshots: %" PRIu64 " graphs written off the consuming "
+		"thread (%.3f s of CPU), %" PRIu64 " replaced by a newer one "
+		"before their turn",
+		written, (double)cpu / 1e9, skipped);
+	return cli_graph_writer_stop(w);
 }
 
 int cmd_correlate(int argc, char **argv)
@@ -601,17 +625,8 @@ int cmd_correlate(int argc, char **argv)
 	print_result(&c, &snap.g, a.json);
 	err = 0;
 out:
-	if (snap.writer) {
-		uint64_t written, skipped, cpu;
-
-		cli_graph_writer_counts(snap.writer, &written, &skipped, &cpu);
-		cw_info("snapshots: %" PRIu64 " graphs written off the "
-			"consuming thread (%.3f s of CPU), %" PRIu64
-			" replaced by a newer one before their turn",
-			written, (double)cpu / 1e9, skipped);
-		if (cli_graph_writer_stop(snap.writer) && !err)
-			err = 1;
-	}
+	if (writer_stop(snap.writer) && !err)
+		err = 1;
 	cw_kafka_consumer_free(consumer);
 	if (cw_correlator_close(&c) && !err)
 		err = 1;
