@@ -365,9 +365,11 @@ static void print_result(const struct cw_correlator *c,
 			" without paths) from %" PRIu64
 			" timing records; %" PRIu64 " late records, %" PRIu64
 			" without their end's fields, %" PRIu64
-			" of slots too far from the clock",
+			" of slots too far from the clock; %" PRIu64
+			" pauses of a partition ahead",
 			c->windows, c->windows_failed, c->timing.records,
-			c->timing.late, c->no_conn, c->timing.refused);
+			c->timing.late, c->no_conn, c->timing.refused,
+			c->timing_pauses);
 	if (c->trace_windows || c->traces_post_failed)
 		cw_info("traces: %" PRIu64 " windows, %" PRIu64
 			" spans built; %" PRIu64 " posted, %" PRIu64

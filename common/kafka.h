@@ -227,6 +227,14 @@ struct cw_kafka_lag {
  */
 int cw_kafka_consumer_lag(struct cw_kafka_consumer *c, struct cw_kafka_lag *out,
 			  size_t max);
+/*
+ * Stop fetching an assigned partition (pause), or go on (resume): what
+ * was fetched and not handed over yet is dropped and fetched again from
+ * the next offset the caller would see.  A pause outlives a rebalance
+ * that gives the partition back.  0, or -1 (not assigned; no message).
+ */
+int cw_kafka_consumer_pause(struct cw_kafka_consumer *c, const char *topic,
+			    int32_t partition, bool pause);
 /* Leave the group (committing applied offsets first) and destroy. */
 void cw_kafka_consumer_free(struct cw_kafka_consumer *c);
 

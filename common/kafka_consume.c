@@ -382,6 +382,23 @@ int cw_kafka_consumer_lag(struct cw_kafka_consumer *c, struct cw_kafka_lag *out,
 	return (int)n;
 }
 
+int cw_kafka_consumer_pause(struct cw_kafka_consumer *c, const char *topic,
+			    int32_t partition, bool pause)
+{
+	rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(1);
+	rd_kafka_resp_err_t err;
+
+	if (!l)
+		return -1;
+	rd_kafka_topic_partition_list_add(l, topic, partition);
+	err = pause ? rd_kafka_pause_partitions(c->rk, l)
+		    : rd_kafka_resume_partitions(c->rk, l);
+	if (!err)
+		err = l->elems[0].err;
+	rd_kafka_topic_partition_list_destroy(l);
+	return err ? -1 : 0;
+}
+
 void cw_kafka_consumer_free(struct cw_kafka_consumer *c)
 {
 	if (!c)

@@ -319,8 +319,10 @@ int cw_edge_merge_each(struct cw_edge_merge *m, bool per_bucket, cw_edge_fn fn,
 
 /*
  * Timing windows (correlator/timing.c): every end's records of one slot.
- * A window is complete a grace period after a newer slot shows up, when
- * more than CW_TIMING_MAX_PENDING are pending (the oldest), or at the end.
+ * A window is complete a grace period after a newer slot shows up and
+ * every partition that is behind has passed its slot (event time: a
+ * member catching up reads partitions at different paces), when more than
+ * CW_TIMING_MAX_PENDING are pending (the oldest), or at the end.
  * A record of a slot already inferred is late: counted and dropped.  Each
  * record's (partition, offset) is kept, so that a partition's commit point
  * never passes a record whose window is still pending.  A slot further in
@@ -355,11 +357,20 @@ struct cw_timing_window {
 	uint64_t first_mono; /* when its first record came */
 };
 
-/* A partition of the timing topic: what can be committed. */
+/*
+ * A partition of the timing topic: what can be committed, and how far in
+ * event time it has come.  A partition that is behind (records in the
+ * log not read yet, cw_timing_behind()) may still give any slot from the
+ * newest it gave on, and inferring a window makes every older slot late:
+ * windows from that slot on wait for it.
+ */
 struct cw_timing_part {
 	int32_t partition;
-	int64_t max_seen; /* highest offset read */
-	int64_t stored;	  /* commit point stored; -1: none */
+	int64_t max_seen;     /* highest offset read */
+	int64_t stored;	      /* commit point stored; -1: none */
+	uint64_t newest_slot; /* of the records it gave; 0: none yet */
+	bool behind;	      /* unread records in the log */
+	bool paused;	      /* the caller's: not fetched (cw_timing_ahead()) */
 };
 
 struct cw_timing {
@@ -393,6 +404,19 @@ int cw_timing_add(struct cw_timing *tw, struct cw_timing_record *t,
 int cw_timing_add_msgs(struct cw_timing *tw, struct cw_wire_msgs *r,
 		       int32_t partition, int64_t offset, uint64_t now,
 		       uint64_t now_real);
+/*
+ * Whether partition has records in the log not read yet (the consumer's
+ * lag).  While one is behind, a window of a slot it has not passed is not
+ * complete by the grace alone: read from a backlog, one partition can run
+ * many slots ahead of another.  0, or -1 after a message.
+ */
+int cw_timing_behind(struct cw_timing *tw, int32_t partition, bool behind);
+/*
+ * Should partition be paused: half the windows that may be pending are,
+ * the oldest waits for a partition behind, and this one is past it (it
+ * would only add windows, until the oldest is forced out)?
+ */
+bool cw_timing_ahead(const struct cw_timing *tw, int32_t partition);
 /* The oldest window if it is complete at now (any pending when all), or
  * NULL.  Once its paths are written, cw_timing_pop() it. */
 struct cw_timing_window *cw_timing_ready(struct cw_timing *tw, uint64_t now,
@@ -499,6 +523,10 @@ struct cw_correlator {
 	uint64_t applied_since_commit;
 	uint64_t applied; /* connection records applied by this process */
 	uint64_t windows, windows_failed, no_conn;
+	/* Timing partitions' lag, last read at lag_mono; pauses made. */
+	struct cw_kafka_lag *lags;
+	size_t cap_lags;
+	uint64_t lag_mono, timing_pauses;
 	cw_correlator_snapshot_fn snapshot;
 	void *snapshot_arg;
 	/* With opts.kafka: the partitions owned, by partition number; the

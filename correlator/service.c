@@ -195,6 +195,8 @@ int cw_correlator_close(struct cw_correlator *c)
 	int err = 0;
 
 	cw_timing_release(&c->timing);
+	free(c->lags);
+	c->lags = NULL;
 	cw_pairing_release(&c->pairing);
 	cw_correlator_parts_release(c);
 	cw_kafka_log_free(c->state_log);
@@ -433,10 +435,78 @@ static int store_offset(void *arg, int32_t partition, int64_t next)
 				     next);
 }
 
+/* How often the timing partitions' lag is read (it never waits). */
+#define LAG_EVERY_NS (100 * 1000000ULL)
+
+/* Pause or resume a timing partition as cw_timing_ahead() says. */
+static void pace(struct cw_correlator *c, struct cw_timing_part *tp)
+{
+	bool want = cw_timing_ahead(&c->timing, tp->partition);
+
+	if (want == tp->paused ||
+	    cw_kafka_consumer_pause(c->consumer, c->timing_topic,
+				    tp->partition, want))
+		return;
+	tp->paused = want;
+	c->timing_pauses += want;
+	cw_debug("%s [%d]: %s: %zu windows pending, the oldest (slot %" PRIu64
+		 ") waits for a partition behind",
+		 c->timing_topic, tp->partition, want ? "paused" : "resumed",
+		 c->timing.nwins,
+		 c->timing.nwins ? c->timing.wins[0].slot : 0);
+}
+
+/* Pause or resume every timing partition (one not assigned any more
+ * keeps its state: a pause outlives the rebalance that gives it back). */
+static void pace_all(struct cw_correlator *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->timing.nparts; i++)
+		pace(c, &c->timing.parts[i]);
+}
+
+/*
+ * Which timing partitions are behind (lag, or no fetch has told it yet):
+ * a window waits for them (event time); and pause those that run so far
+ * ahead that pending windows would overflow.  Read at most every
+ * LAG_EVERY_NS, from what fetches brought.  0 or -1 (out of memory).
+ */
+static int timing_lag(struct cw_correlator *c, uint64_t now)
+{
+	struct cw_timing *tw = &c->timing;
+	int n;
+	size_t i, k;
+
+	if (!c->consumer || now < c->lag_mono + LAG_EVERY_NS)
+		return 0;
+	c->lag_mono = now;
+	for (;;) {
+		n = cw_kafka_consumer_lag(c->consumer, c->lags, c->cap_lags);
+		if (n < 0)
+			return 0; /* no assignment to read: as it was */
+		if ((size_t)n < c->cap_lags)
+			break;
+		if (CW_GROW(c->lags, c->cap_lags, c->cap_lags + 1, 16))
+			return cw_error("out of memory");
+	}
+	for (i = 0; i < tw->nparts; i++)
+		tw->parts[i].behind = false;
+	for (k = 0; k < (size_t)n; k++)
+		if (!strcmp(c->lags[k].topic, c->timing_topic) &&
+		    cw_timing_behind(tw, c->lags[k].partition,
+				     c->lags[k].lag > 0 || c->lags[k].high < 0))
+			return -1;
+	pace_all(c);
+	return 0;
+}
+
 int cw_correlator_windows_step(struct cw_correlator *c, uint64_t now, bool all)
 {
 	struct cw_timing_window *w;
 
+	if (!all && timing_lag(c, now))
+		return -1;
 	while ((w = cw_timing_ready(&c->timing, now, all))) {
 		if (window_done(c, w))
 			return -1; /* kept: its offsets are not committed */
@@ -473,6 +543,10 @@ static void apply_timing(struct cw_correlator *c, struct cw_kafka_msg *m,
 				   cw_now_real_ns());
 	cw_wire_msg_release(wm);
 	cw_kafka_msg_release(m);
+	/* Read from a backlog, a partition adds windows faster than the
+	 * lag is looked at: pause it as soon as it runs ahead. */
+	if (c->consumer && c->timing.nwins >= CW_TIMING_MAX_PENDING / 2)
+		pace_all(c);
 }
 
 /*

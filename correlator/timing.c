@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * Timing windows as the correlator collects them: every end's records of
- * one slot, complete a grace period after a newer slot shows up (or when
- * too many are pending), and the commit rule that keeps a window's records
+ * one slot, complete a grace period after a newer slot shows up and once
+ * no partition still behind may hold more of it (or when too many are
+ * pending), and the commit rule that keeps a window's records
  * from being committed before its paths are written.
  */
 #include <stdlib.h>
@@ -159,11 +160,18 @@ static struct cw_timing_window *window_of_record(struct cw_timing *tw,
 	return w;
 }
 
-/* The window's span grows to the record's; (partition, offset) is held. */
+/* The window's span grows to the record's; (partition, offset) is held,
+ * and the partition has come as far as the window's slot. */
 static void window_took(struct cw_timing *tw, struct cw_timing_window *w,
 			int32_t partition, int64_t offset, uint64_t start_ns,
 			uint64_t end_ns)
 {
+	size_t i;
+
+	for (i = 0; i < tw->nparts; i++)
+		if (tw->parts[i].partition == partition &&
+		    tw->parts[i].newest_slot < w->slot)
+			tw->parts[i].newest_slot = w->slot;
 	w->offs[w->noffs++] = (struct cw_timing_source){partition, offset};
 	if (start_ns < w->start_ns)
 		w->start_ns = start_ns;
@@ -227,6 +235,40 @@ int cw_timing_add_msgs(struct cw_timing *tw, struct cw_wire_msgs *r,
 	return 0;
 }
 
+int cw_timing_behind(struct cw_timing *tw, int32_t partition, bool behind)
+{
+	struct cw_timing_part *p = part_get(tw, partition);
+
+	if (!p)
+		return cw_error("out of memory");
+	p->behind = behind;
+	return 0;
+}
+
+/* Is a partition behind that has not passed slot (it may hold more)? */
+static bool held(const struct cw_timing *tw, uint64_t slot)
+{
+	size_t i;
+
+	for (i = 0; i < tw->nparts; i++)
+		if (tw->parts[i].behind && tw->parts[i].newest_slot <= slot)
+			return true;
+	return false;
+}
+
+bool cw_timing_ahead(const struct cw_timing *tw, int32_t partition)
+{
+	size_t i;
+
+	if (tw->nwins < CW_TIMING_MAX_PENDING / 2 ||
+	    !held(tw, tw->wins[0].slot))
+		return false;
+	for (i = 0; i < tw->nparts; i++)
+		if (tw->parts[i].partition == partition)
+			return tw->parts[i].newest_slot > tw->wins[0].slot;
+	return false;
+}
+
 struct cw_timing_window *cw_timing_ready(struct cw_timing *tw, uint64_t now,
 					 bool all)
 {
@@ -235,8 +277,10 @@ struct cw_timing_window *cw_timing_ready(struct cw_timing *tw, uint64_t now,
 	if (!tw->nwins)
 		return NULL;
 	if (all || tw->nwins > CW_TIMING_MAX_PENDING ||
-	    (w->newer_mono && now >= w->newer_mono + tw->grace_ns) ||
 	    now >= w->first_mono + tw->max_age_ns)
+		return w;
+	if (w->newer_mono && now >= w->newer_mono + tw->grace_ns &&
+	    !held(tw, w->slot))
 		return w;
 	return NULL;
 }

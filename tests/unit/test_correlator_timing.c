@@ -142,6 +142,54 @@ static void test_out_of_order(void)
 	cw_timing_release(&tw);
 }
 
+/*
+ * Catching up: partition 0 runs slots ahead while partition 1, behind
+ * (records in the log not read yet), has given only the first slot.  No
+ * window is complete by the grace alone until partition 1 passes its
+ * slot or is read to its end; once half the pending windows are full,
+ * partition 0 is the one to pause, never partition 1.
+ */
+static void test_behind(void)
+{
+	struct cw_timing tw;
+	uint64_t s, now = 10 * SEC;
+	int64_t off = 0;
+
+	cw_timing_init(&tw, 1 * SEC);
+	CHECK(!add(&tw, 1 * SEC, "b", 1, 0, now));
+	CHECK(!cw_timing_behind(&tw, 1, true));
+	for (s = 1; s <= CW_TIMING_MAX_PENDING / 2; s++)
+		CHECK(!add(&tw, s * SEC, "a", 0, off++, now));
+	CHECK(tw.nwins == CW_TIMING_MAX_PENDING / 2);
+	/* Partition 1 came first. */
+	CHECK(tw.parts[0].partition == 1 && tw.parts[0].newest_slot == 1 * SEC);
+	CHECK(tw.parts[1].newest_slot == CW_TIMING_MAX_PENDING / 2 * SEC);
+	/* Grace long past: slot 1 waits for partition 1. */
+	CHECK(!cw_timing_ready(&tw, 100 * SEC, false));
+	CHECK(cw_timing_ahead(&tw, 0) && !cw_timing_ahead(&tw, 1));
+	/* Partition 1 gives slot 2: slot 1 is complete, slot 2 waits. */
+	CHECK(!add(&tw, 2 * SEC, "b", 1, 1, now));
+	CHECK(cw_timing_ready(&tw, 100 * SEC, false) == &tw.wins[0] &&
+	      tw.wins[0].slot == 1 * SEC);
+	cw_timing_pop(&tw);
+	CHECK(!cw_timing_ready(&tw, 100 * SEC, false));
+	/* Fewer than half pending: no pause. */
+	CHECK(!cw_timing_ahead(&tw, 0));
+	/* Read to its end: nothing waits for partition 1 any more. */
+	CHECK(!cw_timing_behind(&tw, 1, false));
+	CHECK(cw_timing_ready(&tw, 100 * SEC, false) == &tw.wins[0] &&
+	      tw.wins[0].slot == 2 * SEC);
+	cw_timing_pop(&tw);
+	/* A partition behind that has given nothing holds every window. */
+	CHECK(!cw_timing_behind(&tw, 2, true));
+	CHECK(!cw_timing_ready(&tw, 100 * SEC, false));
+	/* ... but not past a window's maximum age, nor at the end. */
+	CHECK(cw_timing_ready(&tw, now + CW_TIMING_MAX_AGE_NS, false));
+	CHECK(cw_timing_ready(&tw, 0, true));
+	CHECK(tw.late == 0);
+	cw_timing_release(&tw);
+}
+
 static void test_too_many(void)
 {
 	struct cw_timing tw;
@@ -258,6 +306,7 @@ int main(void)
 {
 	test_grace();
 	test_out_of_order();
+	test_behind();
 	test_too_many();
 	test_commit();
 	test_far_slots();
