@@ -105,6 +105,13 @@ static void usage(FILE *fp)
 		"      --lateness D       a bucket is sealed once records D "
 		"past its\n"
 		"                         end arrive (default 30s)\n"
+		"      --view D           the graph is the buckets of the last "
+		"D (by the\n"
+		"                         records' time; default 1h); older "
+		"ones leave\n"
+		"                         memory (0: all time, memory grows "
+		"with\n"
+		"                         every edge ever seen)\n"
 		"      --snapshot-every D snapshot and commit period (default "
 		"10s)\n"
 		"  -d, --duration D       stop after D (default: at a signal)\n"
@@ -191,6 +198,26 @@ static int own_partitions(struct cw_correlator *c, struct snapshot_ctx *s)
 }
 
 /*
+ * Where the graph's view starts: --view before the newest sealed bucket
+ * of the partitions owned (else of those read from the topic); 0 without
+ * a view.
+ */
+static uint64_t view_since(const struct cw_correlator *c,
+			   const struct snapshot_ctx *s)
+{
+	uint64_t newest = 0;
+	size_t i;
+
+	for (i = 0; i < c->nparts; i++)
+		if (c->parts[i].pairing.bk.s.sealed_ns > newest)
+			newest = c->parts[i].pairing.bk.s.sealed_ns;
+	if (!c->nparts && s->merge.newest_ns)
+		newest = s->merge.newest_ns + c->o.bucket_ns;
+	return c->o.view_ns && newest > c->o.view_ns ? newest - c->o.view_ns
+						     : 0;
+}
+
+/*
  * The fleet graph's other half: every other partition's buckets, read on
  * from P.edges.  Records of owned partitions are not kept: what this
  * member wrote itself is never read back into memory.  0 or -1.
@@ -202,6 +229,7 @@ static int read_fleet(struct cw_correlator *c, struct snapshot_ctx *s)
 
 	if (own_partitions(c, s))
 		return -1;
+	cw_edge_merge_since(m, view_since(c, s));
 	before = m->records + m->own + m->foreign + m->outside;
 	if (cw_edge_merge_read(m, s->kc, s->edges_topic))
 		return -1;
@@ -438,6 +466,11 @@ static int parse_duration_opt(int opt, struct correlate_args *a)
 				    86400 * NSEC_PER_SEC, &a->o.lateness_ns)
 			       ? 2
 			       : 0;
+	case 'V':
+		return cli_duration("--view", optarg, 0,
+				    365 * 86400 * NSEC_PER_SEC, &a->o.view_ns)
+			       ? 2
+			       : 0;
 	}
 	return 2;
 }
@@ -506,6 +539,7 @@ static int parse_args(int argc, char **argv, struct correlate_args *a)
 					     {"bucket", 1, 0, 'W'},
 					     {"ttl", 1, 0, 'L'},
 					     {"lateness", 1, 0, 'A'},
+					     {"view", 1, 0, 'V'},
 					     {"help", 0, 0, 'h'},
 					     {0}};
 	int opt;
@@ -518,6 +552,7 @@ static int parse_args(int argc, char **argv, struct correlate_args *a)
 	a->o.bucket_ns = CW_BUCKET_WIDTH_NS;
 	a->o.ttl_ns = CW_BUCKET_TTL_NS;
 	a->o.lateness_ns = CW_BUCKET_LATENESS_NS;
+	a->o.view_ns = CW_VIEW_NS;
 	cw_paths_opts_default(&a->o.po);
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, "k:g:o:d:jh", opts, NULL)) !=

@@ -503,10 +503,124 @@ static int retire(struct cw_pairing *p)
 	return err;
 }
 
+/* ---- the view: what is kept of the sealed buckets ------------------------ */
+
+void cw_pairing_view(struct cw_pairing *p, uint64_t view_ns)
+{
+	p->bk.view_ns = view_ns;
+}
+
+/* Where the view starts after sealing up to sealed (bucket starts). */
+static uint64_t view_from(const struct cw_buckets *b, uint64_t sealed)
+{
+	return sealed > b->view_ns ? sealed - b->view_ns : 0;
+}
+
+/* Rebuild h with each node id mapped through id[] (in h's order). */
+static int rekey(struct cw_htab *h, const uint32_t *id)
+{
+	struct cw_htab to;
+	struct edge_key k;
+	size_t j;
+	void *v;
+
+	cw_htab_init(&to, sizeof(struct edge_key), sizeof(struct cw_edge_total));
+	if (cw_htab_reserve(&to, h->len))
+		return -1;
+	for (j = 0; j < h->len; j++) {
+		k = *(struct edge_key *)cw_htab_key(h, j);
+		k.client = id[k.client];
+		k.server = id[k.server];
+		v = cw_htab_upsert(&to, &k, NULL);
+		memcpy(v, cw_htab_val(h, j), sizeof(struct cw_edge_total));
+	}
+	cw_htab_release(h);
+	*h = to;
+	return 0;
+}
+
+/*
+ * Forget the nodes no edge names any more, once they are over half of
+ * them: node ids are renumbered, in their order.  Only the sealed edges
+ * hold ids between seals (a fold interns the nodes it needs).  0 or -1.
+ */
+static int compact_nodes(struct cw_buckets *b)
+{
+	size_t n = b->nodes.len, used = 0, j;
+	uint32_t *id = malloc((n + 1) * sizeof(*id));
+	const struct cw_htab *h[] = {&b->total, &b->sealed};
+	const struct edge_key *k;
+	struct cw_htab to;
+	size_t t;
+	int err = -1;
+
+	if (!id)
+		return -1;
+	memset(id, 0xff, (n + 1) * sizeof(*id));
+	for (t = 0; t < 2; t++)
+		for (j = 0; j < h[t]->len; j++) {
+			k = cw_htab_key(h[t], j);
+			id[k->client] = id[k->server] = 0;
+		}
+	for (j = 0; j < n; j++)
+		used += !id[j];
+	if (n < 1024 || 2 * used > n) {
+		free(id);
+		return 0;
+	}
+	cw_htab_init(&to, sizeof(struct node_key), sizeof(struct cw_edge_node));
+	if (cw_htab_reserve(&to, used))
+		goto out;
+	for (j = 0, used = 0; j < n; j++) {
+		if (id[j])
+			continue;
+		memcpy(cw_htab_upsert(&to, cw_htab_key(&b->nodes, j), NULL),
+		       cw_htab_val(&b->nodes, j), sizeof(struct cw_edge_node));
+		id[j] = (uint32_t)used++;
+	}
+	if (rekey(&b->total, id) || rekey(&b->sealed, id)) {
+		cw_htab_release(&to);
+		goto out;
+	}
+	cw_htab_release(&b->nodes);
+	b->nodes = to;
+	err = 0;
+out:
+	free(id);
+	return err;
+}
+
+/*
+ * With a view, the sealed totals are kept per bucket and those before the
+ * view are forgotten: each time its start passes a step (an eighth of the
+ * view, at least a bucket), so the walk is rare and memory holds at most
+ * a view and a step of buckets.  The steps depend on the buckets sealed
+ * alone: a restored state forgets at the same seals.  0 or -1.
+ */
+static int forget(struct cw_buckets *b, uint64_t sealed_before)
+{
+	uint64_t step = b->view_ns / 8 / b->s.width_ns * b->s.width_ns;
+	uint64_t from = view_from(b, b->s.sealed_ns);
+	struct edge_key k;
+	size_t j;
+
+	if (step < b->s.width_ns)
+		step = b->s.width_ns;
+	if (from / step == view_from(b, sealed_before) / step)
+		return 0;
+	/* From the last: a delete moves the last entry, already seen, in. */
+	for (j = b->total.len; j-- > 0;) {
+		k = *(struct edge_key *)cw_htab_key(&b->total, j);
+		if (k.bucket < from)
+			cw_htab_delete(&b->total, &k);
+	}
+	return compact_nodes(b);
+}
+
 int cw_pairing_seal(struct cw_pairing *p)
 {
 	struct cw_buckets *b = &p->bk;
-	uint64_t to = seal_point(b);
+	uint64_t to = seal_point(b), before;
 	struct cw_htab fresh;
 	struct folder f;
 	int err = -1;
@@ -531,10 +645,14 @@ int cw_pairing_seal(struct cw_pairing *p)
 	if (cw_pairing_pair(p) || folder_init(&f, p, &fresh, true) ||
 	    fold_pend(&f, to, false, true) ||
 	    add_edges(&b->sealed, &fresh, false) ||
-	    add_edges(&b->total, &fresh, true))
+	    add_edges(&b->total, &fresh, !b->view_ns))
 		goto out;
+	before = b->s.sealed_ns;
 	b->s.sealed_ns = to;
-	err = retire(p) || cw_pairing_compact(p) ? -1 : 0;
+	err = retire(p) || cw_pairing_compact(p) ||
+			      (b->view_ns && forget(b, before))
+		      ? -1
+		      : 0;
 out:
 	folder_release(&f);
 	cw_htab_release(&fresh);
@@ -584,35 +702,66 @@ out:
 	return err;
 }
 
+/* The sealed totals in the view, summed over buckets, into *sum. */
+static int view_sum(const struct cw_buckets *b, struct cw_htab *sum)
+{
+	uint64_t from = view_from(b, b->s.sealed_ns);
+	struct cw_edge_total *t;
+	struct edge_key k;
+	size_t j;
+
+	for (j = 0; j < b->total.len; j++) {
+		k = *(struct edge_key *)cw_htab_key(&b->total, j);
+		if (k.bucket < from)
+			continue;
+		k.bucket = 0;
+		t = cw_htab_upsert(sum, &k, NULL);
+		if (!t)
+			return -1;
+		cw_edge_total_add(t, cw_htab_val(&b->total, j));
+	}
+	return 0;
+}
+
 int cw_pairing_edges(struct cw_pairing *p, cw_edge_fn fn, void *arg)
 {
 	struct cw_buckets *b = &p->bk;
-	struct cw_htab open, rest;
+	struct cw_htab open, rest, sum;
+	const struct cw_htab *total = &b->total;
 	struct edge_key *k;
 	size_t j;
 	int r = -1;
 
 	cw_htab_init(&rest, sizeof(struct edge_key),
 		     sizeof(struct cw_edge_total));
+	cw_htab_init(&sum, sizeof(struct edge_key),
+		     sizeof(struct cw_edge_total));
+	cw_htab_init(&open, sizeof(struct edge_key),
+		     sizeof(struct cw_edge_total));
+	if (b->view_ns) {
+		if (view_sum(b, &sum))
+			goto out;
+		total = &sum;
+	}
 	if (fold_open(p, &open, true))
 		goto out;
 	/* The open part of edges not sealed yet, after the sealed ones. */
 	for (j = 0; j < open.len; j++) {
 		k = cw_htab_key(&open, j);
-		if (!cw_htab_get(&b->total, k) &&
-		    !cw_htab_upsert(&rest, k, NULL))
+		if (!cw_htab_get(total, k) && !cw_htab_upsert(&rest, k, NULL))
 			goto out;
 	}
 	for (j = 0; j < rest.len; j++)
 		*(struct cw_edge_total *)cw_htab_val(&rest, j) =
 			*(struct cw_edge_total *)cw_htab_get(
 				&open, cw_htab_key(&rest, j));
-	r = each_edge(b, &b->total, &open, fn, arg);
+	r = each_edge(b, total, &open, fn, arg);
 	if (!r)
 		r = each_edge(b, &rest, NULL, fn, arg);
 out:
 	cw_htab_release(&open);
 	cw_htab_release(&rest);
+	cw_htab_release(&sum);
 	return r;
 }
 
@@ -647,6 +796,7 @@ int cw_pairing_add_total(struct cw_pairing *p, const struct cw_wire_edge *w)
 	if (c < 0 || s < 0)
 		return -1;
 	memset(&k, 0, sizeof(k));
+	k.bucket = p->bk.view_ns ? w->bucket_ns : 0;
 	k.client = (uint32_t)c;
 	k.server = (uint32_t)s;
 	k.protocol = w->protocol;
@@ -782,6 +932,7 @@ static void chunk_buckets(const struct cw_pairing *p, size_t k,
 		struct cw_wire_edge *w = &st->edges[st->nedges++];
 
 		memset(w, 0, sizeof(*w));
+		w->bucket_ns = ek->bucket; /* 0: all time */
 		w->protocol = ek->protocol;
 		w->client = *(struct cw_edge_node *)cw_htab_val(&b->nodes,
 								ek->client);

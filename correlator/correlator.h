@@ -129,6 +129,7 @@ struct cw_end_owner {
 #define CW_BUCKET_WIDTH_NS    (60 * 1000000000ULL)
 #define CW_BUCKET_TTL_NS      (15 * 60 * 1000000000ULL)
 #define CW_BUCKET_LATENESS_NS (30 * 1000000000ULL)
+#define CW_VIEW_NS	      (3600 * 1000000000ULL) /* correlate --view */
 
 struct cw_buckets {
 	struct cw_bucket_state s; /* settings and counters */
@@ -139,6 +140,9 @@ struct cw_buckets {
 	struct cw_htab dormant;	  /* end -> its totals, silent past ttl */
 	bool due;		  /* a bucket can be sealed */
 	bool loading;		  /* restoring: records are state, no deltas */
+	/* The view (cw_pairing_view()): 0 keeps one all-time total per edge;
+	 * else totals per bucket, those before the view forgotten. */
+	uint64_t view_ns;
 };
 
 /*
@@ -224,6 +228,14 @@ long cw_buckets_node(struct cw_buckets *b, const struct cw_edge_node *n);
 void cw_pairing_buckets(struct cw_pairing *p, uint64_t width_ns,
 			uint64_t ttl_ns, uint64_t lateness_ns);
 int cw_pairing_seal(struct cw_pairing *p);
+/*
+ * Keep the sealed buckets of the last view_ns only (before the first
+ * record): the view starts view_ns before the newest sealed bucket's end,
+ * and cw_pairing_edges() gives what it holds with the open buckets.
+ * Memory is then the live ends, the open buckets and the view's edges,
+ * not every edge ever seen.  0: all time (the default).
+ */
+void cw_pairing_view(struct cw_pairing *p, uint64_t view_ns);
 /* The live ends, dormant ends and bytes p holds now (for tests, stats). */
 size_t cw_pairing_live_ends(const struct cw_pairing *p);
 size_t cw_pairing_bytes(const struct cw_pairing *p);
@@ -301,11 +313,15 @@ struct cw_edge_merge {
 	int64_t *pos; /* cw_edge_merge_read(): next offset per partition */
 	int npos, cur;
 	size_t pruned_at; /* recs.len after the last prune */
+	uint64_t newest_ns; /* the newest bucket kept */
 };
 
 void cw_edge_merge_init(struct cw_edge_merge *m, const char *group,
 			uint64_t since_ns, uint64_t until_ns);
 void cw_edge_merge_release(struct cw_edge_merge *m);
+/* Move the start of the range on to since_ns (never back): what came
+ * before is forgotten. */
+void cw_edge_merge_since(struct cw_edge_merge *m, uint64_t since_ns);
 /* One record; 0 or -1 (out of memory). */
 int cw_edge_merge_add(struct cw_edge_merge *m, const struct cw_wire_edge *w);
 /* Every partition of topic, from where the last call stopped (at first,
@@ -461,8 +477,9 @@ struct cw_correlator_opts {
 	const char *conns_topic; /* <prefix>.conns */
 	const char *state_topic; /* <prefix>.state */
 	const char *edges_topic; /* <prefix>.edges; NULL: none written */
-	/* Time buckets of every pairing (cw_pairing_buckets()); 0: off. */
-	uint64_t bucket_ns, ttl_ns, lateness_ns;
+	/* Time buckets of every pairing (cw_pairing_buckets()); 0: off.
+	 * view_ns: the span of the sealed buckets kept (cw_pairing_view()). */
+	uint64_t bucket_ns, ttl_ns, lateness_ns, view_ns;
 };
 
 /* One input partition this member owns: its pairing and where it is. */

@@ -325,6 +325,8 @@ int cw_edge_merge_add(struct cw_edge_merge *m, const struct cw_wire_edge *w)
 		return 0;
 	}
 	m->records++;
+	if (w->bucket_ns > m->newest_ns)
+		m->newest_ns = w->bucket_ns;
 	k.set = (struct set_key){.bucket = w->bucket_ns,
 				 .offset = w->offset,
 				 .partition = w->partition};
@@ -475,6 +477,35 @@ static int prune(struct cw_edge_merge *m)
 	}
 	m->pruned_at = m->recs.len;
 	return 0;
+}
+
+void cw_edge_merge_since(struct cw_edge_merge *m, uint64_t since_ns)
+{
+	struct rec_key k;
+	struct set_key s;
+	struct best_key b;
+	size_t j;
+
+	if (since_ns <= m->since_ns)
+		return;
+	m->since_ns = since_ns;
+	/* From the last: a delete moves the last entry, already seen, in. */
+	for (j = m->recs.len; j-- > 0;) {
+		k = *(struct rec_key *)cw_htab_key(&m->recs, j);
+		if (k.set.bucket < since_ns)
+			cw_htab_delete(&m->recs, &k);
+	}
+	for (j = m->sets.len; j-- > 0;) {
+		s = *(struct set_key *)cw_htab_key(&m->sets, j);
+		if (s.bucket < since_ns)
+			cw_htab_delete(&m->sets, &s);
+	}
+	for (j = m->best.len; j-- > 0;) {
+		b = *(struct best_key *)cw_htab_key(&m->best, j);
+		if (b.bucket < since_ns)
+			cw_htab_delete(&m->best, &b);
+	}
+	m->pruned_at = m->recs.len;
 }
 
 /* One record of the edges topic into the merge. */

@@ -482,9 +482,10 @@ void cw_correlator_on_revoke(void *arg, const char *topic, int32_t partition,
 
 void cw_correlator_buckets_on(struct cw_correlator *c, struct cw_pairing *p)
 {
-	if (c->o.bucket_ns)
-		cw_pairing_buckets(p, c->o.bucket_ns, c->o.ttl_ns,
-				   c->o.lateness_ns);
+	if (!c->o.bucket_ns)
+		return;
+	cw_pairing_buckets(p, c->o.bucket_ns, c->o.ttl_ns, c->o.lateness_ns);
+	cw_pairing_view(p, c->o.view_ns);
 }
 
 int cw_correlator_edges(struct cw_correlator *c, cw_edge_fn fn, void *arg)

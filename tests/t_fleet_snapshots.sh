@@ -6,14 +6,17 @@
 # renames a finished file into place), and the files at the end are the
 # whole stream's (2 h of churn, within the embedded broker's retention):
 # every connection paired and every byte of the same run written to a
-# file, as edges.json and as the --json summary.
+# file, as edges.json and as the --json summary.  Then the default view,
+# the last hour: the same as that hour read back from P.edges.
 . "$(dirname "$0")/lib.sh"
 need_cmd python3
 
 churn_published --churn -H 300 -L 5 --lifetime 10m -i 5m -d 2h -s 7
 
+# --view 0: the graph of the whole two hours, not of their last hour.
 "$CW" correlate --kafka "$BOOT" --group snaps --from-beginning --no-paths \
 	--idle 3s --snapshot-every 100ms --min-share 0 --json -o "$T_TMP/out" \
+	--view 0 \
 	>"$T_TMP/corr.json" 2>"$T_TMP/corr.log" &
 CORR=$!
 bg_pid $CORR
@@ -52,4 +55,38 @@ print("the end's graph: %d connections paired, bytes as published, in "
 EOF
 	fail "the end's graph is not the whole stream's"
 grep -q "digraph" "$T_TMP/out/graph.dot" || fail "no graph.dot"
+
+# The default view (--view 1h) over the same two hours: the graph is the
+# buckets from an hour before the newest sealed one, and the open ones:
+# what `causeway graph --kafka --since` reads back of that hour, edge for
+# edge, from the buckets this member wrote to P.edges.  Less than the
+# whole stream, and not nothing.
+"$CW" correlate --kafka "$BOOT" --group view --from-beginning --no-paths \
+	--idle 3s --min-share 0 --json >"$T_TMP/view.json" 2>"$T_TMP/view.log" ||
+	fail "correlate failed: $(cat "$T_TMP/view.log")"
+sealed=$(sed -n 's/.*sealed up to \([0-9]*\);.*/\1/p' "$T_TMP/view.log")
+[ -n "$sealed" ] || fail "no buckets line: $(cat "$T_TMP/view.log")"
+from=$((sealed / 1000000000 - 3600))
+"$CW" graph --kafka "$BOOT" --group view --since "@$from" --format json \
+	>"$T_TMP/hour.json" 2>"$T_TMP/hour.log" ||
+	fail "graph --kafka failed: $(cat "$T_TMP/hour.log")"
+python3 - "$C2S" "$T_TMP/view.json" "$T_TMP/hour.json" <<'EOF' ||
+import json, sys
+whole = int(sys.argv[1])
+def edges(path):  # by what the nodes are: ids (and labels) differ
+    d = json.load(open(path))
+    name = {n["id"]: tuple(n.get(k) for k in ("kind", "host", "pid", "comm",
+                                             "addr", "port"))
+            for n in d["nodes"]}
+    return {(name[e["client"]], name[e["server"]]):
+            (e["bytes_c2s"], e["bytes_s2c"], e["conns"]) for e in d["edges"]}
+v, h = edges(sys.argv[2]), edges(sys.argv[3])
+assert v == h, "the view: %d edges, the hour read back: %d; %d differ" % (
+    len(v), len(h), len(set(v.items()) ^ set(h.items())))
+c2s = sum(x[0] for x in v.values())
+assert 0 < c2s < whole, "the view's bytes %d of the stream's %d" % (c2s, whole)
+print("the view of the last hour: %d edges, %.0f%% of the stream's bytes, "
+      "as graph --kafka --since reads that hour back" % (len(v), 100.0 * c2s / whole))
+EOF
+	fail "the view is not the last hour of buckets"
 echo PASS

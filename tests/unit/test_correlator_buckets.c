@@ -332,6 +332,111 @@ static void test_checkpoint(size_t cut)
 	cw_pairing_release(&b);
 }
 
+/* Sealed or open buckets from `from` on into a graph (the truth). */
+struct since {
+	struct cw_graph *g;
+	uint64_t from;
+};
+
+static int since_edge(const struct cw_edge_node *client,
+		      const struct cw_edge_node *server, uint8_t protocol,
+		      uint64_t bucket_ns, const struct cw_edge_total *t,
+		      void *arg)
+{
+	struct since *s = arg;
+
+	if (bucket_ns < s->from)
+		return 0;
+	return cw_graph_bucket_edge(client, server, protocol, bucket_ns, t,
+				    s->g);
+}
+
+/*
+ * A view of the last 20 s over a stream where every connection has its
+ * own client process: the graph is exactly the buckets of the view (as
+ * the per-bucket sets of an all-time pairing, written as they seal, say),
+ * the edges and nodes before it leave memory, and a checkpoint restored
+ * in the middle ends the same, byte for byte.
+ */
+static void test_view(void)
+{
+	const uint64_t view = 20 * NS;
+	struct cw_pairing v, all, a, b;
+	struct cw_graph truth, gv, gb;
+	const uint64_t step = 2 * NS; /* a bucket, or an eighth of the view */
+	struct since s;
+	size_t i, n = 0, old = 0;
+	char *j1, *j2;
+
+	/* The stream without the stragglers (the last 40 s): dense. */
+	for (i = 0; i < nrecs; i++) {
+		if (recs[i].role == CW_REC_ROLE_CLIENT)
+			recs[i].proc.tgid = 100000 + (uint32_t)recs[i].cookie;
+		if (recs[i].last_ns < T0 + 64 * NS)
+			recs[n++] = recs[i];
+	}
+	nrecs = n;
+	bucketed(&v);
+	cw_pairing_view(&v, view);
+	feed(&v, 0, nrecs);
+	CHECK(v.bk.s.sealed_ns >= T0 + 60 * NS);
+	s.from = v.bk.s.sealed_ns - view;
+	/* The truth: every bucket of an all-time pairing from s.from on. */
+	cw_graph_init(&truth);
+	s.g = &truth;
+	bucketed(&all);
+	for (i = 0; i < nrecs; i++) {
+		CHECK(!cw_pairing_add(&all, &recs[i]));
+		if (all.bk.due) {
+			CHECK(!cw_pairing_seal(&all));
+			CHECK(!cw_pairing_buckets_each(&all, false, since_edge,
+						       &s));
+			cw_pairing_take_sealed(&all);
+		}
+	}
+	CHECK(!cw_pairing_buckets_each(&all, true, since_edge, &s));
+	cw_graph_init(&gv);
+	CHECK(!cw_graph_from_buckets(&gv, &v));
+	CHECK(gv.nedges > 500 && gv.nedges * 2 < all.bk.total.len);
+	CHECK(same_graph(&gv, &truth));
+	/* Each sealed total kept is of the view, or of the step before it
+	 * (the bucket leads an edge's key). */
+	for (i = 0; i < v.bk.total.len; i++)
+		old += *(const uint64_t *)cw_htab_key(&v.bk.total, i) <
+		       s.from - step;
+	printf("view of 20 s: %zu edges (all time %zu); sealed totals kept "
+	       "%zu, %zu before the view; nodes %zu (all time %zu)\n",
+	       gv.nedges, (size_t)all.bk.total.len, (size_t)v.bk.total.len,
+	       old, (size_t)v.bk.nodes.len, (size_t)all.bk.nodes.len);
+	CHECK(old == 0);
+	/* Nodes no edge names are forgotten once they are half of them:
+	 * at most twice the view's (and at most what the last step held). */
+	CHECK(v.bk.nodes.len <= 2 * gv.nnodes);
+	CHECK(v.bk.nodes.len < all.bk.nodes.len * 2 / 3);
+	/* Restored from a checkpoint in the middle: the same graph. */
+	bucketed(&a);
+	bucketed(&b);
+	cw_pairing_view(&a, view);
+	cw_pairing_view(&b, view);
+	feed(&a, 0, nrecs / 2);
+	through_checkpoint(&a, &b);
+	feed(&b, nrecs / 2, nrecs);
+	cw_graph_init(&gb);
+	CHECK(!cw_graph_from_buckets(&gb, &b));
+	j1 = graph_json(&gv);
+	j2 = graph_json(&gb);
+	CHECK(j1 && j2 && !strcmp(j1, j2));
+	free(j1);
+	free(j2);
+	cw_graph_release(&truth);
+	cw_graph_release(&gv);
+	cw_graph_release(&gb);
+	cw_pairing_release(&v);
+	cw_pairing_release(&all);
+	cw_pairing_release(&a);
+	cw_pairing_release(&b);
+}
+
 /* An edge bucket record: client "app" on web, server n's address. */
 static void edge(struct cw_wire_edge *w, const char *group, uint64_t bucket,
 		 int32_t part, int64_t off, uint32_t set_size, uint32_t index,
@@ -447,6 +552,24 @@ static void test_merge(void)
 		CHECK(s.calls == 1);
 		cw_edge_merge_release(&m);
 	}
+	/* The range moves on: bucket B is forgotten, C stays; never back. */
+	{
+		struct cw_edge_merge m;
+		struct seen s = {0};
+
+		cw_edge_merge_init(&m, "g", 0, 0);
+		for (i = 0; i < n; i++)
+			CHECK(!cw_edge_merge_add(&m, &w[i]));
+		CHECK(m.newest_ns == C);
+		cw_edge_merge_since(&m, C);
+		cw_edge_merge_since(&m, B);
+		CHECK(m.since_ns == C && m.recs.len == 1 && m.sets.len == 1);
+		CHECK(!cw_edge_merge_each(&m, false, merged, &s));
+		CHECK(s.bytes[1] == 77 && s.calls == 1);
+		/* A record of B read after is outside. */
+		CHECK(!cw_edge_merge_add(&m, &w[0]) && m.recs.len == 1);
+		cw_edge_merge_release(&m);
+	}
 }
 
 /*
@@ -519,6 +642,8 @@ int main(void)
 	test_checkpoint(nrecs / 2);
 	test_merge();
 	test_merge_keys();
+	lateness = NS;
+	test_view(); /* last: it gives every client its own process */
 	free(recs);
 	return failures ? 1 : 0;
 }
