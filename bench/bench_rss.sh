@@ -5,8 +5,8 @@
 # 1,000 hosts with 5 live connections each, 20-minute lifetimes and a
 # 10-minute collection interval, compressed 480 times: three minutes) to
 # the embedded broker (`causeway broker`) through the agents' producer,
-# and one `causeway correlate` (checkpoints and one-minute time buckets on,
-# the defaults) consumes it.
+# and one `causeway correlate` (checkpoints, one-minute time buckets and
+# a one-hour view on, the defaults) consumes it.
 # Every EVERY seconds: the correlator's resident memory (VmRSS), its CPU
 # time, and the records and ends of its newest snapshot (edges.json).
 # Bounded memory shows as a flat RSS once the live set is in; a correlator
@@ -188,8 +188,8 @@ print("RSS %.1f MiB at t = %d s (a fifth into the stream), %.1f MiB at its "
          slope * 3600.0 / speedup if speedup else 0,
          (ys[-1] - ys[0]) if ys else 0, ends, live,
          peak * 1048576 / ends if ends else 0))
-# With time buckets: the ends still held, and the graph's edges (what
-# the sealed totals keep: one per pair of nodes that ever talked).
+# With time buckets: the ends still held, and the graph's edges (the
+# sealed totals of the view: its last hour by default).
 live = grab(r"buckets: (\d+) live ends", corrlog, None)
 if live is not None:
     try:
@@ -199,7 +199,7 @@ if live is not None:
     print()
     print("Time buckets on: at the end %s ends were live (the \"ends\" "
           "above count those folded into their edges and freed too); the "
-          "graph had %d edges, kept as sealed totals, one per pair of "
-          "processes that ever talked." % (live, nedges))
+          "graph (the view: the last hour of buckets unless CORR_OPTS "
+          "says --view) had %d edges." % (live, nedges))
 print("<!-- /bench_rss -->")
 EOF
