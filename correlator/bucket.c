@@ -769,12 +769,17 @@ int cw_pairing_buckets_each(struct cw_pairing *p, bool open, cw_edge_fn fn,
 			    void *arg)
 {
 	struct cw_htab o;
-	int r;
+	int r = 0;
 
-	r = each_edge(&p->bk, &p->bk.sealed, NULL, fn, arg);
-	if (r || !open)
-		return r;
-	r = fold_open(p, &o, false);
+	/* Folded first: it may intern nodes, and the nodes fn is given
+	 * stay where they are until p changes. */
+	if (open)
+		r = fold_open(p, &o, false);
+	else
+		cw_htab_init(&o, sizeof(struct edge_key),
+			     sizeof(struct cw_edge_total));
+	if (!r)
+		r = each_edge(&p->bk, &p->bk.sealed, NULL, fn, arg);
 	if (!r)
 		r = each_edge(&p->bk, &o, NULL, fn, arg);
 	cw_htab_release(&o);

@@ -269,8 +269,9 @@ typedef int (*cw_edge_fn)(const struct cw_edge_node *client,
 int cw_pairing_edges(struct cw_pairing *p, cw_edge_fn fn, void *arg);
 /*
  * The same per bucket: each sealed bucket not yet taken (sealed), then,
- * with open, each open bucket as it stands.  cw_pairing_take_sealed()
- * forgets the sealed ones once they are written.
+ * with open, each open bucket as it stands; the nodes fn is given stay
+ * valid until p changes.  cw_pairing_take_sealed() forgets the sealed
+ * ones once they are written.
  */
 int cw_pairing_buckets_each(struct cw_pairing *p, bool open, cw_edge_fn fn,
 			    void *arg);

@@ -24,12 +24,23 @@
 
 /* ---- writing ------------------------------------------------------------ */
 
-/* The edges of one partition's buckets, as cw_pairing_buckets_each()
- * gives them (grouped by bucket: sealed ones, then the open ones). */
+/*
+ * The edges of one partition's buckets, as cw_pairing_buckets_each()
+ * gives them: each its bucket, totals and its nodes' places in the
+ * pairing (valid until the pairing changes), not copies of the nodes (a
+ * kilobyte each).
+ */
+struct batch_edge {
+	uint64_t bucket_ns;
+	const struct cw_edge_node *client, *server;
+	struct cw_edge_total t;
+	uint8_t protocol;
+};
+
 struct batch {
-	struct cw_wire_edge *e;
+	struct batch_edge *e;
+	struct batch_edge **by; /* e in the order they are written */
 	size_t n, cap;
-	uint64_t sealed_before; /* buckets before this are sealed */
 };
 
 static int collect(const struct cw_edge_node *client,
@@ -37,17 +48,15 @@ static int collect(const struct cw_edge_node *client,
 		   uint64_t bucket_ns, const struct cw_edge_total *t, void *arg)
 {
 	struct batch *b = arg;
-	struct cw_wire_edge *w;
+	struct batch_edge *w;
 
 	if (CW_GROW(b->e, b->cap, b->n + 1, 64))
 		return -1;
 	w = &b->e[b->n++];
-	memset(w, 0, sizeof(*w));
 	w->bucket_ns = bucket_ns;
-	w->sealed = bucket_ns < b->sealed_before;
 	w->protocol = protocol;
-	w->client = *client;
-	w->server = *server;
+	w->client = client;
+	w->server = server;
 	w->t = *t;
 	return 0;
 }
@@ -81,14 +90,15 @@ static int node_cmp(const struct cw_edge_node *a, const struct cw_edge_node *b)
  */
 static int cmp_edge(const void *a, const void *b)
 {
-	const struct cw_wire_edge *x = a, *y = b;
+	const struct batch_edge *x = *(struct batch_edge *const *)a,
+				*y = *(struct batch_edge *const *)b;
 	int r;
 
 	if (x->bucket_ns != y->bucket_ns)
 		return x->bucket_ns < y->bucket_ns ? -1 : 1;
-	r = node_cmp(&x->client, &y->client);
+	r = node_cmp(x->client, y->client);
 	if (!r)
-		r = node_cmp(&x->server, &y->server);
+		r = node_cmp(x->server, y->server);
 	if (!r)
 		r = x->protocol < y->protocol ? -1 : x->protocol > y->protocol;
 	return r;
@@ -96,7 +106,7 @@ static int cmp_edge(const void *a, const void *b)
 
 /* Put one set (edges [lo, hi) of one bucket) to the log; 0 or -1. */
 static int put_set(struct cw_correlator *c, struct cw_part_state *ps,
-		   struct cw_wire_edge *e, size_t lo, size_t hi)
+		   struct batch_edge **e, size_t lo, size_t hi)
 {
 	static struct cw_wire_msg m;
 	char key[CW_WIRE_NAME_MAX + 48];
@@ -106,17 +116,22 @@ static int put_set(struct cw_correlator *c, struct cw_part_state *ps,
 	int err = 0;
 
 	snprintf(key, sizeof(key), "%s/%" PRIu64 "/%d", c->o.group,
-		 e[lo].bucket_ns, ps->partition);
+		 e[lo]->bucket_ns, ps->partition);
+	memset(&m, 0, sizeof(m));
+	m.kind = CW_WIRE_EDGE;
+	snprintf(m.edge.group, sizeof(m.edge.group), "%s", c->o.group);
+	snprintf(m.edge.topic, sizeof(m.edge.topic), "%s", c->o.conns_topic);
+	m.edge.partition = ps->partition;
+	m.edge.offset = ps->next;
+	m.edge.width_ns = ps->pairing.bk.s.width_ns;
+	m.edge.set_size = (uint32_t)(hi - lo);
 	for (i = lo; i < hi && !err; i++) {
-		m.kind = CW_WIRE_EDGE;
-		m.edge = e[i];
-		snprintf(m.edge.group, sizeof(m.edge.group), "%s", c->o.group);
-		snprintf(m.edge.topic, sizeof(m.edge.topic), "%s",
-			 c->o.conns_topic);
-		m.edge.partition = ps->partition;
-		m.edge.offset = ps->next;
-		m.edge.width_ns = ps->pairing.bk.s.width_ns;
-		m.edge.set_size = (uint32_t)(hi - lo);
+		m.edge.bucket_ns = e[i]->bucket_ns;
+		m.edge.sealed = e[i]->bucket_ns < ps->pairing.bk.s.sealed_ns;
+		m.edge.protocol = e[i]->protocol;
+		m.edge.client = *e[i]->client;
+		m.edge.server = *e[i]->server;
+		m.edge.t = e[i]->t;
 		m.edge.set_index = (uint32_t)(i - lo);
 		if (cw_wire_encode(&m, &buf, &len))
 			return cw_error(
@@ -135,7 +150,7 @@ static int put_set(struct cw_correlator *c, struct cw_part_state *ps,
 static int put_part(struct cw_correlator *c, struct cw_part_state *ps,
 		    bool open)
 {
-	struct batch b = {.sealed_before = ps->pairing.bk.s.sealed_ns};
+	struct batch b = {0};
 	size_t lo, hi;
 	int err;
 
@@ -143,13 +158,21 @@ static int put_part(struct cw_correlator *c, struct cw_part_state *ps,
 	if (!open && !ps->pairing.bk.sealed.len)
 		return 0;
 	err = cw_pairing_buckets_each(&ps->pairing, open, collect, &b);
-	qsort(b.e, b.n, sizeof(*b.e), cmp_edge);
+	b.by = malloc((b.n + 1) * sizeof(*b.by));
+	if (!b.by)
+		err = -1;
+	for (lo = 0; !err && lo < b.n; lo++)
+		b.by[lo] = &b.e[lo];
+	if (!err)
+		qsort(b.by, b.n, sizeof(*b.by), cmp_edge);
 	for (lo = 0; !err && lo < b.n; lo = hi) {
 		for (hi = lo + 1;
-		     hi < b.n && b.e[hi].bucket_ns == b.e[lo].bucket_ns; hi++)
+		     hi < b.n && b.by[hi]->bucket_ns == b.by[lo]->bucket_ns;
+		     hi++)
 			;
-		err = put_set(c, ps, b.e, lo, hi);
+		err = put_set(c, ps, b.by, lo, hi);
 	}
+	free(b.by);
 	free(b.e);
 	return err ? cw_error("edge buckets of partition %d not written",
 			      ps->partition)
