@@ -229,7 +229,8 @@ static int read_fleet(struct cw_correlator *c, struct snapshot_ctx *s)
 
 	if (own_partitions(c, s))
 		return -1;
-	cw_edge_merge_since(m, view_since(c, s));
+	if (cw_edge_merge_since(m, view_since(c, s)))
+		return cw_error("out of memory");
 	before = m->records + m->own + m->foreign + m->outside;
 	if (cw_edge_merge_read(m, s->kc, s->edges_topic))
 		return -1;

@@ -321,8 +321,9 @@ void cw_edge_merge_init(struct cw_edge_merge *m, const char *group,
 			uint64_t since_ns, uint64_t until_ns);
 void cw_edge_merge_release(struct cw_edge_merge *m);
 /* Move the start of the range on to since_ns (never back): what came
- * before is forgotten. */
-void cw_edge_merge_since(struct cw_edge_merge *m, uint64_t since_ns);
+ * before is forgotten, and the nodes only it named.  0 or -1 (out of
+ * memory). */
+int cw_edge_merge_since(struct cw_edge_merge *m, uint64_t since_ns);
 /* One record; 0 or -1 (out of memory). */
 int cw_edge_merge_add(struct cw_edge_merge *m, const struct cw_wire_edge *w);
 /* Every partition of topic, from where the last call stopped (at first,

@@ -502,7 +502,56 @@ static int prune(struct cw_edge_merge *m)
 	return 0;
 }
 
-void cw_edge_merge_since(struct cw_edge_merge *m, uint64_t since_ns)
+/*
+ * Forget the nodes no kept record names, once they are over half of
+ * them: the rest are interned again, in their order, and the records'
+ * ids follow.  0 or -1 (out of memory: nothing changed).
+ */
+static int merge_compact_nodes(struct cw_edge_merge *m)
+{
+	size_t n = m->nodes.nodes.len, used = 0, j;
+	uint32_t *id = malloc((n + 1) * sizeof(*id));
+	struct cw_buckets to;
+	struct rec_val *v;
+	long k;
+
+	if (!id)
+		return -1;
+	memset(id, 0xff, (n + 1) * sizeof(*id));
+	for (j = 0; j < m->recs.len; j++) {
+		v = cw_htab_val(&m->recs, j);
+		id[v->client] = id[v->server] = 0;
+	}
+	for (j = 0; j < n; j++)
+		used += !id[j];
+	if (n < 1024 || 2 * used > n) {
+		free(id);
+		return 0;
+	}
+	cw_buckets_init(&to);
+	for (j = 0; j < n; j++) {
+		if (id[j])
+			continue;
+		k = cw_buckets_node(&to, cw_htab_val(&m->nodes.nodes, j));
+		if (k < 0) {
+			cw_buckets_release(&to);
+			free(id);
+			return -1;
+		}
+		id[j] = (uint32_t)k;
+	}
+	for (j = 0; j < m->recs.len; j++) {
+		v = cw_htab_val(&m->recs, j);
+		v->client = id[v->client];
+		v->server = id[v->server];
+	}
+	cw_buckets_release(&m->nodes);
+	m->nodes = to;
+	free(id);
+	return 0;
+}
+
+int cw_edge_merge_since(struct cw_edge_merge *m, uint64_t since_ns)
 {
 	struct rec_key k;
 	struct set_key s;
@@ -510,7 +559,7 @@ void cw_edge_merge_since(struct cw_edge_merge *m, uint64_t since_ns)
 	size_t j;
 
 	if (since_ns <= m->since_ns)
-		return;
+		return 0;
 	m->since_ns = since_ns;
 	/* From the last: a delete moves the last entry, already seen, in. */
 	for (j = m->recs.len; j-- > 0;) {
@@ -529,6 +578,7 @@ void cw_edge_merge_since(struct cw_edge_merge *m, uint64_t since_ns)
 			cw_htab_delete(&m->best, &b);
 	}
 	m->pruned_at = m->recs.len;
+	return merge_compact_nodes(m);
 }
 
 /* One record of the edges topic into the merge. */

@@ -561,13 +561,34 @@ static void test_merge(void)
 		for (i = 0; i < n; i++)
 			CHECK(!cw_edge_merge_add(&m, &w[i]));
 		CHECK(m.newest_ns == C);
-		cw_edge_merge_since(&m, C);
-		cw_edge_merge_since(&m, B);
+		CHECK(!cw_edge_merge_since(&m, C));
+		CHECK(!cw_edge_merge_since(&m, B));
 		CHECK(m.since_ns == C && m.recs.len == 1 && m.sets.len == 1);
 		CHECK(!cw_edge_merge_each(&m, false, merged, &s));
 		CHECK(s.bytes[1] == 77 && s.calls == 1);
 		/* A record of B read after is outside. */
 		CHECK(!cw_edge_merge_add(&m, &w[0]) && m.recs.len == 1);
+		cw_edge_merge_release(&m);
+	}
+	/* 2,000 client processes in B, one edge in C: once the range moves
+	 * past B, their nodes go too, and C's edge keeps its own. */
+	{
+		struct cw_edge_merge m;
+		struct cw_wire_edge x;
+		struct seen s = {0};
+
+		cw_edge_merge_init(&m, "g", 0, 0);
+		for (i = 0; i < 2000; i++) {
+			edge(&x, "g", B, 2, 60, 2000, (uint32_t)i, 1, 1);
+			x.client.proc.tgid = 1000 + (uint32_t)i;
+			CHECK(!cw_edge_merge_add(&m, &x));
+		}
+		CHECK(!cw_edge_merge_add(&m, &w[n - 1]));
+		CHECK(m.nodes.nodes.len == 2002);
+		CHECK(!cw_edge_merge_since(&m, C));
+		CHECK(m.nodes.nodes.len == 2 && m.recs.len == 1);
+		CHECK(!cw_edge_merge_each(&m, false, merged, &s));
+		CHECK(s.bytes[1] == 77 && s.calls == 1);
 		cw_edge_merge_release(&m);
 	}
 }
