@@ -12,49 +12,8 @@
 
 #include "common/util.h"
 #include "correlator/correlator.h"
+#include "correlator/bucket_impl.h"
 #include "correlator/pair_impl.h"
-
-/* A graph node as the buckets key it (graph/graph.c keys it the same). */
-struct node_key {
-	uint8_t kind;
-	uint8_t pad[3];
-	uint32_t netns;
-	uint32_t tgid;
-	uint16_t port;
-	uint16_t pad2;
-	uint64_t start_ns;
-	struct cw_addr addr;
-	uint8_t pad3[7];
-	char host[CW_HOST_LEN];
-};
-
-/* An edge in a bucket (0: all sealed buckets); nodes are ids in nodes. */
-struct edge_key {
-	uint64_t bucket;
-	uint32_t client, server;
-	uint8_t protocol;
-	uint8_t pad[7];
-};
-
-struct pend_key {
-	uint64_t bucket;
-	struct end_key ek;
-};
-
-/* What an end did in a bucket: differences, modulo 2^64. */
-struct pend_val {
-	uint64_t bytes_out, bytes_in, msgs_out, msgs_in, retrans;
-	uint64_t last_ns;
-};
-
-/* A dormant end: the totals its next record is measured from. */
-struct dormant_val {
-	uint64_t bytes_out, bytes_in, msgs_out, msgs_in;
-	uint64_t first_ns, last_ns;
-	uint32_t retrans, acct, flags;
-	uint32_t carried; /* the gone_* counter it added to: 1 unpaired,
-			     2 paired, 0 none (its partner did) */
-};
 
 void cw_buckets_init(struct cw_buckets *b)
 {
@@ -86,19 +45,6 @@ void cw_pairing_buckets(struct cw_pairing *p, uint64_t width_ns,
 	p->bk.s.width_ns = width_ns;
 	p->bk.s.ttl_ns = ttl_ns;
 	p->bk.s.lateness_ns = lateness_ns;
-}
-
-static uint64_t bucket_of(const struct cw_buckets *b, uint64_t ns)
-{
-	return ns / b->s.width_ns * b->s.width_ns;
-}
-
-/* Where sealing may reach now: buckets starting before it. */
-static uint64_t seal_point(const struct cw_buckets *b)
-{
-	if (b->s.watermark_ns <= b->s.lateness_ns)
-		return 0;
-	return bucket_of(b, b->s.watermark_ns - b->s.lateness_ns);
 }
 
 int cw_buckets_note(struct cw_pairing *p, struct cw_end *e,
@@ -524,7 +470,8 @@ static int rekey(struct cw_htab *h, const uint32_t *id)
 	size_t j;
 	void *v;
 
-	cw_htab_init(&to, sizeof(struct edge_key), sizeof(struct cw_edge_total));
+	cw_htab_init(&to, sizeof(struct edge_key),
+		     sizeof(struct cw_edge_total));
 	if (cw_htab_reserve(&to, h->len))
 		return -1;
 	for (j = 0; j < h->len; j++) {
@@ -791,27 +738,6 @@ void cw_pairing_take_sealed(struct cw_pairing *p)
 	cw_htab_release(&p->bk.sealed);
 }
 
-int cw_pairing_add_total(struct cw_pairing *p, const struct cw_wire_edge *w)
-{
-	long c = cw_buckets_node(&p->bk, &w->client),
-	     s = cw_buckets_node(&p->bk, &w->server);
-	struct cw_edge_total *t;
-	struct edge_key k;
-
-	if (c < 0 || s < 0)
-		return -1;
-	memset(&k, 0, sizeof(k));
-	k.bucket = p->bk.view_ns ? w->bucket_ns : 0;
-	k.client = (uint32_t)c;
-	k.server = (uint32_t)s;
-	k.protocol = w->protocol;
-	t = cw_htab_upsert(&p->bk.total, &k, NULL);
-	if (!t)
-		return -1;
-	cw_edge_total_add(t, &w->t);
-	return 0;
-}
-
 size_t cw_pairing_live_ends(const struct cw_pairing *p)
 {
 	return p->ends.len;
@@ -830,243 +756,4 @@ size_t cw_pairing_bytes(const struct cw_pairing *p)
 	       htab_bytes(&p->owners) + p->procs_size + htab_bytes(&b->nodes) +
 	       htab_bytes(&b->total) + htab_bytes(&b->sealed) +
 	       htab_bytes(&b->pend) + htab_bytes(&b->dormant);
-}
-
-/* ---- checkpoints -------------------------------------------------------- */
-
-#define CHUNK_ITEMS  CW_WIRE_STATE_CHUNK /* ends, live then dormant */
-#define CHUNK_EDGES  CW_WIRE_STATE_CHUNK
-#define CHUNK_DELTAS (4 * CW_WIRE_STATE_CHUNK)
-
-static size_t ceil_div(size_t a, size_t b)
-{
-	return (a + b - 1) / b;
-}
-
-size_t cw_pairing_chunks(const struct cw_pairing *p)
-{
-	const struct cw_buckets *b = &p->bk;
-	size_t n = ceil_div(p->ends.len + b->dormant.len, CHUNK_ITEMS);
-
-	if (ceil_div(b->total.len, CHUNK_EDGES) > n)
-		n = ceil_div(b->total.len, CHUNK_EDGES);
-	if (ceil_div(b->pend.len, CHUNK_DELTAS) > n)
-		n = ceil_div(b->pend.len, CHUNK_DELTAS);
-	return n ? n : 1;
-}
-
-/* Dormant end j as a record: its key and its totals. */
-static void dormant_record(const struct cw_pairing *p, size_t j,
-			   struct cw_conn_record *r)
-{
-	const struct end_key *k = cw_htab_key(&p->bk.dormant, j);
-	const struct dormant_val *d = cw_htab_val(&p->bk.dormant, j);
-	const struct host_key *h = cw_htab_key(&p->hosts, k->host);
-
-	memset(r, 0, sizeof(*r));
-	memcpy(r->host, h->name, sizeof(r->host));
-	memcpy(r->boot_id, h->boot, sizeof(r->boot_id));
-	r->cookie = k->cookie;
-	r->protocol = k->protocol;
-	r->rport = k->rport;
-	r->raddr.family = k->rfamily;
-	memcpy(r->raddr.bytes, k->raddr, sizeof(r->raddr.bytes));
-	r->bytes_out = d->bytes_out;
-	r->bytes_in = d->bytes_in;
-	r->msgs_out = d->msgs_out;
-	r->msgs_in = d->msgs_in;
-	r->first_ns = k->protocol != 6 ? k->generation : d->first_ns;
-	r->last_ns = d->last_ns;
-	r->retrans = d->retrans;
-	r->flags = d->flags;
-	r->seq = d->carried; /* kept in seq: a dormant end has no record */
-}
-
-/* Chunk k's ends (live, then dormant) and their flags into st. */
-static void chunk_ends(const struct cw_pairing *p, size_t k,
-		       struct cw_wire_state *st)
-{
-	size_t i, live = p->ends.len, all = live + p->bk.dormant.len;
-
-	for (i = k * CHUNK_ITEMS; i < all && st->n < CHUNK_ITEMS; i++) {
-		if (i < live) {
-			cw_pairing_end_copy(p, i, &st->ends[st->n]);
-			st->end_flags[st->n] =
-				cw_pairing_numbers(p, i)->acct & CW_END_COUNTED;
-		} else {
-			dormant_record(p, i - live, &st->ends[st->n]);
-			st->end_flags[st->n] =
-				((const struct dormant_val *)cw_htab_val(
-					 &p->bk.dormant, i - live))
-					->acct |
-				CW_END_DORMANT;
-		}
-		st->n++;
-	}
-}
-
-/* Chunk k's deltas (end: index among all live ends) and edges. */
-static void chunk_buckets(const struct cw_pairing *p, size_t k,
-			  struct cw_wire_state *st)
-{
-	const struct cw_buckets *b = &p->bk;
-	size_t j;
-
-	for (j = k * CHUNK_DELTAS;
-	     j < b->pend.len && st->ndeltas < CHUNK_DELTAS; j++) {
-		const struct pend_key *pk = cw_htab_key(&b->pend, j);
-		const struct pend_val *v = cw_htab_val(&b->pend, j);
-		long i = cw_htab_index(&p->ends, &pk->ek);
-
-		if (i < 0)
-			continue;
-		st->deltas[st->ndeltas++] = (struct cw_end_delta){
-			.end = (uint32_t)i,
-			.bucket_ns = pk->bucket,
-			.bytes_out = v->bytes_out,
-			.bytes_in = v->bytes_in,
-			.msgs_out = v->msgs_out,
-			.msgs_in = v->msgs_in,
-			.retrans = v->retrans,
-			.last_ns = v->last_ns,
-		};
-	}
-	for (j = k * CHUNK_EDGES; j < b->total.len && st->nedges < CHUNK_EDGES;
-	     j++) {
-		const struct edge_key *ek = cw_htab_key(&b->total, j);
-		struct cw_wire_edge *w = &st->edges[st->nedges++];
-
-		memset(w, 0, sizeof(*w));
-		w->bucket_ns = ek->bucket; /* 0: all time */
-		w->protocol = ek->protocol;
-		w->client = *(struct cw_edge_node *)cw_htab_val(&b->nodes,
-								ek->client);
-		w->server = *(struct cw_edge_node *)cw_htab_val(&b->nodes,
-								ek->server);
-		w->t = *(struct cw_edge_total *)cw_htab_val(&b->total, j);
-	}
-	if (k == 0)
-		st->bk = b->s;
-}
-
-int cw_pairing_chunk(const struct cw_pairing *p, size_t k,
-		     struct cw_wire_state *st)
-{
-	st->n = st->ndeltas = st->nedges = 0;
-	memset(&st->bk, 0, sizeof(st->bk));
-	if (!st->ends)
-		st->ends = malloc(CHUNK_ITEMS * sizeof(*st->ends));
-	if (!st->end_flags)
-		st->end_flags = malloc(CHUNK_ITEMS * sizeof(*st->end_flags));
-	if (!st->deltas)
-		st->deltas = malloc(CHUNK_DELTAS * sizeof(*st->deltas));
-	if (!st->edges)
-		st->edges = malloc(CHUNK_EDGES * sizeof(*st->edges));
-	if (!st->ends || !st->end_flags || !st->deltas || !st->edges)
-		return -1;
-	chunk_ends(p, k, st);
-	if (p->bk.s.width_ns)
-		chunk_buckets(p, k, st);
-	return 0;
-}
-
-/* A dormant end back from its record; 0 or -1. */
-static int load_dormant(struct cw_pairing *p, const struct cw_conn_record *r,
-			uint32_t flags)
-{
-	long h = cw_pairing_host(p, r->host, r->boot_id);
-	struct dormant_val *d;
-	struct end_key k;
-
-	if (h < 0)
-		return -1;
-	cw_pairing_end_key(r, (uint32_t)h, &k);
-	d = cw_htab_upsert(&p->bk.dormant, &k, NULL);
-	if (!d)
-		return -1;
-	d->bytes_out = r->bytes_out;
-	d->bytes_in = r->bytes_in;
-	d->msgs_out = r->msgs_out;
-	d->msgs_in = r->msgs_in;
-	d->first_ns = r->first_ns;
-	d->last_ns = r->last_ns;
-	d->retrans = r->retrans;
-	d->flags = r->flags;
-	d->acct = flags & CW_END_COUNTED;
-	d->carried = (uint32_t)r->seq;
-	return 0;
-}
-
-int cw_pairing_load_chunk(struct cw_pairing *p, const struct cw_wire_state *st)
-{
-	size_t i, j;
-	long e;
-	int err = 0;
-
-	cw_pairing_forget(p); /* its bucket counters change the pairs' */
-	p->bk.loading = true;
-	for (i = 0; i < st->n && !err; i = j) {
-		if (st->end_flags && (st->end_flags[i] & CW_END_DORMANT)) {
-			err = load_dormant(p, &st->ends[i], st->end_flags[i]);
-			j = i + 1;
-			continue;
-		}
-		/* A run of live ends at once; then their flags. */
-		for (j = i; j < st->n && !(st->end_flags &&
-					   (st->end_flags[j] & CW_END_DORMANT));
-		     j++)
-			;
-		err = cw_pairing_add_many(p, st->ends + i, j - i);
-		for (e = (long)p->ends.len - (long)(j - i);
-		     !err && st->end_flags && e < (long)p->ends.len; e++)
-			((struct cw_end *)cw_htab_val(&p->ends, (size_t)e))
-				->acct = st->end_flags[i++] & CW_END_COUNTED;
-	}
-	p->bk.loading = false;
-	for (i = 0; i < st->nedges && !err; i++)
-		err = cw_pairing_add_total(p, &st->edges[i]);
-	if (st->bk.width_ns) {
-		struct cw_bucket_state keep = p->bk.s;
-
-		p->bk.s = st->bk;
-		/* The settings are this run's; the rest is the state's. */
-		if (keep.width_ns) {
-			p->bk.s.width_ns = keep.width_ns;
-			p->bk.s.ttl_ns = keep.ttl_ns;
-			p->bk.s.lateness_ns = keep.lateness_ns;
-		}
-	}
-	return err;
-}
-
-int cw_pairing_load_deltas(struct cw_pairing *p, const struct cw_end_delta *d,
-			   size_t n)
-{
-	struct pend_key pk;
-	struct pend_val *v;
-	struct cw_end *e;
-	bool created;
-	size_t j;
-
-	for (j = 0; j < n; j++) {
-		if (d[j].end >= p->ends.len)
-			continue; /* not of this state: malformed, skipped */
-		memset(&pk, 0, sizeof(pk));
-		pk.bucket = d[j].bucket_ns;
-		pk.ek = *(struct end_key *)cw_htab_key(&p->ends, d[j].end);
-		v = cw_htab_upsert(&p->bk.pend, &pk, &created);
-		if (!v)
-			return -1;
-		e = cw_htab_val(&p->ends, d[j].end);
-		e->npend += created;
-		v->bytes_out += d[j].bytes_out;
-		v->bytes_in += d[j].bytes_in;
-		v->msgs_out += d[j].msgs_out;
-		v->msgs_in += d[j].msgs_in;
-		v->retrans += d[j].retrans;
-		if (d[j].last_ns > v->last_ns)
-			v->last_ns = d[j].last_ns;
-	}
-	p->bk.due = seal_point(&p->bk) > p->bk.s.sealed_ns;
-	return 0;
 }

@@ -444,16 +444,15 @@ static void pace(struct cw_correlator *c, struct cw_timing_part *tp)
 	bool want = cw_timing_ahead(&c->timing, tp->partition);
 
 	if (want == tp->paused ||
-	    cw_kafka_consumer_pause(c->consumer, c->timing_topic,
-				    tp->partition, want))
+	    cw_kafka_consumer_pause(c->consumer, c->timing_topic, tp->partition,
+				    want))
 		return;
 	tp->paused = want;
 	c->timing_pauses += want;
 	cw_debug("%s [%d]: %s: %zu windows pending, the oldest (slot %" PRIu64
 		 ") waits for a partition behind",
 		 c->timing_topic, tp->partition, want ? "paused" : "resumed",
-		 c->timing.nwins,
-		 c->timing.nwins ? c->timing.wins[0].slot : 0);
+		 c->timing.nwins, c->timing.nwins ? c->timing.wins[0].slot : 0);
 }
 
 /* Pause or resume every timing partition (one not assigned any more
@@ -739,7 +738,8 @@ int cw_correlator_run(struct cw_correlator *c, uint64_t duration, uint64_t idle,
 			for (k = 0; n == 1 && k < BATCH; k++) {
 				cw_correlator_apply(c, &m);
 				if (k + 1 < BATCH)
-					n = cw_kafka_consume(c->consumer, 0, &m);
+					n = cw_kafka_consume(c->consumer, 0,
+							     &m);
 			}
 			if (n < 0)
 				return -1;
