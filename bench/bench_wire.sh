@@ -13,7 +13,7 @@ K=${K:-200000}	# kafka records
 OUT=$BUILD/bench
 LOAD=$(cut -d" " -f1 /proc/loadavg)
 mkdir -p "$OUT"
-make -s "$BUILD/libcauseway.a" >&2
+make -s "$BUILD/libcauseway-core.a" >&2
 
 cat >"$OUT/bench_wire.c" <<'EOF'
 #include <inttypes.h>
@@ -163,7 +163,7 @@ int main(int argc, char **argv)
 EOF
 # shellcheck disable=SC2046
 ${CC:-cc} -O2 -g -std=gnu11 -D_GNU_SOURCE -I"$BUILD" -I. -o "$OUT/bench_wire" \
-	"$OUT/bench_wire.c" "$BUILD/libcauseway.a" \
+	"$OUT/bench_wire.c" "$BUILD/libcauseway-core.a" \
 	$(pkg-config --cflags --libs libbpf libelf zlib json-c fftw3 libpcap \
 		rdkafka libprotobuf-c) -lcap -lm -lpthread
 
