@@ -579,6 +579,11 @@ static int parse_args(int argc, char **argv, struct correlate_args *a)
 		cw_error("--otlp needs the timing topic: not with --no-paths");
 		return 2;
 	}
+	if (a->o.view_ns && a->o.view_ns < a->o.bucket_ns) {
+		cw_error("--view is shorter than a bucket (--bucket): it would "
+			 "hold no sealed bucket (0 keeps all time)");
+		return 2;
+	}
 	return -1;
 }
 

@@ -89,4 +89,8 @@ print("the view of the last hour: %d edges, %.0f%% of the stream's bytes, "
       "as graph --kafka --since reads that hour back" % (len(v), 100.0 * c2s / whole))
 EOF
 	fail "the view is not the last hour of buckets"
+# A view shorter than a bucket would hold none: refused, in one line.
+"$CW" correlate --kafka "$BOOT" --view 30s >/dev/null 2>"$T_TMP/err.log"
+check_eq "correlate --view 30s (buckets of 1m): exit status" $? 2
+check_eq "lines said" "$(wc -l <"$T_TMP/err.log")" 1
 echo PASS
