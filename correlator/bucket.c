@@ -462,62 +462,19 @@ static uint64_t view_from(const struct cw_buckets *b, uint64_t sealed)
 	return sealed > b->view_ns ? sealed - b->view_ns : 0;
 }
 
-/* Rebuild h with each node id mapped through id[] (in h's order). */
-static int rekey(struct cw_htab *h, const uint32_t *id)
-{
-	struct cw_htab to;
-	struct edge_key k;
-	size_t j;
-	void *v;
-
-	cw_htab_init(&to, sizeof(struct edge_key),
-		     sizeof(struct cw_edge_total));
-	if (cw_htab_reserve(&to, h->len))
-		return -1;
-	for (j = 0; j < h->len; j++) {
-		k = *(struct edge_key *)cw_htab_key(h, j);
-		k.client = id[k.client];
-		k.server = id[k.server];
-		v = cw_htab_upsert(&to, &k, NULL);
-		memcpy(v, cw_htab_val(h, j), sizeof(struct cw_edge_total));
-	}
-	cw_htab_release(h);
-	*h = to;
-	return 0;
-}
-
-/*
- * Forget the nodes no edge names any more, once they are over half of
- * them: node ids are renumbered, in their order.  Only the sealed edges
- * hold ids between seals (a fold interns the nodes it needs).  0 or -1.
- */
-static int compact_nodes(struct cw_buckets *b)
+int cw_buckets_keep_nodes(struct cw_buckets *b, uint32_t *id,
+			  cw_node_remap_fn remap, void *arg)
 {
 	size_t n = b->nodes.len, used = 0, j;
-	uint32_t *id = malloc((n + 1) * sizeof(*id));
-	const struct cw_htab *h[] = {&b->total, &b->sealed};
-	const struct edge_key *k;
 	struct cw_htab to;
-	size_t t;
-	int err = -1;
 
-	if (!id)
-		return -1;
-	memset(id, 0xff, (n + 1) * sizeof(*id));
-	for (t = 0; t < 2; t++)
-		for (j = 0; j < h[t]->len; j++) {
-			k = cw_htab_key(h[t], j);
-			id[k->client] = id[k->server] = 0;
-		}
 	for (j = 0; j < n; j++)
 		used += !id[j];
-	if (n < 1024 || 2 * used > n) {
-		free(id);
+	if (n < 1024 || 2 * used > n)
 		return 0;
-	}
 	cw_htab_init(&to, sizeof(struct node_key), sizeof(struct cw_edge_node));
 	if (cw_htab_reserve(&to, used))
-		goto out;
+		return -1;
 	for (j = 0, used = 0; j < n; j++) {
 		if (id[j])
 			continue;
@@ -525,14 +482,80 @@ static int compact_nodes(struct cw_buckets *b)
 		       cw_htab_val(&b->nodes, j), sizeof(struct cw_edge_node));
 		id[j] = (uint32_t)used++;
 	}
-	if (rekey(&b->total, id) || rekey(&b->sealed, id)) {
+	if (remap(arg, id)) {
 		cw_htab_release(&to);
-		goto out;
+		return -1;
 	}
 	cw_htab_release(&b->nodes);
 	b->nodes = to;
-	err = 0;
-out:
+	return 0;
+}
+
+/* h's edges with their node ids mapped through id[], in h's order, into
+ * the empty *to (room made first: nothing fails half way).  0 or -1. */
+static int rekeyed(const struct cw_htab *h, const uint32_t *id,
+		   struct cw_htab *to)
+{
+	struct edge_key k;
+	size_t j;
+
+	if (cw_htab_reserve(to, h->len))
+		return -1;
+	for (j = 0; j < h->len; j++) {
+		k = *(struct edge_key *)cw_htab_key(h, j);
+		k.client = id[k.client];
+		k.server = id[k.server];
+		memcpy(cw_htab_upsert(to, &k, NULL), cw_htab_val(h, j),
+		       sizeof(struct cw_edge_total));
+	}
+	return 0;
+}
+
+/* The sealed edges' node ids through id[]: both tables, or neither. */
+static int rekey(void *arg, const uint32_t *id)
+{
+	struct cw_buckets *b = arg;
+	struct cw_htab total, sealed;
+
+	cw_htab_init(&total, sizeof(struct edge_key),
+		     sizeof(struct cw_edge_total));
+	cw_htab_init(&sealed, sizeof(struct edge_key),
+		     sizeof(struct cw_edge_total));
+	if (rekeyed(&b->total, id, &total) ||
+	    rekeyed(&b->sealed, id, &sealed)) {
+		cw_htab_release(&total);
+		cw_htab_release(&sealed);
+		return -1;
+	}
+	cw_htab_release(&b->total);
+	cw_htab_release(&b->sealed);
+	b->total = total;
+	b->sealed = sealed;
+	return 0;
+}
+
+/*
+ * Forget the nodes no edge names any more, once they are over half of
+ * them.  Only the sealed edges hold ids between seals (a fold interns
+ * the nodes it needs).  0 or -1.
+ */
+static int compact_nodes(struct cw_buckets *b)
+{
+	uint32_t *id = malloc((b->nodes.len + 1) * sizeof(*id));
+	const struct cw_htab *h[] = {&b->total, &b->sealed};
+	const struct edge_key *k;
+	size_t t, j;
+	int err;
+
+	if (!id)
+		return -1;
+	memset(id, 0xff, (b->nodes.len + 1) * sizeof(*id));
+	for (t = 0; t < 2; t++)
+		for (j = 0; j < h[t]->len; j++) {
+			k = cw_htab_key(h[t], j);
+			id[k->client] = id[k->server] = 0;
+		}
+	err = cw_buckets_keep_nodes(b, id, rekey, b);
 	free(id);
 	return err;
 }

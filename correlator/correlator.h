@@ -225,6 +225,17 @@ void cw_buckets_init(struct cw_buckets *b);
 void cw_buckets_release(struct cw_buckets *b);
 /* The id of node n in b->nodes, interned; -1 when out of memory. */
 long cw_buckets_node(struct cw_buckets *b, const struct cw_edge_node *n);
+/*
+ * Forget the nodes nothing names, once they are over half of b's (and
+ * 1,024 or more).  id[] has an entry per node: 0 for those still named,
+ * anything else for the rest.  The named ones are kept in their order,
+ * id[] then maps each old id to its new one, and remap(arg, id) moves
+ * every holder of ids over before the old nodes go; if remap fails,
+ * nothing changes.  0, or -1 (out of memory, or remap's failure).
+ */
+typedef int (*cw_node_remap_fn)(void *arg, const uint32_t *id);
+int cw_buckets_keep_nodes(struct cw_buckets *b, uint32_t *id,
+			  cw_node_remap_fn remap, void *arg);
 void cw_pairing_buckets(struct cw_pairing *p, uint64_t width_ns,
 			uint64_t ttl_ns, uint64_t lateness_ns);
 int cw_pairing_seal(struct cw_pairing *p);

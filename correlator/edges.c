@@ -502,53 +502,40 @@ static int prune(struct cw_edge_merge *m)
 	return 0;
 }
 
-/*
- * Forget the nodes no kept record names, once they are over half of
- * them: the rest are interned again, in their order, and the records'
- * ids follow.  0 or -1 (out of memory: nothing changed).
- */
-static int merge_compact_nodes(struct cw_edge_merge *m)
+/* The records' node ids through id[] (in place: nothing can fail). */
+static int remap_recs(void *arg, const uint32_t *id)
 {
-	size_t n = m->nodes.nodes.len, used = 0, j;
-	uint32_t *id = malloc((n + 1) * sizeof(*id));
-	struct cw_buckets to;
+	struct cw_edge_merge *m = arg;
 	struct rec_val *v;
-	long k;
+	size_t j;
 
-	if (!id)
-		return -1;
-	memset(id, 0xff, (n + 1) * sizeof(*id));
-	for (j = 0; j < m->recs.len; j++) {
-		v = cw_htab_val(&m->recs, j);
-		id[v->client] = id[v->server] = 0;
-	}
-	for (j = 0; j < n; j++)
-		used += !id[j];
-	if (n < 1024 || 2 * used > n) {
-		free(id);
-		return 0;
-	}
-	cw_buckets_init(&to);
-	for (j = 0; j < n; j++) {
-		if (id[j])
-			continue;
-		k = cw_buckets_node(&to, cw_htab_val(&m->nodes.nodes, j));
-		if (k < 0) {
-			cw_buckets_release(&to);
-			free(id);
-			return -1;
-		}
-		id[j] = (uint32_t)k;
-	}
 	for (j = 0; j < m->recs.len; j++) {
 		v = cw_htab_val(&m->recs, j);
 		v->client = id[v->client];
 		v->server = id[v->server];
 	}
-	cw_buckets_release(&m->nodes);
-	m->nodes = to;
-	free(id);
 	return 0;
+}
+
+/* Forget the nodes no kept record names, once they are over half of
+ * them.  0 or -1 (out of memory: nothing changed). */
+static int merge_compact_nodes(struct cw_edge_merge *m)
+{
+	uint32_t *id = malloc((m->nodes.nodes.len + 1) * sizeof(*id));
+	const struct rec_val *v;
+	size_t j;
+	int err;
+
+	if (!id)
+		return -1;
+	memset(id, 0xff, (m->nodes.nodes.len + 1) * sizeof(*id));
+	for (j = 0; j < m->recs.len; j++) {
+		v = cw_htab_val(&m->recs, j);
+		id[v->client] = id[v->server] = 0;
+	}
+	err = cw_buckets_keep_nodes(&m->nodes, id, remap_recs, m);
+	free(id);
+	return err;
 }
 
 int cw_edge_merge_since(struct cw_edge_merge *m, uint64_t since_ns)
