@@ -167,7 +167,10 @@ struct cw_kafka_consumer *cw_kafka_consumer_new(const struct cw_kafka_conf *c,
  */
 int cw_kafka_consume(struct cw_kafka_consumer *c, int timeout_ms,
 		     struct cw_kafka_msg *m);
-/* The record's effects are stored: its offset may be committed.  Releases. */
+/*
+ * The record's effects are stored: its offset may be committed.  Releases.
+ * The offset reaches librdkafka at the next commit, rebalance or close.
+ */
 void cw_kafka_msg_applied(struct cw_kafka_consumer *c, struct cw_kafka_msg *m);
 /* Release without marking it applied. */
 void cw_kafka_msg_release(struct cw_kafka_msg *m);

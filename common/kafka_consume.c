@@ -27,7 +27,53 @@ struct cw_kafka_consumer {
 	void *hook_arg;
 	uint64_t rebalances; /* assignments and revocations so far */
 	bool member;	     /* holds an assignment (maybe empty) now */
+	/*
+	 * Offsets applied but not yet handed to librdkafka: one
+	 * rd_kafka_offsets_store() per partition and commit, rebalance or
+	 * close, not one (with a list made and freed) per record.
+	 */
+	struct pending_store {
+		char *topic;
+		int32_t partition;
+		bool dirty; /* next is not stored yet */
+		int64_t next;
+	} *pend; /* one per partition ever applied */
+	size_t npend, cap_pend, last_pend, ndirty;
 };
+
+/* Hand the applied offsets to librdkafka, before it may commit them. */
+static void store_pending(struct cw_kafka_consumer *kc)
+{
+	rd_kafka_topic_partition_list_t *list;
+	rd_kafka_resp_err_t err;
+	size_t i;
+
+	if (!kc->ndirty)
+		return;
+	list = rd_kafka_topic_partition_list_new((int)kc->ndirty);
+	for (i = 0; i < kc->npend; i++) {
+		if (!kc->pend[i].dirty)
+			continue;
+		rd_kafka_topic_partition_list_add(list, kc->pend[i].topic,
+						  kc->pend[i].partition)
+			->offset = kc->pend[i].next;
+		kc->pend[i].dirty = false;
+	}
+	err = rd_kafka_offsets_store(kc->rk, list);
+	/* A partition revoked meanwhile is refused: its new owner reads
+	 * from its own checkpoint or the group's last commit. */
+	for (i = 0; i < (size_t)list->cnt; i++)
+		if (err || list->elems[i].err)
+			cw_debug("kafka: unable to store offset %s[%d]@%" PRId64
+				 ": %s",
+				 list->elems[i].topic,
+				 list->elems[i].partition,
+				 list->elems[i].offset,
+				 rd_kafka_err2str(err ? err
+						      : list->elems[i].err));
+	rd_kafka_topic_partition_list_destroy(list);
+	kc->ndirty = 0;
+}
 
 /* Tell the owner, then take the partitions (eager or cooperative). */
 static void on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err,
@@ -42,6 +88,8 @@ static void on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err,
 	int64_t off;
 	int i;
 
+	/* What was applied before is stored while it is still ours. */
+	store_pending(kc);
 	for (i = 0; i < parts->cnt; i++) {
 		tp = &parts->elems[i];
 		if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS && kc->assign) {
@@ -202,20 +250,39 @@ int cw_kafka_consume(struct cw_kafka_consumer *c, int timeout_ms,
 
 void cw_kafka_msg_applied(struct cw_kafka_consumer *c, struct cw_kafka_msg *m)
 {
-	rd_kafka_topic_partition_list_t *list;
-	rd_kafka_resp_err_t err;
+	struct pending_store *ps;
+	size_t i = c->last_pend;
 
 	if (!m->priv)
 		return;
-	list = rd_kafka_topic_partition_list_new(1);
-	rd_kafka_topic_partition_list_add(list, m->topic, m->partition)
-		->offset = m->offset + 1;
-	err = rd_kafka_offsets_store(c->rk, list);
-	if (err)
-		cw_debug("kafka: unable to store offset %s[%d]@%" PRId64 ": %s",
-			 m->topic, m->partition, m->offset,
-			 rd_kafka_err2str(err));
-	rd_kafka_topic_partition_list_destroy(list);
+	/* Records come in runs from one partition: try the last one first. */
+	if (i >= c->npend || c->pend[i].partition != m->partition ||
+	    strcmp(c->pend[i].topic, m->topic)) {
+		for (i = 0; i < c->npend; i++)
+			if (c->pend[i].partition == m->partition &&
+			    !strcmp(c->pend[i].topic, m->topic))
+				break;
+		if (i == c->npend) {
+			if (CW_GROW(c->pend, c->cap_pend, c->npend + 1, 16) ||
+			    !(c->pend[i].topic = strdup(m->topic))) {
+				/* Store it now rather than lose it. */
+				cw_kafka_offset_store(c, m->topic, m->partition,
+						      m->offset + 1);
+				cw_kafka_msg_release(m);
+				return;
+			}
+			c->npend++;
+			c->pend[i].partition = m->partition;
+			c->pend[i].dirty = false;
+		}
+		c->last_pend = i;
+	}
+	ps = &c->pend[i];
+	ps->next = m->offset + 1;
+	if (!ps->dirty) {
+		ps->dirty = true;
+		c->ndirty++;
+	}
 	cw_kafka_msg_release(m);
 }
 
@@ -276,6 +343,7 @@ int cw_kafka_consumer_commit(struct cw_kafka_consumer *c)
 	rd_kafka_event_t *ev;
 	uint64_t now;
 
+	store_pending(c);
 	/* The result comes back as an event on our own queue. */
 	err = rd_kafka_commit_queue(c->rk, NULL, q, NULL, NULL);
 	while (!err && (now = kafka_now_ms()) < end) {
@@ -401,10 +469,15 @@ int cw_kafka_consumer_pause(struct cw_kafka_consumer *c, const char *topic,
 
 void cw_kafka_consumer_free(struct cw_kafka_consumer *c)
 {
+	size_t i;
+
 	if (!c)
 		return;
 	cw_kafka_consumer_commit(c);
 	consumer_close_bounded(c->rk, "group consumer", c);
+	for (i = 0; i < c->npend; i++)
+		free(c->pend[i].topic);
+	free(c->pend);
 	free(c);
 }
 
