@@ -640,6 +640,17 @@ static int decode_msgs(struct decode_ctx *d, const pb_msgs *r,
 int cw_wire_decode(const uint8_t *buf, size_t len, struct cw_wire_msg *out,
 		   char *err, size_t errlen)
 {
+	if (cw_wire_decode_conn_fast(buf, len, out) == CW_WIRE_CONN) {
+		if (err && errlen)
+			err[0] = 0;
+		return CW_WIRE_CONN;
+	}
+	return cw_wire_decode_pb(buf, len, out, err, errlen);
+}
+
+int cw_wire_decode_pb(const uint8_t *buf, size_t len, struct cw_wire_msg *out,
+		      char *err, size_t errlen)
+{
 	struct decode_ctx d = {err, errlen};
 	pb_envelope *env;
 	uint64_t version;

@@ -85,6 +85,109 @@ static void test_round_trip(void)
 	free(buf);
 }
 
+/* An Envelope (version 1) around a ConnRecord's bytes; its length. */
+static size_t envelope(const uint8_t *conn, size_t n, uint8_t *out)
+{
+	size_t at = 0, left = n;
+
+	out[at++] = 0x08; /* version */
+	out[at++] = 1;
+	out[at++] = 0x52; /* conn, length-delimited */
+	do {
+		out[at++] = (uint8_t)((left & 0x7f) | (left > 0x7f ? 0x80 : 0));
+	} while ((left >>= 7));
+	memcpy(out + at, conn, n);
+	return at + n;
+}
+
+/* The ConnRecord inside an encoded Envelope: its bytes, their count. */
+static const uint8_t *conn_of(const uint8_t *buf, size_t *n)
+{
+	size_t at = 3, len = 0;
+	unsigned int shift = 0;
+
+	CHECK(buf[0] == 0x08 && buf[1] == 1 && buf[2] == 0x52);
+	do {
+		len |= (size_t)(buf[at] & 0x7f) << shift;
+		shift += 7;
+	} while (buf[at++] & 0x80);
+	*n = len;
+	return buf + at;
+}
+
+/*
+ * The direct reader (common/wire_fast.c) takes what agents write and
+ * gives protobuf-c's bytes; what needs protobuf's judgment it declines,
+ * and cw_wire_decode() still decodes or refuses it as before.
+ */
+static void test_fast(void)
+{
+	static struct cw_wire_msg a, b;
+	static uint8_t msg[4096], body[4096];
+	struct cw_conn_record r;
+	const uint8_t *c;
+	uint8_t *buf;
+	size_t len, n, at;
+
+	fill(&r);
+	CHECK(cw_wire_encode_conn(&r, &buf, &len) == 0);
+	CHECK(cw_wire_decode_conn_fast(buf, len, &a) == CW_WIRE_CONN);
+	CHECK(cw_wire_decode_pb(buf, len, &b, NULL, 0) == CW_WIRE_CONN);
+	CHECK(a.version == b.version &&
+	      memcmp(&a.conn, &b.conn, sizeof(a.conn)) == 0);
+	CHECK(memcmp(&a.conn, &r, sizeof(r)) == 0);
+
+	/* An unknown field (a newer agent's) is skipped by both. */
+	c = conn_of(buf, &n);
+	memcpy(body, c, n);
+	body[n] = 0xf0; /* field 30, varint */
+	body[n + 1] = 0x01;
+	body[n + 2] = 0x05;
+	at = envelope(body, n + 3, msg);
+	CHECK(cw_wire_decode_conn_fast(msg, at, &a) == CW_WIRE_CONN);
+	CHECK(cw_wire_decode_pb(msg, at, &b, NULL, 0) == CW_WIRE_CONN);
+	CHECK(memcmp(&a.conn, &b.conn, sizeof(a.conn)) == 0);
+
+	/* A field given twice is protobuf's to merge: declined, and the
+	 * last host wins through cw_wire_decode(). */
+	memcpy(body, c, n);
+	memcpy(body + n, "\x0a\x03h-2", 5);
+	at = envelope(body, n + 5, msg);
+	CHECK(cw_wire_decode_conn_fast(msg, at, &a) == 0);
+	CHECK(cw_wire_decode(msg, at, &a, NULL, 0) == CW_WIRE_CONN);
+	CHECK(strcmp(a.conn.host, "h-2") == 0);
+	/* A wrong wire type for a known field: declined, and refused. */
+	memcpy(body, c, n);
+	memcpy(body + n, "\x11\x01\x02\x03\x04\x05\x06\x07\x08", 9);
+	at = envelope(body, n + 9, msg);
+	CHECK(cw_wire_decode_conn_fast(msg, at, &a) == 0);
+	CHECK(cw_wire_decode(msg, at, &a, NULL, 0) ==
+	      CW_WIRE_EMALFORMED);
+	free(buf);
+
+	/* A name that is not plain ASCII is cleaned by the full decoder. */
+	fill(&r);
+	strcpy(r.proc.comm, "na\xc3\xafve\x01");
+	CHECK(cw_wire_encode_conn(&r, &buf, &len) == 0);
+	CHECK(cw_wire_decode_conn_fast(buf, len, &a) == 0);
+	CHECK(cw_wire_decode(buf, len, &a, NULL, 0) == CW_WIRE_CONN);
+	CHECK(strcmp(a.conn.proc.comm, "na\xc3\xafve?") == 0);
+	free(buf);
+
+	/* A non-canonical varint (1 as two bytes): declined, yet valid. */
+	msg[0] = 0x08;
+	msg[1] = 0x81;
+	msg[2] = 0x00;
+	msg[3] = 0x52;
+	msg[4] = 0x00;
+	CHECK(cw_wire_decode_conn_fast(msg, 5, &a) == 0);
+	CHECK(cw_wire_decode(msg, 5, &a, NULL, 0) == CW_WIRE_CONN);
+	/* Another kind is never the direct reader's. */
+	msg[3] = 0x5a; /* host */
+	CHECK(cw_wire_decode_conn_fast(msg, 5, &a) == 0);
+	CHECK(cw_wire_decode(msg, 5, &a, NULL, 0) == CW_WIRE_HOST);
+}
+
 static void test_meta(void)
 {
 	struct cw_wire_msg in, out;
@@ -690,6 +793,7 @@ static void test_frames(void)
 int main(void)
 {
 	test_round_trip();
+	test_fast();
 	test_meta();
 	test_key();
 	test_errors();
