@@ -30,8 +30,16 @@ void cw_buckets_init(struct cw_buckets *b)
 		     sizeof(struct dormant_val));
 }
 
+void cw_buckets_drop_owners(struct cw_buckets *b)
+{
+	free(b->owner_node);
+	b->owner_node = NULL;
+	b->owner_nodes = b->cap_owner_node = 0;
+}
+
 void cw_buckets_release(struct cw_buckets *b)
 {
+	cw_buckets_drop_owners(b);
 	cw_htab_release(&b->nodes);
 	cw_htab_release(&b->total);
 	cw_htab_release(&b->sealed);
@@ -142,8 +150,23 @@ struct folder {
 	struct cw_pairing *p;
 	struct cw_htab *out;
 	uint32_t *acct; /* a copy of the ends' flags, or NULL: the ends' */
-	long *owner_node;
+	long *owner_node; /* p->bk.owner_node, grown to every owner */
 };
+
+/* The owners' node cache, with room for every owner; NULL (no memory). */
+static long *owner_nodes(struct cw_pairing *p)
+{
+	struct cw_buckets *b = &p->bk;
+	size_t n = cw_pairing_owners(p), i;
+
+	if (CW_GROW(b->owner_node, b->cap_owner_node, n + 1, 1024))
+		return NULL;
+	for (i = b->owner_nodes; i < n; i++)
+		b->owner_node[i] = -1;
+	if (n > b->owner_nodes)
+		b->owner_nodes = n;
+	return b->owner_node;
+}
 
 static uint32_t *acct_of(struct folder *f, size_t i)
 {
@@ -290,16 +313,14 @@ void cw_edge_total_add(struct cw_edge_total *t, const struct cw_edge_total *x)
 static int folder_init(struct folder *f, struct cw_pairing *p,
 		       struct cw_htab *out, bool real)
 {
-	size_t i, n = cw_pairing_owners(p);
+	size_t i;
 
 	memset(f, 0, sizeof(*f));
 	f->p = p;
 	f->out = out;
-	f->owner_node = malloc((n + 1) * sizeof(*f->owner_node));
+	f->owner_node = owner_nodes(p);
 	if (!f->owner_node)
 		return -1;
-	for (i = 0; i < n; i++)
-		f->owner_node[i] = -1;
 	if (real)
 		return 0;
 	f->acct = malloc((p->ends.len + 1) * sizeof(*f->acct));
@@ -312,7 +333,6 @@ static int folder_init(struct folder *f, struct cw_pairing *p,
 
 static void folder_release(struct folder *f)
 {
-	free(f->owner_node);
 	free(f->acct);
 }
 
@@ -488,6 +508,7 @@ int cw_buckets_keep_nodes(struct cw_buckets *b, uint32_t *id,
 	}
 	cw_htab_release(&b->nodes);
 	b->nodes = to;
+	cw_buckets_drop_owners(b);
 	return 0;
 }
 

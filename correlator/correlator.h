@@ -143,6 +143,13 @@ struct cw_buckets {
 	/* The view (cw_pairing_view()): 0 keeps one all-time total per edge;
 	 * else totals per bucket, those before the view forgotten. */
 	uint64_t view_ns;
+	/*
+	 * The node of each owner (the pairing's owner ids), -1 until looked
+	 * up: an end's owner is resolved once, not at every seal.  Renumbering
+	 * the owners or the nodes drops it (cw_buckets_drop_owners()).
+	 */
+	long *owner_node;
+	size_t owner_nodes, cap_owner_node;
 };
 
 /*
@@ -236,6 +243,8 @@ long cw_buckets_node(struct cw_buckets *b, const struct cw_edge_node *n);
 typedef int (*cw_node_remap_fn)(void *arg, const uint32_t *id);
 int cw_buckets_keep_nodes(struct cw_buckets *b, uint32_t *id,
 			  cw_node_remap_fn remap, void *arg);
+/* Forget which node each owner is (the owners were numbered again). */
+void cw_buckets_drop_owners(struct cw_buckets *b);
 void cw_pairing_buckets(struct cw_pairing *p, uint64_t width_ns,
 			uint64_t ttl_ns, uint64_t lateness_ns);
 int cw_pairing_seal(struct cw_pairing *p);

@@ -581,6 +581,7 @@ static int compact_owners(struct cw_pairing *p)
 	}
 	cw_htab_release(&p->owners);
 	p->owners = owners;
+	cw_buckets_drop_owners(&p->bk);
 	return 0;
 }
 
