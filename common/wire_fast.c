@@ -26,7 +26,7 @@ struct rd {
 };
 
 /* A canonical varint of at most 10 bytes (the tenth being 0 or 1). */
-static bool varint(struct rd *r, uint64_t *v)
+static bool varint_long(struct rd *r, uint64_t *v)
 {
 	unsigned int shift = 0;
 	uint64_t x = 0;
@@ -45,6 +45,17 @@ static bool varint(struct rd *r, uint64_t *v)
 		return false; /* a needless trailing zero byte */
 	*v = x;
 	return true;
+}
+
+/* Most are one byte: that case inline. */
+static inline __attribute__((always_inline)) bool varint(struct rd *r,
+							 uint64_t *v)
+{
+	if (r->p < r->end && *r->p < 0x80) {
+		*v = *r->p++;
+		return true;
+	}
+	return varint_long(r, v);
 }
 
 static bool fixed64(struct rd *r, uint64_t *v)
@@ -131,7 +142,7 @@ static bool addr(struct rd *r, struct cw_addr *a)
 }
 
 /* The field's tag: its number and wire type, once per message each. */
-static bool tag(struct rd *r, uint64_t *seen, unsigned int *field,
+static inline __attribute__((always_inline)) bool tag(struct rd *r, uint64_t *seen, unsigned int *field,
 		unsigned int *wire)
 {
 	uint64_t t;
