@@ -351,12 +351,14 @@ static bool conn(struct rd *r, struct cw_conn_record *c)
 int cw_wire_decode_conn_fast(const uint8_t *buf, size_t len,
 			     struct cw_wire_msg *out)
 {
-	struct rd r = {buf, buf + len}, sub = {NULL, NULL};
+	struct rd r, sub = {NULL, NULL};
 	unsigned int field, wire;
 	uint64_t seen = 0, v;
 
 	if (!buf)
 		return 0;
+	r.p = buf;
+	r.end = buf + len;
 	while (r.p < r.end) {
 		if (!tag(&r, &seen, &field, &wire))
 			return 0;
