@@ -636,6 +636,17 @@ static int encode_msgs(pb_envelope *env, const struct cw_wire_msgs *w,
 
 int cw_wire_encode(const struct cw_wire_msg *m, uint8_t **buf, size_t *len)
 {
+	int r = 1;
+
+	if (m->kind == CW_WIRE_CONN)
+		r = cw_wire_encode_conn_fast(&m->conn, buf, len);
+	else if (m->kind == CW_WIRE_EDGE)
+		r = cw_wire_encode_edge_fast(&m->edge, buf, len);
+	return r == 1 ? cw_wire_encode_pb(m, buf, len) : r;
+}
+
+int cw_wire_encode_pb(const struct cw_wire_msg *m, uint8_t **buf, size_t *len)
+{
 	pb_envelope env;
 
 	causeway__wire__envelope__init(&env);
@@ -717,6 +728,10 @@ int cw_wire_encode_conn(const struct cw_conn_record *r, uint8_t **buf,
 			size_t *len)
 {
 	pb_envelope env;
+	int ret = cw_wire_encode_conn_fast(r, buf, len);
+
+	if (ret != 1)
+		return ret;
 
 	causeway__wire__envelope__init(&env);
 	env.version = CW_WIRE_VERSION;

@@ -303,6 +303,17 @@ void cw_wire_msg_release(struct cw_wire_msg *m);
  * 0, or -1 (out of memory, or a kind we can't encode).
  */
 int cw_wire_encode(const struct cw_wire_msg *m, uint8_t **buf, size_t *len);
+/*
+ * cw_wire_encode()'s two ways for connection records and edge buckets,
+ * for the tests that hold their bytes equal: written straight from the
+ * struct (common/wire_put.c; 0, -1 out of memory, 1 declined), or through
+ * protobuf-c's structs (cw_wire_encode_pb, every kind).
+ */
+int cw_wire_encode_conn_fast(const struct cw_conn_record *r, uint8_t **buf,
+			     size_t *len);
+int cw_wire_encode_edge_fast(const struct cw_wire_edge *e, uint8_t **buf,
+			     size_t *len);
+int cw_wire_encode_pb(const struct cw_wire_msg *m, uint8_t **buf, size_t *len);
 int cw_wire_encode_conn(const struct cw_conn_record *r, uint8_t **buf,
 			size_t *len);
 /*

@@ -188,6 +188,76 @@ static void test_fast(void)
 	CHECK(cw_wire_decode(msg, 5, &a, NULL, 0) == CW_WIRE_HOST);
 }
 
+/* Both writers give m the same bytes. */
+static void check_same_bytes(const struct cw_wire_msg *m)
+{
+	uint8_t *a = NULL, *b = NULL;
+	size_t na = 0, nb = 0;
+
+	CHECK((m->kind == CW_WIRE_CONN
+		       ? cw_wire_encode_conn_fast(&m->conn, &a, &na)
+		       : cw_wire_encode_edge_fast(&m->edge, &a, &na)) == 0);
+	CHECK(cw_wire_encode_pb(m, &b, &nb) == 0);
+	CHECK(a && b && na == nb && memcmp(a, b, na) == 0);
+	free(a);
+	free(b);
+}
+
+/*
+ * The direct writer (common/wire_put.c) gives protobuf-c's bytes for
+ * records and edge buckets of every shape: all fields set, none, names
+ * without a terminator, negative numbers, each kind of node.
+ */
+static void test_put(void)
+{
+	static struct cw_wire_msg m;
+
+	memset(&m, 0, sizeof(m));
+	m.kind = CW_WIRE_CONN;
+	fill(&m.conn);
+	check_same_bytes(&m);
+	memset(m.conn.host, 'h', sizeof(m.conn.host)); /* no NUL */
+	memset(m.conn.proc.cmdline, 'c', sizeof(m.conn.proc.cmdline));
+	check_same_bytes(&m);
+	memset(&m.conn, 0, sizeof(m.conn));
+	check_same_bytes(&m);
+
+	memset(&m, 0, sizeof(m));
+	m.kind = CW_WIRE_EDGE;
+	check_same_bytes(&m); /* every field at its default */
+	strcpy(m.edge.group, "correlators");
+	strcpy(m.edge.topic, "causeway.conns");
+	m.edge.partition = 3;
+	m.edge.offset = -1;
+	m.edge.bucket_ns = 1764000000000000000ULL;
+	m.edge.width_ns = 60000000000ULL;
+	m.edge.sealed = true;
+	m.edge.protocol = 6;
+	m.edge.client.kind = CW_EDGE_NODE_PROCESS;
+	strcpy(m.edge.client.host, "node-1");
+	fill(&m.conn); /* a process with every name */
+	m.edge.client.proc = m.conn.proc;
+	m.edge.server.kind = CW_EDGE_NODE_EXTERNAL;
+	cw_addr_parse(&m.edge.server.addr, "2001:db8::7");
+	m.edge.server.port = 443;
+	m.edge.t.conns = 2;
+	m.edge.t.paired = 1;
+	m.edge.t.bytes_c2s = UINT64_MAX;
+	m.edge.t.diff_c2s = -5;
+	m.edge.t.diff_s2c = INT64_MIN;
+	m.edge.t.first_ns = 1;
+	m.edge.t.last_ns = UINT64_MAX;
+	m.edge.t.has_sampled = 7;
+	m.edge.set_size = 300;
+	m.edge.set_index = 299;
+	check_same_bytes(&m);
+	m.edge.server.kind = CW_EDGE_NODE_UNKNOWN;
+	strcpy(m.edge.server.host, "node-2");
+	m.edge.server.netns = 4026531840U;
+	m.edge.partition = -2;
+	check_same_bytes(&m);
+}
+
 static void test_meta(void)
 {
 	struct cw_wire_msg in, out;
@@ -794,6 +864,7 @@ int main(void)
 {
 	test_round_trip();
 	test_fast();
+	test_put();
 	test_meta();
 	test_key();
 	test_errors();

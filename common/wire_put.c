@@ -1,0 +1,283 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Connection records and edge buckets written straight from the structs,
+ * for the correlator's and the agent's hot paths: protobuf-c's way fills
+ * a parallel tree of its own structs (each string checked for its
+ * terminator), walks it once for the size and again to pack.
+ *
+ * The bytes are protobuf-c's, to the byte: fields in number order, each
+ * left out when it holds proto3's default (0, "", no bytes), a nested
+ * message always written when protobuf-c's tree has one.  Strings are
+ * taken up to their NUL, or cut at their array's last byte, as cstr() in
+ * common/wire.c does.  tests/unit/test_wire.c and tests/fuzz/fuzz_wire.c
+ * hold the two ways equal.
+ */
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/wire.h"
+
+struct wr {
+	uint8_t *p, *end;
+	bool over; /* ran out of room: the caller takes protobuf-c's way */
+};
+
+static void put_raw(struct wr *w, const void *b, size_t n)
+{
+	if (w->over || (size_t)(w->end - w->p) < n) {
+		w->over = true;
+		return;
+	}
+	memcpy(w->p, b, n);
+	w->p += n;
+}
+
+static void put_varint(struct wr *w, uint64_t v)
+{
+	uint8_t b[10];
+	size_t n = 0;
+
+	while (v >= 0x80) {
+		b[n++] = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	b[n++] = (uint8_t)v;
+	put_raw(w, b, n);
+}
+
+static void put_tag(struct wr *w, unsigned int field, unsigned int wire)
+{
+	put_varint(w, (uint64_t)field << 3 | wire);
+}
+
+/* A varint field (uint32, uint64, int64, enum, bool), unless 0. */
+static void put_u(struct wr *w, unsigned int field, uint64_t v)
+{
+	if (!v)
+		return;
+	put_tag(w, field, 0);
+	put_varint(w, v);
+}
+
+static void put_s64(struct wr *w, unsigned int field, int64_t v)
+{
+	put_u(w, field, ((uint64_t)v << 1) ^ (uint64_t)(v >> 63));
+}
+
+static void put_fixed64(struct wr *w, unsigned int field, uint64_t v)
+{
+	uint8_t b[8];
+	int i;
+
+	if (!v)
+		return;
+	put_tag(w, field, 1);
+	for (i = 0; i < 8; i++)
+		b[i] = (uint8_t)(v >> (8 * i));
+	put_raw(w, b, 8);
+}
+
+static void put_bytes(struct wr *w, unsigned int field, const void *b,
+		      size_t n)
+{
+	if (!n)
+		return;
+	put_tag(w, field, 2);
+	put_varint(w, n);
+	put_raw(w, b, n);
+}
+
+/* A string of a char array of cap bytes: to its NUL, or cap - 1 bytes. */
+static void put_str(struct wr *w, unsigned int field, const char *s,
+		    size_t cap)
+{
+	size_t n = strnlen(s, cap);
+
+	put_bytes(w, field, s, n == cap ? cap - 1 : n);
+}
+
+/*
+ * A nested message: its length goes before it, so room for a two-byte
+ * length is left and the body moved back by one when one byte does.
+ * Bodies are far below 16 KiB (a record's strings are bounded).
+ */
+static uint8_t *open_msg(struct wr *w, unsigned int field)
+{
+	put_tag(w, field, 2);
+	if (w->over || w->end - w->p < 2) {
+		w->over = true;
+		return NULL;
+	}
+	w->p += 2;
+	return w->p;
+}
+
+static void close_msg(struct wr *w, uint8_t *body)
+{
+	size_t n;
+
+	if (w->over || !body)
+		return;
+	n = (size_t)(w->p - body);
+	if (n >= 1 << 14) {
+		w->over = true;
+	} else if (n < 0x80) {
+		body[-2] = (uint8_t)n;
+		memmove(body - 1, body, n);
+		w->p--;
+	} else {
+		body[-2] = (uint8_t)(n | 0x80);
+		body[-1] = (uint8_t)(n >> 7);
+	}
+}
+
+static void put_process(struct wr *w, unsigned int field,
+			const struct cw_process *pr)
+{
+	uint8_t *body = open_msg(w, field);
+
+	put_u(w, 1, pr->tgid);
+	put_u(w, 2, pr->start_ns);
+	put_u(w, 3, pr->cgroup_id);
+	put_str(w, 4, pr->comm, sizeof(pr->comm));
+	put_str(w, 5, pr->cmdline, sizeof(pr->cmdline));
+	put_str(w, 6, pr->container, sizeof(pr->container));
+	put_str(w, 7, pr->pod, sizeof(pr->pod));
+	put_str(w, 8, pr->container_name, sizeof(pr->container_name));
+	put_str(w, 9, pr->pod_name, sizeof(pr->pod_name));
+	put_str(w, 10, pr->pod_ns, sizeof(pr->pod_ns));
+	put_str(w, 11, pr->workload_kind, sizeof(pr->workload_kind));
+	put_str(w, 12, pr->workload, sizeof(pr->workload));
+	close_msg(w, body);
+}
+
+static size_t addr_bytes(const struct cw_addr *a)
+{
+	return a->family == 6 ? 16 : a->family == 4 ? 4 : 0;
+}
+
+static void put_conn(struct wr *w, const struct cw_conn_record *r)
+{
+	put_str(w, 1, r->host, sizeof(r->host));
+	put_u(w, 2, r->netns);
+	put_u(w, 3, r->cookie);
+	put_u(w, 4, r->protocol);
+	put_u(w, 5, r->role);
+	put_u(w, 6, r->flags);
+	put_bytes(w, 7, r->laddr.bytes, addr_bytes(&r->laddr));
+	put_u(w, 8, r->lport);
+	put_bytes(w, 9, r->raddr.bytes, addr_bytes(&r->raddr));
+	put_u(w, 10, r->rport);
+	put_u(w, 11, r->bytes_out);
+	put_u(w, 12, r->bytes_in);
+	put_u(w, 13, r->calls_out);
+	put_u(w, 14, r->calls_in);
+	put_u(w, 15, r->msgs_out);
+	put_u(w, 16, r->msgs_in);
+	put_fixed64(w, 17, r->first_ns);
+	put_fixed64(w, 18, r->last_ns);
+	put_u(w, 19, r->retrans);
+	put_u(w, 20, r->srtt_us);
+	put_u(w, 21, r->seq);
+	put_process(w, 22, &r->proc);
+	put_str(w, 23, r->boot_id, sizeof(r->boot_id));
+	put_u(w, 24, r->sampled_msgs_out);
+	put_u(w, 25, r->sampled_msgs_in);
+	put_u(w, 26, r->sampled_ppm);
+}
+
+static void put_node(struct wr *w, unsigned int field,
+		     const struct cw_edge_node *n)
+{
+	uint8_t *body = open_msg(w, field);
+
+	put_u(w, 1, n->kind);
+	put_str(w, 2, n->host, sizeof(n->host));
+	put_u(w, 3, n->netns);
+	if (n->kind == CW_EDGE_NODE_PROCESS)
+		put_process(w, 4, &n->proc);
+	put_bytes(w, 5, n->addr.bytes, addr_bytes(&n->addr));
+	put_u(w, 6, n->port);
+	close_msg(w, body);
+}
+
+static void put_edge(struct wr *w, const struct cw_wire_edge *e)
+{
+	put_str(w, 1, e->group, sizeof(e->group));
+	put_str(w, 2, e->topic, sizeof(e->topic));
+	put_u(w, 3, (uint32_t)e->partition);
+	put_u(w, 4, (uint64_t)e->offset);
+	put_fixed64(w, 5, e->bucket_ns);
+	put_u(w, 6, e->width_ns);
+	put_u(w, 7, e->sealed);
+	put_node(w, 8, &e->client);
+	put_node(w, 9, &e->server);
+	put_u(w, 10, e->protocol);
+	put_u(w, 11, e->t.conns);
+	put_u(w, 12, e->t.paired);
+	put_u(w, 13, e->t.bytes_c2s);
+	put_u(w, 14, e->t.bytes_s2c);
+	put_u(w, 15, e->t.msgs_c2s);
+	put_u(w, 16, e->t.msgs_s2c);
+	put_s64(w, 17, e->t.diff_c2s);
+	put_s64(w, 18, e->t.diff_s2c);
+	put_fixed64(w, 19, e->t.first_ns);
+	put_fixed64(w, 20, e->t.last_ns);
+	put_u(w, 21, e->t.retrans);
+	put_u(w, 22, e->t.est_conns);
+	put_u(w, 23, e->t.sampled_bytes);
+	put_u(w, 24, e->t.has_sampled != 0);
+	put_u(w, 25, e->set_size);
+	put_u(w, 26, e->set_index);
+}
+
+/*
+ * The Envelope around a connection record or an edge bucket (one of the
+ * two NULL): 0, -1 (out of memory), or 1 (no room: never, with this cap).
+ */
+static int put_envelope(const struct cw_conn_record *conn,
+			const struct cw_wire_edge *edge, uint8_t **buf,
+			size_t *len)
+{
+	/* Every byte of the struct's strings and numbers fits, with room
+	 * for each field's tag and length. */
+	size_t cap = sizeof(struct cw_wire_msg) + 1024;
+	struct wr w;
+	uint8_t *b = malloc(cap), *body;
+
+	if (!b)
+		return -1;
+	w.p = b;
+	w.end = b + cap;
+	w.over = false;
+	put_u(&w, 1, CW_WIRE_VERSION);
+	if (conn) {
+		body = open_msg(&w, 10);
+		put_conn(&w, conn);
+	} else {
+		body = open_msg(&w, 15);
+		put_edge(&w, edge);
+	}
+	close_msg(&w, body);
+	if (w.over) {
+		free(b);
+		return 1;
+	}
+	*buf = b;
+	*len = (size_t)(w.p - b);
+	return 0;
+}
+
+int cw_wire_encode_conn_fast(const struct cw_conn_record *r, uint8_t **buf,
+			     size_t *len)
+{
+	return put_envelope(r, NULL, buf, len);
+}
+
+int cw_wire_encode_edge_fast(const struct cw_wire_edge *e, uint8_t **buf,
+			     size_t *len)
+{
+	return put_envelope(NULL, e, buf, len);
+}
