@@ -642,6 +642,8 @@ int cw_wire_encode(const struct cw_wire_msg *m, uint8_t **buf, size_t *len)
 		r = cw_wire_encode_conn_fast(&m->conn, buf, len);
 	else if (m->kind == CW_WIRE_EDGE)
 		r = cw_wire_encode_edge_fast(&m->edge, buf, len);
+	else if (m->kind == CW_WIRE_STATE)
+		r = cw_wire_encode_state_fast(&m->state, buf, len);
 	return r == 1 ? cw_wire_encode_pb(m, buf, len) : r;
 }
 

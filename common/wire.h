@@ -304,7 +304,8 @@ void cw_wire_msg_release(struct cw_wire_msg *m);
  */
 int cw_wire_encode(const struct cw_wire_msg *m, uint8_t **buf, size_t *len);
 /*
- * cw_wire_encode()'s two ways for connection records and edge buckets,
+ * cw_wire_encode()'s two ways for connection records, edge buckets and
+ * checkpoint chunks,
  * for the tests that hold their bytes equal: written straight from the
  * struct (common/wire_put.c; 0, -1 out of memory, 1 declined), or through
  * protobuf-c's structs (cw_wire_encode_pb, every kind).
@@ -313,6 +314,8 @@ int cw_wire_encode_conn_fast(const struct cw_conn_record *r, uint8_t **buf,
 			     size_t *len);
 int cw_wire_encode_edge_fast(const struct cw_wire_edge *e, uint8_t **buf,
 			     size_t *len);
+int cw_wire_encode_state_fast(const struct cw_wire_state *st, uint8_t **buf,
+			      size_t *len);
 int cw_wire_encode_pb(const struct cw_wire_msg *m, uint8_t **buf, size_t *len);
 int cw_wire_encode_conn(const struct cw_conn_record *r, uint8_t **buf,
 			size_t *len);

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * Connection records and edge buckets written straight from the structs,
- * for the correlator's and the agent's hot paths: protobuf-c's way fills
+ * Connection records, edge buckets and checkpoint chunks written straight
+ * from the structs, for the correlator's and the agent's hot paths (the
+ * other kinds are rare and stay with protobuf-c): protobuf-c's way fills
  * a parallel tree of its own structs (each string checked for its
  * terminator), walks it once for the size and again to pack.
  *
@@ -99,44 +100,57 @@ static void put_str(struct wr *w, unsigned int field, const char *s,
 }
 
 /*
- * A nested message: its length goes before it, so room for a two-byte
- * length is left and the body moved back by one when one byte does.
- * Bodies are far below 16 KiB (a record's strings are bounded).
+ * A nested message: its length goes before it, so room for a length of
+ * `room` bytes is left and the body moved back by what the length does
+ * not need.  Two bytes hold a record's parts (under 16 KiB: their strings
+ * are bounded), five any body at all.
  */
-static uint8_t *open_msg(struct wr *w, unsigned int field)
+struct msg {
+	uint8_t *body;
+	size_t room;
+};
+
+static struct msg open_msg(struct wr *w, unsigned int field, size_t room)
 {
+	struct msg m = {NULL, room};
+
 	put_tag(w, field, 2);
-	if (w->over || w->end - w->p < 2) {
+	if (w->over || (size_t)(w->end - w->p) < room) {
 		w->over = true;
-		return NULL;
+		return m;
 	}
-	w->p += 2;
-	return w->p;
+	w->p += room;
+	m.body = w->p;
+	return m;
 }
 
-static void close_msg(struct wr *w, uint8_t *body)
+static void close_msg(struct wr *w, struct msg m)
 {
-	size_t n;
+	size_t n, k = 0, len;
+	uint8_t b[10];
 
-	if (w->over || !body)
+	if (w->over || !m.body)
 		return;
-	n = (size_t)(w->p - body);
-	if (n >= 1 << 14) {
+	len = n = (size_t)(w->p - m.body);
+	do {
+		b[k] = (uint8_t)((n & 0x7f) | (n > 0x7f ? 0x80 : 0));
+		k++;
+	} while ((n >>= 7));
+	if (k > m.room) {
 		w->over = true;
-	} else if (n < 0x80) {
-		body[-2] = (uint8_t)n;
-		memmove(body - 1, body, n);
-		w->p--;
-	} else {
-		body[-2] = (uint8_t)(n | 0x80);
-		body[-1] = (uint8_t)(n >> 7);
+		return;
+	}
+	memcpy(m.body - m.room, b, k);
+	if (k < m.room) {
+		memmove(m.body - m.room + k, m.body, len);
+		w->p -= m.room - k;
 	}
 }
 
 static void put_process(struct wr *w, unsigned int field,
 			const struct cw_process *pr)
 {
-	uint8_t *body = open_msg(w, field);
+	struct msg body = open_msg(w, field, 2);
 
 	put_u(w, 1, pr->tgid);
 	put_u(w, 2, pr->start_ns);
@@ -191,7 +205,7 @@ static void put_conn(struct wr *w, const struct cw_conn_record *r)
 static void put_node(struct wr *w, unsigned int field,
 		     const struct cw_edge_node *n)
 {
-	uint8_t *body = open_msg(w, field);
+	struct msg body = open_msg(w, field, 2);
 
 	put_u(w, 1, n->kind);
 	put_str(w, 2, n->host, sizeof(n->host));
@@ -233,19 +247,97 @@ static void put_edge(struct wr *w, const struct cw_wire_edge *e)
 	put_u(w, 26, e->set_index);
 }
 
+static void put_edge_msg(struct wr *w, unsigned int field,
+			 const struct cw_wire_edge *e)
+{
+	struct msg body = open_msg(w, field, 2);
+
+	put_edge(w, e);
+	close_msg(w, body);
+}
+
+static void put_delta(struct wr *w, const struct cw_end_delta *d)
+{
+	struct msg body = open_msg(w, 13, 2);
+
+	put_u(w, 1, d->end);
+	put_u(w, 2, d->bucket_ns);
+	put_u(w, 3, d->bytes_out);
+	put_u(w, 4, d->bytes_in);
+	put_u(w, 5, d->msgs_out);
+	put_u(w, 6, d->msgs_in);
+	put_u(w, 7, d->retrans);
+	put_fixed64(w, 8, d->last_ns);
+	close_msg(w, body);
+}
+
+static void put_buckets(struct wr *w, const struct cw_bucket_state *k)
+{
+	struct msg body = open_msg(w, 15, 2);
+
+	put_u(w, 1, k->width_ns);
+	put_u(w, 2, k->ttl_ns);
+	put_u(w, 3, k->lateness_ns);
+	put_fixed64(w, 4, k->watermark_ns);
+	put_fixed64(w, 5, k->sealed_ns);
+	put_u(w, 6, k->gone_ends);
+	put_u(w, 7, k->gone_paired);
+	put_u(w, 8, k->gone_unpaired);
+	put_u(w, 9, k->late);
+	put_u(w, 10, k->dormant);
+	put_u(w, 11, k->revived);
+	put_u(w, 12, k->sealed_records);
+	close_msg(w, body);
+}
+
+/* A checkpoint chunk; repeated numbers are packed, as proto3 has them. */
+static void put_state(struct wr *w, const struct cw_wire_state *st)
+{
+	struct msg body;
+	size_t i;
+
+	put_str(w, 1, st->group, sizeof(st->group));
+	put_str(w, 2, st->topic, sizeof(st->topic));
+	put_u(w, 3, (uint32_t)st->partition);
+	put_u(w, 4, (uint64_t)st->offset);
+	put_fixed64(w, 5, st->checkpoint);
+	put_u(w, 6, st->chunk);
+	put_u(w, 7, st->chunks);
+	for (i = 0; i < st->n; i++) {
+		body = open_msg(w, 8, 2);
+		put_conn(w, &st->ends[i]);
+		close_msg(w, body);
+	}
+	put_u(w, 9, st->records);
+	put_u(w, 10, st->stale);
+	put_u(w, 11, st->lost);
+	if (st->end_flags && st->n) {
+		body = open_msg(w, 12, 5);
+		for (i = 0; i < st->n; i++)
+			put_varint(w, st->end_flags[i]);
+		close_msg(w, body);
+	}
+	for (i = 0; i < st->ndeltas; i++)
+		put_delta(w, &st->deltas[i]);
+	for (i = 0; i < st->nedges; i++)
+		put_edge_msg(w, 14, &st->edges[i]);
+	if (st->bk.width_ns)
+		put_buckets(w, &st->bk);
+}
+
 /*
- * The Envelope around a connection record or an edge bucket (one of the
- * two NULL): 0, -1 (out of memory), or 1 (no room: never, with this cap).
+ * The Envelope around one of a connection record, an edge bucket and a
+ * checkpoint chunk, with room for cap bytes: 0, -1 (out of memory), or 1
+ * (no room: never, with the callers' caps).
  */
 static int put_envelope(const struct cw_conn_record *conn,
-			const struct cw_wire_edge *edge, uint8_t **buf,
-			size_t *len)
+			const struct cw_wire_edge *edge,
+			const struct cw_wire_state *state, size_t cap,
+			uint8_t **buf, size_t *len)
 {
-	/* Every byte of the struct's strings and numbers fits, with room
-	 * for each field's tag and length. */
-	size_t cap = sizeof(struct cw_wire_msg) + 1024;
 	struct wr w;
-	uint8_t *b = malloc(cap), *body;
+	uint8_t *b = malloc(cap);
+	struct msg body;
 
 	if (!b)
 		return -1;
@@ -254,11 +346,14 @@ static int put_envelope(const struct cw_conn_record *conn,
 	w.over = false;
 	put_u(&w, 1, CW_WIRE_VERSION);
 	if (conn) {
-		body = open_msg(&w, 10);
+		body = open_msg(&w, 10, 2);
 		put_conn(&w, conn);
-	} else {
-		body = open_msg(&w, 15);
+	} else if (edge) {
+		body = open_msg(&w, 15, 2);
 		put_edge(&w, edge);
+	} else {
+		body = open_msg(&w, 16, 5);
+		put_state(&w, state);
 	}
 	close_msg(&w, body);
 	if (w.over) {
@@ -270,14 +365,35 @@ static int put_envelope(const struct cw_conn_record *conn,
 	return 0;
 }
 
+/* Every byte of a struct's strings and numbers fits in its size, with
+ * room for each field's tag and length beside. */
+#define ROOM(type) (sizeof(type) + 256)
+
 int cw_wire_encode_conn_fast(const struct cw_conn_record *r, uint8_t **buf,
 			     size_t *len)
 {
-	return put_envelope(r, NULL, buf, len);
+	return put_envelope(r, NULL, NULL, ROOM(struct cw_conn_record) + 64,
+			    buf, len);
 }
 
 int cw_wire_encode_edge_fast(const struct cw_wire_edge *e, uint8_t **buf,
 			     size_t *len)
 {
-	return put_envelope(NULL, e, buf, len);
+	return put_envelope(NULL, e, NULL, ROOM(struct cw_wire_edge) + 64,
+			    buf, len);
+}
+
+int cw_wire_encode_state_fast(const struct cw_wire_state *st, uint8_t **buf,
+			      size_t *len)
+{
+	/* Beyond these protobuf-c's way refuses the chunk: it says why. */
+	if (st->n > CW_WIRE_STATE_MAX || st->ndeltas > CW_WIRE_STATE_MAX * 4 ||
+	    st->nedges > CW_WIRE_STATE_MAX)
+		return 1;
+	return put_envelope(NULL, NULL, st,
+			    ROOM(struct cw_wire_state) +
+				    st->n * (ROOM(struct cw_conn_record) + 6) +
+				    st->ndeltas * ROOM(struct cw_end_delta) +
+				    st->nedges * ROOM(struct cw_wire_edge),
+			    buf, len);
 }

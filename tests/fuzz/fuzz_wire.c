@@ -13,6 +13,7 @@
  * or an edge bucket of any bytes is written the same, byte for byte, by
  * the direct writer and through protobuf-c.
  */
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -194,15 +195,52 @@ static void same_bytes(const struct cw_wire_msg *m)
 	size_t na = 0, nb = 0;
 	int r = m->kind == CW_WIRE_CONN
 			? cw_wire_encode_conn_fast(&m->conn, &a, &na)
-			: cw_wire_encode_edge_fast(&m->edge, &a, &nb);
+		: m->kind == CW_WIRE_EDGE
+			? cw_wire_encode_edge_fast(&m->edge, &a, &na)
+			: cw_wire_encode_state_fast(&m->state, &a, &na);
 
-	if (m->kind == CW_WIRE_EDGE)
-		na = nb;
 	if (r != 0 || cw_wire_encode_pb(m, &b, &nb) != 0 || na != nb ||
 	    memcmp(a, b, na))
 		abort();
 	free(a);
 	free(b);
+}
+
+/* A checkpoint chunk of up to 3 ends, flags, a delta and an edge, all of
+ * the input's bytes. */
+static void fuzz_put_state(const uint8_t *data, size_t size,
+			   const struct cw_wire_edge *edge)
+{
+	static struct cw_conn_record ends[3];
+	static struct cw_wire_msg m;
+	struct cw_wire_edge e = *edge;
+	struct cw_end_delta d;
+	uint32_t flags[3] = {0};
+	size_t i, n = size % 4;
+
+	memset(&m, 0, sizeof(m));
+	memset(ends, 0, sizeof(ends));
+	memset(&d, 0, sizeof(d));
+	m.kind = CW_WIRE_STATE;
+	memcpy(&m.state, data,
+	       size < offsetof(struct cw_wire_state, ends)
+		       ? size
+		       : offsetof(struct cw_wire_state, ends));
+	for (i = 0; i < n; i++)
+		memcpy(&ends[i], data, size < sizeof(ends[i]) ? size
+							       : sizeof(ends[i]));
+	memcpy(flags, data, size < sizeof(flags) ? size : sizeof(flags));
+	memcpy(&d, data, size < sizeof(d) ? size : sizeof(d));
+	memcpy(&m.state.bk, data,
+	       size < sizeof(m.state.bk) ? size : sizeof(m.state.bk));
+	m.state.ends = ends;
+	m.state.n = n;
+	m.state.end_flags = size & 4 ? flags : NULL;
+	m.state.deltas = &d;
+	m.state.ndeltas = size & 8 ? 1 : 0;
+	m.state.edges = &e;
+	m.state.nedges = size & 16 ? 1 : 0;
+	same_bytes(&m);
 }
 
 /* The input's bytes as a record's and an edge's fields, as they are. */
@@ -219,6 +257,7 @@ static void fuzz_put(const uint8_t *data, size_t size)
 	memcpy(&m.edge, data, size < sizeof(m.edge) ? size : sizeof(m.edge));
 	m.edge.sealed = size && (data[size - 1] & 1); /* a bool: 0 or 1 */
 	same_bytes(&m);
+	fuzz_put_state(data, size, &m.edge);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -196,11 +196,59 @@ static void check_same_bytes(const struct cw_wire_msg *m)
 
 	CHECK((m->kind == CW_WIRE_CONN
 		       ? cw_wire_encode_conn_fast(&m->conn, &a, &na)
-		       : cw_wire_encode_edge_fast(&m->edge, &a, &na)) == 0);
+	       : m->kind == CW_WIRE_EDGE
+		       ? cw_wire_encode_edge_fast(&m->edge, &a, &na)
+		       : cw_wire_encode_state_fast(&m->state, &a, &na)) == 0);
 	CHECK(cw_wire_encode_pb(m, &b, &nb) == 0);
 	CHECK(a && b && na == nb && memcmp(a, b, na) == 0);
 	free(a);
 	free(b);
+}
+
+/* Checkpoint chunks: ends, their flags, deltas, edges, bucket state. */
+static void test_put_state(const struct cw_wire_edge *edge)
+{
+	static struct cw_conn_record ends[300];
+	static struct cw_wire_msg m;
+	struct cw_wire_edge edges[2];
+	struct cw_end_delta d[2] = {
+		{.end = 0, .bucket_ns = 60, .bytes_out = UINT64_MAX},
+		{.end = 299, .msgs_in = 4, .last_ns = 99}};
+	uint32_t flags[300];
+	size_t i;
+
+	memset(&m, 0, sizeof(m));
+	m.kind = CW_WIRE_STATE;
+	check_same_bytes(&m); /* nothing in it */
+	for (i = 0; i < 300; i++) {
+		fill(&ends[i]);
+		ends[i].cookie = i;
+		flags[i] = (uint32_t)(i % 4) << (i % 30);
+	}
+	strcpy(m.state.group, "g");
+	memset(m.state.topic, 't', sizeof(m.state.topic)); /* no NUL */
+	m.state.partition = 7;
+	m.state.offset = 123456;
+	m.state.checkpoint = 1764000000123456789ULL;
+	m.state.chunk = 1;
+	m.state.chunks = 3;
+	m.state.records = 10;
+	m.state.stale = 2;
+	m.state.lost = 1;
+	m.state.ends = ends;
+	m.state.n = 300; /* a body far over 16 KiB */
+	check_same_bytes(&m);
+	m.state.end_flags = flags;
+	m.state.deltas = d;
+	m.state.ndeltas = 2;
+	edges[0] = edges[1] = *edge;
+	edges[1].t.conns = 0;
+	m.state.edges = edges;
+	m.state.nedges = 2;
+	m.state.bk.width_ns = 60000000000ULL;
+	m.state.bk.watermark_ns = 5;
+	m.state.bk.sealed_records = 77;
+	check_same_bytes(&m);
 }
 
 /*
@@ -256,6 +304,7 @@ static void test_put(void)
 	m.edge.server.netns = 4026531840U;
 	m.edge.partition = -2;
 	check_same_bytes(&m);
+	test_put_state(&m.edge);
 }
 
 static void test_meta(void)
