@@ -360,8 +360,12 @@ static int put_envelope(const struct cw_conn_record *conn,
 		free(b);
 		return 1;
 	}
-	*buf = b;
 	*len = (size_t)(w.p - b);
+	/* Buffers may wait long in a producer's queue: keep only what is
+	 * used (a shrink in place, no copy). */
+	*buf = realloc(b, *len);
+	if (!*buf)
+		*buf = b;
 	return 0;
 }
 
