@@ -1,0 +1,250 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The wire codec's direct reader and writer (common/wire_fast.c,
+ * common/wire_put.c) against protobuf-c's way: the same records, the same
+ * bytes, and what the reader must leave to protobuf-c.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/wire.h"
+
+#include "tests/unit/check.h"
+#include "tests/unit/wire_fill.h"
+
+
+/* An Envelope (version 1) around a ConnRecord's bytes; its length. */
+static size_t envelope(const uint8_t *conn, size_t n, uint8_t *out)
+{
+	size_t at = 0, left = n;
+
+	out[at++] = 0x08; /* version */
+	out[at++] = 1;
+	out[at++] = 0x52; /* conn, length-delimited */
+	do {
+		out[at++] = (uint8_t)((left & 0x7f) | (left > 0x7f ? 0x80 : 0));
+	} while ((left >>= 7));
+	memcpy(out + at, conn, n);
+	return at + n;
+}
+
+/* The ConnRecord inside an encoded Envelope: its bytes, their count. */
+static const uint8_t *conn_of(const uint8_t *buf, size_t *n)
+{
+	size_t at = 3, len = 0;
+	unsigned int shift = 0;
+
+	CHECK(buf[0] == 0x08 && buf[1] == 1 && buf[2] == 0x52);
+	do {
+		len |= (size_t)(buf[at] & 0x7f) << shift;
+		shift += 7;
+	} while (buf[at++] & 0x80);
+	*n = len;
+	return buf + at;
+}
+
+/*
+ * The direct reader (common/wire_fast.c) takes what agents write and
+ * gives protobuf-c's bytes; what needs protobuf's judgment it declines,
+ * and cw_wire_decode() still decodes or refuses it as before.
+ */
+static void test_fast(void)
+{
+	static struct cw_wire_msg a, b;
+	static uint8_t msg[4096], body[4096];
+	struct cw_conn_record r;
+	const uint8_t *c;
+	uint8_t *buf;
+	size_t len, n, at;
+
+	fill(&r);
+	CHECK(cw_wire_encode_conn(&r, &buf, &len) == 0);
+	CHECK(cw_wire_decode_conn_fast(buf, len, &a) == CW_WIRE_CONN);
+	CHECK(cw_wire_decode_pb(buf, len, &b, NULL, 0) == CW_WIRE_CONN);
+	CHECK(a.version == b.version &&
+	      memcmp(&a.conn, &b.conn, sizeof(a.conn)) == 0);
+	CHECK(memcmp(&a.conn, &r, sizeof(r)) == 0);
+
+	/* An unknown field (a newer agent's) is skipped by both. */
+	c = conn_of(buf, &n);
+	memcpy(body, c, n);
+	body[n] = 0xf0; /* field 30, varint */
+	body[n + 1] = 0x01;
+	body[n + 2] = 0x05;
+	at = envelope(body, n + 3, msg);
+	CHECK(cw_wire_decode_conn_fast(msg, at, &a) == CW_WIRE_CONN);
+	CHECK(cw_wire_decode_pb(msg, at, &b, NULL, 0) == CW_WIRE_CONN);
+	CHECK(memcmp(&a.conn, &b.conn, sizeof(a.conn)) == 0);
+
+	/* A field given twice is protobuf's to merge: declined, and the
+	 * last host wins through cw_wire_decode(). */
+	memcpy(body, c, n);
+	memcpy(body + n, "\x0a\x03h-2", 5);
+	at = envelope(body, n + 5, msg);
+	CHECK(cw_wire_decode_conn_fast(msg, at, &a) == 0);
+	CHECK(cw_wire_decode(msg, at, &a, NULL, 0) == CW_WIRE_CONN);
+	CHECK(strcmp(a.conn.host, "h-2") == 0);
+	/* A wrong wire type for a known field: declined, and refused. */
+	memcpy(body, c, n);
+	memcpy(body + n, "\x11\x01\x02\x03\x04\x05\x06\x07\x08", 9);
+	at = envelope(body, n + 9, msg);
+	CHECK(cw_wire_decode_conn_fast(msg, at, &a) == 0);
+	CHECK(cw_wire_decode(msg, at, &a, NULL, 0) ==
+	      CW_WIRE_EMALFORMED);
+	free(buf);
+
+	/* A name that is not plain ASCII is cleaned by the full decoder. */
+	fill(&r);
+	strcpy(r.proc.comm, "na\xc3\xafve\x01");
+	CHECK(cw_wire_encode_conn(&r, &buf, &len) == 0);
+	CHECK(cw_wire_decode_conn_fast(buf, len, &a) == 0);
+	CHECK(cw_wire_decode(buf, len, &a, NULL, 0) == CW_WIRE_CONN);
+	CHECK(strcmp(a.conn.proc.comm, "na\xc3\xafve?") == 0);
+	free(buf);
+
+	/* A non-canonical varint (1 as two bytes): declined, yet valid. */
+	msg[0] = 0x08;
+	msg[1] = 0x81;
+	msg[2] = 0x00;
+	msg[3] = 0x52;
+	msg[4] = 0x00;
+	CHECK(cw_wire_decode_conn_fast(msg, 5, &a) == 0);
+	CHECK(cw_wire_decode(msg, 5, &a, NULL, 0) == CW_WIRE_CONN);
+	/* Another kind is never the direct reader's. */
+	msg[3] = 0x5a; /* host */
+	CHECK(cw_wire_decode_conn_fast(msg, 5, &a) == 0);
+	CHECK(cw_wire_decode(msg, 5, &a, NULL, 0) == CW_WIRE_HOST);
+}
+
+/* Both writers give m the same bytes. */
+static void check_same_bytes(const struct cw_wire_msg *m)
+{
+	uint8_t *a = NULL, *b = NULL;
+	size_t na = 0, nb = 0;
+
+	CHECK((m->kind == CW_WIRE_CONN
+		       ? cw_wire_encode_conn_fast(&m->conn, &a, &na)
+	       : m->kind == CW_WIRE_EDGE
+		       ? cw_wire_encode_edge_fast(&m->edge, &a, &na)
+		       : cw_wire_encode_state_fast(&m->state, &a, &na)) == 0);
+	CHECK(cw_wire_encode_pb(m, &b, &nb) == 0);
+	CHECK(a && b && na == nb && memcmp(a, b, na) == 0);
+	free(a);
+	free(b);
+}
+
+/* Checkpoint chunks: ends, their flags, deltas, edges, bucket state. */
+static void test_put_state(const struct cw_wire_edge *edge)
+{
+	static struct cw_conn_record ends[300];
+	static struct cw_wire_msg m;
+	struct cw_wire_edge edges[2];
+	struct cw_end_delta d[2] = {
+		{.end = 0, .bucket_ns = 60, .bytes_out = UINT64_MAX},
+		{.end = 299, .msgs_in = 4, .last_ns = 99}};
+	uint32_t flags[300];
+	size_t i;
+
+	memset(&m, 0, sizeof(m));
+	m.kind = CW_WIRE_STATE;
+	check_same_bytes(&m); /* nothing in it */
+	for (i = 0; i < 300; i++) {
+		fill(&ends[i]);
+		ends[i].cookie = i;
+		flags[i] = (uint32_t)(i % 4) << (i % 30);
+	}
+	strcpy(m.state.group, "g");
+	memset(m.state.topic, 't', sizeof(m.state.topic)); /* no NUL */
+	m.state.partition = 7;
+	m.state.offset = 123456;
+	m.state.checkpoint = 1764000000123456789ULL;
+	m.state.chunk = 1;
+	m.state.chunks = 3;
+	m.state.records = 10;
+	m.state.stale = 2;
+	m.state.lost = 1;
+	m.state.ends = ends;
+	m.state.n = 300; /* a body far over 16 KiB */
+	check_same_bytes(&m);
+	m.state.end_flags = flags;
+	m.state.deltas = d;
+	m.state.ndeltas = 2;
+	edges[0] = edges[1] = *edge;
+	edges[1].t.conns = 0;
+	m.state.edges = edges;
+	m.state.nedges = 2;
+	m.state.bk.width_ns = 60000000000ULL;
+	m.state.bk.watermark_ns = 5;
+	m.state.bk.sealed_records = 77;
+	check_same_bytes(&m);
+}
+
+/*
+ * The direct writer (common/wire_put.c) gives protobuf-c's bytes for
+ * records and edge buckets of every shape: all fields set, none, names
+ * without a terminator, negative numbers, each kind of node.
+ */
+static void test_put(void)
+{
+	static struct cw_wire_msg m;
+
+	memset(&m, 0, sizeof(m));
+	m.kind = CW_WIRE_CONN;
+	fill(&m.conn);
+	check_same_bytes(&m);
+	memset(m.conn.host, 'h', sizeof(m.conn.host)); /* no NUL */
+	memset(m.conn.proc.cmdline, 'c', sizeof(m.conn.proc.cmdline));
+	check_same_bytes(&m);
+	memset(&m.conn, 0, sizeof(m.conn));
+	check_same_bytes(&m);
+
+	memset(&m, 0, sizeof(m));
+	m.kind = CW_WIRE_EDGE;
+	check_same_bytes(&m); /* every field at its default */
+	strcpy(m.edge.group, "correlators");
+	strcpy(m.edge.topic, "causeway.conns");
+	m.edge.partition = 3;
+	m.edge.offset = -1;
+	m.edge.bucket_ns = 1764000000000000000ULL;
+	m.edge.width_ns = 60000000000ULL;
+	m.edge.sealed = true;
+	m.edge.protocol = 6;
+	m.edge.client.kind = CW_EDGE_NODE_PROCESS;
+	strcpy(m.edge.client.host, "node-1");
+	fill(&m.conn); /* a process with every name */
+	m.edge.client.proc = m.conn.proc;
+	m.edge.server.kind = CW_EDGE_NODE_EXTERNAL;
+	cw_addr_parse(&m.edge.server.addr, "2001:db8::7");
+	m.edge.server.port = 443;
+	m.edge.t.conns = 2;
+	m.edge.t.paired = 1;
+	m.edge.t.bytes_c2s = UINT64_MAX;
+	m.edge.t.diff_c2s = -5;
+	m.edge.t.diff_s2c = INT64_MIN;
+	m.edge.t.first_ns = 1;
+	m.edge.t.last_ns = UINT64_MAX;
+	m.edge.t.has_sampled = 7;
+	m.edge.set_size = 300;
+	m.edge.set_index = 299;
+	check_same_bytes(&m);
+	m.edge.server.kind = CW_EDGE_NODE_UNKNOWN;
+	strcpy(m.edge.server.host, "node-2");
+	m.edge.server.netns = 4026531840U;
+	m.edge.partition = -2;
+	check_same_bytes(&m);
+	test_put_state(&m.edge);
+}
+
+int main(void)
+{
+	test_fast();
+	test_put();
+	if (failures) {
+		fprintf(stderr, "%d checks failed\n", failures);
+		return 1;
+	}
+	printf("test_wire_direct: all checks passed\n");
+	return 0;
+}
