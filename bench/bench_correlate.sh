@@ -10,9 +10,13 @@
 # closes), published unpaced to the embedded broker (`causeway broker`,
 # librdkafka's mock cluster on loopback, lz4) through the agents'
 # producer; a second broker holds the first quarter of the same span.
+# The floor beside them: bench/consume.c, a group member configured as
+# the correlator's that reads the records and does nothing else: what
+# no work in the correlator can take away.
 # Each round runs one correlator of each mode on each broker,
 # alternating, each in a new group reading the whole topic; its CPU time
-# (user + system, all threads, /usr/bin/time) is what it cost.  The
+# (user + system, all threads, from wait4(): /usr/bin/time rounds to
+# 10 ms, a tenth of a small run) is what it cost.  The
 # difference between the two streams' CPU over the difference in records
 # is the cost per record with the group join and the idling until --idle
 # ends taken out (the same in both); records/s per core is its inverse.
@@ -29,7 +33,7 @@
 # slowed by other work on the machine costs more CPU per record: hence
 # several rounds, medians and the range.
 . "$(dirname "$0")/../tests/lib.sh"
-need_cmd python3 /usr/bin/time
+need_cmd python3 gcc
 ROUNDS=${ROUNDS:-4}
 RROUNDS=${RROUNDS:-2}
 HOSTS=${HOSTS:-1000}
@@ -58,25 +62,45 @@ span_s=$(python3 -c 'import sys
 u = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 v = sys.argv[1]
 print(int(float(v[:-1]) * u[v[-1]] if v[-1] in u else int(v)) // 4)' "$SPAN")
+BB=$T_TMP/bin
+mkdir -p "$BB"
+gcc -O2 -Wall -o "$BB/consume" "$CW_ROOT/bench/consume.c" -lrdkafka ||
+	fail "unable to build bench/consume.c"
 broker big "$SPAN"
 broker small "${span_s}s"
 # shellcheck disable=SC2154 # set by broker() through printf -v
 echo "streams: $RECORDS_big and $RECORDS_small records" >&2
 
+# cpu_time FILE CMD...: run CMD; its CPU seconds (user + system, its
+# threads and children) into FILE, to the microsecond.  CMD's status.
+cpu_time() {
+	python3 -c 'import os, subprocess, sys
+p = subprocess.Popen(sys.argv[2:])
+_, st, ru = os.wait4(p.pid, 0)
+open(sys.argv[1], "w").write("%.6f\n" % (ru.ru_utime + ru.ru_stime))
+sys.exit(os.waitstatus_to_exitcode(st) & 255)' "$@"
+}
+
 # run MODE ROUND STREAM: one correlator; prints "cpu_seconds applied".
 run() {
 	local group="$1-$2-$3" opt="" boot="BOOT_$3"
 	[ "$1" = none ] && opt=--no-checkpoints
-	/usr/bin/time -f '%U %S' -o "$T_TMP/time-$group" \
-		"$CW" correlate --kafka "${!boot}" --kafka-config "$T_TMP/kafka.properties" \
+	if [ "$1" = floor ]; then
+		cpu_time "$T_TMP/time-$group" "$BB/consume" "${!boot}" causeway.conns "$group" \
+			"$T_TMP/kafka.properties" 6000 >"$T_TMP/n-$group" \
+			2>"$T_TMP/log-$group" || fail "consume failed: $(cat "$T_TMP/log-$group")"
+		echo "$(cat "$T_TMP/time-$group") $(cat "$T_TMP/n-$group")"
+		return
+	fi
+	cpu_time "$T_TMP/time-$group" "$CW" correlate --kafka "${!boot}" --kafka-config "$T_TMP/kafka.properties" \
 		--group "$group" --from-beginning --no-paths --idle 6s $opt \
 		>/dev/null 2>"$T_TMP/log-$group" || fail "correlate failed: $(cat "$T_TMP/log-$group")"
-	echo "$(awk '{print $1 + $2}' "$T_TMP/time-$group") $(sed -n \
+	echo "$(cat "$T_TMP/time-$group") $(sed -n \
 		's/.* \([0-9]*\) records applied.*/\1/p' "$T_TMP/log-$group")"
 }
 
 for r in $(seq 1 "$ROUNDS"); do
-	for m in none ckpt; do
+	for m in floor none ckpt; do
 		for st in big small; do
 			want="RECORDS_$st"
 			read -r cpu n <<<"$(run $m $r $st)"
@@ -154,11 +178,14 @@ print("command exits).  Per record: the two streams' CPU difference over")
 print("their records' difference, which takes the group join, the final")
 print("graph and the 6 s of idling out; records/s per core is its inverse")
 print("(the aim is 500,000).  Median [min, max] over rounds; the whole")
-print("run's figure beside it includes the fixed costs.")
+print("run's figure beside it includes the fixed costs.  The floor is")
+print("`bench/consume.c`: a librdkafka group member configured as the")
+print("correlator's that reads the same records and does nothing with them.")
 print()
 print("| mode | CPU per record | records/s per core | whole run CPU "
       "| whole run records/s per core |")
 print("|---|---|---|---|---|")
+print(row("floor: reading the records, nothing else", "floor"))
 print(row("--no-checkpoints (before)", "none"))
 print(row("checkpoints to P.state (default)", "ckpt"))
 r = statistics.median(marginal("ckpt")) / statistics.median(marginal("none"))
@@ -166,6 +193,11 @@ print()
 print("Checkpoints against none: %.2fx the CPU per record; ingest with "
       "checkpoints is %.1f%% of the 500k records/s per core aim."
       % (r, 100.0 / statistics.median(marginal("ckpt")) / 500000))
+fl = statistics.median(marginal("floor"))
+print("Reading the records alone (the floor) costs %.2f us of them: %.0f%% of"
+      % (fl * 1e6, 100.0 * fl / statistics.median(marginal("ckpt"))))
+print("ingest with checkpoints, %.0f%% of ingest without."
+      % (100.0 * fl / statistics.median(marginal("none"))))
 if rest:
     per = [s / e * 1e6 for e, s in rest if e]
     print()
