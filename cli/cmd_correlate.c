@@ -153,6 +153,12 @@ struct snapshot_ctx {
 	bool merging;
 	int32_t *owned; /* the input partitions owned at the last snapshot */
 	size_t nowned;
+	/* Kept from one snapshot to the next: the topic read through it, and
+	 * its partitions that hold owned partitions' buckets only (skip[k]
+	 * for k below nparts; nparts -1: it changed, no skipping). */
+	struct cw_kafka_log *log;
+	bool *skip;
+	int nparts;
 	struct graph_inputs built_from; /* of g, when built */
 	bool built;
 	/* Files of snapshots before the last written off this thread; g
@@ -218,9 +224,60 @@ static uint64_t view_since(const struct cw_correlator *c,
 }
 
 /*
+ * Which partitions of the edges topic need not be read: input partition p
+ * writes its buckets to p modulo their count (correlator/edges.c), so one
+ * that only owned partitions write to holds nothing this member keeps.
+ * Should the count change, which partition held what before is unknown:
+ * from then on every partition is read; while the input's count is not
+ * known, this time.  0 or -1.
+ */
+static int skip_owned(struct cw_correlator *c, struct snapshot_ctx *s)
+{
+	int e = cw_kafka_log_partitions(s->log), n = 0, p;
+	bool *skip;
+	size_t i;
+
+	if (e <= 0)
+		return -1;
+	if (s->nparts > 0 && s->nparts != e) {
+		cw_warn("%s: %d partitions, %d before: all of it is read from "
+			"now on", s->edges_topic, e, s->nparts);
+		s->nparts = -1;
+	}
+	s->merge.skip = NULL;
+	s->merge.nskip = 0;
+	if (s->nparts < 0 || !c->nparts)
+		return 0;
+	/* Not known now (a rebalance, a broker away): read it all. */
+	n = cw_kafka_consumer_partitions(c->consumer, c->o.conns_topic, 1000);
+	if (n <= 0) {
+		cw_debug("%s: partitions unknown: all of %s is read",
+			 c->o.conns_topic, s->edges_topic);
+		return 0;
+	}
+	skip = realloc(s->skip, (size_t)e * sizeof(*skip));
+	if (!skip)
+		return cw_error("out of memory");
+	s->skip = skip;
+	s->nparts = e;
+	for (p = 0; p < e; p++)
+		skip[p] = true;
+	for (p = 0; p < n; p++) {
+		for (i = 0; i < c->nparts && c->parts[i].partition != p; i++)
+			;
+		if (i == c->nparts)
+			skip[p % e] = false;
+	}
+	s->merge.skip = skip;
+	s->merge.nskip = e;
+	return 0;
+}
+
+/*
  * The fleet graph's other half: every other partition's buckets, read on
  * from P.edges.  Records of owned partitions are not kept: what this
- * member wrote itself is never read back into memory.  0 or -1.
+ * member wrote itself is never read back into memory, and partitions of
+ * P.edges that only owned partitions write to are not read.  0 or -1.
  */
 static int read_fleet(struct cw_correlator *c, struct snapshot_ctx *s)
 {
@@ -231,9 +288,14 @@ static int read_fleet(struct cw_correlator *c, struct snapshot_ctx *s)
 		return -1;
 	if (cw_edge_merge_since(m, view_since(c, s)))
 		return cw_error("out of memory");
-	before = m->records + m->own + m->foreign + m->outside;
-	if (cw_edge_merge_read(m, s->kc, s->edges_topic))
+	if (!s->log && !(s->log = cw_kafka_log_new(s->kc, s->edges_topic)))
 		return -1;
+	if (skip_owned(c, s))
+		return -1;
+	before = m->records + m->own + m->foreign + m->outside;
+	if (cw_edge_merge_read_log(m, s->log))
+		return cw_error("unable to read the edge buckets of '%s'",
+				s->edges_topic);
 	cw_debug("%s: %" PRIu64 " records read in %.3f s (%" PRIu64
 		 " of owned partitions in all), %zu kept",
 		 s->edges_topic,
@@ -676,6 +738,8 @@ out:
 	cw_graph_release(&snap.g);
 	if (snap.merging)
 		cw_edge_merge_release(&snap.merge);
+	cw_kafka_log_free(snap.log);
+	free(snap.skip);
 	free(snap.owned);
 	return err;
 }

@@ -213,6 +213,10 @@ bool cw_kafka_consumer_member(const struct cw_kafka_consumer *c,
  */
 int cw_kafka_watermarks(struct cw_kafka_consumer *c, const char *topic,
 			int32_t partition, int64_t *lo, int64_t *hi);
+/* How many partitions topic has, asking at most timeout_ms; -1 when
+ * that is not known (no message: the caller decides what that means). */
+int cw_kafka_consumer_partitions(struct cw_kafka_consumer *c,
+				 const char *topic, int timeout_ms);
 /* Commit the offsets of applied records, synchronously. */
 int cw_kafka_consumer_commit(struct cw_kafka_consumer *c);
 /* One assigned partition of a consumer and how far behind it is. */

@@ -544,7 +544,9 @@ fail:
 	return NULL;
 }
 
-int cw_kafka_log_partitions(struct cw_kafka_log *l)
+/* The partitions of topic rkt (named name) as rk sees them, or -1. */
+static int topic_partitions(rd_kafka_t *rk, rd_kafka_topic_t *rkt,
+			    const char *name)
 {
 	const struct rd_kafka_metadata *md;
 	rd_kafka_resp_err_t err;
@@ -552,9 +554,9 @@ int cw_kafka_log_partitions(struct cw_kafka_log *l)
 
 	/* A topic just made has no leaders for a moment: ask again. */
 	for (tries = 0; tries < 50 && n < 0; tries++) {
-		err = rd_kafka_metadata(l->prod, 0, l->topic, &md, 5000);
+		err = rd_kafka_metadata(rk, 0, rkt, &md, 5000);
 		if (err) {
-			cw_error("kafka: no metadata for '%s': %s", l->name,
+			cw_error("kafka: no metadata for '%s': %s", name,
 				 rd_kafka_err2str(err));
 			return -1;
 		}
@@ -566,7 +568,31 @@ int cw_kafka_log_partitions(struct cw_kafka_log *l)
 			usleep(100000);
 	}
 	if (n < 0)
-		cw_error("kafka: topic '%s' has no partitions", l->name);
+		cw_error("kafka: topic '%s' has no partitions", name);
+	return n;
+}
+
+int cw_kafka_log_partitions(struct cw_kafka_log *l)
+{
+	return topic_partitions(l->prod, l->topic, l->name);
+}
+
+int cw_kafka_consumer_partitions(struct cw_kafka_consumer *c,
+				 const char *topic, int timeout_ms)
+{
+	rd_kafka_topic_t *rkt = rd_kafka_topic_new(c->rk, topic, NULL);
+	const struct rd_kafka_metadata *md;
+	int n = -1;
+
+	if (!rkt)
+		return -1;
+	if (!rd_kafka_metadata(c->rk, 0, rkt, &md, timeout_ms)) {
+		if (md->topic_cnt == 1 && !md->topics[0].err &&
+		    md->topics[0].partition_cnt > 0)
+			n = md->topics[0].partition_cnt;
+		rd_kafka_metadata_destroy(md);
+	}
+	rd_kafka_topic_destroy(rkt);
 	return n;
 }
 

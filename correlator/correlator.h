@@ -331,6 +331,10 @@ struct cw_edge_merge {
 	const int32_t *owned;
 	size_t nowned;
 	uint64_t own; /* records of owned partitions: skipped */
+	/* Partitions of the edges topic not read at all (skip[k], k below
+	 * nskip; NULL: none): every input partition they hold is owned. */
+	const bool *skip;
+	int nskip;
 	int64_t *pos; /* cw_edge_merge_read(): next offset per partition */
 	int npos, cur;
 	size_t pruned_at; /* recs.len after the last prune */
@@ -350,6 +354,9 @@ int cw_edge_merge_add(struct cw_edge_merge *m, const struct cw_wire_edge *w);
  * its oldest record); 0, or -1 after a message. */
 int cw_edge_merge_read(struct cw_edge_merge *m, const struct cw_kafka_conf *kc,
 		       const char *topic);
+/* The same through l, a log of the edges topic kept by the caller: a
+ * member that reads on at every snapshot connects once. */
+int cw_edge_merge_read_log(struct cw_edge_merge *m, struct cw_kafka_log *l);
 /* The merged edges, summed over buckets (or per bucket), to fn: fn's
  * first non-zero return, or -1 (out of memory). */
 int cw_edge_merge_each(struct cw_edge_merge *m, bool per_bucket, cw_edge_fn fn,

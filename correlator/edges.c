@@ -637,32 +637,38 @@ static int read_one(void *arg, int64_t at, const char *key, size_t key_len,
 	return cw_edge_merge_add(m, &msg.edge) ? -1 : 0;
 }
 
-int cw_edge_merge_read(struct cw_edge_merge *m, const struct cw_kafka_conf *kc,
-		       const char *topic)
+int cw_edge_merge_read_log(struct cw_edge_merge *m, struct cw_kafka_log *l)
 {
-	struct cw_kafka_log *l = cw_kafka_log_new(kc, topic);
-	int n, p, err = -1;
+	int n = cw_kafka_log_partitions(l), p;
 
-	if (!l)
+	if (n <= 0)
 		return -1;
-	n = cw_kafka_log_partitions(l);
 	if (n > m->npos) {
 		int64_t *pos = realloc(m->pos, (size_t)n * sizeof(*pos));
 
 		if (!pos)
-			goto out;
+			return cw_error("out of memory");
 		for (p = m->npos; p < n; p++)
 			pos[p] = 0;
 		m->pos = pos;
 		m->npos = n;
 	}
 	for (p = 0; p < n; p++) {
+		if (p < m->nskip && m->skip[p])
+			continue;
 		m->cur = p;
 		if (cw_kafka_log_read(l, p, m->pos[p], read_one, m))
-			goto out;
+			return -1;
 	}
-	err = n > 0 ? prune(m) : -1;
-out:
+	return prune(m);
+}
+
+int cw_edge_merge_read(struct cw_edge_merge *m, const struct cw_kafka_conf *kc,
+		       const char *topic)
+{
+	struct cw_kafka_log *l = cw_kafka_log_new(kc, topic);
+	int err = l ? cw_edge_merge_read_log(m, l) : -1;
+
 	cw_kafka_log_free(l);
 	if (err)
 		cw_error("unable to read the edge buckets of '%s'", topic);
