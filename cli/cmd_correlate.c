@@ -229,16 +229,14 @@ static uint64_t view_since(const struct cw_correlator *c,
  * that only owned partitions write to holds nothing this member keeps.
  * Should the count change, which partition held what before is unknown:
  * from then on every partition is read; while the input's count is not
- * known, this time.  0 or -1.
+ * known, this time.  e: the edges topic's partitions.  0 or -1.
  */
-static int skip_owned(struct cw_correlator *c, struct snapshot_ctx *s)
+static int skip_owned(struct cw_correlator *c, struct snapshot_ctx *s, int e)
 {
-	int e = cw_kafka_log_partitions(s->log), n = 0, p;
+	int n, p;
 	bool *skip;
 	size_t i;
 
-	if (e <= 0)
-		return -1;
 	if (s->nparts > 0 && s->nparts != e) {
 		cw_warn("%s: %d partitions, %d before: all of it is read from "
 			"now on", s->edges_topic, e, s->nparts);
@@ -283,6 +281,7 @@ static int read_fleet(struct cw_correlator *c, struct snapshot_ctx *s)
 {
 	struct cw_edge_merge *m = &s->merge;
 	uint64_t t0 = cw_now_mono_ns(), before;
+	int e;
 
 	if (own_partitions(c, s))
 		return -1;
@@ -290,10 +289,11 @@ static int read_fleet(struct cw_correlator *c, struct snapshot_ctx *s)
 		return cw_error("out of memory");
 	if (!s->log && !(s->log = cw_kafka_log_new(s->kc, s->edges_topic)))
 		return -1;
-	if (skip_owned(c, s))
+	e = cw_kafka_log_partitions(s->log);
+	if (e <= 0 || skip_owned(c, s, e))
 		return -1;
 	before = m->records + m->own + m->foreign + m->outside;
-	if (cw_edge_merge_read_log(m, s->log))
+	if (cw_edge_merge_read_log(m, s->log, e))
 		return cw_error("unable to read the edge buckets of '%s'",
 				s->edges_topic);
 	cw_debug("%s: %" PRIu64 " records read in %.3f s (%" PRIu64

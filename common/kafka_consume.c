@@ -544,56 +544,58 @@ fail:
 	return NULL;
 }
 
-/* The partitions of topic rkt (named name) as rk sees them, or -1. */
-static int topic_partitions(rd_kafka_t *rk, rd_kafka_topic_t *rkt,
-			    const char *name)
+/*
+ * How many partitions topic rkt has as rk sees it, asking once for at most
+ * timeout_ms: 0 when it has none yet (a topic just made has no leaders for
+ * a moment), -1 when the brokers did not say (*err says why).
+ */
+static int partitions_once(rd_kafka_t *rk, rd_kafka_topic_t *rkt,
+			   int timeout_ms, rd_kafka_resp_err_t *err)
 {
 	const struct rd_kafka_metadata *md;
-	rd_kafka_resp_err_t err;
-	int tries, n = -1;
+	int n = 0;
 
-	/* A topic just made has no leaders for a moment: ask again. */
-	for (tries = 0; tries < 50 && n < 0; tries++) {
-		err = rd_kafka_metadata(rk, 0, rkt, &md, 5000);
-		if (err) {
-			cw_error("kafka: no metadata for '%s': %s", name,
-				 rd_kafka_err2str(err));
-			return -1;
-		}
-		if (md->topic_cnt == 1 && !md->topics[0].err &&
-		    md->topics[0].partition_cnt > 0)
-			n = md->topics[0].partition_cnt;
-		rd_kafka_metadata_destroy(md);
-		if (n < 0)
-			usleep(100000);
-	}
-	if (n < 0)
-		cw_error("kafka: topic '%s' has no partitions", name);
+	*err = rd_kafka_metadata(rk, 0, rkt, &md, timeout_ms);
+	if (*err)
+		return -1;
+	if (md->topic_cnt == 1 && !md->topics[0].err &&
+	    md->topics[0].partition_cnt > 0)
+		n = md->topics[0].partition_cnt;
+	rd_kafka_metadata_destroy(md);
 	return n;
 }
 
 int cw_kafka_log_partitions(struct cw_kafka_log *l)
 {
-	return topic_partitions(l->prod, l->topic, l->name);
+	rd_kafka_resp_err_t err;
+	int tries, n = 0;
+
+	for (tries = 0; tries < 50 && !n; tries++) {
+		n = partitions_once(l->prod, l->topic, 5000, &err);
+		if (n < 0)
+			return cw_error("kafka: no metadata for '%s': %s",
+					l->name, rd_kafka_err2str(err));
+		if (!n)
+			usleep(100000);
+	}
+	if (!n)
+		return cw_error("kafka: topic '%s' has no partitions",
+				l->name);
+	return n;
 }
 
 int cw_kafka_consumer_partitions(struct cw_kafka_consumer *c,
 				 const char *topic, int timeout_ms)
 {
 	rd_kafka_topic_t *rkt = rd_kafka_topic_new(c->rk, topic, NULL);
-	const struct rd_kafka_metadata *md;
-	int n = -1;
+	rd_kafka_resp_err_t err;
+	int n;
 
 	if (!rkt)
 		return -1;
-	if (!rd_kafka_metadata(c->rk, 0, rkt, &md, timeout_ms)) {
-		if (md->topic_cnt == 1 && !md->topics[0].err &&
-		    md->topics[0].partition_cnt > 0)
-			n = md->topics[0].partition_cnt;
-		rd_kafka_metadata_destroy(md);
-	}
+	n = partitions_once(c->rk, rkt, timeout_ms, &err);
 	rd_kafka_topic_destroy(rkt);
-	return n;
+	return n > 0 ? n : -1;
 }
 
 int cw_kafka_log_put(struct cw_kafka_log *l, int32_t partition, const char *key,

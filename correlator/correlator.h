@@ -354,9 +354,11 @@ int cw_edge_merge_add(struct cw_edge_merge *m, const struct cw_wire_edge *w);
  * its oldest record); 0, or -1 after a message. */
 int cw_edge_merge_read(struct cw_edge_merge *m, const struct cw_kafka_conf *kc,
 		       const char *topic);
-/* The same through l, a log of the edges topic kept by the caller: a
- * member that reads on at every snapshot connects once. */
-int cw_edge_merge_read_log(struct cw_edge_merge *m, struct cw_kafka_log *l);
+/* The same through l, a log of the edges topic kept by the caller (a
+ * member that reads on at every snapshot connects once), whose n
+ * partitions (cw_kafka_log_partitions()) the caller asked for. */
+int cw_edge_merge_read_log(struct cw_edge_merge *m, struct cw_kafka_log *l,
+			   int n);
 /* The merged edges, summed over buckets (or per bucket), to fn: fn's
  * first non-zero return, or -1 (out of memory). */
 int cw_edge_merge_each(struct cw_edge_merge *m, bool per_bucket, cw_edge_fn fn,

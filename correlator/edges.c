@@ -637,9 +637,10 @@ static int read_one(void *arg, int64_t at, const char *key, size_t key_len,
 	return cw_edge_merge_add(m, &msg.edge) ? -1 : 0;
 }
 
-int cw_edge_merge_read_log(struct cw_edge_merge *m, struct cw_kafka_log *l)
+int cw_edge_merge_read_log(struct cw_edge_merge *m, struct cw_kafka_log *l,
+			   int n)
 {
-	int n = cw_kafka_log_partitions(l), p;
+	int p;
 
 	if (n <= 0)
 		return -1;
@@ -667,7 +668,8 @@ int cw_edge_merge_read(struct cw_edge_merge *m, const struct cw_kafka_conf *kc,
 		       const char *topic)
 {
 	struct cw_kafka_log *l = cw_kafka_log_new(kc, topic);
-	int err = l ? cw_edge_merge_read_log(m, l) : -1;
+	int err = l ? cw_edge_merge_read_log(m, l, cw_kafka_log_partitions(l))
+		    : -1;
 
 	cw_kafka_log_free(l);
 	if (err)
