@@ -28,30 +28,53 @@ struct rd {
 /* A canonical varint of at most 10 bytes (the tenth being 0 or 1). */
 static bool varint_long(struct rd *r, uint64_t *v)
 {
+	const uint8_t *p = r->p;
 	unsigned int shift = 0;
 	uint64_t x = 0;
 	uint8_t b;
 
-	do {
-		if (r->p == r->end || shift > 63)
+	if (r->end - p >= 10) {
+		/* Room for the longest: no bound to test on each byte. */
+		do {
+			b = *p++;
+			x |= (uint64_t)(b & 0x7f) << shift;
+			shift += 7;
+		} while ((b & 0x80) && shift < 70);
+		if ((b & 0x80) || (shift == 70 && b > 1))
 			return false;
-		b = *r->p++;
-		if (shift == 63 && b > 1)
-			return false;
-		x |= (uint64_t)(b & 0x7f) << shift;
-		shift += 7;
-	} while (b & 0x80);
+	} else {
+		do {
+			if (p == r->end || shift > 63)
+				return false;
+			b = *p++;
+			if (shift == 63 && b > 1)
+				return false;
+			x |= (uint64_t)(b & 0x7f) << shift;
+			shift += 7;
+		} while (b & 0x80);
+	}
 	if (!b && shift > 7)
 		return false; /* a needless trailing zero byte */
+	r->p = p;
 	*v = x;
 	return true;
 }
 
-/* Most are one byte: that case inline. */
+/* Most are one byte, many two: those cases inline. */
 static inline __attribute__((always_inline)) bool varint(struct rd *r,
 							 uint64_t *v)
 {
-	if (r->p < r->end && *r->p < 0x80) {
+	if (r->end - r->p >= 2) {
+		if (r->p[0] < 0x80) {
+			*v = *r->p++;
+			return true;
+		}
+		if (r->p[1] < 0x80 && r->p[1]) {
+			*v = (uint64_t)(r->p[0] & 0x7f) | (uint64_t)r->p[1] << 7;
+			r->p += 2;
+			return true;
+		}
+	} else if (r->p < r->end && *r->p < 0x80) {
 		*v = *r->p++;
 		return true;
 	}
@@ -73,7 +96,8 @@ static bool fixed64(struct rd *r, uint64_t *v)
 }
 
 /* A length-delimited field's bytes, as a reader of their own. */
-static bool delimited(struct rd *r, struct rd *sub)
+static inline __attribute__((always_inline)) bool delimited(struct rd *r,
+							    struct rd *sub)
 {
 	uint64_t n;
 
@@ -107,20 +131,43 @@ static bool skip(struct rd *r, unsigned int wire)
 	return false; /* groups, and the wire types that do not exist */
 }
 
+/*
+ * Are n bytes all printable ASCII (0x20 to 0x7e)?  Eight at a time: a
+ * word has a byte below 0x20 when subtracting 0x20 from each borrows into
+ * a byte whose top bit was clear, and one above 0x7e when adding 1 to
+ * each, or the byte itself, sets a top bit.  A carry or borrow between
+ * bytes starts only at a byte that is itself outside, so neither test
+ * ever says yes of a word that has none.
+ */
+static bool printable(const uint8_t *s, size_t n)
+{
+	const uint64_t ones = 0x0101010101010101ULL, tops = ones * 0x80;
+	uint64_t w, bad = 0;
+	size_t i = 0;
+
+	for (; i + 8 <= n; i += 8) {
+		memcpy(&w, s + i, 8);
+		bad |= ((w - ones * 0x20) & ~w) | (w + ones) | w;
+	}
+	if (bad & tops)
+		return false;
+	for (; i < n; i++)
+		if (s[i] < 0x20 || s[i] > 0x7e)
+			return false;
+	return true;
+}
+
 /* A name of printable ASCII shorter than cap, copied with its NUL. */
 static bool name(struct rd *r, char *dst, size_t cap)
 {
 	struct rd s;
-	size_t n, i;
+	size_t n;
 
 	if (!delimited(r, &s))
 		return false;
 	n = (size_t)(s.end - s.p);
-	if (n >= cap)
+	if (n >= cap || !printable(s.p, n))
 		return false;
-	for (i = 0; i < n; i++)
-		if (s.p[i] < 0x20 || s.p[i] > 0x7e)
-			return false;
 	memcpy(dst, s.p, n);
 	dst[n] = 0;
 	return true;

@@ -4,6 +4,7 @@
  * common/wire_put.c) against protobuf-c's way: the same records, the same
  * bytes, and what the reader must leave to protobuf-c.
  */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -116,6 +117,96 @@ static void test_fast(void)
 	msg[3] = 0x5a; /* host */
 	CHECK(cw_wire_decode_conn_fast(msg, 5, &a) == 0);
 	CHECK(cw_wire_decode(msg, 5, &a, NULL, 0) == CW_WIRE_HOST);
+}
+
+/* Does the direct reader take msg exactly when its every name byte is
+ * printable, and then give protobuf-c's record? */
+static void check_agrees(const uint8_t *msg, size_t n, bool take)
+{
+	static struct cw_wire_msg a, b;
+	int fast = cw_wire_decode_conn_fast(msg, n, &a);
+
+	CHECK(fast == (take ? CW_WIRE_CONN : 0));
+	if (fast == CW_WIRE_CONN) {
+		CHECK(cw_wire_decode_pb(msg, n, &b, NULL, 0) == CW_WIRE_CONN);
+		CHECK(memcmp(&a.conn, &b.conn, sizeof(a.conn)) == 0);
+	}
+}
+
+/*
+ * Names are checked eight bytes at a time: every byte value at every
+ * place of names of 1 to 20 bytes (a word, a tail, both), so that a byte
+ * just outside the printable range (0x1f, 0x7f) or far outside (0x00,
+ * 0x80, 0xff) is caught wherever it is, beside neighbours that borrow or
+ * carry.
+ */
+static void test_fast_names(void)
+{
+	uint8_t body[64], msg[80];
+	size_t len, at, i;
+	unsigned int v;
+
+	for (len = 1; len <= 20; len++)
+		for (i = 0; i < len; i++)
+			for (v = 0; v < 256; v++) {
+				body[0] = 0x0a; /* host */
+				body[1] = (uint8_t)len;
+				memset(body + 2, i % 2 ? 0x7e : 0x20, len);
+				body[2 + i] = (uint8_t)v;
+				at = envelope(body, len + 2, msg);
+				check_agrees(msg, at, v >= 0x20 && v <= 0x7e);
+			}
+}
+
+/*
+ * Varints of every length, taken with room for the longest behind them
+ * and without: canonical ones read as protobuf-c reads them, a needless
+ * zero byte or an eleventh byte declined.
+ */
+static void test_fast_varints(void)
+{
+	uint8_t body[64], msg[80];
+	size_t at, k, i, pad;
+	uint64_t v;
+
+	for (k = 1; k <= 10; k++)
+		for (pad = 0; pad <= 10; pad += 10) {
+			/* bytes_out (field 11) with k bytes: 2^(7(k-1)) + 5 */
+			v = k == 1 ? 5 : (1ULL << (7 * (k - 1))) + 5;
+			at = 0;
+			body[at++] = 0x58;
+			for (i = 0; i < k; i++, v >>= 7)
+				body[at++] = (uint8_t)((v & 0x7f) |
+						       (i + 1 < k ? 0x80 : 0));
+			if (pad) { /* an unknown field 30 of pad bytes */
+				body[at++] = 0xf2;
+				body[at++] = 0x01;
+				body[at++] = (uint8_t)pad;
+				memset(body + at, 'x', pad);
+				at += pad;
+			}
+			check_agrees(msg, envelope(body, at, msg), true);
+			/* The same value with a needless zero byte after. */
+			if (k < 10) {
+				body[k] |= 0x80;
+				memmove(body + k + 2, body + k + 1, at - k - 1);
+				body[k + 1] = 0;
+				check_agrees(msg, envelope(body, at + 1, msg),
+					     false);
+			}
+		}
+	/* Ten bytes whose last is over 1, and eleven bytes: too long. */
+	at = 0;
+	body[at++] = 0x58;
+	for (i = 0; i < 9; i++)
+		body[at++] = 0xff;
+	body[at++] = 0x02;
+	for (pad = 0; pad < 12; pad++)
+		body[at + pad] = 0x20; /* unread: the varint fails first */
+	check_agrees(msg, envelope(body, at, msg), false);
+	body[at - 1] = 0xff;
+	body[at++] = 0x01;
+	check_agrees(msg, envelope(body, at, msg), false);
 }
 
 /* Both writers give m the same bytes. */
@@ -240,6 +331,8 @@ static void test_put(void)
 int main(void)
 {
 	test_fast();
+	test_fast_names();
+	test_fast_varints();
 	test_put();
 	if (failures) {
 		fprintf(stderr, "%d checks failed\n", failures);
