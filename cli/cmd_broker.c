@@ -30,7 +30,8 @@ static void on_usr(int sig)
 static void usage(FILE *fp)
 {
 	fprintf(fp,
-		"usage: causeway broker [--brokers N] [--duration D]\n\n"
+		"usage: causeway broker [--brokers N] [--duration D] "
+		"[--topic NAME:N]...\n\n"
 		"Run an embedded Kafka broker (librdkafka's mock cluster, in\n"
 		"memory, no persistence) and print its bootstrap address on\n"
 		"stdout.  Agents and correlators use it like any broker.\n"
@@ -38,9 +39,15 @@ static void usage(FILE *fp)
 		"SIGINT/SIGTERM stop it.\n\n"
 		"  -b, --brokers N    brokers in the cluster (1 to 9, default "
 		"1)\n"
-		"  -d, --duration D   stop after D (default: at a signal)\n\n"
+		"  -d, --duration D   stop after D (default: at a signal)\n"
+		"  -t, --topic NAME:N create topic NAME with N partitions (1 "
+		"to 1024)\n"
+		"                     before any client connects; others are\n"
+		"                     made on first use with 4 (repeatable)\n\n"
 		"Examples:\n"
 		"  causeway broker > /tmp/bootstrap &\n"
+		"  causeway broker -t causeway.conns:16 -t causeway.edges:16 "
+		"> /tmp/bootstrap &\n"
 		"  causeway agent --kafka $(cat /tmp/bootstrap)\n");
 }
 
@@ -56,10 +63,48 @@ static void set_all(int n, bool up)
 	cw_info("brokers %s", up ? "up" : "down");
 }
 
+#define MAX_TOPICS 16
+
 struct broker_args {
 	uint64_t n;	   /* brokers */
 	uint64_t duration; /* ns; 0: until a signal */
+	struct {
+		char name[250]; /* Kafka's longest name, 249, and a NUL */
+		uint64_t partitions;
+	} topic[MAX_TOPICS];
+	size_t ntopics;
 };
+
+/* "NAME:N" into the next topic: a legal Kafka name, 1 to 1024; 0 or -1. */
+static int topic_opt(struct broker_args *a, const char *arg)
+{
+	const char *colon = strrchr(arg, ':');
+	size_t n = colon ? (size_t)(colon - arg) : 0, i;
+
+	if (a->ntopics == MAX_TOPICS)
+		return cw_error("--topic '%s': at most %d topics", arg,
+				MAX_TOPICS);
+	if (!colon || !n)
+		return cw_error("--topic '%s': want NAME:PARTITIONS", arg);
+	if (n >= sizeof(a->topic[0].name) ||
+	    (n <= 2 && arg[0] == '.' && arg[n - 1] == '.'))
+		return cw_error("--topic '%s': not a Kafka topic name (1 to "
+				"249 characters, not . or ..)",
+				arg);
+	for (i = 0; i < n; i++)
+		if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+			    "0123456789._-",
+			    arg[i]))
+			return cw_error("--topic '%s': '%c' is not allowed in "
+					"a topic name (letters, digits, . _ -)",
+					arg, arg[i]);
+	if (cw_parse_u64(colon + 1, 1, 1024, &a->topic[a->ntopics].partitions))
+		return cw_error("--topic '%s': want 1 to 1024 partitions", arg);
+	memcpy(a->topic[a->ntopics].name, arg, n);
+	a->topic[a->ntopics].name[n] = 0;
+	a->ntopics++;
+	return 0;
+}
 
 static int broker_opt(void *ctx, int c, const char *arg)
 {
@@ -73,6 +118,8 @@ static int broker_opt(void *ctx, int c, const char *arg)
 	case 'd':
 		return cli_duration("--duration", arg, NSEC_PER_MSEC,
 				    365 * 86400 * NSEC_PER_SEC, &a->duration);
+	case 't':
+		return topic_opt(a, arg);
 	}
 	return -1;
 }
@@ -81,15 +128,17 @@ int cmd_broker(int argc, char **argv)
 {
 	static const struct option opts[] = {{"brokers", 1, 0, 'b'},
 					     {"duration", 1, 0, 'd'},
+					     {"topic", 1, 0, 't'},
 					     {"help", 0, 0, 'h'},
 					     {0}};
 	struct broker_args a = {.n = 1};
 	struct sigaction sa = {.sa_handler = on_usr};
 	char bootstrap[256];
 	uint64_t start;
+	size_t i;
 	int rc;
 
-	rc = cli_getopt("broker", argc, argv, "b:d:h", opts, broker_opt, &a,
+	rc = cli_getopt("broker", argc, argv, "b:d:t:h", opts, broker_opt, &a,
 			usage);
 	if (rc)
 		return rc == 1 ? 0 : 2;
@@ -101,6 +150,13 @@ int cmd_broker(int argc, char **argv)
 	sigaction(SIGUSR2, &sa, NULL);
 	if (cw_kafka_mock_start((int)a.n, bootstrap, sizeof(bootstrap)))
 		return 1;
+	/* Before the address is out: no client can have made them first. */
+	for (i = 0; i < a.ntopics; i++)
+		if (cw_kafka_mock_topic_create(a.topic[i].name,
+					       (int)a.topic[i].partitions)) {
+			cw_kafka_mock_stop();
+			return 1;
+		}
 	printf("%s\n", bootstrap);
 	fflush(stdout);
 	start = cw_now_mono_ns();

@@ -114,7 +114,17 @@ note "graph: $conns connections paired, none alone"
 
 # The same through Kafka: the embedded broker, the agents' producer, a
 # correlator.  Small enough that the broker's retention keeps it whole.
-"$CW" broker >"$T_TMP/boot" 2>"$T_TMP/broker.log" &
+# The records' topic made by the broker with 6 partitions, not the 4 a
+# topic gets on first use: the correlator must start all 6.
+for bad in "-t conns" "-t :3" "-t a/b:3" "-t ..:3" "-t conns:0" "-t conns:1025"; do
+	# shellcheck disable=SC2086 # each case is a list of options
+	"$CW" broker $bad -d 1s >/dev/null 2>"$T_TMP/bad.log"
+	rc=$?
+	[ "$rc" = 2 ] || fail "broker $bad: exit $rc, want 2"
+	[ "$(wc -l <"$T_TMP/bad.log")" = 1 ] ||
+		fail "broker $bad: not one line: $(cat "$T_TMP/bad.log")"
+done
+"$CW" broker -t causeway.conns:6 >"$T_TMP/boot" 2>"$T_TMP/broker.log" &
 bg_pid $!
 wait_file "$T_TMP/boot"
 BOOT=$(cat "$T_TMP/boot")
@@ -138,6 +148,9 @@ printf 'session.timeout.ms=6000\nheartbeat.interval.ms=500\n' >"$T_TMP/kafka.pro
 	fail "correlate failed: $(cat "$T_TMP/corr.log")"
 applied=$(sed -n 's/.* \([0-9]*\) records applied.*/\1/p' "$T_TMP/corr.log")
 check_eq "records applied" "$applied" "$krecords"
+started=$(sed -n 's/.*state: .* \([0-9]*\) started afresh.*/\1/p' "$T_TMP/corr.log")
+check_eq "partitions the correlator started (broker -t causeway.conns:6)" \
+	"$started" 6
 pairing "$kconns" "$kc2s" "$ks2c" "$T_TMP/corr.json" ||
 	fail "the correlator did not pair the churn completely: $(cat "$T_TMP/corr.log")"
 note "correlate: $krecords records from the broker, $kconns connections paired"
