@@ -317,6 +317,14 @@ int cw_wire_encode_edge_fast(const struct cw_wire_edge *e, uint8_t **buf,
 int cw_wire_encode_state_fast(const struct cw_wire_state *st, uint8_t **buf,
 			      size_t *len);
 int cw_wire_encode_pb(const struct cw_wire_msg *m, uint8_t **buf, size_t *len);
+/*
+ * An edge bucket's Envelope written into the caller's buffer, for a writer
+ * whose transport copies the bytes (a Kafka log): no allocation.  The same
+ * bytes as cw_wire_encode(); 0 with *len, -1 never (the room holds any).
+ */
+#define CW_WIRE_EDGE_ROOM 3200
+int cw_wire_encode_edge_to(const struct cw_wire_edge *e,
+			   uint8_t buf[CW_WIRE_EDGE_ROOM], size_t *len);
 int cw_wire_encode_conn(const struct cw_conn_record *r, uint8_t **buf,
 			size_t *len);
 /*

@@ -327,20 +327,17 @@ static void put_state(struct wr *w, const struct cw_wire_state *st)
 
 /*
  * The Envelope around one of a connection record, an edge bucket and a
- * checkpoint chunk, with room for cap bytes: 0, -1 (out of memory), or 1
- * (no room: never, with the callers' caps).
+ * checkpoint chunk, into b's cap bytes: 0 with *len, or 1 (no room:
+ * never, with the callers' caps).
  */
-static int put_envelope(const struct cw_conn_record *conn,
-			const struct cw_wire_edge *edge,
-			const struct cw_wire_state *state, size_t cap,
-			uint8_t **buf, size_t *len)
+static int put_into(const struct cw_conn_record *conn,
+		    const struct cw_wire_edge *edge,
+		    const struct cw_wire_state *state, uint8_t *b, size_t cap,
+		    size_t *len)
 {
 	struct wr w;
-	uint8_t *b = malloc(cap);
 	struct msg body;
 
-	if (!b)
-		return -1;
 	w.p = b;
 	w.end = b + cap;
 	w.over = false;
@@ -356,11 +353,28 @@ static int put_envelope(const struct cw_conn_record *conn,
 		put_state(&w, state);
 	}
 	close_msg(&w, body);
-	if (w.over) {
-		free(b);
+	if (w.over)
 		return 1;
-	}
 	*len = (size_t)(w.p - b);
+	return 0;
+}
+
+/* The same in a buffer of its own: 0, -1 (out of memory), or 1. */
+static int put_envelope(const struct cw_conn_record *conn,
+			const struct cw_wire_edge *edge,
+			const struct cw_wire_state *state, size_t cap,
+			uint8_t **buf, size_t *len)
+{
+	uint8_t *b = malloc(cap);
+	int ret;
+
+	if (!b)
+		return -1;
+	ret = put_into(conn, edge, state, b, cap, len);
+	if (ret) {
+		free(b);
+		return ret;
+	}
 	/* Buffers may wait long in a producer's queue: keep only what is
 	 * used (a shrink in place, no copy). */
 	*buf = realloc(b, *len);
@@ -383,8 +397,15 @@ int cw_wire_encode_conn_fast(const struct cw_conn_record *r, uint8_t **buf,
 int cw_wire_encode_edge_fast(const struct cw_wire_edge *e, uint8_t **buf,
 			     size_t *len)
 {
-	return put_envelope(NULL, e, NULL, ROOM(struct cw_wire_edge) + 64,
-			    buf, len);
+	return put_envelope(NULL, e, NULL, CW_WIRE_EDGE_ROOM, buf, len);
+}
+
+int cw_wire_encode_edge_to(const struct cw_wire_edge *e,
+			   uint8_t buf[CW_WIRE_EDGE_ROOM], size_t *len)
+{
+	_Static_assert(CW_WIRE_EDGE_ROOM >= ROOM(struct cw_wire_edge) + 64,
+		       "CW_WIRE_EDGE_ROOM holds every edge bucket");
+	return put_into(NULL, e, NULL, buf, CW_WIRE_EDGE_ROOM, len) ? -1 : 0;
 }
 
 int cw_wire_encode_state_fast(const struct cw_wire_state *st, uint8_t **buf,

@@ -109,9 +109,9 @@ static int put_set(struct cw_correlator *c, struct cw_part_state *ps,
 		   struct batch_edge **e, size_t lo, size_t hi)
 {
 	static struct cw_wire_msg m;
+	static uint8_t buf[CW_WIRE_EDGE_ROOM]; /* the log copies it */
 	char key[CW_WIRE_NAME_MAX + 48];
 	size_t i;
-	uint8_t *buf;
 	size_t len;
 	int err = 0;
 
@@ -133,13 +133,11 @@ static int put_set(struct cw_correlator *c, struct cw_part_state *ps,
 		m.edge.server = *e[i]->server;
 		m.edge.t = e[i]->t;
 		m.edge.set_index = (uint32_t)(i - lo);
-		if (cw_wire_encode(&m, &buf, &len))
-			return cw_error(
-				"out of memory encoding an edge bucket");
+		if (cw_wire_encode_edge_to(&m.edge, buf, &len))
+			return cw_error("an edge bucket too large to encode");
 		err = cw_kafka_log_put(c->edges_log,
 				       ps->partition % c->edges_partitions, key,
 				       buf, len);
-		free(buf);
 		c->edge_records += !err;
 	}
 	return err;

@@ -222,6 +222,14 @@ static void check_same_bytes(const struct cw_wire_msg *m)
 		       : cw_wire_encode_state_fast(&m->state, &a, &na)) == 0);
 	CHECK(cw_wire_encode_pb(m, &b, &nb) == 0);
 	CHECK(a && b && na == nb && memcmp(a, b, na) == 0);
+	if (m->kind == CW_WIRE_EDGE) {
+		/* Into the caller's buffer: the same bytes. */
+		static uint8_t to[CW_WIRE_EDGE_ROOM];
+		size_t nt = 0;
+
+		CHECK(cw_wire_encode_edge_to(&m->edge, to, &nt) == 0);
+		CHECK(b && nt == nb && memcmp(to, b, nb) == 0);
+	}
 	free(a);
 	free(b);
 }
@@ -326,6 +334,14 @@ static void test_put(void)
 	m.edge.partition = -2;
 	check_same_bytes(&m);
 	test_put_state(&m.edge);
+	/* The largest edge bucket there is: every name full, with no NUL,
+	 * every number at its widest (CW_WIRE_EDGE_ROOM must hold it). */
+	memset(&m.edge, 0xff, sizeof(m.edge));
+	m.edge.client.kind = m.edge.server.kind = CW_EDGE_NODE_PROCESS;
+	m.edge.client.addr.family = m.edge.server.addr.family = 6;
+	m.edge.sealed = true;
+	m.edge.t.has_sampled = 1;
+	check_same_bytes(&m);
 }
 
 int main(void)
