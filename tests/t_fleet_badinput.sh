@@ -38,7 +38,7 @@ agent() {	# NS HOSTID: one agent scoped to NS, publishing to the broker
 	AGENTS+=($!)
 	bg_pid $!
 	for _ in $(seq 1 200); do
-		grep -q "agent on host" "$T_TMP/agent-$2.log" && return 0
+		grep -qs "agent on host" "$T_TMP/agent-$2.log" && return 0
 		sleep 0.05
 	done
 	fail "agent $2 did not start: $(cat "$T_TMP/agent-$2.log")"

@@ -26,7 +26,7 @@ agent() {
 		2>"$T_TMP/agent-$host.log" &
 	bg_pid $!
 	for _ in $(seq 1 200); do
-		grep -q "agent on host" "$T_TMP/agent-$host.log" && return 0
+		grep -qs "agent on host" "$T_TMP/agent-$host.log" && return 0
 		sleep 0.05
 	done
 	fail "agent $host did not start: $(cat "$T_TMP/agent-$host.log")"

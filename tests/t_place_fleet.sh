@@ -90,7 +90,7 @@ agent() {	# HOST [kafka args...]
 		"$@" 2>"$T_TMP/agent-$h.log" &
 	bg_pid $!
 	for _ in $(seq 1 200); do
-		grep -q "agent on host" "$T_TMP/agent-$h.log" && return 0
+		grep -qs "agent on host" "$T_TMP/agent-$h.log" && return 0
 		sleep 0.05
 	done
 	fail "agent $h did not start: $(cat "$T_TMP/agent-$h.log")"
