@@ -5,27 +5,40 @@
 # correlator before issue 16), and the time to restore a partition's
 # checkpoint.
 #
-# The stream is connection churn (`causeway simulate --churn`: 1,000
-# hosts with 5 live connections each, an hour of opens, updates and
-# closes), published unpaced to the embedded broker (`causeway broker`,
-# librdkafka's mock cluster on loopback, lz4) through the agents'
-# producer; a second broker holds the first quarter of the same span.
+# Two streams of connection churn (`causeway simulate --churn`),
+# published unpaced to the embedded broker (`causeway broker`,
+# librdkafka's mock cluster on loopback, lz4; the records' topic made
+# with 16 partitions, so that a stream of 400,000 records fits the
+# about 5 MiB a partition the mock keeps) through the agents' producer,
+# each span on one broker and its first quarter on another:
+#  - churn: 1,000 hosts with 5 live connections each, four hours, every
+#    end reporting every 10 minutes (simulate's default): two or three
+#    records an end, nearly every record an open or a close.  The worst
+#    case: each record makes or ends an end, and its edge is written.
+#  - steady: 20 hosts with 25 live connections each living about a
+#    minute, every end reporting every second (the agent's default
+#    --interval, for a connection active all its life): about 60
+#    records an end, most of them updates.
 # The floor beside them: bench/consume.c, a group member configured as
 # the correlator's that reads the records and does nothing else: what
 # no work in the correlator can take away.
 # Each round runs one correlator of each mode on each broker,
-# alternating, each in a new group reading the whole topic; its CPU time
-# (user + system, all threads, from wait4(): /usr/bin/time rounds to
-# 10 ms, a tenth of a small run) is what it cost.  The
-# difference between the two streams' CPU over the difference in records
-# is the cost per record with the group join and the idling until --idle
-# ends taken out (the same in both); records/s per core is its inverse.
-# Both streams fit the broker's retention (about 5 MiB a partition).
+# alternating, each in a new group reading the whole topic, pinned to
+# CPU 0 with all its threads (DESIGN.md: costs per operation are measured
+# pinned; the brokers run on the other CPU); its CPU time (user + system,
+# all threads, from wait4(): /usr/bin/time rounds to 10 ms, a tenth of a
+# small run) is what it cost.  The
+# difference between a shape's two streams' CPU over the difference in
+# records is the cost per record with the group join and the idling
+# until --idle ends taken out (the same in both); records/s per core is
+# its inverse.  A stream that does not fit the broker's retention
+# whole fails the bench (records applied must equal those published).
 # Restore: a second correlator of a checkpointing group restores the
 # state its predecessor left (its "state:" line gives ends and seconds).
 # Medians over rounds.
 #
-#   bench/run.sh bench_correlate   (ROUNDS=4 HOSTS=1000 LIVE=5 SPAN=1h
+#   bench/run.sh bench_correlate   (ROUNDS=9 HOSTS=1000 LIVE=5 SPAN=4h
+#                                   SHOSTS=20 SLIVE=25 SSPAN=400s
 #                                   RROUNDS=2 RHOSTS=200 RCONNS=60)
 #
 # No -o: ingest alone (the snapshot files are written on a thread of
@@ -33,43 +46,60 @@
 # slowed by other work on the machine costs more CPU per record: hence
 # several rounds, medians and the range.
 . "$(dirname "$0")/../tests/lib.sh"
-need_cmd python3 gcc
-ROUNDS=${ROUNDS:-4}
+need_cmd python3 gcc taskset
+ROUNDS=${ROUNDS:-9}
 RROUNDS=${RROUNDS:-2}
 HOSTS=${HOSTS:-1000}
 LIVE=${LIVE:-5}
-SPAN=${SPAN:-1h}
+SPAN=${SPAN:-4h}
+SHOSTS=${SHOSTS:-20}
+SLIVE=${SLIVE:-25}
+SSPAN=${SSPAN:-400s}
 RHOSTS=${RHOSTS:-200}	# the restore stream: a checkpoint must fit the
 RCONNS=${RCONNS:-60}	# broker's 5 MiB a partition whole
 printf 'session.timeout.ms=6000\nheartbeat.interval.ms=500\n' \
 	>"$T_TMP/kafka.properties"
 
-# broker NAME DURATION: a broker holding DURATION of the churn; sets
-# BOOT_NAME and RECORDS_NAME.
+# broker NAME DURATION SIMULATE_OPTION...: a broker holding DURATION of
+# a churn; sets BOOT_NAME and RECORDS_NAME.
 broker() {
-	"$CW" broker >"$T_TMP/boot-$1" 2>"$T_TMP/broker-$1.log" &
+	local name=$1 span=$2
+	shift 2
+	taskset -c 1 "$CW" broker -t causeway.conns:16 >"$T_TMP/boot-$name" \
+		2>"$T_TMP/broker-$name.log" &
 	bg_pid $!
-	wait_file "$T_TMP/boot-$1"
-	printf -v "BOOT_$1" '%s' "$(cat "$T_TMP/boot-$1")"
-	"$CW" simulate --churn -H "$HOSTS" -L "$LIVE" -d "$2" -s 5 \
-		--kafka "$(cat "$T_TMP/boot-$1")" --speedup 0 2>"$T_TMP/sim-$1.log" ||
-		fail "simulate failed: $(cat "$T_TMP/sim-$1.log")"
-	printf -v "RECORDS_$1" '%s' "$(sed -n \
-		's/.* \([0-9]*\) records published.*/\1/p' "$T_TMP/sim-$1.log")"
+	wait_file "$T_TMP/boot-$name"
+	printf -v "BOOT_$name" '%s' "$(cat "$T_TMP/boot-$name")"
+	"$CW" simulate --churn "$@" -d "$span" -s 5 \
+		--kafka "$(cat "$T_TMP/boot-$name")" --speedup 0 2>"$T_TMP/sim-$name.log" ||
+		fail "simulate failed: $(cat "$T_TMP/sim-$name.log")"
+	printf -v "RECORDS_$name" '%s' "$(sed -n \
+		's/.* \([0-9]*\) records published.*/\1/p' "$T_TMP/sim-$name.log")"
 }
-# A quarter of the span, in seconds with a unit cw_parse_duration reads.
-span_s=$(python3 -c 'import sys
+# quarter SPAN: a quarter of SPAN, in seconds with a unit
+# cw_parse_duration reads.
+quarter() {
+	python3 -c 'import sys
 u = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 v = sys.argv[1]
-print(int(float(v[:-1]) * u[v[-1]] if v[-1] in u else int(v)) // 4)' "$SPAN")
+print("%ds" % ((int(float(v[:-1]) * u[v[-1]]) if v[-1] in u else int(v)) // 4))' "$1"
+}
 BB=$T_TMP/bin
 mkdir -p "$BB"
 gcc -O2 -Wall -o "$BB/consume" "$CW_ROOT/bench/consume.c" -lrdkafka ||
 	fail "unable to build bench/consume.c"
-broker big "$SPAN"
-broker small "${span_s}s"
-# shellcheck disable=SC2154 # set by broker() through printf -v
-echo "streams: $RECORDS_big and $RECORDS_small records" >&2
+CHURN=(-H "$HOSTS" -L "$LIVE")
+STEADY=(-H "$SHOSTS" -L "$SLIVE" --lifetime 1m -i 1s)
+broker churn_big "$SPAN" "${CHURN[@]}"
+broker churn_small "$(quarter "$SPAN")" "${CHURN[@]}"
+broker steady_big "$SSPAN" "${STEADY[@]}"
+broker steady_small "$(quarter "$SSPAN")" "${STEADY[@]}"
+STREAMS="churn_big churn_small steady_big steady_small"
+for st in $STREAMS; do
+	n="RECORDS_$st"
+	echo "stream $st: ${!n} records" >&2
+	echo "$st ${!n}" >>"$T_TMP/records"
+done
 
 # cpu_time FILE CMD...: run CMD; its CPU seconds (user + system, its
 # threads and children) into FILE, to the microsecond.  CMD's status.
@@ -86,13 +116,13 @@ run() {
 	local group="$1-$2-$3" opt="" boot="BOOT_$3"
 	[ "$1" = none ] && opt=--no-checkpoints
 	if [ "$1" = floor ]; then
-		cpu_time "$T_TMP/time-$group" "$BB/consume" "${!boot}" causeway.conns "$group" \
+		cpu_time "$T_TMP/time-$group" taskset -c 0 "$BB/consume" "${!boot}" causeway.conns "$group" \
 			"$T_TMP/kafka.properties" 6000 >"$T_TMP/n-$group" \
 			2>"$T_TMP/log-$group" || fail "consume failed: $(cat "$T_TMP/log-$group")"
 		echo "$(cat "$T_TMP/time-$group") $(cat "$T_TMP/n-$group")"
 		return
 	fi
-	cpu_time "$T_TMP/time-$group" "$CW" correlate --kafka "${!boot}" --kafka-config "$T_TMP/kafka.properties" \
+	cpu_time "$T_TMP/time-$group" taskset -c 0 "$CW" correlate --kafka "${!boot}" --kafka-config "$T_TMP/kafka.properties" \
 		--group "$group" --from-beginning --no-paths --idle 6s $opt \
 		>/dev/null 2>"$T_TMP/log-$group" || fail "correlate failed: $(cat "$T_TMP/log-$group")"
 	echo "$(cat "$T_TMP/time-$group") $(sed -n \
@@ -101,9 +131,9 @@ run() {
 
 for r in $(seq 1 "$ROUNDS"); do
 	for m in floor none ckpt; do
-		for st in big small; do
+		for st in $STREAMS; do
 			want="RECORDS_$st"
-			read -r cpu n <<<"$(run $m $r $st)"
+			read -r cpu n <<<"$(run "$m" "$r" "$st")"
 			[ "$n" = "${!want}" ] || fail "$m round $r applied $n of ${!want}"
 			echo "$m $st $cpu" >>"$T_TMP/cpu"
 			echo "round $r $m $st: $cpu s CPU, $n records" >&2
@@ -131,73 +161,92 @@ for r in $(seq 1 "$RROUNDS"); do
 	echo "restore round $r: $(tail -n 1 "$T_TMP/restore")" >&2
 done
 
-python3 - "$T_TMP/cpu" "$T_TMP/restore" "$RECORDS_big" "$RECORDS_small" \
-	"$HOSTS" "$LIVE" "$SPAN" <<'PY'
+python3 - "$T_TMP/cpu" "$T_TMP/restore" "$T_TMP/records" \
+	"$HOSTS" "$LIVE" "$SPAN" "$SHOSTS" "$SLIVE" "$SSPAN" <<'PY'
 import statistics, sys
 cpu = {}
 for line in open(sys.argv[1]):
     m, st, c = line.split()
     cpu.setdefault((m, st), []).append(float(c))
-nb, ns = int(sys.argv[3]), int(sys.argv[4])
-hosts, live, span = sys.argv[5:8]
+rec = dict((l.split()[0], int(l.split()[1])) for l in open(sys.argv[3]))
+hosts, live, span, shosts, slive, sspan = sys.argv[4:10]
 rest = [tuple(map(float, l.split())) for l in open(sys.argv[2]) if l.strip()]
-rounds = len(cpu[("none", "big")])
+rounds = len(cpu[("none", "churn_big")])
 
-def marginal(m):
+def marginal(m, shape):
     # per round: the big stream's CPU less the small one's, per record
-    return [(b - s) / (nb - ns) for b, s in zip(cpu[(m, "big")],
-                                                 cpu[(m, "small")])]
+    nb, ns = rec[shape + "_big"], rec[shape + "_small"]
+    return [(b - s) / (nb - ns) for b, s in zip(cpu[(m, shape + "_big")],
+                                                 cpu[(m, shape + "_small")])]
 
-def row(name, m):
-    per = marginal(m)
+def row(shape, name, m):
+    per = marginal(m, shape)
     med = statistics.median(per)
-    whole = statistics.median(cpu[(m, "big")])
-    return "| %s | %.2f us [%.2f, %.2f] | %.0f | %.3f s | %.0f |" % (
-        name, med * 1e6, min(per) * 1e6, max(per) * 1e6, 1 / med, whole,
-        nb / whole)
+    whole = statistics.median(cpu[(m, shape + "_big")])
+    return "| %s | %s | %.2f us [%.2f, %.2f] | %.0f | %.3f s | %.0f |" % (
+        shape, name, med * 1e6, min(per) * 1e6, max(per) * 1e6, 1 / med,
+        whole, rec[shape + "_big"] / whole)
+
+def med(m, shape):
+    return statistics.median(marginal(m, shape))
 
 print("<!-- bench_correlate -->")
 print("## Correlator ingest and state in Kafka (`bench/bench_correlate.sh`)")
 print()
 print("Command: `bench/run.sh bench_correlate` (ROUNDS=%d HOSTS=%s LIVE=%s "
-      "SPAN=%s)." % (rounds, hosts, live, span))
-print("Connection churn from `causeway simulate --churn -H %s -L %s` (opens,"
-      % (hosts, live))
-print("updates every 10 minutes, closes): %s on one embedded broker (%d"
-      % (span, nb))
-print("records), its first quarter on another (%d records).  One correlator"
-      % ns)
-print("per mode, stream and round (alternating, each its own group, reading")
-print("the whole topic, default snapshots every 10 s): CPU time (user +")
-print("system, all threads) of ingest: records read, decoded, paired,")
-print("folded into buckets, checkpointed, the buckets written to P.edges")
-print("and the graph built once at the end; no `-o` (with it, edges.json")
-print("and graph.dot are written on a thread of their own, 2 s of CPU for")
-print("this graph through cgraph, and the end's graph once more before the")
-print("command exits).  Per record: the two streams' CPU difference over")
-print("their records' difference, which takes the group join, the final")
-print("graph and the 6 s of idling out; records/s per core is its inverse")
-print("(the aim is 500,000).  Median [min, max] over rounds; the whole")
-print("run's figure beside it includes the fixed costs.  The floor is")
-print("`bench/consume.c`: a librdkafka group member configured as the")
-print("correlator's that reads the same records and does nothing with them.")
+      "SPAN=%s SHOSTS=%s SLIVE=%s SSPAN=%s)." % (rounds, hosts, live, span,
+                                                shosts, slive, sspan))
+print("Two streams from `causeway simulate --churn`, each span on one")
+print("embedded broker and its first quarter on another (the records'")
+print("topic made with 16 partitions, `causeway broker -t")
+print("causeway.conns:16`, so that each stream fits the broker whole):")
 print()
-print("| mode | CPU per record | records/s per core | whole run CPU "
+print("- *churn*: `-H %s -L %s`, %s: connections living about 20 minutes"
+      % (hosts, live, span))
+print("  whose ends report every 10 minutes, two or three records an end")
+print("  (%d and %d records).  The worst case: nearly every record opens or"
+      % (rec["churn_big"], rec["churn_small"]))
+print("  closes an end, and each connection is an edge of its own.")
+print("- *steady*: `-H %s -L %s --lifetime 1m -i 1s`, %s: ends reporting"
+      % (shosts, slive, sspan))
+print("  every second, the agent's default `--interval` for a connection")
+print("  active all its life, about 60 records an end (%d and %d records)."
+      % (rec["steady_big"], rec["steady_small"]))
+print()
+print("One correlator per mode, stream and round (alternating, each its")
+print("own group, reading the whole topic, pinned to CPU 0 with its")
+print("threads; the brokers on the other CPU): CPU time (user + system, all")
+print("threads) of ingest: records read, decoded, paired, folded into")
+print("buckets, checkpointed, the buckets written to P.edges and the graph")
+print("built once at the end; no `-o` (with it, edges.json and graph.dot")
+print("are written on a thread of their own).  A run reads its stream in")
+print("under a second, so its one snapshot (checkpoints and P.edges) is")
+print("the one at the end: one per stream, where a correlator at full")
+print("load takes one every 10 s, millions of records apart.  Per record:")
+print("a shape's two streams' CPU difference over their records'")
+print("difference, which takes the group join, the final graph and the 6 s")
+print("of idling out; records/s per core is its inverse (the aim is")
+print("500,000).  Median [min, max] over rounds; the whole run's figure")
+print("beside it includes the fixed costs.  The floor is `bench/consume.c`:")
+print("a librdkafka group member configured as the correlator's that reads")
+print("the same records and does nothing with them.")
+print()
+print("| stream | mode | CPU per record | records/s per core | whole run CPU "
       "| whole run records/s per core |")
-print("|---|---|---|---|---|")
-print(row("floor: reading the records, nothing else", "floor"))
-print(row("--no-checkpoints (before)", "none"))
-print(row("checkpoints to P.state (default)", "ckpt"))
-r = statistics.median(marginal("ckpt")) / statistics.median(marginal("none"))
+print("|---|---|---|---|---|---|")
+for shape in ("churn", "steady"):
+    print(row(shape, "floor: reading the records, nothing else", "floor"))
+    print(row(shape, "--no-checkpoints (before)", "none"))
+    print(row(shape, "checkpoints to P.state (default)", "ckpt"))
 print()
-print("Checkpoints against none: %.2fx the CPU per record; ingest with "
-      "checkpoints is %.1f%% of the 500k records/s per core aim."
-      % (r, 100.0 / statistics.median(marginal("ckpt")) / 500000))
-fl = statistics.median(marginal("floor"))
-print("Reading the records alone (the floor) costs %.2f us of them: %.0f%% of"
-      % (fl * 1e6, 100.0 * fl / statistics.median(marginal("ckpt"))))
-print("ingest with checkpoints, %.0f%% of ingest without."
-      % (100.0 * fl / statistics.median(marginal("none"))))
+for shape in ("churn", "steady"):
+    ck, no, fl = med("ckpt", shape), med("none", shape), med("floor", shape)
+    print("- %s: checkpoints against none %.2fx the CPU per record; ingest"
+          % (shape, ck / no))
+    print("  with checkpoints is %.0f%% of the 500k records/s per core aim;"
+          % (100.0 / ck / 500000))
+    print("  reading alone (the floor) is %.2f us of it (%.0f%%)."
+          % (fl * 1e6, 100.0 * fl / ck))
 if rest:
     per = [s / e * 1e6 for e, s in rest if e]
     print()
