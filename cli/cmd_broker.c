@@ -100,6 +100,10 @@ static int topic_opt(struct broker_args *a, const char *arg)
 					arg, arg[i]);
 	if (cw_parse_u64(colon + 1, 1, 1024, &a->topic[a->ntopics].partitions))
 		return cw_error("--topic '%s': want 1 to 1024 partitions", arg);
+	for (i = 0; i < a->ntopics; i++)
+		if (strlen(a->topic[i].name) == n &&
+		    !memcmp(a->topic[i].name, arg, n))
+			return cw_error("--topic '%s': topic given twice", arg);
 	memcpy(a->topic[a->ntopics].name, arg, n);
 	a->topic[a->ntopics].name[n] = 0;
 	a->ntopics++;

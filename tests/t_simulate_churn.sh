@@ -116,7 +116,8 @@ note "graph: $conns connections paired, none alone"
 # correlator.  Small enough that the broker's retention keeps it whole.
 # The records' topic made by the broker with 6 partitions, not the 4 a
 # topic gets on first use: the correlator must start all 6.
-for bad in "-t conns" "-t :3" "-t a/b:3" "-t ..:3" "-t conns:0" "-t conns:1025"; do
+for bad in "-t conns" "-t :3" "-t a/b:3" "-t ..:3" "-t conns:0" "-t conns:1025" \
+	"-t conns:2 -t conns:3"; do
 	# shellcheck disable=SC2086 # each case is a list of options
 	"$CW" broker $bad -d 1s >/dev/null 2>"$T_TMP/bad.log"
 	rc=$?
