@@ -22,6 +22,7 @@ const struct cw_prog_spec cw_prog_specs[] = {
 	{"cw_tp_send", CW_ATTACH_TRACEPOINT, CW_PROG_IO},
 	{"cw_tp_recv", CW_ATTACH_TRACEPOINT, CW_PROG_IO},
 	{"cw_tp_retransmit", CW_ATTACH_TRACEPOINT, CW_PROG_RETRANS},
+	{"cw_tp_destroy", CW_ATTACH_TRACEPOINT, CW_PROG_STATE},
 	{"cw_fentry_connect", CW_ATTACH_FENTRY, CW_PROG_STATE},
 	{"cw_fexit_accept", CW_ATTACH_FENTRY, CW_PROG_STATE},
 	{"cw_fexit_accept_old", CW_ATTACH_FENTRY, CW_PROG_STATE},
@@ -89,9 +90,14 @@ int cw_variant_prepare(struct conn_bpf *skel, enum cw_attach variant,
 					cw_prog_specs[i].name);
 		bpf_program__set_autoload(prog, true);
 	}
-	/* The fentry variant counts retransmits with the shared tp_btf hook. */
-	if (variant == CW_ATTACH_FENTRY)
+	/*
+	 * The fentry variant counts retransmits and takes drained ends'
+	 * final readings with the shared tp_btf hooks.
+	 */
+	if (variant == CW_ATTACH_FENTRY) {
 		bpf_program__set_autoload(skel->progs.cw_tp_retransmit, true);
+		bpf_program__set_autoload(skel->progs.cw_tp_destroy, true);
+	}
 	bpf_program__set_autoload(skel->progs.cw_udp_egress, udp);
 	bpf_program__set_autoload(skel->progs.cw_udp_ingress, udp);
 	bpf_program__set_autoload(skel->progs.cw_scan_files, iters);

@@ -42,7 +42,6 @@
 #define AF_INET	     2
 #define AF_INET6     10
 #define MSG_PEEK     2
-#define RCV_SHUTDOWN 1
 #define ETH_P_IP     0x0800
 #define ETH_P_IPV6   0x86DD
 #define IPV6_HDR_LEN 40
@@ -284,20 +283,24 @@ static __always_inline void refresh_tcp(struct cw_conn *c, struct sock *sk)
  *	(the states after tcp_close_state() queued the FIN; at the close
  *	transition, the state it leaves)
  *   read = consumed - base_in - fin_in
- *	fin_in = 1 when a FIN came in (RCV_SHUTDOWN) and copied_seq has
- *	reached rcv_nxt (the read returned 0, the FIN was taken)
+ *	fin_in = 1 when the peer's FIN came in, in sequence (tcp_fin() sets
+ *	SOCK_DONE), and copied_seq has reached rcv_nxt (the read returned
+ *	0, the FIN was taken).  Not RCV_SHUTDOWN: close() sets it with no
+ *	FIN received (__tcp_close sets sk_shutdown to SHUTDOWN_MASK first),
+ *	and so does shutdown(SHUT_RD); either made the last byte read
+ *	vanish from an end that closed first.
  *
  * Counted this way, sendfile, splice and MSG_ZEROCOPY count as the calls
  * that queue the bytes.  The counters are read without the socket lock (the
  * iterator), so they are read in an order that can only under-count an
  * instant (bytes_acked before snd_una before write_seq: an ACK in between
  * lowers write_seq - snd_una by what bytes_acked missed), never over-count:
- * running totals never go backwards.  Limits, by one byte at most:
- * shutdown(SHUT_RD) also sets RCV_SHUTDOWN; a TCP Fast Open SYN's data is
- * in the base.
+ * running totals never go backwards.  Limit, by one byte at most: a TCP
+ * Fast Open SYN's data is in the base.
  */
 struct seq_now {
 	__u64 sent, consumed;
+	__s32 unread_data; /* received, in order, not yet read: no FIN */
 	bool fin_in;
 };
 
@@ -311,11 +314,13 @@ static __always_inline void tcp_seq_now(struct sock *sk, struct seq_now *s)
 	__u32 nxt = BPF_CORE_READ(tp, rcv_nxt);
 	__u32 copied = BPF_CORE_READ(tp, copied_seq);
 	__s32 queued = (__s32)(wseq - una), unread = (__s32)(nxt - copied);
-	__u8 shut = BPF_CORE_READ_BITFIELD_PROBED(sk, sk_shutdown);
+	bool fin_rcvd = BPF_CORE_READ(sk, __sk_common.skc_flags) & (1UL << SOCK_DONE);
 
 	s->sent = acked + (queued > 0 ? queued : 0);
 	s->consumed = rcvd - (unread > 0 ? unread : 0);
-	s->fin_in = (shut & RCV_SHUTDOWN) && unread <= 0;
+	s->fin_in = fin_rcvd && unread <= 0;
+	/* The FIN is the last thing in sequence: unread holds it if taken. */
+	s->unread_data = unread - (fin_rcvd && unread > 0 ? 1 : 0);
 }
 
 static __always_inline void conn_base(struct cw_conn *c, struct sock *sk,
@@ -338,13 +343,19 @@ static __always_inline bool fin_queued(int state)
 	       state == TCP_LAST_ACK;
 }
 
-/* The owner's bytes now, by the formula above; 0 rather than below base. */
+/*
+ * The owner's bytes now, by the formula above; 0 rather than below base.
+ * state: the socket's TCP state, which says whether our FIN is queued; for
+ * an end closed but still draining (CW_F_DRAIN), the state it left.
+ */
 static __always_inline void tcp_bytes(const struct cw_conn *c, struct sock *sk,
 				      int state, __u64 *out, __u64 *in)
 {
 	struct seq_now s;
 	__u64 less;
 
+	if (c->flags & CW_F_DRAIN)
+		state = c->close_state;
 	tcp_seq_now(sk, &s);
 	less = c->base_out + (fin_queued(state) ? 1 : 0);
 	*out = s.sent > less ? s.sent - less : 0;
@@ -647,14 +658,61 @@ static __always_inline void on_close(struct sock *sk, struct cw_conn *c,
 	 * touch: a client whose SYN was retransmitted (first touch 1 s
 	 * before its server's) would never overlap its server end.
 	 */
-	rec->last_ns = bpf_ktime_get_ns();
+	if (!(c->flags & CW_F_DRAIN))
+		rec->last_ns = bpf_ktime_get_ns();
 	if (!use_sk_hash) {
 		conn_base(rec, sk, 0, 0);
 		tcp_bytes(rec, sk, old, &rec->bytes_out, &rec->bytes_in);
 	}
+	if (c->flags & CW_F_DRAIN) {
+		/*
+		 * Nothing is written after CLOSE, so what the close reading
+		 * gave stands; a read can only add.  Only tcp_disconnect()
+		 * (connect(AF_UNSPEC)) zeroes the counters before destroy.
+		 */
+		rec->bytes_out = c->bytes_out;
+		if (rec->bytes_in < c->bytes_in)
+			rec->bytes_in = c->bytes_in;
+	}
 	refresh_tcp(rec, sk);
 	bpf_ringbuf_submit(rec, 0);
 	conn_forget(sk);
+}
+
+/*
+ * Final readings.  The CLOSE transition is final for an end whose owner
+ * has closed it or has nothing left to read.  But the kernel also moves a
+ * socket its owner still holds to CLOSE: the peer's FIN reaching FIN_WAIT2
+ * after our shutdown(SHUT_WR) (tcp_fin -> tcp_time_wait -> tcp_done), a
+ * RST; the owner may then go on reading what is queued, and the bytes it
+ * reads after CLOSE are its bytes too.  Such an end is marked CW_F_DRAIN:
+ * the iterator keeps reporting it and its final record is sent when the
+ * socket is destroyed (the owner's close()).  Told apart from an owner's
+ * own close(), which also reaches CLOSE with data unread (a RST instead of
+ * a FIN), by the receive queue: __tcp_close empties it first, and reads
+ * that never happen do not count.  Returns true if the reading waits.
+ */
+static __always_inline bool close_drains(struct cw_conn *c, struct sock *sk,
+					 int old)
+{
+	struct seq_now s;
+
+	if (use_sk_hash || c->flags & (CW_F_CLOSED | CW_F_DRAIN) ||
+	    !(c->flags & CW_F_ESTABLISHED))
+		return false;
+	if (BPF_CORE_READ(sk, __sk_common.skc_flags) & (1UL << SOCK_DEAD))
+		return false;
+	if (!BPF_CORE_READ(sk, sk_receive_queue.qlen))
+		return false;
+	tcp_seq_now(sk, &s);
+	if (s.unread_data <= 0)
+		return false;
+	conn_base(c, sk, 0, 0);
+	tcp_bytes(c, sk, old, &c->bytes_out, &c->bytes_in);
+	c->close_state = old;
+	c->flags |= CW_F_DRAIN;
+	c->last_ns = bpf_ktime_get_ns();
+	return true;
 }
 
 /*
@@ -733,9 +791,27 @@ static __always_inline void on_state(struct sock *sk, int old, int new)
 		    !(self_tgid &&
 		      bpf_get_current_pid_tgid() >> 32 == self_tgid))
 			fill_owner(c);
+		if (close_drains(c, sk, old))
+			return;
 		on_close(sk, c, old);
 		break;
 	}
+}
+
+/*
+ * At destruction: the final reading of an end that drained after CLOSE.
+ * Every TCP socket passes here (tcp_v4_destroy_sock, IPv6 too) before its
+ * storage goes.
+ */
+static __always_inline void on_destroy(struct sock *sk)
+{
+	struct cw_conn *c;
+
+	if (use_sk_hash || per_event)
+		return;
+	c = bpf_sk_storage_get(&conns, sk, 0, 0);
+	if (c && c->flags & CW_F_DRAIN)
+		on_close(sk, c, c->close_state);
 }
 
 /* accept() returned newsk to the current task: it is the owner. */

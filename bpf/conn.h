@@ -28,6 +28,13 @@ enum cw_conn_flag {
 	CW_F_OWNER = 1 << 3,  /* owner filled in process context */
 	CW_F_BASE = 1 << 4,   /* base_out/base_in taken */
 	CW_F_SELF = 1 << 5,   /* the agent's own socket: calls not counted */
+	/*
+	 * Closed by the kernel (the peer's FIN in FIN_WAIT2, a RST) while
+	 * its owner still holds it with data left to read: the final
+	 * reading waits for the socket's destruction (bpf/conn.bpf.c,
+	 * "Final readings").
+	 */
+	CW_F_DRAIN = 1 << 6,
 };
 
 /* Key of the listeners map: a listening port in one network namespace. */
@@ -68,7 +75,8 @@ struct cw_conn {
 	__u8 last_dir; /* enum cw_dir */
 	__u8 role;     /* enum cw_role */
 	__u16 family;  /* AF_INET or AF_INET6 */
-	__u16 pad;
+	__u8 close_state; /* CW_F_DRAIN: the TCP state it left for CLOSE */
+	__u8 pad;
 	__u64 calls_out; /* successful send calls */
 	__u64 calls_in;	 /* successful recv calls (MSG_PEEK excluded) */
 	__u64 msgs_out;	 /* runs of bytes sent: direction flip or gap */

@@ -31,6 +31,14 @@ int BPF_PROG(cw_tp_recv, struct sock *sk, int ret, int flags)
 }
 
 /* Also used by the fentry variant: any kernel with fentry has tp_btf. */
+SEC("tp_btf/tcp_destroy_sock")
+int BPF_PROG(cw_tp_destroy, struct sock *sk)
+{
+	on_destroy(sk);
+	return 0;
+}
+
+/* Also used by the fentry variant: any kernel with fentry has tp_btf. */
 SEC("tp_btf/tcp_retransmit_skb")
 int BPF_PROG(cw_tp_retransmit, struct sock *sk, struct sk_buff *skb)
 {
