@@ -482,3 +482,120 @@ cw_seconds() {
 		else if (d ~ /s$/) sub(/s$/, "", d)
 		printf "%.9g\n", d * m }'
 }
+
+# ---- byte truth ----------------------------------------------------------
+
+# fleet_agent OUT NS HOSTID [agent args...]: `causeway agent` scoped to NS
+# in the background, publishing (give --kafka); its log in OUT/agent-HOSTID.log,
+# its pid in FLEET_AGENT_PID; waits until it runs.
+fleet_agent() {
+	local out=$1 ns=$2 host=$3 log i
+	shift 3
+	log=$out/agent-$host.log
+	mkdir -p "$out"
+	"$CW" agent --netns "$(ns_inode "$ns")" --host "$host" --interval 300ms \
+		--samples-every 0 --spool "$out/spool-$host" "$@" 2>"$log" &
+	FLEET_AGENT_PID=$!
+	bg_pid $FLEET_AGENT_PID
+	for i in $(seq 1 200); do
+		grep -qs "agent on host" "$log" && return 0
+		kill -0 $FLEET_AGENT_PID 2>/dev/null || break
+		sleep 0.05
+	done
+	fail "agent $host did not start: $(cat "$log")"
+}
+
+# fleet_agent_stop PID LOG: SIGINT, expect exit 0 and every record
+# delivered (produced = delivered, nothing spooled or lost at the end).
+fleet_agent_stop() {
+	local rc line
+	kill -INT "$1"
+	wait "$1"
+	rc=$?
+	[ $rc -eq 0 ] || fail "agent exited $rc: $(cat "$2")"
+	line=$(grep -o 'kafka: [0-9]* produced, [0-9]* delivered.*' "$2" | tail -n 1)
+	[ -n "$line" ] || fail "no kafka summary in $2: $(cat "$2")"
+	python3 - "$line" <<'PY' || fail "agent $2: not everything delivered: $line"
+import re, sys
+m = re.match(r"kafka: (\d+) produced, (\d+) delivered", sys.argv[1])
+sys.exit(0 if m and m.group(1) == m.group(2) else 1)
+PY
+}
+
+# drop_attach NS DEV SEED: loss on DEV's ingress in NS, about 1 in 40 TCP
+# packets that carry data, a SYN or a FIN (tests/lib/drop.bpf.c), from a
+# pseudo-random sequence seeded with SEED.  Removed at cleanup.
+drop_attach() {
+	local ns=$1 dev=$2 seed=$3 obj=$T_TMP/drop-$3.o
+	if [ ! -s "$obj" ]; then
+		clang -O2 -g -target bpf -I"/usr/include/$(uname -m)-linux-gnu" \
+			-DDROP_SEED="$seed" -DDROP_EVERY=40 \
+			-c "$CW_ROOT/tests/lib/drop.bpf.c" -o "$obj" ||
+			fail "unable to build tests/lib/drop.bpf.c"
+	fi
+	ip netns exec "$ns" tc qdisc add dev "$dev" clsact ||
+		fail "unable to add clsact on $dev in $ns"
+	on_exit "ip netns exec '$ns' tc qdisc del dev '$dev' clsact"
+	ip netns exec "$ns" tc filter add dev "$dev" ingress bpf \
+		direct-action obj "$obj" sec tc ||
+		fail "unable to attach the drop program on $dev in $ns"
+}
+
+# drop_detach NS DEV: no more loss on DEV.
+drop_detach() {
+	ip netns exec "$1" tc qdisc del dev "$2" clsact 2>/dev/null || true
+}
+
+# drop_count NS DEV: "SEEN DROPPED", the drop program's counts on DEV.
+drop_count() {
+	local id
+	id=$(ip netns exec "$1" tc filter show dev "$2" ingress |
+		sed -n 's/.* id \([0-9]*\) .*/\1/p' | head -n 1)
+	[ -n "$id" ] || { echo "0 0"; return; }
+	bpftool -j prog show id "$id" | python3 -c '
+import json, subprocess, sys
+p = json.load(sys.stdin)
+for m in p.get("map_ids", []):
+    d = json.loads(subprocess.check_output(
+        ["bpftool", "-j", "map", "dump", "id", str(m)]))
+    if len(d) == 3:
+        v = [int.from_bytes(bytes(int(b, 16) for b in e["value"]), "little")
+             for e in d]
+        print(v[0], v[1])
+        break
+else:
+    print("0 0")'
+}
+
+BYTES_TRUTH="python3 $CW_ROOT/tests/lib/bytes_truth.py"
+
+# truth_serve NS ADDR BASE OUT: tests/lib/bytes_truth.py's pattern servers
+# on ADDR, ports BASE...; every server end is appended to OUT.
+truth_serve() {
+	ip netns exec "$1" $BYTES_TRUTH serve "$2" "$3" "$4" \
+		>"$T_TMP/truth-serve-$3.log" 2>&1 &
+	bg_pid $!
+	wait_port "$1" "$3"
+}
+
+# truth_settle NS... -- SRVFILE N: wait until the servers logged N ends and
+# no TCP connection of these test hosts is still open (every close record
+# final, retransmitted FINs included); bounded, then fails.
+truth_settle() {
+	local nss=() i n
+	while [ "$1" != -- ]; do nss+=("$1"); shift; done
+	shift
+	for i in $(seq 1 600); do
+		n=$(cat "$1" 2>/dev/null | wc -l)
+		if [ "$n" -ge "$2" ]; then
+			local open=0 ns
+			for ns in "${nss[@]}"; do
+				ip netns exec "$ns" ss -Htan state connected \
+					exclude time-wait | grep -q . && open=1
+			done
+			[ $open -eq 0 ] && return 0
+		fi
+		sleep 0.1
+	done
+	fail "connections did not settle: $n of $2 server ends logged"
+}

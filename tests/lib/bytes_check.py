@@ -1,0 +1,96 @@
+#!/usr/bin/env python3
+"""Compare every connection end's bytes with the ground truth, exactly.
+
+  bytes_check.py [--label L] RECORDS TRUTH...
+
+RECORDS: connection records as JSON lines (`causeway run -o`'s conns.jsonl,
+or `causeway dump` of the conns topic).  TRUTH: the JSON lines that
+tests/lib/bytes_truth.py wrote, one per end, with what the program's own
+calls returned.  For each end the record that counts is its final one
+(closed); an end with no record, no final record, or bytes off by even one
+fails.  Prints one line per pattern (ends, exact, wrong) and each wrong
+end; exits 1 if any end is wrong or missing.
+"""
+import json
+import sys
+from collections import defaultdict
+
+
+def key(laddr, lport, raddr, rport):
+    return (laddr, int(lport), raddr, int(rport))
+
+
+def load_records(path):
+    best = {}
+    with open(path) as f:
+        for n, line in enumerate(f, 1):
+            line = line.strip()
+            if not line:
+                continue
+            r = json.loads(line)
+            if r.get("proto", "tcp") != "tcp" or "lport" not in r:
+                continue
+            k = key(r["laddr"], r["lport"], r["raddr"], r["rport"])
+            old = best.get(k)
+            # Final over running; among equals the later reading.
+            rank = (bool(r.get("closed")), r.get("seq", 0), n)
+            if old is None or rank > old[0]:
+                best[k] = (rank, r)
+    return {k: v[1] for k, v in best.items()}
+
+
+def main(argv):
+    label = ""
+    if argv[:1] == ["--label"]:
+        label, argv = argv[1] + ": ", argv[2:]
+    if len(argv) < 2:
+        raise SystemExit(__doc__)
+    recs = load_records(argv[0])
+    per = defaultdict(lambda: [0, 0])
+    wrong = []
+    for path in argv[1:]:
+        with open(path) as f:
+            for line in f:
+                if not line.strip():
+                    continue
+                t = json.loads(line)
+                k = key(t["laddr"], t["lport"], t["raddr"], t["rport"])
+                name = "%s %s %s:%d" % (t["pattern"], t["role"], t["laddr"],
+                                        t["lport"])
+                per[t["pattern"]][0] += 1
+                r = recs.get(k)
+                if r is None:
+                    wrong.append("%s: no record" % name)
+                    continue
+                problems = []
+                if not r.get("closed"):
+                    problems.append("no final (closed) record")
+                if r.get("role") != t["role"]:
+                    problems.append("role %s" % r.get("role"))
+                if r["bytes_out"] != t["written"]:
+                    problems.append("written %d, reported %d (%+d)" % (
+                        t["written"], r["bytes_out"],
+                        r["bytes_out"] - t["written"]))
+                if r["bytes_in"] != t["read"]:
+                    problems.append("read %d, reported %d (%+d)" % (
+                        t["read"], r["bytes_in"], r["bytes_in"] - t["read"]))
+                if problems:
+                    wrong.append("%s: %s" % (name, "; ".join(problems)))
+                else:
+                    per[t["pattern"]][1] += 1
+    for p in sorted(per):
+        ends, exact = per[p]
+        print("%s%-20s %4d ends %4d exact %4d wrong" % (
+            label, p, ends, exact, ends - exact))
+    for w in wrong[:40]:
+        print("%sWRONG %s" % (label, w))
+    if len(wrong) > 40:
+        print("%s... %d more wrong" % (label, len(wrong) - 40))
+    if not per:
+        print("%sno ground truth read" % label)
+        return 1
+    return 1 if wrong else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
