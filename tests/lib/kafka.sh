@@ -1,0 +1,325 @@
+# Apache Kafka for the shell tests: sourced after tests/lib.sh, never run.
+#
+# Real brokers (Apache Kafka 4.x in KRaft mode, each node a combined
+# broker and controller) on loopback, from the jars tests/kafka/fetch.sh
+# put in $BUILD/kafka/lib (`make deps`).  One set per test file:
+#
+#	. "$(dirname "$0")/lib.sh"
+#	. "$(dirname "$0")/lib/kafka.sh"
+#	kafka_start 3		# sets KAFKA_BOOT (and prints it)
+#	kafka_kill 2; kafka_restart 2
+#
+# Call these in the test's own shell, never in $(...): they keep the
+# brokers' pids in shell variables.  Every JVM is stopped (SIGTERM, then
+# SIGKILL) and its directory removed at exit, also when the test fails.
+KAFKA_LIB=${KAFKA_LIB:-$CW_ROOT/${BUILD:-build}/kafka/lib}
+# Small heaps, serial GC, no JIT's second tier: the machine has 2 cores,
+# and a test broker moves kilobytes.
+KAFKA_JVM_OPTS=${KAFKA_JVM_OPTS:--Xmx384m -Xms128m -XX:+UseSerialGC
+	-XX:TieredStopAtLevel=1 -XX:-UsePerfData -Djava.awt.headless=true}
+KAFKA_DIR=$T_TMP/kafka
+KAFKA_N=0 KAFKA_BOOT="" KAFKA_PIDS=() KAFKA_PORTS=()
+
+# kafka_need: skip the test unless java and the jars are there.
+kafka_need() {
+	command -v java >/dev/null 2>&1 ||
+		skip "java is not installed: run make deps"
+	compgen -G "$KAFKA_LIB/kafka_2.13-*.jar" >/dev/null ||
+		skip "no Apache Kafka jars in $KAFKA_LIB: run make deps"
+	need_cmd kcat python3
+}
+
+# kafka_version: the version of the jars, as 4.4.0.
+kafka_version() {
+	local j
+	j=$(compgen -G "$KAFKA_LIB/kafka_2.13-*.jar" | head -n 1)
+	j=${j##*/kafka_2.13-}
+	echo "${j%.jar}"
+}
+
+# kafka_java CLASS ARGS...: run a class from the jars with a small heap,
+# logging warnings only (to stderr).
+kafka_java() {
+	# shellcheck disable=SC2086 # the options are words
+	java $KAFKA_JVM_OPTS -Dlog4j2.configurationFile="$KAFKA_DIR/tools-log4j2.properties" \
+		-cp "$KAFKA_LIB/*" "$@"
+}
+
+# kafka_log4j FILE LEVEL: a log4j2 configuration printing LEVEL and up.
+kafka_log4j() {
+	cat >"$1" <<EOF
+status = warn
+appender.out.type = Console
+appender.out.name = out
+appender.out.target = SYSTEM_ERR
+appender.out.layout.type = PatternLayout
+appender.out.layout.pattern = [%d] %p %m (%c)%n
+rootLogger.level = $2
+rootLogger.appenderRef.out.ref = out
+EOF
+}
+
+# kafka_start N: N (1 or 3) brokers, node ids 1..N, each with its own two
+# ports (clients, controllers) on 127.0.0.1 and its log directory under
+# the test's temp dir; waits until the cluster serves (every broker in the
+# metadata) and sets KAFKA_BOOT to the bootstrap list.  With 3: topics are
+# made with 3 replicas and min.insync.replicas 2, the consumer offsets and
+# transaction topics too.  Topics made on first use get 4 partitions, as
+# on the embedded broker.
+kafka_start() {
+	local n=$1 i p voters="" cid rf isr
+	case $n in 1 | 3) ;; *) fail "kafka_start: 1 or 3 brokers, not '$n'" ;; esac
+	[ "$KAFKA_N" -eq 0 ] || fail "kafka_start: one broker set per test"
+	kafka_need
+	mkdir -p "$KAFKA_DIR"
+	on_exit kafka_cleanup
+	kafka_log4j "$KAFKA_DIR/tools-log4j2.properties" warn
+	kafka_log4j "$KAFKA_DIR/broker-log4j2.properties" info
+	KAFKA_N=$n
+	rf=$n isr=$((n == 3 ? 2 : 1))
+	for ((i = 1; i <= n; i++)); do
+		p=$(free_port) || fail "no free port for broker $i"
+		KAFKA_PORTS[i]=$p	# clients on p, controllers on p + 1
+		voters+="${voters:+,}$i@127.0.0.1:$((p + 1))"
+		KAFKA_BOOT+="${KAFKA_BOOT:+,}127.0.0.1:$p"
+	done
+	cid=$(python3 -c 'import base64, uuid
+print(base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("="))')
+	for ((i = 1; i <= n; i++)); do
+		p=${KAFKA_PORTS[i]}
+		mkdir -p "$KAFKA_DIR/$i"
+		cat >"$KAFKA_DIR/$i/server.properties" <<EOF
+process.roles=broker,controller
+node.id=$i
+controller.quorum.voters=$voters
+listeners=PLAINTEXT://127.0.0.1:$p,CONTROLLER://127.0.0.1:$((p + 1))
+advertised.listeners=PLAINTEXT://127.0.0.1:$p
+controller.listener.names=CONTROLLER
+inter.broker.listener.name=PLAINTEXT
+listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
+log.dirs=$KAFKA_DIR/$i/data
+auto.create.topics.enable=true
+num.partitions=4
+default.replication.factor=$rf
+min.insync.replicas=$isr
+offsets.topic.replication.factor=$rf
+offsets.topic.num.partitions=4
+transaction.state.log.replication.factor=$rf
+transaction.state.log.min.isr=$isr
+share.coordinator.state.topic.replication.factor=$rf
+share.coordinator.state.topic.min.isr=$isr
+group.initial.rebalance.delay.ms=0
+# A crashed broker is fenced (and leaves the ISRs) in 3 s, not 9.
+broker.heartbeat.interval.ms=500
+broker.session.timeout.ms=3000
+num.network.threads=2
+num.io.threads=2
+background.threads=2
+num.recovery.threads.per.data.dir=1
+log.cleaner.threads=1
+EOF
+		kafka_java kafka.tools.StorageTool format \
+			--config "$KAFKA_DIR/$i/server.properties" --cluster-id "$cid" \
+			>"$KAFKA_DIR/$i/format.log" 2>&1 ||
+			fail "formatting broker $i's storage failed: $(cat "$KAFKA_DIR/$i/format.log")"
+	done
+	for ((i = 1; i <= n; i++)); do
+		kafka_run "$i"
+	done
+	kafka_wait_brokers "$n"
+	note "kafka $(kafka_version): $n broker(s) at $KAFKA_BOOT"
+}
+
+# kafka_run I: start broker I's JVM in the background (its log: server.log).
+kafka_run() {
+	local i=$1
+	# shellcheck disable=SC2086
+	java $KAFKA_JVM_OPTS \
+		-Dlog4j2.configurationFile="$KAFKA_DIR/broker-log4j2.properties" \
+		-Dkafka.logs.dir="$KAFKA_DIR/$i" -cp "$KAFKA_LIB/*" \
+		kafka.Kafka "$KAFKA_DIR/$i/server.properties" \
+		>>"$KAFKA_DIR/$i/server.log" 2>&1 &
+	KAFKA_PIDS[i]=$!
+}
+
+# kafka_brokers: the ids of the brokers the metadata lists now, one a line
+# (none when no broker answers).
+kafka_brokers() {
+	kcat -L -J -m 2 -b "$KAFKA_BOOT" 2>/dev/null | python3 -c '
+import json, sys
+try:
+    md = json.load(sys.stdin)
+except ValueError:
+    sys.exit(0)
+for b in md.get("brokers", []):
+    print(b["id"])'
+}
+
+# kafka_wait_brokers COUNT [ID]: until the metadata lists COUNT brokers
+# (and broker ID among them), while every broker started is alive.
+kafka_wait_brokers() {
+	local want=$1 id=${2:-} i j ids
+	for i in $(seq 1 300); do
+		for ((j = 1; j <= KAFKA_N; j++)); do
+			[ -n "${KAFKA_PIDS[j]:-}" ] || continue
+			kill -0 "${KAFKA_PIDS[j]}" 2>/dev/null ||
+				fail "kafka broker $j exited: $(tail -n 30 "$KAFKA_DIR/$j/server.log")"
+		done
+		ids=$(kafka_brokers)
+		if [ "$(grep -c . <<<"$ids")" -ge "$want" ] &&
+			{ [ -z "$id" ] || grep -qx "$id" <<<"$ids"; }; then
+			return 0
+		fi
+		sleep 0.2
+	done
+	fail "kafka: $want broker(s) never served at $KAFKA_BOOT (seen: $(echo $ids)): $(tail -n 30 "$KAFKA_DIR/1/server.log")"
+}
+
+# kafka_kill I: SIGKILL broker I (a crash) and reap it.
+kafka_kill() {
+	local pid=${KAFKA_PIDS[$1]:-}
+	[ -n "$pid" ] || fail "kafka_kill: broker $1 is not running"
+	kill -9 "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+	KAFKA_PIDS[$1]=""
+	note "kafka broker $1 killed (SIGKILL)"
+}
+
+# kafka_stop I: stop broker I cleanly (SIGTERM; SIGKILL if it lingers).
+kafka_stop() {
+	local pid=${KAFKA_PIDS[$1]:-} i
+	[ -n "$pid" ] || return 0
+	kill -TERM "$pid" 2>/dev/null
+	for i in $(seq 1 100); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill -9 "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+	KAFKA_PIDS[$1]=""
+}
+
+# kafka_restart I: start broker I again on its log directory (after a
+# kill or stop) and wait until the metadata lists it.
+kafka_restart() {
+	[ -z "${KAFKA_PIDS[$1]:-}" ] || kafka_stop "$1"
+	kafka_run "$1"
+	kafka_wait_brokers 1 "$1"
+	note "kafka broker $1 back"
+}
+
+# kafka_partitions TOPIC: one line per partition of TOPIC, as
+# "PARTITION LEADER REPLICAS ISR" (replica lists comma-separated); nothing
+# if the topic does not exist.
+kafka_partitions() {
+	kcat -L -J -m 5 -b "$KAFKA_BOOT" -t "$1" 2>/dev/null | python3 -c '
+import json, sys
+md = json.load(sys.stdin)
+for t in md.get("topics", []):
+    if t.get("error"):
+        continue
+    for p in sorted(t["partitions"], key=lambda p: p["partition"]):
+        ids = lambda k: ",".join(str(r["id"]) for r in p.get(k, [])) or "-"
+        print(p["partition"], p["leader"], ids("replicas"), ids("isrs"))'
+}
+
+# kafka_wait_isr TOPIC COUNT: until every partition of TOPIC has COUNT
+# replicas in sync.
+kafka_wait_isr() {
+	local i
+	for i in $(seq 1 300); do
+		kafka_partitions "$1" | awk -v n="$2" '
+			{ split($4, a, ","); if (length(a) < n) bad = 1; seen = 1 }
+			END { exit !(seen && !bad) }' && return 0
+		sleep 0.2
+	done
+	fail "kafka: $1 never had $2 replicas in sync: $(kafka_partitions "$1")"
+}
+
+# kafka_topic_config TOPIC KEY: KEY's value in TOPIC's configuration as
+# the brokers hold it (the topic's own or the default it takes).
+kafka_topic_config() {
+	kafka_java org.apache.kafka.tools.ConfigCommand --bootstrap-server \
+		"$KAFKA_BOOT" --entity-type topics --entity-name "$1" \
+		--describe --all 2>"$KAFKA_DIR/configs.err" |
+		awk -v k="$2" '{ sub(/^ +/, "") } index($0, k "=") == 1 {
+			v = substr($0, length(k) + 2); sub(/ sensitive=.*/, "", v)
+			print v; exit }'
+}
+
+# kafka_cleanup: stop every broker (SIGTERM together, SIGKILL after 10 s),
+# keep their logs in $BUILD/test-logs/TEST.kafka/ for a post-mortem and
+# remove their directories.  Registered by kafka_start.
+kafka_cleanup() {
+	local i j pid alive pids=() logs
+	for ((i = 1; i <= KAFKA_N; i++)); do
+		[ -n "${KAFKA_PIDS[i]:-}" ] && pids+=("${KAFKA_PIDS[i]}")
+	done
+	if [ ${#pids[@]} -gt 0 ]; then
+		kill -TERM "${pids[@]}" 2>/dev/null
+		for j in $(seq 1 100); do
+			alive=0
+			for pid in "${pids[@]}"; do
+				kill -0 "$pid" 2>/dev/null && alive=1
+			done
+			[ $alive -eq 1 ] || break
+			sleep 0.1
+		done
+		kill -9 "${pids[@]}" 2>/dev/null
+		wait "${pids[@]}" 2>/dev/null
+	fi
+	logs=$CW_ROOT/${BUILD:-build}/test-logs/$(basename "$0" .sh).kafka
+	rm -rf "$logs"
+	for ((i = 1; i <= KAFKA_N; i++)); do
+		mkdir -p "$logs/$i"
+		cp "$KAFKA_DIR/$i"/*.log "$KAFKA_DIR/$i/server.properties" \
+			"$logs/$i/" 2>/dev/null
+	done
+	rm -rf "$KAFKA_DIR"
+}
+
+# ---- agents publishing to the brokers ---------------------------------
+
+# kafka_agent NS HOSTID [agent options...]: `causeway agent` scoped to
+# test host NS, publishing to KAFKA_BOOT (spool and log under $T_TMP);
+# waits until it runs and sets AGENT_<HOSTID> to its pid.
+kafka_agent() {
+	local ns=$1 host=$2 pid
+	shift 2
+	"$CW" agent --netns "$(ns_inode "$ns")" --host "$host" --interval 300ms \
+		--samples-every 0 --kafka "$KAFKA_BOOT" \
+		--spool "$T_TMP/spool-$host" "$@" 2>"$T_TMP/agent-$host.log" &
+	pid=$!
+	bg_pid $pid
+	printf -v "AGENT_$host" %s $pid
+	for _ in $(seq 1 200); do
+		grep -qs "agent on host" "$T_TMP/agent-$host.log" && return 0
+		kill -0 $pid 2>/dev/null || break
+		sleep 0.05
+	done
+	fail "agent $host did not start: $(cat "$T_TMP/agent-$host.log")"
+}
+
+# kafka_agents_stop HOSTID...: stop the agents (SIGTERM), expect exit 0,
+# and check that each delivered every record it produced and lost none.
+kafka_agents_stop() {
+	local h line produced delivered lost pids=()
+	for h in "$@"; do
+		pids+=("$(eval echo "\$AGENT_$h")")
+	done
+	kill -TERM "${pids[@]}"
+	for h in "$@"; do
+		wait "$(eval echo "\$AGENT_$h")" ||
+			fail "agent $h failed: $(cat "$T_TMP/agent-$h.log")"
+	done
+	for h in "$@"; do
+		line=$(grep "kafka: [0-9]* produced" "$T_TMP/agent-$h.log" | tail -n 1)
+		[ -n "$line" ] ||
+			fail "agent $h printed no kafka summary: $(cat "$T_TMP/agent-$h.log")"
+		note "agent $h: ${line#*kafka: }"
+		read -r produced delivered lost <<<"$(sed -n 's/.*kafka: \([0-9]*\) produced, \([0-9]*\) delivered, .* \([0-9]*\) lost;.*/\1 \2 \3/p' <<<"$line")"
+		[ "${produced:-0}" -gt 0 ] || fail "agent $h produced nothing"
+		check_eq "agent $h: delivered = produced" "$delivered" "$produced"
+		check_eq "agent $h: records lost" "$lost" 0
+	done
+}
