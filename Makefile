@@ -9,6 +9,7 @@
 #   make fuzz       build the libFuzzer targets
 #   make fuzz-long  run each for FUZZ_SECONDS (default 300)
 #   make format     clang-format every C source in place
+#   make deb        a Debian package in $(BUILD)/deb/ (binary, man pages, units)
 #   V=1             show the commands
 
 BUILD      ?= build
@@ -34,7 +35,8 @@ DEPS_BUILD := clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev libcap-dev \
 DEPS_TEST  := iproute2 iptables conntrack procps curl iperf3 nginx-light \
 	redis-server redis-tools postgresql postgresql-client memcached \
 	python3 python3-psycopg2 python3-yaml kcat tcpdump kmod \
-	chromium chromium-driver prometheus nodejs
+	chromium chromium-driver prometheus nodejs \
+	debhelper pandoc lintian debootstrap python3-venv
 DEPS       := $(DEPS_BUILD) $(DEPS_TEST)
 
 PKGS       := libbpf libelf zlib json-c fftw3 libpcap rdkafka libprotobuf-c igraph libcgraph libgvc \
@@ -92,7 +94,7 @@ PROTO_SRCS := $(patsubst %.proto,$(BUILD)/%.pb-c.c,$(PROTOS))
 PROTO_HDRS := $(PROTO_SRCS:.c=.h)
 PROTO_OBJS := $(patsubst $(BUILD)/%.c,$(BUILD)/obj/gen/%.o,$(PROTO_SRCS))
 
-.PHONY: all deps test unit bench demo screenshots fuzz fuzz-long format clean check-layers check-core core-units
+.PHONY: all deps test unit bench demo screenshots fuzz fuzz-long format clean check-layers check-core core-units deb
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -242,6 +244,35 @@ $(BUILD)/fuzz/%: tests/fuzz/%.c $(CORE_SRCS) $(PROTO_SRCS) $(BUILD)/.flags
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) $(FUZZ_FLAGS) -o $@ $< common/utf8.c \
 		$$(sed -n 's|^// fuzz-sources: *||p' $<) $(LDLIBS)
+
+# The Debian package: the binary built again with Debian's hardening
+# flags, a man page per docs/causeway*.md (pandoc), the units and configs
+# of deploy/, packed by debhelper from deploy/debian in a staging folder.
+DEB_DIR    := $(BUILD)/deb
+DEB_FLAGS   = $(shell dpkg-buildflags --get CFLAGS) \
+	$(shell dpkg-buildflags --get CPPFLAGS) $(shell dpkg-buildflags --get LDFLAGS)
+MANS       := $(patsubst docs/%.md,$(DEB_DIR)/man/%.1,$(wildcard docs/causeway*.md))
+
+$(DEB_DIR)/bin/causeway: FORCE
+	$(Q)CFLAGS='$(DEB_FLAGS)' $(MAKE) --no-print-directory BUILD=$(DEB_DIR)/bin $@
+
+$(DEB_DIR)/man/%.1: docs/%.md deploy/man.lua cli/commands.h
+	$(call msg,MAN,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)pandoc -s -f markdown -t man --shift-heading-level-by=-1 \
+		--lua-filter=deploy/man.lua -V adjusting=l \
+		-M title=$* -M section=1 -M header='causeway manual' \
+		-M footer="causeway $$(sed -n 's/.*CW_VERSION "\(.*\)"/\1/p' cli/commands.h)" \
+		-o $@.tmp $< && mv $@.tmp $@
+
+deb: $(DEB_DIR)/bin/causeway $(MANS)
+	$(call msg,DEB,$(DEB_DIR))
+	$(Q)rm -rf $(DEB_DIR)/src $(DEB_DIR)/*.deb && mkdir -p $(DEB_DIR)/src
+	$(Q)cp -r deploy/debian deploy/systemd deploy/etc $(DEB_DIR)/man \
+		$(DEB_DIR)/bin/causeway $(DEB_DIR)/src/
+	$(Q)cd $(DEB_DIR)/src && dpkg-buildpackage -b -us -uc -d >../build.log 2>&1 || \
+		{ tail -n 30 ../build.log; exit 1; }
+	$(Q)ls $(DEB_DIR)/*.deb
 
 format:
 	clang-format -i $(LIB_SRCS) $(CLI_SRCS) $(BPF_SRCS) $(wildcard */*.h) \
