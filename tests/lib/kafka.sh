@@ -223,6 +223,20 @@ for t in md.get("topics", []):
         print(p["partition"], p["leader"], ids("replicas"), ids("isrs"))'
 }
 
+# kafka_end_offset TOPIC: the sum over TOPIC's partitions of their end
+# offsets (high watermarks): how many records it has taken so far.
+kafka_end_offset() {
+	local p sum=0 off
+	for p in $(kafka_partitions "$1" | awk '{print $1}'); do
+		off=$(kcat -Q -m 5 -b "$KAFKA_BOOT" -t "$1:$p:-1" 2>/dev/null |
+			sed -n 's/.*offset \([0-9-]*\).*/\1/p')
+		[ -n "$off" ] && [ "$off" -ge 0 ] ||
+			fail "kafka: no end offset for $1 [$p]"
+		sum=$((sum + off))
+	done
+	echo "$sum"
+}
+
 # kafka_wait_isr TOPIC COUNT: until every partition of TOPIC has COUNT
 # replicas in sync.
 kafka_wait_isr() {
@@ -234,6 +248,17 @@ kafka_wait_isr() {
 		sleep 0.2
 	done
 	fail "kafka: $1 never had $2 replicas in sync: $(kafka_partitions "$1")"
+}
+
+# kafka_topic_create TOPIC [kafka-topics options...]: make TOPIC now
+# (e.g. --partitions 4, or --replica-assignment 1:2:3,1:3:2 to choose
+# each partition's leader: the first id of its list).
+kafka_topic_create() {
+	local t=$1
+	shift
+	kafka_java org.apache.kafka.tools.TopicCommand --bootstrap-server \
+		"$KAFKA_BOOT" --create --topic "$t" "$@" >"$KAFKA_DIR/topic.log" 2>&1 ||
+		fail "kafka: unable to create $t: $(cat "$KAFKA_DIR/topic.log")"
 }
 
 # kafka_topic_config TOPIC KEY: KEY's value in TOPIC's configuration as

@@ -1,0 +1,98 @@
+#!/bin/bash
+# A broker crash on real Apache Kafka (issue #30): three KRaft brokers
+# (replication factor 3, min.insync.replicas 2), P.conns made so that
+# broker 1 leads every partition, and broker 1 SIGKILLed while the agents
+# of two test hosts publish.  Traffic goes on through the failover to the
+# other two, broker 1 comes back and catches up, and at the end the fleet
+# graph has exactly the bytes the client wrote and read, every connection
+# paired, and every agent delivered all it produced, losing none.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib/kafka.sh"
+need_root
+need_cmd python3
+kafka_need
+
+PHASES=4 PHASE_BYTES=40000 SHORT=40 SHORT_BYTES=1000
+kafka_start 3
+CONNS_TOPIC=causeway.conns
+kafka_topic_create "$CONNS_TOPIC" --replica-assignment 1:2:3,1:3:2,1:2:3,1:3:2
+kafka_wait_isr "$CONNS_TOPIC" 3
+note "$CONNS_TOPIC (partition leader replicas isr):" $(kafka_partitions "$CONNS_TOPIC" | paste -sd'|')
+
+two_hosts
+ip netns exec "$SRV" $TRAFFIC echo-stream "$SRV_IP" 7300 &
+bg_pid $!
+wait_port "$SRV" 7300
+kafka_agent "$CLI" cli
+kafka_agent "$SRV" srv
+
+go=$T_TMP/go
+ip netns exec "$CLI" $TRAFFIC phases "$SRV_IP" 7300 "$go" "$PHASES" \
+	"$PHASE_BYTES" >"$T_TMP/phases.json" &
+bg_pid $!
+wait_file "$T_TMP/phases.json"
+phase() { touch "$go.$1"; wait_file "$go.$1.done"; sleep 0.7; }
+
+phase 1
+leaders=$(kafka_partitions "$CONNS_TOPIC" | awk '{print $2}' | sort -u)
+check_eq "the leader of every partition of $CONNS_TOPIC" "$leaders" 1
+before=$(kafka_end_offset "$CONNS_TOPIC")
+# The crash comes while short connections open and close on the client.
+ip netns exec "$CLI" $TRAFFIC short "$SRV_IP" 7300 "$SHORT" "$SHORT_BYTES" \
+	>"$T_TMP/short.json" &
+SHORT_PID=$!
+bg_pid $SHORT_PID
+kafka_kill 1
+phase 2
+wait $SHORT_PID || fail "short connections failed"
+res=$(cat "$T_TMP/short.json")
+check_eq "short connections: bytes the client sent" \
+	"$(json_get "$res" sent)" $((SHORT * SHORT_BYTES))
+check_eq "short connections: bytes the client received" \
+	"$(json_get "$res" received)" $((SHORT * SHORT_BYTES))
+# New leaders come from the in-sync replicas once broker 1 is fenced.
+for _ in $(seq 1 300); do
+	kafka_partitions "$CONNS_TOPIC" | awk '$2 == 1 || $2 < 0 { bad = 1 }
+		END { exit bad }' && break
+	sleep 0.2
+done
+leaders=$(kafka_partitions "$CONNS_TOPIC")
+awk '$2 == 1 || $2 < 0 { bad = 1 } END { exit bad }' <<<"$leaders" ||
+	fail "no new leaders for $CONNS_TOPIC without broker 1: $leaders"
+note "$CONNS_TOPIC without broker 1:" $(paste -sd'|' <<<"$leaders")
+phase 3
+# Records went on being stored while broker 1, their partitions' old
+# leader, was down: the failover was exercised, not slept through.
+during=$(( $(kafka_end_offset "$CONNS_TOPIC") - before ))
+[ "$during" -gt 0 ] ||
+	fail "no record reached $CONNS_TOPIC while broker 1 was down"
+note "records stored in $CONNS_TOPIC while broker 1 was down: $during"
+kafka_restart 1
+kafka_wait_isr "$CONNS_TOPIC" 3
+note "$CONNS_TOPIC with broker 1 back:" $(kafka_partitions "$CONNS_TOPIC" | paste -sd'|')
+phase 4
+sleep 2	# the last counts (and the long connection's close) published
+kafka_agents_stop cli srv
+grep -h "kafka:" "$T_TMP"/agent-*.log >&2
+
+out=$T_TMP/corr
+"$CW" correlate --kafka "$KAFKA_BOOT" --from-beginning --idle 4s -o "$out" \
+	>"$T_TMP/corr.txt" 2>"$T_TMP/corr.log" ||
+	fail "correlate failed: $(cat "$T_TMP/corr.log")"
+head -n 12 "$T_TMP/corr.txt"
+grep "records lost to retention" "$T_TMP/corr.log" || true
+
+pid=$(json_get "$(cat "$T_TMP/phases.json")" pid)
+read -r conns c2s s2c paired <<<"$(edge "$out" --client-pid "$pid" \
+	conns bytes_c2s bytes_s2c paired)"
+check_eq "long connection: connections" "$conns" 1
+check_eq "long connection: paired" "$paired" 1
+check_eq "long connection: bytes client -> server" "$c2s" $((PHASES * PHASE_BYTES))
+check_eq "long connection: bytes server -> client" "$s2c" $((PHASES * PHASE_BYTES))
+read -r conns c2s s2c paired <<<"$(edge "$out" --client-pid "$(json_get "$res" pid)" \
+	conns bytes_c2s bytes_s2c paired)"
+check_eq "short connections: connections" "$conns" "$SHORT"
+check_eq "short connections: paired" "$paired" "$SHORT"
+check_eq "short connections: bytes client -> server" "$c2s" $((SHORT * SHORT_BYTES))
+check_eq "short connections: bytes server -> client" "$s2c" $((SHORT * SHORT_BYTES))
+echo ok
