@@ -124,7 +124,7 @@ static int record_opt(int c, struct record_args *a)
 		a->lim.keep_ns = v;
 		return 0;
 	case 'm':
-		if (cw_parse_u64(optarg, 1, UINT64_MAX, &v))
+		if (cw_parse_size(optarg, 1, UINT64_MAX, &v))
 			return bad_usage("--max-size '%s' is not a byte count",
 					 optarg);
 		a->lim.max_bytes = v;

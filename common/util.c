@@ -62,6 +62,28 @@ static const struct {
 	{"d", 86400 * NSEC_PER_SEC},
 };
 
+/* The number s starts with (a digit, no sign): 0, or -1 on none or
+ * overflow; *end after it. */
+static int leading_number(const char *s, int base, unsigned long long *v,
+			  char **end)
+{
+	if (!s || !isdigit((unsigned char)*s))
+		return -1;
+	errno = 0;
+	*v = strtoull(s, end, base);
+	return errno ? -1 : 0;
+}
+
+/* v * mult into *out if it does not wrap and lies in [min, max]. */
+static int scaled(unsigned long long v, uint64_t mult, uint64_t min,
+		  uint64_t max, uint64_t *out)
+{
+	if (v > UINT64_MAX / mult || v * mult < min || v * mult > max)
+		return -1;
+	*out = v * mult;
+	return 0;
+}
+
 int cw_parse_duration(const char *s, uint64_t bare_unit_ns, uint64_t *out_ns)
 {
 	unsigned long long v;
@@ -69,11 +91,7 @@ int cw_parse_duration(const char *s, uint64_t bare_unit_ns, uint64_t *out_ns)
 	char *end;
 	size_t i;
 
-	if (!s || !isdigit((unsigned char)*s))
-		return -1;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno)
+	if (leading_number(s, 10, &v, &end))
 		return -1;
 	if (*end) {
 		for (i = 0; i < CW_ARRAY_SIZE(duration_units); i++)
@@ -83,10 +101,7 @@ int cw_parse_duration(const char *s, uint64_t bare_unit_ns, uint64_t *out_ns)
 			return -1;
 		unit = duration_units[i].ns;
 	}
-	if (v > UINT64_MAX / unit)
-		return -1;
-	*out_ns = v * unit;
-	return 0;
+	return scaled(v, unit, 0, UINT64_MAX, out_ns);
 }
 
 int cw_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
@@ -95,11 +110,7 @@ int cw_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 	uint64_t mult = 1;
 	char *end;
 
-	if (!s || !isdigit((unsigned char)*s))
-		return -1;
-	errno = 0;
-	v = strtoull(s, &end, 0);
-	if (errno)
+	if (leading_number(s, 0, &v, &end))
 		return -1;
 	if (*end == 'k' || *end == 'K')
 		mult = 1000, end++;
@@ -107,13 +118,41 @@ int cw_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 		mult = 1000000, end++;
 	else if (*end == 'G')
 		mult = 1000000000, end++;
-	if (*end || v > UINT64_MAX / mult)
+	return *end ? -1 : scaled(v, mult, min, max, out);
+}
+
+static const struct {
+	char unit;
+	uint64_t dec, bin;
+} size_units[] = {
+	{'k', 1000ULL, 1ULL << 10},
+	{'K', 1000ULL, 1ULL << 10},
+	{'M', 1000000ULL, 1ULL << 20},
+	{'G', 1000000000ULL, 1ULL << 30},
+	{'T', 1000000000000ULL, 1ULL << 40},
+};
+
+int cw_parse_size(const char *s, uint64_t min, uint64_t max, uint64_t *out)
+{
+	unsigned long long v;
+	uint64_t mult = 1;
+	char *end;
+	size_t i;
+
+	if (leading_number(s, 10, &v, &end))
 		return -1;
-	v *= mult;
-	if (v < min || v > max)
-		return -1;
-	*out = v;
-	return 0;
+	for (i = 0; *end && i < CW_ARRAY_SIZE(size_units); i++) {
+		if (*end != size_units[i].unit)
+			continue;
+		end++;
+		mult = size_units[i].dec;
+		if (*end == 'i')
+			mult = size_units[i].bin, end++;
+		break;
+	}
+	if (*end == 'B')
+		end++;
+	return *end ? -1 : scaled(v, mult, min, max, out);
 }
 
 const char *cw_fmt_duration(uint64_t ns, char *buf, size_t len)

@@ -48,6 +48,14 @@ int64_t cw_mono_to_real_offset(void);
 int cw_parse_duration(const char *s, uint64_t bare_unit_ns, uint64_t *out_ns);
 /* Parse an unsigned integer in [min, max]; optional k/M/G (x1000) suffix. */
 int cw_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out);
+/*
+ * Parse a byte count in [min, max], the one size grammar of causeway: a
+ * whole number with an optional unit, decimal k/K, M, G, T (10^3 ... 10^12,
+ * as disks are sold) or binary Ki, Mi, Gi, Ti (2^10 ... 2^40), either
+ * optionally followed by "B": "1M" is 1000000, "1Mi" and "1MiB" 1048576.
+ * Returns 0 or -1 (with no message: the caller names the option).
+ */
+int cw_parse_size(const char *s, uint64_t min, uint64_t max, uint64_t *out);
 /* Format ns as the shortest exact unit: "1s", "250ms", "100us". */
 const char *cw_fmt_duration(uint64_t ns, char *buf, size_t len);
 /* Format a byte count for people: "1.5 MiB". */

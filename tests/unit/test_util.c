@@ -3,7 +3,8 @@
  * The shared growth helper: doubling, the minimum, overflow refused.  Output
  * files: a planted symlink is replaced, never followed; a folder others may
  * write to without the sticky bit is refused; the file is 0640.  A device
- * or FIFO (/dev/null, a pipe) is written in place, never replaced.
+ * or FIFO (/dev/null, a pipe) is written in place, never replaced.  Sizes
+ * take decimal and binary units ("1M" 10^6, "1Mi" 2^20), nothing else.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -100,6 +101,45 @@ static void check_special_outfiles(void)
 	CHECK(!rmdir(dir));
 }
 
+static void check_sizes(void)
+{
+	static const struct {
+		const char *s;
+		uint64_t v;
+	} good[] = {
+		{"0", 0},
+		{"4096", 4096},
+		{"1k", 1000},
+		{"1K", 1000},
+		{"1Ki", 1024},
+		{"1M", 1000000},
+		{"1MB", 1000000},
+		{"1Mi", 1048576},
+		{"1MiB", 1048576},
+		{"64Gi", 64ULL << 30},
+		{"1G", 1000000000},
+		{"2T", 2000000000000ULL},
+		{"1Ti", 1ULL << 40},
+	};
+	static const char *const bad[] = {
+		"",	"M",	"1m",	 "1 M",	  "1Mx",
+		"1iM",	"1i",	"-1",	 "0x10",  "1.5G",
+		"1MiBB", "99999999999999999999", "16777216Ti",
+	};
+	uint64_t v;
+	size_t i;
+
+	for (i = 0; i < CW_ARRAY_SIZE(good); i++) {
+		v = 7;
+		CHECK(!cw_parse_size(good[i].s, 0, UINT64_MAX, &v) &&
+		      v == good[i].v);
+	}
+	for (i = 0; i < CW_ARRAY_SIZE(bad); i++)
+		CHECK(cw_parse_size(bad[i], 0, UINT64_MAX, &v) == -1);
+	CHECK(cw_parse_size("1M", 1000001, UINT64_MAX, &v) == -1);
+	CHECK(cw_parse_size("1Mi", 1, 1000000, &v) == -1);
+}
+
 int main(void)
 {
 	int *v = NULL;
@@ -122,5 +162,6 @@ int main(void)
 	free(v);
 	check_outfiles();
 	check_special_outfiles();
+	check_sizes();
 	return failures ? 1 : 0;
 }
