@@ -75,24 +75,6 @@ sleep 2	# the last counts (and the long connection's close) published
 kafka_agents_stop cli srv
 grep -h "kafka:" "$T_TMP"/agent-*.log >&2
 
-out=$T_TMP/corr
-"$CW" correlate --kafka "$KAFKA_BOOT" --from-beginning --idle 4s -o "$out" \
-	>"$T_TMP/corr.txt" 2>"$T_TMP/corr.log" ||
-	fail "correlate failed: $(cat "$T_TMP/corr.log")"
-head -n 12 "$T_TMP/corr.txt"
-grep "records lost to retention" "$T_TMP/corr.log" || true
-
-pid=$(json_get "$(cat "$T_TMP/phases.json")" pid)
-read -r conns c2s s2c paired <<<"$(edge "$out" --client-pid "$pid" \
-	conns bytes_c2s bytes_s2c paired)"
-check_eq "long connection: connections" "$conns" 1
-check_eq "long connection: paired" "$paired" 1
-check_eq "long connection: bytes client -> server" "$c2s" $((PHASES * PHASE_BYTES))
-check_eq "long connection: bytes server -> client" "$s2c" $((PHASES * PHASE_BYTES))
-read -r conns c2s s2c paired <<<"$(edge "$out" --client-pid "$(json_get "$res" pid)" \
-	conns bytes_c2s bytes_s2c paired)"
-check_eq "short connections: connections" "$conns" "$SHORT"
-check_eq "short connections: paired" "$paired" "$SHORT"
-check_eq "short connections: bytes client -> server" "$c2s" $((SHORT * SHORT_BYTES))
-check_eq "short connections: bytes server -> client" "$s2c" $((SHORT * SHORT_BYTES))
+kafka_check_echo_graph "$(json_get "$(cat "$T_TMP/phases.json")" pid)" \
+	$((PHASES * PHASE_BYTES)) "$(json_get "$res" pid)" "$SHORT" "$SHORT_BYTES"
 echo ok

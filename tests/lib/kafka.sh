@@ -348,3 +348,37 @@ kafka_agents_stop() {
 		check_eq "agent $h: records lost" "$lost" 0
 	done
 }
+
+# kafka_correlate OUT: `causeway correlate` over everything the brokers
+# hold, until idle, with its graph in OUT (its log in OUT.log).
+kafka_correlate() {
+	"$CW" correlate --kafka "$KAFKA_BOOT" --from-beginning --idle 4s -o "$1" \
+		>"$1.txt" 2>"$1.log" || fail "correlate failed: $(cat "$1.log")"
+	head -n 12 "$1.txt"
+	grep "state:" "$1.log" || true
+}
+
+# kafka_check_edge OUT WHAT CLIENT_PID CONNS C2S S2C: the edge of the
+# client process CLIENT_PID in OUT's graph has CONNS connections, all
+# paired, and exactly C2S and S2C bytes.
+kafka_check_edge() {
+	local conns c2s s2c paired
+	read -r conns c2s s2c paired <<<"$(edge "$1" --client-pid "$3" \
+		conns bytes_c2s bytes_s2c paired)"
+	check_eq "$2: connections" "$conns" "$4"
+	check_eq "$2: paired" "$paired" "$4"
+	check_eq "$2: bytes client -> server" "$c2s" "$5"
+	check_eq "$2: bytes server -> client" "$s2c" "$6"
+}
+
+# kafka_check_echo_graph LONG_PID LONG_BYTES SHORT_PID SHORT_N SHORT_BYTES:
+# correlate what the brokers hold (into $T_TMP/corr) and check an echo
+# workload's graph: one long connection of client LONG_PID moving
+# LONG_BYTES each way, and SHORT_N connections of client SHORT_PID moving
+# SHORT_BYTES each way apiece.
+kafka_check_echo_graph() {
+	kafka_correlate "$T_TMP/corr"
+	kafka_check_edge "$T_TMP/corr" "long connection" "$1" 1 "$2" "$2"
+	kafka_check_edge "$T_TMP/corr" "short connections" "$3" "$4" \
+		$(($4 * $5)) $(($4 * $5))
+}
