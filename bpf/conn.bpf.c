@@ -690,7 +690,13 @@ static __always_inline void on_close(struct sock *sk, struct cw_conn *c,
  * socket is destroyed (the owner's close()).  Told apart from an owner's
  * own close(), which also reaches CLOSE with data unread (a RST instead of
  * a FIN), by the receive queue: __tcp_close empties it first, and reads
- * that never happen do not count.  Returns true if the reading waits.
+ * that never happen do not count.
+ *
+ * An end with no owner yet waits too, if a process still holds it: a
+ * server end reset by its peer while its owner sat in recv() never ran an
+ * owner's hook (the RST sets sk_err, so the CLOSE is not the owner's), but
+ * its owner's close() runs the destruction in the owner's own context.
+ * Returns true if the reading waits.
  */
 static __always_inline bool close_drains(struct cw_conn *c, struct sock *sk,
 					 int old)
@@ -702,10 +708,9 @@ static __always_inline bool close_drains(struct cw_conn *c, struct sock *sk,
 		return false;
 	if (BPF_CORE_READ(sk, __sk_common.skc_flags) & (1UL << SOCK_DEAD))
 		return false;
-	if (!BPF_CORE_READ(sk, sk_receive_queue.qlen))
-		return false;
 	tcp_seq_now(sk, &s);
-	if (s.unread_data <= 0)
+	if (c->flags & CW_F_OWNER &&
+	    (s.unread_data <= 0 || !BPF_CORE_READ(sk, sk_receive_queue.qlen)))
 		return false;
 	conn_base(c, sk, 0, 0);
 	tcp_bytes(c, sk, old, &c->bytes_out, &c->bytes_in);
@@ -799,9 +804,10 @@ static __always_inline void on_state(struct sock *sk, int old, int new)
 }
 
 /*
- * At destruction: the final reading of an end that drained after CLOSE.
+ * At destruction: the final reading of an end that waited after CLOSE.
  * Every TCP socket passes here (tcp_v4_destroy_sock, IPv6 too) before its
- * storage goes.
+ * storage goes; a socket already in CLOSE is destroyed by its holder's
+ * close() (__tcp_close), in the holder's context: its owner.
  */
 static __always_inline void on_destroy(struct sock *sk)
 {
@@ -810,8 +816,12 @@ static __always_inline void on_destroy(struct sock *sk)
 	if (use_sk_hash || per_event)
 		return;
 	c = bpf_sk_storage_get(&conns, sk, 0, 0);
-	if (c && c->flags & CW_F_DRAIN)
-		on_close(sk, c, c->close_state);
+	if (!c || !(c->flags & CW_F_DRAIN))
+		return;
+	if (!(c->flags & CW_F_OWNER) &&
+	    !(self_tgid && bpf_get_current_pid_tgid() >> 32 == self_tgid))
+		fill_owner(c);
+	on_close(sk, c, c->close_state);
 }
 
 /* accept() returned newsk to the current task: it is the owner. */
