@@ -546,25 +546,26 @@ drop_detach() {
 	ip netns exec "$1" tc qdisc del dev "$2" clsact 2>/dev/null || true
 }
 
-# drop_count NS DEV: "SEEN DROPPED", the drop program's counts on DEV.
+# drop_count NS DEV: "SEEN DROPPED SYNS FINS", the drop program's counts
+# on DEV: packets seen, dropped, and of those SYNs and FINs.
 drop_count() {
 	local id
 	id=$(ip netns exec "$1" tc filter show dev "$2" ingress |
 		sed -n 's/.* id \([0-9]*\) .*/\1/p' | head -n 1)
-	[ -n "$id" ] || { echo "0 0"; return; }
+	[ -n "$id" ] || { echo "0 0 0 0"; return; }
 	bpftool -j prog show id "$id" | python3 -c '
 import json, subprocess, sys
 p = json.load(sys.stdin)
 for m in p.get("map_ids", []):
     d = json.loads(subprocess.check_output(
         ["bpftool", "-j", "map", "dump", "id", str(m)]))
-    if len(d) == 3:
+    if len(d) == 5:
         v = [int.from_bytes(bytes(int(b, 16) for b in e["value"]), "little")
              for e in d]
-        print(v[0], v[1])
+        print(v[0], v[1], v[3], v[4])
         break
 else:
-    print("0 0")'
+    print("0 0 0 0")'
 }
 
 BYTES_TRUTH="python3 $CW_ROOT/tests/lib/bytes_truth.py"

@@ -20,7 +20,7 @@ failed=0
 # session NAME SEED [run options...]: one agent, both families' clients;
 # SEED 0: no loss.
 session() {
-	local name=$1 seed=$2 out=$T_TMP/$1 n c4 c6 d1 d2
+	local name=$1 seed=$2 out=$T_TMP/$1 n c4 c6 d1 d2 s1 s2 f1 f2
 	shift 2
 	mkdir -p "$out"
 	: >"$srv"
@@ -40,9 +40,9 @@ session() {
 	agent_stop "$out" >/dev/null
 	cp "$srv" "$out/srv.jsonl"
 	if [ "$seed" != 0 ]; then
-		read -r _ d1 <<<"$(drop_count "$CLI" "$LINK_A")"
-		read -r _ d2 <<<"$(drop_count "$SRV" "$LINK_B")"
-		note "$name: $((d1 + d2)) packets dropped"
+		read -r _ d1 s1 f1 <<<"$(drop_count "$CLI" "$LINK_A")"
+		read -r _ d2 s2 f2 <<<"$(drop_count "$SRV" "$LINK_B")"
+		note "$name: $((d1 + d2)) packets dropped, $((s1 + s2)) SYNs and $((f1 + f2)) FINs among them"
 		[ $((d1 + d2)) -gt 0 ] || fail "$name: the drop program dropped nothing"
 		drop_detach "$CLI" "$LINK_A"
 		drop_detach "$SRV" "$LINK_B"

@@ -2,14 +2,21 @@
 """Compare every connection end's bytes with the ground truth, exactly.
 
   bytes_check.py [--label L] RECORDS TRUTH...
+  bytes_check.py [--label L] --edges EDGES TRUTH...
 
 RECORDS: connection records as JSON lines (`causeway run -o`'s conns.jsonl,
 or `causeway dump` of the conns topic).  TRUTH: the JSON lines that
 tests/lib/bytes_truth.py wrote, one per end, with what the program's own
 calls returned.  For each end the record that counts is its final one
-(closed); an end with no record, no final record, or bytes off by even one
-fails.  Prints one line per pattern (ends, exact, wrong) and each wrong
+(closed); an end with no record, no final record, another owner, or bytes
+off by even one fails.  Prints one line per pattern (ends, exact, wrong) and each wrong
 end; exits 1 if any end is wrong or missing.
+
+With --edges, EDGES is a graph (`causeway correlate -o`'s edges.json):
+for each pair of client and server processes in the truth, its edge must
+count every connection, pair every one, and carry in bytes_c2s what the
+clients wrote and in bytes_s2c what the servers wrote (a paired edge
+takes each direction from the end that sent it).
 """
 import json
 import sys
@@ -39,10 +46,53 @@ def load_records(path):
     return {k: v[1] for k, v in best.items()}
 
 
+def read_truth(paths):
+    for path in paths:
+        with open(path) as f:
+            for line in f:
+                if line.strip():
+                    yield json.loads(line)
+
+
+def check_edges(label, path, truth_paths):
+    g = json.load(open(path))
+    pid = {n["id"]: n.get("pid") for n in g["nodes"]}
+    ends = {}
+    for t in read_truth(truth_paths):
+        ends[(t["role"], t["laddr"], t["lport"], t["raddr"], t["rport"])] = t
+    want = defaultdict(lambda: [0, 0, 0])
+    for (role, la, lp, ra, rp), t in ends.items():
+        if role != "client":
+            continue
+        s = ends.get(("server", ra, rp, la, lp))
+        if s is None:
+            print("%sWRONG no server end for %s:%d" % (label, la, lp))
+            return 1
+        w = want[(t["pid"], s["pid"])]
+        w[0] += 1
+        w[1] += t["written"]
+        w[2] += s["written"]
+    bad = 0
+    for (cp, sp), (conns, c2s, s2c) in sorted(want.items()):
+        got = [e for e in g["edges"] if e.get("protocol", "tcp") == "tcp" and
+               pid.get(e["client"]) == cp and pid.get(e["server"]) == sp]
+        have = [sum(e[k] for e in got) for k in
+                ("conns", "paired", "bytes_c2s", "bytes_s2c")]
+        exp = [conns, conns, c2s, s2c]
+        ok = have == exp
+        bad += not ok
+        print("%sedge %d -> %d: conns %d paired %d c2s %d s2c %d%s" % (
+            label, cp, sp, *have,
+            "" if ok else "  WRONG, want %d %d %d %d" % tuple(exp)))
+    return 1 if bad or not want else 0
+
+
 def main(argv):
     label = ""
     if argv[:1] == ["--label"]:
         label, argv = argv[1] + ": ", argv[2:]
+    if argv[:1] == ["--edges"] and len(argv) >= 3:
+        return check_edges(label, argv[1], argv[2:])
     if len(argv) < 2:
         raise SystemExit(__doc__)
     recs = load_records(argv[0])
@@ -67,6 +117,9 @@ def main(argv):
                     problems.append("no final (closed) record")
                 if r.get("role") != t["role"]:
                     problems.append("role %s" % r.get("role"))
+                pid = (r.get("process") or {}).get("pid")
+                if pid != t["pid"]:
+                    problems.append("owner pid %s, not %d" % (pid, t["pid"]))
                 if r["bytes_out"] != t["written"]:
                     problems.append("written %d, reported %d (%+d)" % (
                         t["written"], r["bytes_out"],

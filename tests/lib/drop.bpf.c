@@ -11,7 +11,8 @@
  *   tc qdisc add dev DEV clsact
  *   tc filter add dev DEV ingress bpf direct-action obj drop.bpf.o sec tc
  *
- * Counts in the `drops` map: [0] packets seen, [1] dropped.
+ * Counts in the `drops` map: [0] packets seen, [1] dropped, [3] of them
+ * SYNs, [4] FINs ([2] holds the pseudo-random sequence).
  */
 #include <linux/bpf.h>
 #include <linux/if_ether.h>
@@ -34,7 +35,7 @@ char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 3);
+	__uint(max_entries, 5);
 	__type(key, __u32);
 	__type(value, __u64);
 } drops SEC(".maps");
@@ -101,5 +102,9 @@ int drop_some(struct __sk_buff *skb)
 	if (next_rand() % DROP_EVERY)
 		return TC_ACT_OK;
 	count(1);
+	if (th->syn)
+		count(3);
+	if (th->fin)
+		count(4);
 	return TC_ACT_SHOT;
 }
