@@ -6,29 +6,51 @@
 #include <stdlib.h>
 
 #include "common/log.h"
+#include "common/util.h"
 #include "place/place.h"
+#include "place/place_int.h"
 
-static bool better(const struct cw_place_plan *a, const struct cw_place_plan *b,
-		   bool fixed)
+/*
+ * Whether plan a beats plan b: without consolidation, one that keeps the
+ * cross-host bytes at most now's first; then the fewest hosts (unless
+ * fixed), the fewest bytes, the fewest moves.
+ */
+static bool better(const struct cw_place *p, const struct cw_place_plan *a,
+		   const struct cw_place_plan *b, uint64_t now)
 {
+	bool fixed = p->fixed_hosts || p->max_moves >= 0;
+
+	if (place_keeps_bytes(p) &&
+	    (a->cross_bytes <= now) != (b->cross_bytes <= now))
+		return a->cross_bytes <= now;
 	if (!fixed && a->hosts_used != b->hosts_used)
 		return a->hosts_used < b->hosts_used;
-	return a->cross_bytes < b->cross_bytes;
+	if (a->cross_bytes != b->cross_bytes)
+		return a->cross_bytes < b->cross_bytes;
+	return a->nmoves < b->nmoves;
 }
 
-/* Solve by the chosen method(s); the best plan's method, or -1. */
+/*
+ * Solve by the chosen method(s); the best plan's method, or -1.  On a
+ * whole tie the first in this order: ours, the proven optimum, the GA.
+ */
 static long solve(struct cw_place *p, struct cw_place_result *res)
 {
+	static const enum cw_place_method order[] = {
+		CW_PLACE_PARTITION, CW_PLACE_ILP, CW_PLACE_GA};
+	uint64_t now = place_cross_now(p);
 	long best = -1;
-	int m;
+	size_t i;
 
-	for (m = 0; m < 3; m++) {
-		if (!res->all && m != (int)res->method)
+	for (i = 0; i < CW_ARRAY_SIZE(order); i++) {
+		enum cw_place_method m = order[i];
+
+		if (!res->all && m != res->method)
 			continue;
 		res->ok[m] = cw_place_solve(p, m, &res->plans[m]) == 0;
 		if (res->ok[m] &&
-		    (best < 0 || better(&res->plans[m], &res->plans[best],
-					p->fixed_hosts || p->max_moves >= 0)))
+		    (best < 0 ||
+		     better(p, &res->plans[m], &res->plans[best], now)))
 			best = m;
 	}
 	return best;

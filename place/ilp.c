@@ -22,6 +22,7 @@ struct ilp {
 	int *mv;	 /* unit -> movable index, or -1 */
 	size_t nmv;
 	int ycol, dcol; /* first y and d columns */
+	int bound_row;	/* cross-host bytes at most the current's, or 0 */
 	int *ri, *ci;	/* one row at a time */
 	double *rv;
 };
@@ -188,6 +189,20 @@ static void moves_row(struct ilp *m)
 	add_row(m, k, GLP_LO, (double)m->nmv - (double)p->max_moves, 0);
 }
 
+/* No more cross-host bytes than the current placement has. */
+static void bytes_row(struct ilp *m)
+{
+	struct cw_place *p = m->p;
+	size_t l;
+
+	for (l = 0; l < p->nlinks; l++) {
+		m->ci[l + 1] = m->dcol + (int)l;
+		m->rv[l + 1] = (double)p->links[l].bytes;
+	}
+	add_row(m, (int)p->nlinks, GLP_UP, 0, (double)place_cross_now(p));
+	m->bound_row = glp_get_num_rows(m->lp);
+}
+
 /* Solve the MIP; 0 optimal, 1 feasible only (time), -1 no solution. */
 static int run(struct ilp *m)
 {
@@ -260,8 +275,10 @@ static int build(struct ilp *m)
 
 	m->hosts = malloc((p->nhosts + 1) * sizeof(*m->hosts));
 	m->mv = malloc((p->nunits + 1) * sizeof(*m->mv));
-	m->ci = malloc((p->nunits + p->nhosts + 4) * sizeof(*m->ci));
-	m->rv = malloc((p->nunits + p->nhosts + 4) * sizeof(*m->rv));
+	size_t row = p->nunits + p->nhosts + p->nlinks + 4;
+
+	m->ci = malloc(row * sizeof(*m->ci));
+	m->rv = malloc(row * sizeof(*m->rv));
 	if (!m->hosts || !m->mv || !m->ci || !m->rv)
 		return cw_error("out of memory for the integer program");
 	m->n = cw_place_host_order(p, m->hosts);
@@ -279,6 +296,8 @@ static int build(struct ilp *m)
 	cuts(m);
 	if (p->max_moves >= 0)
 		moves_row(m);
+	if (place_keeps_bytes(p) && p->nlinks)
+		bytes_row(m);
 	return 0;
 }
 
@@ -291,6 +310,12 @@ int place_ilp(struct cw_place *p, struct cw_place_plan *plan)
 		goto out;
 	if (!p->fixed_hosts && p->max_moves < 0)
 		r = fewest_hosts(&m);
+	if (r < 0 && m.bound_row) {
+		/* No plan within capacity keeps the bytes (the current
+		 * placement does not fit): the fewest bytes, on any hosts. */
+		glp_set_row_bnds(m.lp, m.bound_row, GLP_FR, 0, 0);
+		r = 0;
+	}
 	if (r >= 0) {
 		set_objective(&m, true);
 		r2 = run(&m);

@@ -526,9 +526,17 @@ int cw_place_input_load(struct cw_place_input *in)
 		return -1;
 	if ((in->brokers || in->nrecords) && place_measured(in))
 		return -1;
-	if (load_graph(in) || cw_place_check(&in->p))
+	if (load_graph(in))
 		return -1;
-	return 0;
+	/* Nothing to place by: a plan would only pack CPU and memory. */
+	if (!in->p.nlinks)
+		return cw_error("%s has no traffic between its %zu units%s: "
+				"nothing to plan from",
+				in->graph_name, in->p.nunits,
+				in->since_ns || in->until_ns
+					? " in the time range"
+					: "");
+	return cw_place_check(&in->p);
 }
 
 void cw_place_input_release(struct cw_place_input *in)

@@ -261,6 +261,32 @@ uint64_t cw_place_cross_bytes(const struct cw_place *p, const uint32_t *host)
 	return sum;
 }
 
+uint64_t place_cross_now(const struct cw_place *p)
+{
+	uint64_t sum = 0;
+	size_t i;
+
+	for (i = 0; i < p->nlinks; i++)
+		if (p->units[p->links[i].a].host !=
+		    p->units[p->links[i].b].host)
+			sum += p->links[i].bytes;
+	return sum;
+}
+
+bool place_keeps_bytes(const struct cw_place *p)
+{
+	return !p->consolidate && !p->fixed_hosts && p->max_moves < 0;
+}
+
+size_t cw_place_moved(const struct cw_place *p, const uint32_t *host)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < p->nunits; i++)
+		n += host[i] != p->units[i].host;
+	return n;
+}
+
 uint64_t cw_place_local_bytes(const struct cw_place *p, const uint32_t *host,
 			      uint32_t u)
 {
@@ -371,10 +397,87 @@ static double cpu_seconds(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+static int run_method(struct cw_place *p, enum cw_place_method m,
+		      struct cw_place_plan *plan)
+{
+	if (m == CW_PLACE_GA)
+		return place_ga(p, plan);
+	if (m == CW_PLACE_ILP)
+		return place_ilp(p, plan);
+	return place_partition(p, plan);
+}
+
+/* Whether the current placement is a plan: within capacity, on hosts
+ * the host limit allows. */
+static bool current_fits(const struct cw_place *p, uint32_t *cur)
+{
+	uint32_t *order = malloc((p->nhosts + 1) * sizeof(*order));
+	uint8_t *allowed = calloc(p->nhosts + 1, 1);
+	struct place_load ld;
+	bool ok = order && allowed;
+	size_t i, n;
+
+	n = ok ? cw_place_host_order(p, order) : 0;
+	for (i = 0; i < n; i++)
+		allowed[order[i]] = 1;
+	for (i = 0; ok && i < p->nunits; i++) {
+		cur[i] = p->units[i].host;
+		ok = allowed[cur[i]];
+	}
+	if (ok && !place_load_init(&ld, p, cur)) {
+		for (i = 0; i < p->nhosts; i++)
+			ok = ok &&
+			     ld.cpu[i] <= place_cap_cpu(p, i) + PLACE_EPS &&
+			     ld.mem[i] <= place_cap_mem(p, i) + PLACE_EPS;
+		place_load_release(&ld);
+	} else {
+		ok = false;
+	}
+	free(order);
+	free(allowed);
+	return ok;
+}
+
+/*
+ * A plan that raises the cross-host bytes above the current placement's
+ * where consolidation was not asked for: with the fewest hosts, the fewest
+ * bytes on the hosts there are instead; if that still raises them (a
+ * heuristic's miss), the current placement when it is a plan.  The
+ * integer program keeps the bound itself, exactly.
+ */
+static int keep_bytes(struct cw_place *p, enum cw_place_method m,
+		      struct cw_place_plan *plan)
+{
+	uint64_t now = place_cross_now(p);
+	uint32_t *cur;
+
+	if (p->consolidate || m == CW_PLACE_ILP ||
+	    cw_place_cross_bytes(p, plan->host) <= now)
+		return 0;
+	if (place_keeps_bytes(p)) {
+		p->fixed_hosts = true;
+		if (run_method(p, m, plan)) {
+			p->fixed_hosts = false;
+			return -1;
+		}
+		p->fixed_hosts = false;
+		if (cw_place_cross_bytes(p, plan->host) <= now)
+			return 0;
+	}
+	cur = malloc((p->nunits + 1) * sizeof(*cur));
+	if (!cur)
+		return cw_error("out of memory for the plan");
+	if (current_fits(p, cur))
+		memcpy(plan->host, cur, p->nunits * sizeof(*cur));
+	free(cur);
+	return 0;
+}
+
 int cw_place_solve(struct cw_place *p, enum cw_place_method m,
 		   struct cw_place_plan *plan)
 {
 	double t0 = cpu_seconds();
+	size_t moved;
 	int ret;
 
 	memset(plan, 0, sizeof(*plan));
@@ -382,12 +485,15 @@ int cw_place_solve(struct cw_place *p, enum cw_place_method m,
 	plan->host = malloc((p->nunits + 1) * sizeof(*plan->host));
 	if (!plan->host)
 		return cw_error("out of memory for the plan");
-	if (m == CW_PLACE_GA)
-		ret = place_ga(p, plan);
-	else if (m == CW_PLACE_ILP)
-		ret = place_ilp(p, plan);
-	else
-		ret = place_partition(p, plan);
+	ret = run_method(p, m, plan);
+	if (!ret)
+		ret = keep_bytes(p, m, plan);
+	if (!ret) {
+		moved = cw_place_moved(p, plan->host);
+		ret = cw_place_relabel(p, plan->host) ||
+		      place_settle(p, plan->host);
+		plan->moves_saved = moved - cw_place_moved(p, plan->host);
+	}
 	plan->seconds = cpu_seconds() - t0;
 	if (!ret)
 		ret = cw_place_plan_score(p, plan);

@@ -16,6 +16,55 @@ static const char *bytes_str(uint64_t b, char *buf, size_t len)
 	return cw_fmt_bytes(b, buf, len);
 }
 
+/*
+ * A plan that raises the cross-host bytes says so, and why, in the first
+ * line of every output: "raises cross-host bytes from X to Y (+Z%) ...".
+ * Nothing when it does not.
+ */
+static bool trade_line(const struct cw_place_input *c,
+		       const struct cw_place_plan *plan,
+		       const struct cw_place_plan *before, char *buf,
+		       size_t len)
+{
+	char b1[32], b2[32];
+	int n;
+
+	if (plan->cross_bytes <= before->cross_bytes)
+		return false;
+	n = snprintf(buf, len,
+		     "this plan raises cross-host bytes from %s to %s "
+		     "(%+.1f%%)",
+		     bytes_str(before->cross_bytes, b1, sizeof(b1)),
+		     bytes_str(plan->cross_bytes, b2, sizeof(b2)),
+		     before->cross_bytes
+			     ? 100.0 * ((double)plan->cross_bytes -
+					(double)before->cross_bytes) /
+				       (double)before->cross_bytes
+			     : 100.0);
+	if (n < 0 || (size_t)n >= len)
+		return true;
+	if (plan->hosts_used < before->hosts_used)
+		snprintf(buf + n, len - (size_t)n,
+			 " to use %zu hosts instead of %zu%s", plan->hosts_used,
+			 before->hosts_used,
+			 c->p.consolidate ? " (--hosts consolidate)" : "");
+	else if (!before->fits)
+		snprintf(buf + n, len - (size_t)n,
+			 ": the current placement is over capacity less "
+			 "headroom and no plan within it keeps the bytes");
+	return true;
+}
+
+static void print_trade(const struct cw_place_input *c,
+			const struct cw_place_plan *plan,
+			const struct cw_place_plan *before, FILE *fp)
+{
+	char line[256];
+
+	if (trade_line(c, plan, before, line, sizeof(line)))
+		fprintf(fp, "# %s\n", line);
+}
+
 static void print_table(const struct cw_place_input *c,
 			enum cw_place_method method,
 			const struct cw_place_plan *plan,
@@ -69,8 +118,12 @@ static void plan_json(const struct cw_place_input *c, enum cw_place_method m,
 	const struct cw_place *p = &c->p;
 	size_t i;
 
+	char line[256];
+
 	cw_jsonw_obj_open(w, NULL);
 	cw_jsonw_str(w, "method", cw_place_method_name(m));
+	if (trade_line(c, plan, before, line, sizeof(line)))
+		cw_jsonw_str(w, "trade", line);
 	cw_jsonw_u64(w, "hosts", p->nhosts);
 	cw_jsonw_u64(w, "hosts_used", plan->hosts_used);
 	cw_jsonw_u64(w, "hosts_used_now", before->hosts_used);
@@ -80,6 +133,7 @@ static void plan_json(const struct cw_place_input *c, enum cw_place_method m,
 	cw_jsonw_bool(w, "fits", plan->fits);
 	cw_jsonw_bool(w, "optimal", plan->optimal);
 	cw_jsonw_double(w, "seconds", plan->seconds);
+	cw_jsonw_u64(w, "moves_saved", plan->moves_saved);
 	cw_jsonw_arr_open(w, "units");
 	for (i = 0; i < p->nunits; i++) {
 		cw_jsonw_obj_open(w, NULL);
@@ -337,12 +391,18 @@ void cw_place_write(const struct cw_place_input *in,
 	struct cw_jsonw w;
 	int m;
 
-	if (f == CW_PLACE_FMT_K8S) {
-		print_k8s(in, res->method, &res->plans[res->best], fp);
-		return;
-	}
+	const struct cw_place_plan *best = &res->plans[res->best];
+	char line[256];
+
+	/* The AppGroup is no plan: the scheduler places by it. */
 	if (f == CW_PLACE_FMT_APPGROUP) {
 		print_appgroup(in, fp);
+		return;
+	}
+	if (f != CW_PLACE_FMT_JSON)
+		print_trade(in, best, &res->before, fp);
+	if (f == CW_PLACE_FMT_K8S) {
+		print_k8s(in, (enum cw_place_method)res->best, best, fp);
 		return;
 	}
 	if (f == CW_PLACE_FMT_TABLE) {
@@ -351,6 +411,8 @@ void cw_place_write(const struct cw_place_input *in,
 	}
 	cw_jsonw_init(&w, fp);
 	cw_jsonw_obj_open(&w, NULL);
+	if (trade_line(in, best, &res->before, line, sizeof(line)))
+		cw_jsonw_str(&w, "trade", line);
 	cw_jsonw_str(&w, "chosen", cw_place_method_name(res->best));
 	cw_jsonw_arr_open(&w, "plans");
 	for (m = 0; m < 3; m++)

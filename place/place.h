@@ -19,11 +19,16 @@
  *	cw_place_release(&p);
  *
  * The objective, in order: every host within its CPU and memory capacity
- * less the headroom; the fewest hosts in use (unless fixed_hosts); the
- * fewest bytes between units on different hosts.  Units that are not
- * movable stay on their host and count against its capacity.  With
- * max_moves >= 0 at most that many movable units leave their host (and the
- * host count is not minimised: the plan is a set of moves).
+ * less the headroom; no more bytes between units on different hosts
+ * (cross-host bytes) than the current placement has, unless consolidate;
+ * the fewest hosts in use (unless fixed_hosts); the fewest cross-host
+ * bytes; the fewest units moved.  Units that are not movable stay on their
+ * host and count against its capacity.  With max_moves >= 0 at most that
+ * many movable units leave their host (and the host count is not
+ * minimised: the plan is a set of moves).
+ *
+ * Every method's plan is relabelled (cw_place_relabel) and its moves that
+ * save nothing are taken back, so no plan moves a unit it need not.
  */
 #ifndef CW_PLACE_H
 #define CW_PLACE_H
@@ -62,6 +67,11 @@ struct cw_place {
 	size_t nlinks, cap_links;
 	double headroom;   /* fraction of each capacity kept free, [0, 1) */
 	bool fixed_hosts;  /* minimise bytes only, on the hosts there are */
+	/* Fewest hosts even when that raises the cross-host bytes above the
+	 * current placement's.  Without it the fewest hosts are sought among
+	 * plans that do not (if the current placement does not fit, no such
+	 * plan may exist: then the fewest bytes). */
+	bool consolidate;
 	long max_moves;	   /* -1: no limit */
 	size_t host_limit; /* > 0: use only this many hosts (see below) */
 	uint64_t seed;	   /* the genetic algorithm's */
@@ -87,6 +97,7 @@ struct cw_place_plan {
 	bool fits;	/* every host within capacity less headroom */
 	bool optimal;	/* CW_PLACE_ILP proved it */
 	double seconds; /* CPU time the method took */
+	size_t moves_saved; /* moves of the method's own plan not needed */
 	struct cw_place_move *moves;
 	size_t nmoves;
 };
@@ -129,6 +140,19 @@ uint64_t cw_place_cross_bytes(const struct cw_place *p, const uint32_t *host);
 /* Bytes of unit u's links whose other end is on u's host in `host`. */
 uint64_t cw_place_local_bytes(const struct cw_place *p, const uint32_t *host,
 			      uint32_t u);
+/*
+ * Rename the hosts of a plan (host per unit, within capacity) so the most
+ * units stay where they run now: the groups of units the plan puts
+ * together go, one group per host, to the hosts (those the plan uses and
+ * those cw_place_host_order allows) that already hold most of their
+ * units, where they fit and units that cannot move stay.  Exact (an
+ * assignment problem, the Hungarian method, O(g^2 h) for g groups and h
+ * hosts); the host count, the cross-host bytes and the fit are those of
+ * the plan; ties keep the plan's names.  0 or -1 (out of memory).
+ */
+int cw_place_relabel(const struct cw_place *p, uint32_t *host);
+/* Units a plan moves from where they run now. */
+size_t cw_place_moved(const struct cw_place *p, const uint32_t *host);
 /* Fill cross_bytes, hosts_used, fits and the moves (gains in order). */
 int cw_place_plan_score(const struct cw_place *p, struct cw_place_plan *plan);
 /* The hosts a plan may use, best first (see host_limit); its count. */

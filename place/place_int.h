@@ -3,6 +3,7 @@
 #ifndef CW_PLACE_INT_H
 #define CW_PLACE_INT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "place/place.h"
@@ -70,6 +71,19 @@ struct json_object;
 int place_units_from_graph(struct cw_place_input *in, struct json_object *nodes,
 			   const bool *active, const uint64_t *seen_ns);
 int place_hosts_from_graph(struct cw_place_input *in, struct json_object *root);
+
+/*
+ * Take back the moves that save nothing (place/relabel.c): a unit goes
+ * home when its home has room, the cross-host bytes do not rise and,
+ * unless the host count does not matter (fixed hosts, a moves limit), its
+ * home is in use anyway.  0 or -1 (out of memory).
+ */
+int place_settle(const struct cw_place *p, uint32_t *host);
+/* Cross-host bytes of the current placement. */
+uint64_t place_cross_now(const struct cw_place *p);
+/* Whether plans may not raise the cross-host bytes above the current
+ * placement's (fewest hosts without --hosts consolidate). */
+bool place_keeps_bytes(const struct cw_place *p);
 
 int place_ga(struct cw_place *p, struct cw_place_plan *plan);
 int place_partition(struct cw_place *p, struct cw_place_plan *plan);
