@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/statvfs.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -166,6 +167,50 @@ void spool_advance(struct cw_spool *sp)
 	acked_prune(sp, seg, off);
 }
 
+static bool out_of_room(int err)
+{
+	return err == ENOSPC || err == EDQUOT || err == EFBIG;
+}
+
+/* The disk is full: warned once an episode (until the spool is empty
+ * again), counted always. */
+static void note_full(struct cw_spool *sp, int err)
+{
+	sp->st.disk_full++;
+	if (sp->full)
+		return;
+	sp->full = true;
+	sp->st.full_episodes++;
+	cw_warn("spool '%s': %s: evicting the oldest records to make room "
+		"(counted, not logged, until the spool is empty again)",
+		sp->dir, strerror(err));
+}
+
+static void evict_head(struct cw_spool *sp);
+static void spool_free(struct cw_spool *sp);
+
+/* The cursor file, made now: an unwritable folder is found at start, and
+ * its room is taken before the disk can fill up. */
+static int open_cursor(struct cw_spool *sp)
+{
+	uint64_t before = sp->st.evicted_records;
+	int err;
+
+	while ((err = spool_cursor_reserve(sp)) && out_of_room(err) &&
+	       sp->nsegs > 1) {
+		note_full(sp, err);
+		evict_head(sp);
+	}
+	sp->st.evicted_full += sp->st.evicted_records - before;
+	if (!err)
+		return 0;
+	if (!out_of_room(err))
+		return cw_error("spool '%s' is not writable: %s", sp->dir,
+				strerror(err));
+	note_full(sp, err);
+	return 0; /* cw_spool_sync() tries again */
+}
+
 int cw_spool_open(struct cw_spool **spp, const char *dir, uint64_t max_bytes)
 {
 	struct cw_spool *sp;
@@ -182,15 +227,11 @@ int cw_spool_open(struct cw_spool **spp, const char *dir, uint64_t max_bytes)
 		free(sp);
 		return cw_error("out of memory");
 	}
-	sp->fd = -1;
+	sp->fd = sp->cursor_fd = -1;
 	sp->max_bytes = max_bytes;
-	/* Eight or more segments, so eviction drops at most 1/8 at a time. */
-	sp->seg_bytes = max_bytes / 8;
-	if (sp->seg_bytes > SEG_MAX_BYTES)
-		sp->seg_bytes = SEG_MAX_BYTES;
 	sp->done_off = sp->rd_off = CW_WIRE_MAGIC_LEN;
-	if (spool_scan(sp)) {
-		cw_spool_close(sp);
+	if (spool_scan(sp) || open_cursor(sp)) {
+		spool_free(sp);
 		return -1;
 	}
 	*spp = sp;
@@ -207,31 +248,56 @@ static uint64_t total_bytes(const struct cw_spool *sp)
 	return n;
 }
 
-/* Start a new last segment; the directory entry is made durable. */
+/*
+ * What a new segment may grow to: an eighth of the room the spool has, the
+ * smaller of its bound and what the disk holds for it (free space and the
+ * spool's own), so that eviction frees an eighth at a time also on a disk
+ * smaller than the bound.
+ */
+static uint64_t seg_target(const struct cw_spool *sp)
+{
+	uint64_t room = sp->max_bytes, disk;
+	struct statvfs vfs;
+
+	if (!statvfs(sp->dir, &vfs)) {
+		disk = (uint64_t)vfs.f_bavail * vfs.f_frsize + total_bytes(sp);
+		if (disk < room)
+			room = disk;
+	}
+	room /= 8;
+	if (room < SEG_MIN_BYTES)
+		return SEG_MIN_BYTES;
+	return room < SEG_MAX_BYTES ? room : SEG_MAX_BYTES;
+}
+
+/* Start a new last segment, its directory entry made durable; on failure
+ * the one before stays open to append to.  0 or -errno. */
 static int seg_roll(struct cw_spool *sp)
 {
 	char path[PATH_MAX];
-	int fd;
+	ssize_t n;
+	int fd, err;
 
-	if (sp->fd >= 0) {
-		fdatasync(sp->fd);
-		close(sp->fd);
-		sp->fd = -1;
-	}
 	spool_seg_path(sp, sp->next_id, path, sizeof(path));
 	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC,
 		  0600);
 	if (fd < 0)
 		return -errno;
-	if (write(fd, CW_WIRE_MAGIC, CW_WIRE_MAGIC_LEN) != CW_WIRE_MAGIC_LEN ||
-	    spool_seg_push(sp, sp->next_id)) {
-		int err = errno ? errno : ENOMEM;
-
+	n = write(fd, CW_WIRE_MAGIC, CW_WIRE_MAGIC_LEN);
+	err = n < 0 ? errno : n != CW_WIRE_MAGIC_LEN ? ENOSPC : 0;
+	if (!err && spool_seg_push(sp, sp->next_id))
+		err = ENOMEM;
+	if (err) {
 		close(fd);
 		unlink(path);
 		return -err;
 	}
+	if (sp->fd >= 0) {
+		fdatasync(sp->fd);
+		close(sp->fd);
+	}
 	spool_fsync_dir(sp->dir);
+	sp->seg_bytes = seg_target(sp);
 	sp->next_id++;
 	sp->segs[sp->nsegs - 1].bytes = CW_WIRE_MAGIC_LEN;
 	sp->fd = fd;
@@ -252,7 +318,8 @@ static int seg_reopen_last(struct cw_spool *sp)
 	return 0;
 }
 
-/* Drop segs[0] (never the last) with its undelivered records, counted. */
+/* Drop segs[0] with its undelivered records, counted; the last one only
+ * once it is closed. */
 static void evict_head(struct cw_spool *sp)
 {
 	struct spool_seg *s = &sp->segs[0];
@@ -303,34 +370,33 @@ static int write_frame(struct cw_spool *sp, const void *buf, size_t len)
 	return err;
 }
 
-static bool out_of_room(int err)
-{
-	return err == ENOSPC || err == EDQUOT || err == EFBIG;
-}
-
 /*
  * The disk (or the file size limit) is full: evict the oldest segment if
  * another holds the newest records, else start a new segment if this one
- * holds any.  0 when something changed (retry), else an errno.
+ * holds any (and if even that finds no room, drop this one, the oldest,
+ * and start afresh).  0 when something changed (retry), else an errno.
  */
 static int make_room(struct cw_spool *sp, int err)
 {
 	uint64_t before = sp->st.evicted_records;
-	int r;
+	int r = 0;
 
-	sp->st.disk_full++;
+	note_full(sp, err);
 	if (sp->nsegs > 1) {
 		evict_head(sp);
-		cw_warn("spool '%s': %s: evicted the oldest segment (%" PRIu64
-			" records)",
-			sp->dir, strerror(err),
-			sp->st.evicted_records - before);
-		return 0;
-	}
-	if (!sp->segs[0].records)
+	} else if (!sp->nsegs || !sp->segs[0].records) {
 		return err;
-	r = seg_roll(sp);
-	return r < 0 ? -r : 0;
+	} else {
+		r = -seg_roll(sp);
+		if (out_of_room(r)) {
+			close(sp->fd);
+			sp->fd = -1;
+			evict_head(sp);
+			r = -seg_roll(sp);
+		}
+	}
+	sp->st.evicted_full += sp->st.evicted_records - before;
+	return r;
 }
 
 int cw_spool_append(struct cw_spool *sp, const void *buf, size_t len)
@@ -339,10 +405,12 @@ int cw_spool_append(struct cw_spool *sp, const void *buf, size_t len)
 	struct spool_seg *last;
 	int err = 0;
 
-	if (len > CW_WIRE_FRAME_MAX || need + CW_WIRE_MAGIC_LEN > sp->seg_bytes)
+	if (len > CW_WIRE_FRAME_MAX || need + CW_WIRE_MAGIC_LEN > sp->max_bytes)
 		return cw_error("spool record of %zu bytes is too large", len);
 	if (sp->nsegs && sp->fd < 0 && seg_reopen_last(sp))
 		return -1;
+	if (!sp->seg_bytes)
+		sp->seg_bytes = seg_target(sp);
 	last = sp->nsegs ? &sp->segs[sp->nsegs - 1] : NULL;
 	if (!last || (last->records && last->bytes + need > sp->seg_bytes))
 		err = -seg_roll(sp);
@@ -359,7 +427,7 @@ int cw_spool_append(struct cw_spool *sp, const void *buf, size_t len)
 			break;
 		if (err) {
 			sp->st.lost_full++;
-			break;
+			return 1;
 		}
 	}
 	if (err)
@@ -557,10 +625,45 @@ static void drop_used_up(struct cw_spool *sp)
 	sp->dirty = true; /* the cursor names the next id: never reused */
 }
 
+/*
+ * No room for the cursor file since open: the old cursor goes (it would
+ * name segments about to go) and then the used-up segments, so the disk
+ * gets its room back; a restart resends what remains, confirmed or not.
+ * 0, or -1 if the old cursor could not be removed (nothing deleted).
+ */
+static int cursor_forgo(struct cw_spool *sp, int err)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/cursor", sp->dir);
+	if (unlink(path) && errno != ENOENT)
+		return -1;
+	if (!sp->cursor_warned) {
+		sp->cursor_warned = true;
+		cw_warn("spool '%s': no room for its cursor (%s): used-up "
+			"segments are deleted without it, and a restart would "
+			"send the rest of the spool again",
+			sp->dir, strerror(err));
+	}
+	return 0;
+}
+
+/* The spool is empty after a full disk: the episode's tally. */
+static void full_over(struct cw_spool *sp)
+{
+	if (!sp->full || sp->nsegs)
+		return;
+	sp->full = false;
+	cw_info("spool '%s' is empty again: %" PRIu64 " records evicted and "
+		"%" PRIu64 " refused for a full disk since start",
+		sp->dir, sp->st.evicted_full, sp->st.lost_full);
+}
+
 int cw_spool_sync(struct cw_spool *sp)
 {
 	char path[PATH_MAX];
 	size_t i;
+	int err;
 
 	if (sp->appends && sp->fd >= 0 && fdatasync(sp->fd))
 		return cw_error("unable to sync spool '%s': %s", sp->dir,
@@ -568,9 +671,13 @@ int cw_spool_sync(struct cw_spool *sp)
 	sp->appends = false;
 	drop_used_up(sp);
 	if (sp->dirty) {
-		if (spool_cursor_save(sp))
-			return -1;
-		sp->dirty = false;
+		err = spool_cursor_save(sp);
+		if (err && (sp->cursor_fd >= 0 || !out_of_room(err) ||
+			    cursor_forgo(sp, err)))
+			return cw_error("unable to save the spool cursor "
+					"'%s/cursor': %s",
+					sp->dir, strerror(err));
+		sp->dirty = err != 0;
 	}
 	/* Only now that the cursor says they are used up. */
 	for (i = 0; i < sp->ndoomed; i++) {
@@ -580,6 +687,7 @@ int cw_spool_sync(struct cw_spool *sp)
 				strerror(errno));
 	}
 	sp->ndoomed = 0;
+	full_over(sp);
 	return 0;
 }
 
@@ -616,18 +724,25 @@ void cw_spool_get_stats(const struct cw_spool *sp, struct cw_spool_stats *st)
 	st->segments = sp->nsegs;
 }
 
-void cw_spool_close(struct cw_spool *sp)
+/* Everything released, nothing synced. */
+static void spool_free(struct cw_spool *sp)
 {
-	if (!sp)
-		return;
-	if (sp->dir)
-		cw_spool_sync(sp);
 	if (sp->fd >= 0)
 		close(sp->fd);
+	if (sp->cursor_fd >= 0)
+		close(sp->cursor_fd);
 	free(sp->segs);
 	free(sp->out);
 	free(sp->acked);
 	free(sp->doomed);
 	free(sp->dir);
 	free(sp);
+}
+
+void cw_spool_close(struct cw_spool *sp)
+{
+	if (!sp)
+		return;
+	cw_spool_sync(sp);
+	spool_free(sp);
 }

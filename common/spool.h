@@ -8,9 +8,13 @@
  * each a wire stream file (common/wire.h: magic, then length-prefixed
  * CRC-checked frames), so `causeway dump DIR/seg-*.cww` reads them.  When
  * the spool would grow past its byte bound, or the disk is full, whole
- * oldest segments are evicted and counted.  A damaged stretch inside a
- * segment is stepped over to the next frame whose CRC holds and counted; a
- * torn tail of the last segment (a crash inside write()) is cut at open.
+ * oldest segments are evicted and counted; a segment is an eighth of the
+ * smaller of the bound and the room the disk has for the spool, so one
+ * eviction frees an eighth.  A full disk is warned about once an episode
+ * (until the spool is empty again), then only counted.  A damaged stretch
+ * inside a segment is stepped over to the next frame whose CRC holds and
+ * counted; a torn tail of the last segment (a crash inside write()) is cut
+ * at open.
  *
  * A replayed record leaves the spool only when its delivery is confirmed:
  * replay hands out each record with a token (its segment and offset), the
@@ -19,7 +23,9 @@
  * cw_spool_sync() makes the confirmed position survive a crash (the
  * "cursor" file, fsync'ed) and only then deletes used-up segments, so a
  * SIGKILL at any moment loses no record and resends only those whose
- * confirmation had not been synced.
+ * confirmation had not been synced.  The cursor file is written whole at
+ * open and then rewritten in place, so saving it takes no new space: a
+ * full disk still learns what was delivered and gets its segments back.
  *
  *	struct cw_spool *sp;
  *	cw_spool_open(&sp, "/var/lib/causeway/spool", 64 << 20);
@@ -48,10 +54,12 @@ struct cw_spool_stats {
 	uint64_t replayed;	  /* records handed to a replay callback */
 	uint64_t in_flight;	  /* handed out, neither done nor retried */
 	uint64_t retried;	  /* handed out again after cw_spool_retry() */
-	uint64_t evicted_records; /* dropped, oldest first, for the bound */
+	uint64_t evicted_records; /* dropped, oldest first: bound or disk */
 	uint64_t evicted_bytes;
-	uint64_t disk_full; /* appends that failed for space (then evicted) */
-	uint64_t lost_full; /* appends lost: nothing left to evict */
+	uint64_t evicted_full;	/* of them, for a full disk */
+	uint64_t disk_full;	/* writes that failed for space */
+	uint64_t full_episodes; /* times the disk filled (one warning each) */
+	uint64_t lost_full;	/* appends lost: nothing left to evict */
 	uint64_t torn_records; /* torn tails cut off at open */
 	uint64_t torn_bytes;
 	uint64_t corrupt_records; /* damaged stretches stepped over */
@@ -67,7 +75,10 @@ struct cw_spool_token {
 /*
  * Open (creating if needed) the spool in `dir`, bounded to `max_bytes` on
  * disk (at least 64 KiB).  Existing segments are checked and kept; records
- * confirmed before a restart (the cursor) are not replayed again.
+ * confirmed before a restart (the cursor) are not replayed again.  The
+ * cursor file is written here (64 KiB, the room it keeps), so a folder
+ * that cannot be written to is refused now, not at the first outage; on
+ * a full disk, oldest segments are evicted to make it.
  * 0, or -1 with a message.
  */
 int cw_spool_open(struct cw_spool **sp, const char *dir, uint64_t max_bytes);
@@ -75,8 +86,9 @@ int cw_spool_open(struct cw_spool **sp, const char *dir, uint64_t max_bytes);
 /*
  * Append one record (at most CW_WIRE_FRAME_MAX bytes), evicting the oldest
  * segments first if the bound requires, and when the disk is full (ENOSPC,
- * EDQUOT, EFBIG) evicting oldest segments and retrying.  0, or -1 with a
- * message when it could not be stored (counted in lost_full).
+ * EDQUOT, EFBIG) evicting oldest segments and retrying.  0; 1 when the disk
+ * has no room even with nothing left to evict (counted in lost_full, no
+ * message: the episode's one warning covers it); or -1 with a message.
  */
 int cw_spool_append(struct cw_spool *sp, const void *buf, size_t len);
 
@@ -108,8 +120,11 @@ void cw_spool_retry(struct cw_spool *sp, const struct cw_spool_token *tok);
 
 /*
  * Make what was appended and confirmed survive a crash: fdatasync the
- * segment appended to, write the cursor (fsync'ed, renamed, directory
- * fsync'ed), then delete used-up segments.  Cheap when nothing changed.
+ * segment appended to, rewrite the cursor in place (fdatasync'ed), then
+ * delete used-up segments.  Cheap when nothing changed.  If open found no
+ * room for the cursor file and there is still none, the old cursor goes
+ * and the used-up segments are deleted anyway (warned once): a restart
+ * then resends the rest of the spool, but the disk gets its room back.
  * 0, or -1 with a message.
  */
 int cw_spool_sync(struct cw_spool *sp);

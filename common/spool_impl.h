@@ -15,7 +15,10 @@
 
 #define SPOOL_MIN_BYTES (64ULL << 10)
 #define SEG_MAX_BYTES	(64ULL << 20)
+#define SEG_MIN_BYTES	(SPOOL_MIN_BYTES / 8)
 #define CURSOR_MAX	(1u << 20) /* a bigger cursor file is not ours */
+#define CURSOR_SLOT	(32u << 10)
+#define CURSOR_BYTES	(2 * CURSOR_SLOT) /* the room the cursor keeps */
 
 struct spool_seg {
 	uint64_t id;
@@ -34,7 +37,13 @@ struct cw_spool {
 	uint64_t max_bytes, seg_bytes;
 	struct spool_seg *segs; /* oldest first; the last one is appended to */
 	size_t nsegs, cap;
-	int fd; /* of the last segment, or -1 */
+	int fd;	       /* of the last segment, or -1 */
+	int cursor_fd; /* the cursor file, written whole, or -1 */
+	unsigned int cursor_slot; /* the slot written last */
+	uint64_t cursor_seq;	  /* its sequence number */
+	bool cursor_kept;	  /* the file on disk has our size and form */
+	bool full;		  /* in a full-disk episode: warned */
+	bool cursor_warned;	  /* a cursor shortfall was warned about */
 	uint64_t next_id;
 	uint64_t done_off, done_idx; /* the done prefix, in segs[0] */
 	size_t rd_seg;		     /* the read position: segs[rd_seg] ... */
@@ -69,7 +78,10 @@ void spool_advance(struct cw_spool *sp);
 /* The file mapped read-only (at most want bytes, 0: all); MAP_FAILED
  * (printed) or NULL with *size 0 when empty. */
 const uint8_t *spool_seg_map(const char *path, uint64_t want, size_t *size);
-/* Write the cursor file durably; 0 or -1 (printed). */
+/* Make the cursor file (whole, with the current cursor) if it is not
+ * there yet; 0 or an errno (nothing printed). */
+int spool_cursor_reserve(struct cw_spool *sp);
+/* Rewrite the cursor in place, durably; 0 or an errno (nothing printed). */
 int spool_cursor_save(struct cw_spool *sp);
 /* Read the folder's segments and cursor into sp; 0 or -1 (printed). */
 int spool_scan(struct cw_spool *sp);

@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <fcntl.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "common/log.h"
 #include "common/spool_impl.h"
@@ -111,38 +112,183 @@ static int seg_check(struct cw_spool *sp, struct spool_seg *s, bool last)
 }
 
 /*
- * The cursor file: "SEG OFF IDX" (the done prefix: segment id, offset and
- * index of the first record not done), then one "SEG OFF" line per record
- * done after it.  Written whole to a temporary file, fsync'ed, renamed,
- * and the directory fsync'ed.
+ * The cursor file: two slots of CURSOR_SLOT bytes, written whole (zeros)
+ * when it is made, then rewritten in place in turn, so that saving it
+ * takes no new space on a full disk and a crash inside one write leaves
+ * the other slot whole.  A slot is a header line "cw-spool-cursor SEQ LEN
+ * CRC" (hex, fixed width; CRC-32 of the text) and LEN bytes of text: "SEG
+ * OFF IDX" (the done prefix: segment id, offset and index of the first
+ * record not done), then one "SEG OFF" line per record done after it, as
+ * many as fit (one left out is sent again after a crash).  The slot whose
+ * CRC holds with the highest SEQ is the cursor.  Older versions wrote the
+ * text alone, renamed into place: read too, and replaced at open.
  */
-int spool_cursor_save(struct cw_spool *sp)
-{
-	char path[PATH_MAX], tmp[PATH_MAX + 8];
-	size_t i;
-	FILE *fp;
-	int ok;
+#define SLOT_MAGIC   "cw-spool-cursor "
+#define SLOT_MAGIC_N (sizeof(SLOT_MAGIC) - 1)
+#define SLOT_HDR     (SLOT_MAGIC_N + 16 + 1 + 8 + 1 + 8 + 1)
 
-	snprintf(path, sizeof(path), "%s/cursor", sp->dir);
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	fp = fopen(tmp, "we");
-	if (!fp)
-		return cw_error("unable to write '%s': %s", tmp,
-				strerror(errno));
-	fprintf(fp, "%" PRIu64 " %" PRIu64 " %" PRIu64 "\n",
-		sp->nsegs ? sp->segs[0].id : sp->next_id, sp->done_off,
-		sp->done_idx);
-	for (i = 0; i < sp->nacked; i++)
-		fprintf(fp, "%" PRIu64 " %" PRIu64 "\n", sp->acked[i].seg,
-			sp->acked[i].off);
-	ok = !fflush(fp) && !fsync(fileno(fp));
-	ok &= !fclose(fp);
-	if (!ok || rename(tmp, path) || spool_fsync_dir(sp->dir)) {
-		unlink(tmp);
-		return cw_error("unable to save the spool cursor '%s': %s",
-				path, strerror(errno));
+static void cursor_path(const struct cw_spool *sp, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/cursor", sp->dir);
+}
+
+/* The text into buf, at most room bytes: its length; *left: the
+ * confirmations that did not fit. */
+static size_t cursor_text(const struct cw_spool *sp, char *buf, size_t room,
+			  size_t *left)
+{
+	size_t len, i;
+	int n;
+
+	len = snprintf(buf, room, "%" PRIu64 " %" PRIu64 " %" PRIu64 "\n",
+		       sp->nsegs ? sp->segs[0].id : sp->next_id, sp->done_off,
+		       sp->done_idx);
+	for (i = 0; i < sp->nacked; i++) {
+		n = snprintf(buf + len, room - len, "%" PRIu64 " %" PRIu64 "\n",
+			     sp->acked[i].seg, sp->acked[i].off);
+		if ((size_t)n >= room - len)
+			break;
+		len += n;
+	}
+	*left = sp->nacked - i;
+	return len;
+}
+
+static int write_all(int fd, const void *buf, size_t len, off_t off)
+{
+	ssize_t n;
+
+	while (len) {
+		n = pwrite(fd, buf, len, off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return errno;
+		if (n == 0)
+			return ENOSPC;
+		buf = (const char *)buf + n;
+		len -= n, off += n;
 	}
 	return 0;
+}
+
+/* Write the cursor into one slot of fd, durably: 0 or an errno. */
+static int slot_write(struct cw_spool *sp, int fd, unsigned int slot,
+		      uint64_t seq)
+{
+	char *buf = malloc(CURSOR_SLOT), hdr[SLOT_HDR + 1];
+	size_t len, left;
+	int err;
+
+	if (!buf)
+		return ENOMEM;
+	len = cursor_text(sp, buf + SLOT_HDR, CURSOR_SLOT - SLOT_HDR, &left);
+	snprintf(hdr, sizeof(hdr), SLOT_MAGIC "%016" PRIx64 " %08zx %08lx\n",
+		 seq, len, crc32(0L, (const Bytef *)buf + SLOT_HDR, len));
+	memcpy(buf, hdr, SLOT_HDR);
+	err = write_all(fd, buf, SLOT_HDR + len, (off_t)slot * CURSOR_SLOT);
+	free(buf);
+	if (!err && fdatasync(fd))
+		err = errno;
+	if (!err && left && !sp->cursor_warned) {
+		sp->cursor_warned = true;
+		cw_warn("spool '%s': %zu confirmations do not fit its cursor: "
+			"a crash now would send them again",
+			sp->dir, left);
+	}
+	return err;
+}
+
+int spool_cursor_reserve(struct cw_spool *sp)
+{
+	static const char zeros[4096];
+	char path[PATH_MAX], tmp[PATH_MAX + 8];
+	int fd, err = 0;
+	off_t off;
+
+	if (sp->cursor_fd >= 0)
+		return 0;
+	cursor_path(sp, path, sizeof(path));
+	if (sp->cursor_kept) {
+		sp->cursor_fd = open(path, O_RDWR | O_CLOEXEC);
+		if (sp->cursor_fd >= 0)
+			return 0;
+		if (errno != ENOENT)
+			return errno;
+	}
+	/* Made whole aside, so a crash leaves the old cursor or the new. */
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	fd = open(tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return errno;
+	for (off = 0; !err && off < (off_t)CURSOR_BYTES; off += sizeof(zeros))
+		err = write_all(fd, zeros, sizeof(zeros), off);
+	if (!err)
+		err = slot_write(sp, fd, 0, sp->cursor_seq + 1);
+	if (!err && rename(tmp, path))
+		err = errno;
+	if (!err && spool_fsync_dir(sp->dir))
+		err = errno;
+	if (err) {
+		close(fd);
+		unlink(tmp);
+		return err;
+	}
+	sp->cursor_fd = fd;
+	sp->cursor_slot = 0;
+	sp->cursor_seq++;
+	sp->cursor_kept = true;
+	return 0;
+}
+
+int spool_cursor_save(struct cw_spool *sp)
+{
+	unsigned int slot = sp->cursor_slot ^ 1;
+	int err;
+
+	if (sp->cursor_fd < 0)
+		return spool_cursor_reserve(sp);
+	err = slot_write(sp, sp->cursor_fd, slot, sp->cursor_seq + 1);
+	if (err)
+		return err;
+	sp->cursor_slot = slot;
+	sp->cursor_seq++;
+	return 0;
+}
+
+/*
+ * The newest whole slot of a cursor file of ours, its text moved to the
+ * start of buf and NUL-terminated: its length, or -1 if neither holds.
+ */
+static ssize_t cursor_slots(struct cw_spool *sp, char *buf, size_t n)
+{
+	unsigned long long seq;
+	unsigned int len, crc, s;
+	const char *p;
+	ssize_t best = -1;
+	size_t at = 0;
+
+	for (s = 0; s < 2 && (s + 1) * (size_t)CURSOR_SLOT <= n; s++) {
+		p = buf + (size_t)s * CURSOR_SLOT;
+		if (memcmp(p, SLOT_MAGIC, SLOT_MAGIC_N) ||
+		    p[SLOT_HDR - 1] != '\n' ||
+		    sscanf(p + SLOT_MAGIC_N, "%16llx %8x %8x", &seq, &len,
+			   &crc) != 3 ||
+		    len > CURSOR_SLOT - SLOT_HDR ||
+		    crc32(0L, (const Bytef *)p + SLOT_HDR, len) != crc)
+			continue;
+		if (best >= 0 && seq <= sp->cursor_seq)
+			continue;
+		sp->cursor_seq = seq;
+		sp->cursor_slot = s;
+		best = len;
+		at = (size_t)s * CURSOR_SLOT + SLOT_HDR;
+	}
+	if (best < 0)
+		return -1;
+	memmove(buf, buf + at, best);
+	buf[best] = 0;
+	return best;
 }
 
 /* The good frames of s in order, as seg_check() counts them. */
@@ -259,8 +405,13 @@ static void cursor_load(struct cw_spool *sp)
 	ssize_t n;
 	int used;
 
-	snprintf(path, sizeof(path), "%s/cursor", sp->dir);
+	cursor_path(sp, path, sizeof(path));
 	n = buf ? cw_read_file(path, buf, CURSOR_MAX + 1) : -1;
+	if (n > 0 && !strncmp(buf, SLOT_MAGIC, SLOT_MAGIC_N)) {
+		/* Ours, rewritten in place from now on if of our size. */
+		sp->cursor_kept = n == CURSOR_BYTES;
+		n = cursor_slots(sp, buf, n);
+	}
 	if (n <= 0 || n > CURSOR_MAX ||
 	    sscanf(buf, "%" SCNu64 " %" SCNu64 " %" SCNu64 "%n", &id, &off,
 		   &idx, &used) != 3) {

@@ -20,6 +20,7 @@
 #include "common/wire.h"
 
 #include "tests/unit/check.h"
+#include "tests/unit/spool_rec.h"
 
 #define MAX_TOKS 4096
 
@@ -34,23 +35,15 @@ struct sink {
 	size_t ntok;
 };
 
-/* Records are "rec <n>" padded to 100 bytes. */
-static void make_rec(char *buf, uint64_t n)
-{
-	memset(buf, '.', 100);
-	snprintf(buf, 100, "rec %" PRIu64, n);
-}
-
 static int take(const uint8_t *buf, size_t len,
 		const struct cw_spool_token *tok, void *arg)
 {
 	struct sink *s = arg;
-	uint64_t n = UINT64_MAX;
+	uint64_t n = rec_num(buf, len);
 
 	if (s->got == s->limit)
 		return 1;
-	if (len != 100 || sscanf((const char *)buf, "rec %" SCNu64, &n) != 1 ||
-	    n != s->next)
+	if (n != s->next)
 		s->out_of_order++;
 	s->next = n + 1;
 	s->got++;
