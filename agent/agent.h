@@ -649,7 +649,8 @@ struct cw_agent_health {
 	uint64_t produced, delivered, failed, spooled, replayed, lost,
 		queue_full, in_flight;
 	bool has_spool;
-	uint64_t spool_records, spool_bytes, spool_evicted, spool_lost_full;
+	uint64_t spool_records, spool_bytes, spool_evicted, spool_lost_full,
+		spool_evicted_full, spool_full_episodes;
 };
 
 /* Fill the Kafka and spool parts from their stats (either may be NULL). */

@@ -114,8 +114,15 @@ static const struct health_metric metrics[] = {
 	{{"causeway_agent_spool_bytes", G, "Bytes of the spool on disk."},
 	 H(spool_bytes)},
 	{{"causeway_agent_spool_evicted_total", C,
-	  "Records dropped from the spool, oldest first, for its bound."},
+	  "Records dropped from the spool, oldest first, for its bound or a "
+	  "full disk."},
 	 H(spool_evicted)},
+	{{"causeway_agent_spool_full_evicted_total", C,
+	  "Of those, records dropped because the disk was full."},
+	 H(spool_evicted_full)},
+	{{"causeway_agent_spool_full_episodes_total", C,
+	  "Times the spool's disk filled up (one warning each)."},
+	 H(spool_full_episodes)},
 	{{"causeway_agent_spool_lost_total", C,
 	  "Records the spool could not take: nothing left to evict."},
 	 H(spool_lost_full)},
@@ -144,6 +151,8 @@ void cw_agent_health_kafka(struct cw_agent_health *h,
 		h->spool_bytes = ss->bytes;
 		h->spool_evicted = ss->evicted_records;
 		h->spool_lost_full = ss->lost_full;
+		h->spool_evicted_full = ss->evicted_full;
+		h->spool_full_episodes = ss->full_episodes;
 	}
 }
 

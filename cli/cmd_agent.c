@@ -90,9 +90,11 @@ static void usage(FILE *fp)
 		"      --spool DIR      records the brokers cannot take wait "
 		"here,\n"
 		"                       replayed in order (default %s)\n"
-		"      --spool-max N    spool bound in bytes, oldest evicted "
-		"and\n"
-		"                       counted (default 1G)\n"
+		"      --spool-max N    spool bound in bytes (1M = 10^6, 1Mi "
+		"= 2^20), the\n"
+		"                       oldest evicted and counted at it or "
+		"when the\n"
+		"                       disk is full (default 1Gi)\n"
 		"      --pin DIR        keep connection state pinned in DIR "
 		"(bpffs),\n"
 		"                       so a restarted agent never counts "
@@ -215,12 +217,15 @@ static void report_kafka(struct cw_kafka_producer *p, struct cw_spool *spool)
 	cw_kafka_producer_get_stats(p, &ks);
 	cw_spool_get_stats(spool, &ss);
 	cw_info("kafka: %llu produced, %llu delivered, %llu spooled, %llu "
-		"replayed, %llu lost; spool holds %llu records, evicted %llu",
+		"replayed, %llu lost; spool holds %llu records, evicted %llu "
+		"(%llu for a full disk, %llu times full)",
 		(unsigned long long)ks.produced,
 		(unsigned long long)ks.delivered,
 		(unsigned long long)ks.spooled, (unsigned long long)ks.replayed,
 		(unsigned long long)ks.lost, (unsigned long long)ss.records,
-		(unsigned long long)ss.evicted_records);
+		(unsigned long long)ss.evicted_records,
+		(unsigned long long)ss.evicted_full,
+		(unsigned long long)ss.full_episodes);
 }
 
 /* The options only the agent has; 1 taken, 0 not ours, -1 bad value. */
@@ -249,9 +254,9 @@ static int agent_option(int opt, const char *arg, struct agent_cmd *c)
 		c->spool_dir = arg;
 		return 1;
 	case 'M':
-		if (cw_parse_u64(arg, 1 << 20, UINT64_MAX, &c->spool_max))
-			return cw_error("--spool-max '%s': want a byte count "
-					"of at least 1M",
+		if (cw_parse_size(arg, 1000000, UINT64_MAX, &c->spool_max))
+			return cw_error("--spool-max '%s': want a size of at "
+					"least 1M, such as 512Mi or 2G",
 					arg);
 		return 1;
 	case 'P':
