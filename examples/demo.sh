@@ -143,15 +143,22 @@ step "correlator draining ($DELIVERED records on the topic; it stops after 6 s i
 wait $CORR || fail "correlate failed: $(cat "$LOGS/correlate.log")"
 [ -s "$OUT/edges.json" ] || fail "the correlator wrote no edges.json"
 
-# graph and render read agent records (JSON lines), not the correlator's
-# edges.json: take the very records it consumed from the topic.
-step "reading the topic back: causeway dump"
-"$CW" dump --kafka "$BOOT" --from-beginning --count "$DELIVERED" \
-	--timeout 10s >"$OUT/records.jsonl" 2>"$LOGS/dump.log" ||
+# Nothing lost on the way: the agents' delivered records are on the topics
+# they publish to (connections, hosts and processes, message timing).
+step "reading the topics back: causeway dump"
+"$CW" dump --kafka "$BOOT" --topic conns --topic meta --topic timing \
+	--topic samples --from-beginning --count "$DELIVERED" --timeout 10s \
+	>"$T_TMP/all.jsonl" 2>"$LOGS/dump.log" ||
 	fail "dump failed: $(cat "$LOGS/dump.log")"
-got=$(wc -l <"$OUT/records.jsonl")
+got=$(wc -l <"$T_TMP/all.jsonl")
 [ "$got" -eq "$DELIVERED" ] ||
 	fail "dump read $got records of $DELIVERED: $(cat "$LOGS/dump.log")"
+# graph and render read connection records (JSON lines), not the
+# correlator's edges.json: take the very records it consumed.
+"$CW" dump --kafka "$BOOT" --from-beginning --timeout 3s \
+	>"$OUT/records.jsonl" 2>>"$LOGS/dump.log" ||
+	fail "dump failed: $(cat "$LOGS/dump.log")"
+[ -s "$OUT/records.jsonl" ] || fail "no connection record on causeway.conns"
 
 kill -INT $BROKER
 wait $BROKER
@@ -231,6 +238,15 @@ gs = g.get("stats", {})
 print("  graph       %s records read, %s ends, %s paired, %s unpaired, %s stale" % (
     gs.get("records"), gs.get("ends"), gs.get("paired"), gs.get("unpaired"),
     gs.get("stale")))
+conns = sum(e["conns"] for e in corr["edges"])
+paired = sum(e.get("paired", 0) for e in corr["edges"])
+print("  pairing     %d of %d connections paired from both their ends" % (
+    paired, conns))
+unrec = sum(e.get("unreceived_c2s", 0) + e.get("unreceived_s2c", 0)
+            for e in corr["edges"])
+print("  both ends   %s" % (
+    "every byte one end sent, the other end received" if unrec == 0 else
+    "%d bytes sent that the other end did not receive" % unrec))
 tot_g = sum(e["bytes_c2s"] + e["bytes_s2c"] for e in g["edges"])
 tot_c = sum(e["bytes_c2s"] + e["bytes_s2c"] for e in corr["edges"])
 print("  bytes       %s in the correlator's edges.json, %s in graph.json%s" % (

@@ -16,7 +16,9 @@ With --edges, EDGES is a graph (`causeway correlate -o`'s edges.json):
 for each pair of client and server processes in the truth, its edge must
 count every connection, pair every one, and carry in bytes_c2s what the
 clients wrote and in bytes_s2c what the servers wrote (a paired edge
-takes each direction from the end that sent it).
+takes each direction from the end that sent it), and in unreceived_c2s and
+unreceived_s2c what one side wrote less what the other read (a close with
+unread data, a RST).
 """
 import json
 import sys
@@ -60,7 +62,7 @@ def check_edges(label, path, truth_paths):
     ends = {}
     for t in read_truth(truth_paths):
         ends[(t["role"], t["laddr"], t["lport"], t["raddr"], t["rport"])] = t
-    want = defaultdict(lambda: [0, 0, 0])
+    want = defaultdict(lambda: [0, 0, 0, 0, 0])
     for (role, la, lp, ra, rp), t in ends.items():
         if role != "client":
             continue
@@ -72,18 +74,22 @@ def check_edges(label, path, truth_paths):
         w[0] += 1
         w[1] += t["written"]
         w[2] += s["written"]
+        w[3] += t["written"] - s["read"]
+        w[4] += s["written"] - t["read"]
     bad = 0
-    for (cp, sp), (conns, c2s, s2c) in sorted(want.items()):
-        got = [e for e in g["edges"] if e.get("protocol", "tcp") == "tcp" and
+    for (cp, sp), (conns, c2s, s2c, un_c2s, un_s2c) in sorted(want.items()):
+        got = [e for e in g["edges"] if e.get("proto", "tcp") == "tcp" and
                pid.get(e["client"]) == cp and pid.get(e["server"]) == sp]
-        have = [sum(e[k] for e in got) for k in
-                ("conns", "paired", "bytes_c2s", "bytes_s2c")]
-        exp = [conns, conns, c2s, s2c]
+        have = [sum(e.get(k, 0) for e in got) for k in
+                ("conns", "paired", "bytes_c2s", "bytes_s2c",
+                 "unreceived_c2s", "unreceived_s2c")]
+        exp = [conns, conns, c2s, s2c, un_c2s, un_s2c]
         ok = have == exp
         bad += not ok
-        print("%sedge %d -> %d: conns %d paired %d c2s %d s2c %d%s" % (
-            label, cp, sp, *have,
-            "" if ok else "  WRONG, want %d %d %d %d" % tuple(exp)))
+        print("%sedge %d -> %d: conns %d paired %d c2s %d s2c %d "
+              "unreceived %d/%d%s" % (
+                  label, cp, sp, *have,
+                  "" if ok else "  WRONG, want %d %d %d %d %d/%d" % tuple(exp)))
     return 1 if bad or not want else 0
 
 
