@@ -10,11 +10,6 @@
 #include "place/place.h"
 #include "place/place_int.h"
 
-/*
- * Whether plan a beats plan b: without consolidation, one that keeps the
- * cross-host bytes at most now's first; then the fewest hosts (unless
- * fixed), the fewest bytes, the fewest moves.
- */
 static bool better(const struct cw_place *p, const struct cw_place_plan *a,
 		   const struct cw_place_plan *b, uint64_t now)
 {
@@ -28,6 +23,13 @@ static bool better(const struct cw_place *p, const struct cw_place_plan *a,
 	if (a->cross_bytes != b->cross_bytes)
 		return a->cross_bytes < b->cross_bytes;
 	return a->nmoves < b->nmoves;
+}
+
+bool cw_place_plan_better(const struct cw_place *p,
+			  const struct cw_place_plan *a,
+			  const struct cw_place_plan *b)
+{
+	return better(p, a, b, place_cross_now(p));
 }
 
 /*

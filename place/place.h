@@ -151,6 +151,15 @@ uint64_t cw_place_local_bytes(const struct cw_place *p, const uint32_t *host,
  * the plan; ties keep the plan's names.  0 or -1 (out of memory).
  */
 int cw_place_relabel(const struct cw_place *p, uint32_t *host);
+/*
+ * Whether plan a beats plan b (both scored): without consolidation, one
+ * that keeps the cross-host bytes at most the current placement's; then
+ * fewer hosts (unless fixed hosts or a moves limit), fewer bytes, fewer
+ * moves.
+ */
+bool cw_place_plan_better(const struct cw_place *p,
+			  const struct cw_place_plan *a,
+			  const struct cw_place_plan *b);
 /* Units a plan moves from where they run now. */
 size_t cw_place_moved(const struct cw_place *p, const uint32_t *host);
 /* Fill cross_bytes, hosts_used, fits and the moves (gains in order). */

@@ -35,9 +35,9 @@ static void relabel_release(struct relabel *rl)
 }
 
 /*
- * Cost of naming group g after host h: minus twice the units of g already
- * on h (minus one more when h is g's own name, so ties keep the plan's
- * names); COST_INF when g does not fit h or holds a unit that cannot move
+ * Cost of naming group g after host h: minus r + 1 for each unit of g
+ * already on h, minus one more when h is g's own name (the r names weigh
+ * less than one unit: ties keep the plan's names); COST_INF when g does not fit h or holds a unit that cannot move
  * and h is not its host.
  */
 static void fill_costs(struct relabel *rl, const uint32_t *host,
@@ -69,7 +69,7 @@ static void fill_costs(struct relabel *rl, const uint32_t *host,
 			continue;
 		c = &rl->cost[(size_t)row_of[host[i]] * rl->n + col_of[h]];
 		if (*c != COST_INF)
-			*c -= 2;
+			*c -= (int64_t)rl->r + 1;
 	}
 }
 
