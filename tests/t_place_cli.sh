@@ -148,6 +148,8 @@ printf 'host,cpu,memory\nhost-00000,four,1G\n' >h_bad2.csv
 expect 1 "hosts file 'h_bad2.csv': line 2: 'host-00000': bad cpu 'four'" \
 	"$CW" place -H h_bad2.csv -U u.csv -o out.txt g.json
 expect 2 "--method 'best'" "$CW" place -H h.csv -U u.csv --method best g.json
+expect 2 "--hosts 'some': want fewest, consolidate or fixed" \
+	"$CW" place -H h.csv -U u.csv --hosts some g.json
 expect 2 "no input: give a GRAPH.json" "$CW" place -H h.csv -U u.csv
 expect 2 "--kafka reads the topics" "$CW" place --kafka 127.0.0.1:1 g.json
 expect 2 "--since is not before --until" "$CW" place --since 2000000000 \
