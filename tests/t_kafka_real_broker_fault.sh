@@ -5,7 +5,8 @@
 # of two test hosts publish.  Traffic goes on through the failover to the
 # other two, broker 1 comes back and catches up, and at the end the fleet
 # graph has exactly the bytes the client wrote and read, every connection
-# paired, and every agent delivered all it produced, losing none.
+# paired, and every agent delivered all it produced, losing none; so has
+# the graph of a correlator that read live through the crash.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib/kafka.sh"
 need_root
@@ -32,6 +33,19 @@ ip netns exec "$CLI" $TRAFFIC phases "$SRV_IP" 7300 "$go" "$PHASES" \
 bg_pid $!
 wait_file "$T_TMP/phases.json"
 phase() { touch "$go.$1"; wait_file "$go.$1.done"; sleep 0.7; }
+
+# A correlator reads live through the crash (its group coordinator and its
+# checkpoints' partitions lose their broker too, when broker 1 holds them).
+"$CW" correlate --kafka "$KAFKA_BOOT" --group live --no-paths \
+	--snapshot-every 300ms -o "$T_TMP/live" >/dev/null 2>"$T_TMP/live.log" &
+LIVE=$!
+bg_pid $LIVE
+for _ in $(seq 1 600); do
+	[ "$(grep -c 'causeway.conns \[[0-9]*\]: \(restored\|no checkpoint\)' \
+		"$T_TMP/live.log")" -ge 4 ] && break
+	kill -0 $LIVE 2>/dev/null || fail "the live correlator exited: $(cat "$T_TMP/live.log")"
+	sleep 0.1
+done
 
 phase 1
 leaders=$(kafka_partitions "$CONNS_TOPIC" | awk '{print $2}' | sort -u)
@@ -75,6 +89,30 @@ sleep 2	# the last counts (and the long connection's close) published
 kafka_agents_stop cli srv
 grep -h "kafka:" "$T_TMP"/agent-*.log >&2
 
+# The live member's graph once it has applied every record P.conns holds,
+# and after its stop: exactly the same bytes.
+total=$(kafka_end_offset "$CONNS_TOPIC")
+applied() {
+	python3 -c 'import json, sys
+try:
+    print(json.load(open(sys.argv[1]))["stats"]["applied"])
+except (OSError, ValueError, KeyError):
+    print(-1)' "$T_TMP/live/edges.json"
+}
+for _ in $(seq 1 600); do
+	[ "$(applied)" -ge "$total" ] && break
+	kill -0 $LIVE 2>/dev/null || fail "the live correlator exited: $(cat "$T_TMP/live.log")"
+	sleep 0.1
+done
+check_eq "live correlator: records applied" "$(applied)" "$total"
+kill -INT $LIVE
+wait $LIVE || fail "the live correlator failed: $(cat "$T_TMP/live.log")"
+grep "state:" "$T_TMP/live.log" || true
+kafka_check_echo_edges "$T_TMP/live" "live: " \
+	"$(json_get "$(cat "$T_TMP/phases.json")" pid)" $((PHASES * PHASE_BYTES)) \
+	"$(json_get "$res" pid)" "$SHORT" "$SHORT_BYTES"
+
+# And a new reader of everything the brokers hold.
 kafka_check_echo_graph "$(json_get "$(cat "$T_TMP/phases.json")" pid)" \
 	$((PHASES * PHASE_BYTES)) "$(json_get "$res" pid)" "$SHORT" "$SHORT_BYTES"
 echo ok

@@ -371,14 +371,20 @@ kafka_check_edge() {
 	check_eq "$2: bytes server -> client" "$s2c" "$6"
 }
 
+# kafka_check_echo_edges OUT LABEL LONG_PID LONG_BYTES SHORT_PID SHORT_N
+# SHORT_BYTES: OUT's graph of an echo workload: one long connection of
+# client LONG_PID moving LONG_BYTES each way, and SHORT_N connections of
+# client SHORT_PID moving SHORT_BYTES each way apiece, all paired.
+kafka_check_echo_edges() {
+	kafka_check_edge "$1" "${2}long connection" "$3" 1 "$4" "$4"
+	kafka_check_edge "$1" "${2}short connections" "$5" "$6" \
+		$(($6 * $7)) $(($6 * $7))
+}
+
 # kafka_check_echo_graph LONG_PID LONG_BYTES SHORT_PID SHORT_N SHORT_BYTES:
-# correlate what the brokers hold (into $T_TMP/corr) and check an echo
-# workload's graph: one long connection of client LONG_PID moving
-# LONG_BYTES each way, and SHORT_N connections of client SHORT_PID moving
-# SHORT_BYTES each way apiece.
+# correlate what the brokers hold (into $T_TMP/corr) and check the graph
+# as kafka_check_echo_edges does.
 kafka_check_echo_graph() {
 	kafka_correlate "$T_TMP/corr"
-	kafka_check_edge "$T_TMP/corr" "long connection" "$1" 1 "$2" "$2"
-	kafka_check_edge "$T_TMP/corr" "short connections" "$3" "$4" \
-		$(($4 * $5)) $(($4 * $5))
+	kafka_check_echo_edges "$T_TMP/corr" "" "$@"
 }
