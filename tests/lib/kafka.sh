@@ -210,17 +210,19 @@ kafka_restart() {
 
 # kafka_partitions TOPIC: one line per partition of TOPIC, as
 # "PARTITION LEADER REPLICAS ISR" (replica lists comma-separated); nothing
-# if the topic does not exist.
+# if the topic does not exist.  (It asks for every topic's metadata: a
+# request naming the topic would make it, the brokers creating topics on
+# first use.)
 kafka_partitions() {
-	kcat -L -J -m 5 -b "$KAFKA_BOOT" -t "$1" 2>/dev/null | python3 -c '
+	kcat -L -J -m 5 -b "$KAFKA_BOOT" 2>/dev/null | python3 -c '
 import json, sys
 md = json.load(sys.stdin)
 for t in md.get("topics", []):
-    if t.get("error"):
+    if t["topic"] != sys.argv[1] or t.get("error"):
         continue
     for p in sorted(t["partitions"], key=lambda p: p["partition"]):
         ids = lambda k: ",".join(str(r["id"]) for r in p.get(k, [])) or "-"
-        print(p["partition"], p["leader"], ids("replicas"), ids("isrs"))'
+        print(p["partition"], p["leader"], ids("replicas"), ids("isrs"))' "$1"
 }
 
 # kafka_end_offset TOPIC: the sum over TOPIC's partitions of their end
@@ -256,9 +258,14 @@ kafka_wait_isr() {
 kafka_topic_create() {
 	local t=$1
 	shift
+	# --if-not-exists: the admin client retries a request that timed out
+	# on a busy machine, and the retry finds what the first one made.
 	kafka_java org.apache.kafka.tools.TopicCommand --bootstrap-server \
-		"$KAFKA_BOOT" --create --topic "$t" "$@" >"$KAFKA_DIR/topic.log" 2>&1 ||
+		"$KAFKA_BOOT" --create --if-not-exists --topic "$t" "$@" \
+		>"$KAFKA_DIR/topic.log" 2>&1 ||
 		fail "kafka: unable to create $t: $(cat "$KAFKA_DIR/topic.log")"
+	[ -n "$(kafka_partitions "$t")" ] ||
+		fail "kafka: $t was not created: $(cat "$KAFKA_DIR/topic.log")"
 }
 
 # kafka_topic_config TOPIC KEY: KEY's value in TOPIC's configuration as
