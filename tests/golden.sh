@@ -2,8 +2,11 @@
 # golden.sh OLD_BIN NEW_BIN [WORKDIR]: run both binaries on the same inputs
 # (a simulated fleet as JSON lines and wire; the shared span traces) through
 # graph (every projection and format), render (DOT, SVG), paths (every
-# method, text and JSON) and dump, and compare the outputs byte for byte,
-# run times masked.  For refactors that must not change what users see.
+# method, text and JSON) and dump; and through the embedded broker
+# (the same fleet published with simulate --kafka): correlate (its
+# edges.json, graph.dot and printed table), graph --kafka, render --kafka
+# and place --kafka.  Compare the outputs byte for byte, run times masked.
+# For refactors that must not change what users see.
 set -u
 old=$(realpath "$1") new=$(realpath "$2")
 work=${3:-$(mktemp -d)}
@@ -35,9 +38,45 @@ outputs() {
 	done
 	$B dump fleet.cww >dump.jsonl 2>&1
 	echo "rc=$?" >>dump.jsonl
+	kafka_outputs "$B"
 	# run times are the one thing allowed to differ
 	sed -i -E 's/"seconds":[0-9.e-]+//; s/; [0-9.]+s$//' paths-*
 }
+# kafka_outputs BIN: the fleet through an embedded broker of its own.
+kafka_outputs() {
+	local B=$1 boot pid f
+	$B broker >boot 2>broker.log &
+	pid=$!
+	for _ in $(seq 1 100); do [ -s boot ] && break; sleep 0.05; done
+	boot=$(cat boot) && rm -f boot broker.log
+	$B simulate --hosts 20 --conns 50 --seed 3 --units-out units.csv \
+		--hosts-out hosts.csv --kafka "$boot" 2>/dev/null
+	$B correlate --kafka "$boot" --from-beginning --no-paths --idle 2s \
+		-o correlate >correlate.txt 2>correlate.log
+	echo "rc=$?" >>correlate.txt
+	$B correlate --kafka "$boot" --group json --from-beginning --no-paths \
+		--idle 2s --bucket 0 --json >correlate.json 2>>correlate.log
+	echo "rc=$?" >>correlate.json
+	for f in table json dot; do
+		$B graph --kafka "$boot" --by host --format $f >kgraph.$f 2>&1
+		echo "rc=$?" >>kgraph.$f
+	done
+	$B render --kafka "$boot" --format dot -o krender.dot >krender.log 2>&1
+	$B place --kafka "$boot" --idle 2s -H hosts.csv -U units.csv \
+		--format json >kplace.json 2>&1
+	echo "rc=$?" >>kplace.json
+	kill "$pid" && wait "$pid" 2>/dev/null
+	# The member's node numbers follow the order the partitions came in:
+	# its graph.dot is compared as the set of its lines, numbers masked.
+	sed -E 's/\bn[0-9]+\b/N/g; s/cluster_[0-9]+/cluster_N/' \
+		correlate/graph.dot | sort >correlate/graph.dot.lines &&
+		rm correlate/graph.dot
+	sed -i -E 's/"seconds":[0-9.e-]+//g' kplace.json
+	# what took how long, and the member's own log lines
+	sed -i -E 's/[0-9.]+ s\b/T s/g; s/^.*(correlating|snapshots:).*$//' \
+		correlate.log
+}
+
 (outputs "$old" "$work/old")
 (outputs "$new" "$work/new")
 if diff -r "$work/old" "$work/new" >"$work/diff"; then
