@@ -138,11 +138,53 @@ bool cw_kafka_consumer_member(const struct cw_kafka_consumer *c,
 	return c->member;
 }
 
+/*
+ * A partition's watermarks, asked again while its leadership moves: for
+ * the seconds a failover takes (the old leader killed, a new one elected
+ * from the in-sync replicas) the answer is "not leader" or no answer, and
+ * a caller that gave up there (a snapshot reading P.edges back) made its
+ * correlator exit.  Bounded: WATERMARK_TRIES answers, WATERMARK_WAIT_MS
+ * apart, each waiting up to 10 s.
+ */
+#define WATERMARK_TRIES	  20
+#define WATERMARK_WAIT_MS 500
+
+static bool watermark_retriable(rd_kafka_resp_err_t err)
+{
+	switch (err) {
+	case RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION:
+	case RD_KAFKA_RESP_ERR_LEADER_NOT_AVAILABLE:
+	case RD_KAFKA_RESP_ERR_REQUEST_TIMED_OUT:
+	case RD_KAFKA_RESP_ERR__TRANSPORT:
+	case RD_KAFKA_RESP_ERR__TIMED_OUT:
+	case RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN:
+		return true;
+	default:
+		return false;
+	}
+}
+
+static rd_kafka_resp_err_t watermarks(rd_kafka_t *rk, const char *topic,
+				      int32_t partition, int64_t *lo,
+				      int64_t *hi)
+{
+	rd_kafka_resp_err_t err;
+	int i;
+
+	for (i = 0;; i++) {
+		err = rd_kafka_query_watermark_offsets(rk, topic, partition, lo,
+						       hi, 10000);
+		if (!err || !watermark_retriable(err) ||
+		    i + 1 >= WATERMARK_TRIES)
+			return err;
+		usleep(WATERMARK_WAIT_MS * 1000);
+	}
+}
+
 int cw_kafka_watermarks(struct cw_kafka_consumer *c, const char *topic,
 			int32_t partition, int64_t *lo, int64_t *hi)
 {
-	rd_kafka_resp_err_t err = rd_kafka_query_watermark_offsets(
-		c->rk, topic, partition, lo, hi, 10000);
+	rd_kafka_resp_err_t err = watermarks(c->rk, topic, partition, lo, hi);
 
 	if (err)
 		return cw_error("kafka: no watermarks for %s [%d]: %s", topic,
@@ -713,8 +755,7 @@ int cw_kafka_log_read(struct cw_kafka_log *l, int32_t partition, int64_t from,
 
 	if (log_reader(l))
 		return -1;
-	err = rd_kafka_query_watermark_offsets(l->cons, l->name, partition, &lo,
-					       &hi, 10000);
+	err = watermarks(l->cons, l->name, partition, &lo, &hi);
 	if (err)
 		return cw_error("kafka: no watermarks for '%s' [%d]: %s",
 				l->name, partition, rd_kafka_err2str(err));
