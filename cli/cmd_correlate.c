@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * causeway correlate: options, then the correlator service
- * (correlator/correlator.h) with a snapshot hook that builds the graph and
- * writes it (edges.json, graph.dot); the graph and counters at the end.
+ * (correlator/correlator.h) with a snapshot hook that has the correlator
+ * build the fleet graph (correlator/pipeline.h) and writes it (edges.json,
+ * graph.dot); the graph and counters at the end.
  */
 #include <getopt.h>
 #include <inttypes.h>
@@ -19,6 +20,7 @@
 #include "common/util.h"
 #include "common/wire.h"
 #include "correlator/correlator.h"
+#include "correlator/pipeline.h"
 #include "graph/graph.h"
 
 /* The help: one text, over 80 lines, that reads best as one piece. */
@@ -133,231 +135,45 @@ static void usage(FILE *fp)
 		"--window-every 1m\n");
 }
 
-/* What a snapshot's graph is made of (see write_graph()). */
-struct graph_inputs {
-	uint64_t applied; /* records applied */
-	uint64_t states;  /* partitions restored, started, dropped */
-	uint64_t merged;  /* P.edges records kept by the merge */
-	size_t nparts;
-};
-
-/* The graph for the snapshot: the settings and the graph kept between. */
+/* The snapshot hook's: the fleet graph and where it goes. */
 struct snapshot_ctx {
 	const char *out;
 	double min_share;
-	struct cw_graph g;
-	/* With the edges topic: the fleet's merged view of it, read on. */
-	const struct cw_kafka_conf *kc;
-	const char *edges_topic;
-	struct cw_edge_merge merge;
-	bool merging;
-	int32_t *owned; /* the input partitions owned at the last snapshot */
-	size_t nowned;
-	/* Kept from one snapshot to the next: the topic read through it, and
-	 * its partitions that hold owned partitions' buckets only (skip[k]
-	 * for k below nparts; nparts -1: it changed, no skipping). */
-	struct cw_kafka_log *log;
-	bool *skip;
-	int nparts;
-	struct graph_inputs built_from; /* of g, when built */
-	bool built;
-	/* Files of snapshots before the last written off this thread; g
-	 * then goes to the writer (given: g is empty, rebuild for the end). */
+	struct cw_fleet fleet;
+	/* Files of snapshots before the last written off this thread; the
+	 * graph then goes to the writer (given: it is empty, rebuild for
+	 * the end). */
 	struct cli_graph_writer *writer;
 	bool given;
 };
 
 /*
- * The partitions c owns now into s->owned.  If one owned before is not
- * any more, the merge starts again from the topic's beginning: it skipped
- * that partition's records while its own state had them.  0 or -1.
- */
-static int own_partitions(struct cw_correlator *c, struct snapshot_ctx *s)
-{
-	int32_t *now = malloc((c->nparts + 1) * sizeof(*now));
-	char group[CW_WIRE_NAME_MAX];
-	size_t i, j;
-	bool lost = false;
-
-	if (!now)
-		return cw_error("out of memory");
-	for (i = 0; i < c->nparts; i++)
-		now[i] = c->parts[i].partition;
-	for (j = 0; j < s->nowned && !lost; j++) {
-		for (i = 0; i < c->nparts && now[i] != s->owned[j]; i++)
-			;
-		lost = i == c->nparts;
-	}
-	if (lost) {
-		cw_debug("%s: a partition was handed over: read again",
-			 s->edges_topic);
-		snprintf(group, sizeof(group), "%s", s->merge.group);
-		cw_edge_merge_release(&s->merge);
-		cw_edge_merge_init(&s->merge, group, 0, 0);
-	}
-	free(s->owned);
-	s->owned = now;
-	s->nowned = c->nparts;
-	s->merge.owned = s->owned;
-	s->merge.nowned = s->nowned;
-	return 0;
-}
-
-/*
- * Where the graph's view starts: --view before the newest sealed bucket
- * of the partitions owned (else of those read from the topic); 0 without
- * a view.
- */
-static uint64_t view_since(const struct cw_correlator *c,
-			   const struct snapshot_ctx *s)
-{
-	uint64_t newest = 0;
-	size_t i;
-
-	for (i = 0; i < c->nparts; i++)
-		if (c->parts[i].pairing.bk.s.sealed_ns > newest)
-			newest = c->parts[i].pairing.bk.s.sealed_ns;
-	if (!c->nparts && s->merge.newest_ns)
-		newest = s->merge.newest_ns + c->o.bucket_ns;
-	return c->o.view_ns && newest > c->o.view_ns ? newest - c->o.view_ns
-						     : 0;
-}
-
-/*
- * Which partitions of the edges topic need not be read: input partition p
- * writes its buckets to p modulo their count (correlator/edges.c), so one
- * that only owned partitions write to holds nothing this member keeps.
- * Should the count change, which partition held what before is unknown:
- * from then on every partition is read; while the input's count is not
- * known, this time.  e: the edges topic's partitions.  0 or -1.
- */
-static int skip_owned(struct cw_correlator *c, struct snapshot_ctx *s, int e)
-{
-	int n, p;
-	bool *skip;
-	size_t i;
-
-	if (s->nparts > 0 && s->nparts != e) {
-		cw_warn("%s: %d partitions, %d before: all of it is read from "
-			"now on", s->edges_topic, e, s->nparts);
-		s->nparts = -1;
-	}
-	s->merge.skip = NULL;
-	s->merge.nskip = 0;
-	if (s->nparts < 0 || !c->nparts)
-		return 0;
-	/* Not known now (a rebalance, a broker away): read it all. */
-	n = cw_kafka_consumer_partitions(c->consumer, c->o.conns_topic, 1000);
-	if (n <= 0) {
-		cw_debug("%s: partitions unknown: all of %s is read",
-			 c->o.conns_topic, s->edges_topic);
-		return 0;
-	}
-	skip = realloc(s->skip, (size_t)e * sizeof(*skip));
-	if (!skip)
-		return cw_error("out of memory");
-	s->skip = skip;
-	s->nparts = e;
-	for (p = 0; p < e; p++)
-		skip[p] = true;
-	for (p = 0; p < n; p++) {
-		for (i = 0; i < c->nparts && c->parts[i].partition != p; i++)
-			;
-		if (i == c->nparts)
-			skip[p % e] = false;
-	}
-	s->merge.skip = skip;
-	s->merge.nskip = e;
-	return 0;
-}
-
-/*
- * The fleet graph's other half: every other partition's buckets, read on
- * from P.edges.  Records of owned partitions are not kept: what this
- * member wrote itself is never read back into memory, and partitions of
- * P.edges that only owned partitions write to are not read.  0 or -1.
- */
-static int read_fleet(struct cw_correlator *c, struct snapshot_ctx *s)
-{
-	struct cw_edge_merge *m = &s->merge;
-	uint64_t t0 = cw_now_mono_ns(), before;
-	int e;
-
-	if (own_partitions(c, s))
-		return -1;
-	if (cw_edge_merge_since(m, view_since(c, s)))
-		return cw_error("out of memory");
-	if (!s->log && !(s->log = cw_kafka_log_new(s->kc, s->edges_topic)))
-		return -1;
-	e = cw_kafka_log_partitions(s->log);
-	if (e <= 0 || skip_owned(c, s, e))
-		return -1;
-	before = m->records + m->own + m->foreign + m->outside;
-	if (cw_edge_merge_read_log(m, s->log, e))
-		return cw_error("unable to read the edge buckets of '%s'",
-				s->edges_topic);
-	cw_debug("%s: %" PRIu64 " records read in %.3f s (%" PRIu64
-		 " of owned partitions in all), %zu kept",
-		 s->edges_topic,
-		 m->records + m->own + m->foreign + m->outside - before,
-		 (double)(cw_now_mono_ns() - t0) / 1e9, m->own, m->recs.len);
-	return 0;
-}
-
-/* What the graph is made of, as of now. */
-static void inputs_of(const struct cw_correlator *c,
-		      const struct snapshot_ctx *s, struct graph_inputs *in)
-{
-	memset(in, 0, sizeof(*in));
-	in->applied = c->applied;
-	in->states = c->sst.restored + c->sst.fresh + c->sst.dropped;
-	in->merged = s->merging ? s->merge.records : 0;
-	in->nparts = c->nparts;
-}
-
-/*
- * Build the graph and write it: with the edges topic the fleet graph (the
- * partitions this member owns from its own state, what it would read back
- * and never lost to the topic's retention; every other partition's
- * buckets from the topic, merged), else its own.  When nothing it is made
- * of moved since the last snapshot, the graph and its files stand: a
- * member that waits for records does not rewrite a large graph every
- * snapshot.
+ * Build the fleet graph (correlator/pipeline.h) and write it.  When
+ * nothing it is made of moved since the last snapshot, the graph and its
+ * files stand: a member that waits for records does not rewrite a large
+ * graph every snapshot.
  */
 static int write_graph(struct cw_correlator *c, bool final, void *arg)
 {
 	struct snapshot_ctx *s = arg;
-	struct graph_inputs in;
+	struct cw_fleet *f = &s->fleet;
 
-	if (s->merging && read_fleet(c, s))
+	if (cw_fleet_read(f, c))
 		return -1;
 	if (!s->out && !final)
 		return 0; /* no files: the graph is for the summary alone */
-	inputs_of(c, s, &in);
-	if (s->built && !(final && s->given) &&
-	    !memcmp(&in, &s->built_from, sizeof(in)))
+	if (!cw_fleet_moved(f, c) && !(final && s->given))
 		return 0;
 	/* The end's graph is written here, and kept for the summary. */
 	if (final && s->writer && cli_graph_writer_drain(s->writer))
 		return -1;
-	cw_graph_release(&s->g);
-	cw_graph_init(&s->g);
-	if (c->o.bucket_ns) {
-		if (cw_correlator_edges(c, cw_graph_bucket_edge, &s->g) ||
-		    (s->merging &&
-		     cw_edge_merge_each(&s->merge, false, cw_graph_bucket_edge,
-					&s->g)))
-			return cw_error("out of memory building the graph");
-	} else if (cw_graph_build(&s->g, &c->pairing)) {
-		return cw_error("out of memory while pairing");
-	}
-	cw_graph_sort_edges(&s->g);
-	s->built_from = in;
-	s->built = true;
+	if (cw_fleet_build(f, c))
+		return -1;
 	s->given = !final && s->writer;
 	if (s->given)
-		return cli_graph_writer_put(s->writer, &s->g, &c->pairing.st);
-	if (s->out && cli_write_outputs(s->out, &s->g, NULL, NULL, NULL,
+		return cli_graph_writer_put(s->writer, &f->graph,
+					    &c->pairing.st);
+	if (s->out && cli_write_outputs(s->out, &f->graph, NULL, NULL, NULL,
 					&c->pairing.st, s->min_share))
 		return -1;
 	return 0;
@@ -681,7 +497,6 @@ int cmd_correlate(int argc, char **argv)
 		return err;
 	if (a.o.out && (cw_mkdir_p(a.o.out) || cw_check_writable_dir(a.o.out)))
 		return 1;
-	cw_graph_init(&snap.g);
 	cw_catch_signals();
 	if (a.o.po.bin_ns * 2 > a.o.po.max_delay_ns) {
 		cw_error("--max-delay must be at least two --bin widths");
@@ -701,6 +516,7 @@ int cmd_correlate(int argc, char **argv)
 			a.o.edges_topic = cw_kafka_topic(&a.kc, CW_WIRE_EDGE,
 							 edges, sizeof(edges));
 	}
+	cw_fleet_init(&snap.fleet, &a.kc, a.o.group, a.o.edges_topic);
 	if (cw_correlator_open(&c, &a.o, NULL, timing))
 		goto out;
 	consumer = cw_kafka_consumer_new(&a.kc, topics, a.o.paths ? 2 : 1);
@@ -714,12 +530,6 @@ int cmd_correlate(int argc, char **argv)
 	c.snapshot_arg = &snap;
 	snap.out = a.o.out;
 	snap.min_share = a.min_share;
-	if (a.o.edges_topic) {
-		snap.kc = &a.kc;
-		snap.edges_topic = a.o.edges_topic;
-		cw_edge_merge_init(&snap.merge, a.o.group, 0, 0);
-		snap.merging = true;
-	}
 	if (snap.out && !(snap.writer = cli_graph_writer_start(snap.out,
 							       snap.min_share)))
 		goto out;
@@ -727,7 +537,7 @@ int cmd_correlate(int argc, char **argv)
 		a.o.paths ? timing : "", a.kc.brokers);
 	if (cw_correlator_run(&c, a.duration, a.idle, a.every))
 		goto out;
-	print_result(&c, &snap.g, a.json);
+	print_result(&c, &snap.fleet.graph, a.json);
 	err = 0;
 out:
 	if (writer_stop(snap.writer) && !err)
@@ -735,11 +545,6 @@ out:
 	cw_kafka_consumer_free(consumer);
 	if (cw_correlator_close(&c) && !err)
 		err = 1;
-	cw_graph_release(&snap.g);
-	if (snap.merging)
-		cw_edge_merge_release(&snap.merge);
-	cw_kafka_log_free(snap.log);
-	free(snap.skip);
-	free(snap.owned);
+	cw_fleet_release(&snap.fleet);
 	return err;
 }

@@ -14,6 +14,7 @@
 #include "cli/cli.h"
 #include "common/log.h"
 #include "common/util.h"
+#include "correlator/pipeline.h"
 #include "graph/graph.h"
 
 enum graph_format { FMT_TABLE, FMT_JSON, FMT_GRAPHML, FMT_DOT, FMT_CSV };

@@ -5,7 +5,8 @@
  * hosts' capacities and the units' CPU and memory, by the genetic
  * algorithm, our partitioning or the integer program; as a table, JSON,
  * Kubernetes affinities or an AppGroup.
- * The work is in place/ (place.h); this file reads the options.
+ * The work is in place/ (place.h); this file reads the options, and
+ * hands place the correlator's reader for records and Kafka.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -16,6 +17,7 @@
 #include "cli/commands.h"
 #include "common/log.h"
 #include "common/util.h"
+#include "correlator/pipeline.h"
 #include "place/place.h"
 
 struct place_cmd {
@@ -298,6 +300,28 @@ static int run(struct place_cmd *c, const char *out)
 	return 0;
 }
 
+/* Records or Kafka into the graph JSON place reads, by the correlator. */
+static int measure(struct cw_place_input *in)
+{
+	struct cw_measured m = {
+		.records = in->records,
+		.nrecords = in->nrecords,
+		.brokers = in->brokers,
+		.kafka_properties = in->kafka_properties,
+		.topic_prefix = in->topic_prefix,
+		.idle_ns = in->idle_ns,
+		.since_ns = in->since_ns,
+		.until_ns = in->until_ns,
+		.window_ns = in->window_ns,
+		.name = in->graph_name,
+	};
+	int ret = cw_measured_graph(&m);
+
+	in->graph_text = m.json;
+	in->graph_len = m.len;
+	return ret;
+}
+
 /* The inputs: one graph, record files, or Kafka; 0 or 2 (told). */
 static int sources(struct place_cmd *c, int n, char **paths)
 {
@@ -367,6 +391,7 @@ int cmd_place(int argc, char **argv)
 	int opt, r;
 
 	cw_place_input_init(&c.in);
+	c.in.measure = measure;
 	c.in.p.headroom = 0.1;
 	opterr = 0;
 	optind = 1;

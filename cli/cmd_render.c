@@ -13,6 +13,7 @@
 #include "cli/commands.h"
 #include "common/log.h"
 #include "common/util.h"
+#include "correlator/pipeline.h"
 #include "graph/graph.h"
 #include "viz/viz.h"
 

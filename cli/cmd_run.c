@@ -18,6 +18,7 @@
 #include "common/metrics.h"
 #include "common/util.h"
 #include "correlator/correlator.h"
+#include "correlator/pipeline.h"
 #include "correlator/live.h"
 #include "paths/paths.h"
 #include "graph/graph.h"
@@ -441,7 +442,7 @@ static int run(struct run_opts *ro, struct run_ctx *rc, struct cw_graph *g)
 			goto out;
 	}
 	cw_agent_stats(a, &st);
-	if (cw_graph_build(g, &rc->pairing)) {
+	if (cw_pairing_graph(&rc->pairing, g)) {
 		cw_error("out of memory while pairing");
 		goto out;
 	}

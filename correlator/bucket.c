@@ -205,7 +205,7 @@ static long external_node(struct folder *f, const struct cw_end *e, bool client)
 	return cw_buckets_node(&f->p->bk, &n);
 }
 
-/* The bytes of `bytes` whose messages were counted (graph/build.c). */
+/* The bytes of `bytes` whose messages were counted (correlator/graph.c). */
 static void sampled(struct cw_edge_total *t, const struct cw_end *e,
 		    uint64_t bytes)
 {

@@ -2,8 +2,8 @@
 /*
  * The correlator: keeps the newest record of every connection end and pairs
  * the two ends of each connection on the canonical 4-tuple + protocol +
- * time overlap.  What it found is exported for the graph component (which
- * builds nodes and edges from it, graph/graph.h) and for live paths: each
+ * time overlap.  What it found feeds the graph (correlator/pipeline.h
+ * turns it into graph/graph.h's nodes and edges) and live paths: each
  * end's partner (or none), the ends grouped by connection tuple, and each
  * end's numbers and owner.  An end whose partner was not watched is kept
  * alone; nothing is dropped.

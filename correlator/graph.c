@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: MIT
 /*
- * The traffic graph from the correlator's pairing: a node per owner (a
- * process, or an unknown owner in a network namespace), an external node
- * for the other side of an end nobody paired, and one link per connection
- * added all at once.
+ * The traffic graph from the pairing: a node per owner (a process, or an
+ * unknown owner in a network namespace), an external node for the other
+ * side of an end nobody paired, and one link per connection added to the
+ * graph all at once.
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "graph/graph.h"
+#include "correlator/pipeline.h"
 
 /* What the build needs at hand. */
 struct builder {
@@ -160,7 +160,7 @@ static int add_group(struct builder *b, const uint32_t *idx, size_t n,
 	return 0;
 }
 
-int cw_graph_from_pairing(struct cw_graph *g, const struct cw_pairing *p)
+int cw_pairing_graph_paired(const struct cw_pairing *p, struct cw_graph *g)
 {
 	size_t n = p->st.ends, units = n - p->st.paired, i, j;
 	struct builder b = {.p = p, .g = g};
@@ -190,37 +190,14 @@ out:
 	return err;
 }
 
-int cw_graph_build(struct cw_graph *g, struct cw_pairing *p)
+int cw_pairing_graph(struct cw_pairing *p, struct cw_graph *g)
 {
 	if (cw_pairing_pair(p))
 		return -1;
-	return cw_graph_from_pairing(g, p);
+	return cw_pairing_graph_paired(p, g);
 }
 
-long cw_graph_node_of(struct cw_graph *g, const struct cw_edge_node *n)
-{
-	if (n->kind == CW_EDGE_NODE_EXTERNAL)
-		return cw_graph_node_external(g, &n->addr, n->port);
-	return cw_graph_node_for_proc(g, n->host, n->netns,
-				      n->kind == CW_EDGE_NODE_UNKNOWN,
-				      &n->proc);
-}
-
-int cw_graph_bucket_edge(const struct cw_edge_node *client,
-			 const struct cw_edge_node *server, uint8_t protocol,
-			 uint64_t bucket_ns, const struct cw_edge_total *t,
-			 void *arg)
-{
-	struct cw_graph *g = arg;
-	long c = cw_graph_node_of(g, client), s = cw_graph_node_of(g, server);
-
-	(void)bucket_ns;
-	if (c < 0 || s < 0)
-		return -1;
-	return cw_graph_add_total(g, (size_t)c, (size_t)s, protocol, t);
-}
-
-int cw_graph_from_buckets(struct cw_graph *g, struct cw_pairing *p)
+int cw_pairing_graph_buckets(struct cw_pairing *p, struct cw_graph *g)
 {
 	return cw_pairing_edges(p, cw_graph_bucket_edge, g) ? -1 : 0;
 }

@@ -15,7 +15,7 @@
 
 /*
  * Fill t (initialised by the caller) from the windows in recs, after
- * cw_graph_build(): nodes are processes ("comm[pid]", "@host" added
+ * cw_pairing_graph(): nodes are processes ("comm[pid]", "@host" added
  * when with_host) and the addresses of ends nobody watched.  0 or -1.
  */
 int cw_live_trace(const struct cw_pairing *p,

@@ -2,7 +2,7 @@
 /*
  * Records -> pairing -> traffic graph -> view, the one way every command
  * does it: ingest (pairing and windows), pair, build, place the windows,
- * free the ends, project.
+ * free the ends, project.  Or the graph from a group's P.edges, merged.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -10,7 +10,7 @@
 
 #include "common/log.h"
 #include "common/util.h"
-#include "graph/graph.h"
+#include "correlator/pipeline.h"
 
 static double secs_since(const struct timespec *t0)
 {
@@ -184,6 +184,32 @@ int cw_time_range(const char *since, const char *until, uint64_t *since_ns,
 	return 0;
 }
 
+/*
+ * The view with the windows' cells.  The view copies them: the deltas and
+ * ends go first (their counts stay), so the windows cost no more memory
+ * at the peak than before the view had them.
+ */
+static int view_windows(struct cw_pipeline *pl, enum cw_group_by by)
+{
+	struct cw_windows *w = &pl->windows;
+	uint64_t lumped = w->lumped, max_deltas = w->max_deltas,
+		 stale = w->stale, width = w->width_ns;
+	struct cw_edge_windows ew;
+	int err;
+
+	if (cw_windows_by_edge(w, &ew))
+		return cw_error("out of memory building the %s graph",
+				cw_group_by_name(by));
+	cw_windows_release(w);
+	cw_windows_init(w, width);
+	w->lumped = lumped;
+	w->max_deltas = max_deltas;
+	w->stale = stale;
+	err = cw_view_build(&pl->view, &pl->graph, by, &ew);
+	cw_edge_windows_release(&ew);
+	return err;
+}
+
 int cw_pipeline_finish(struct cw_pipeline *pl, enum cw_group_by by)
 {
 	struct timespec t0;
@@ -191,7 +217,7 @@ int cw_pipeline_finish(struct cw_pipeline *pl, enum cw_group_by by)
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	/* From the buckets, the graph is built already: nothing to pair. */
 	if (!pl->from_edges &&
-	    (cw_graph_build(&pl->graph, &pl->pairing) ||
+	    (cw_pairing_graph(&pl->pairing, &pl->graph) ||
 	     (pl->windows.width_ns &&
 	      cw_windows_place(&pl->windows, &pl->graph, &pl->pairing))))
 		return cw_error("out of memory pairing connection ends");
@@ -202,7 +228,7 @@ int cw_pipeline_finish(struct cw_pipeline *pl, enum cw_group_by by)
 		pl->pairs = pl->pairing.st;
 	cw_pairing_release(&pl->pairing);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	if (cw_view_build(&pl->view, &pl->graph, by, &pl->windows))
+	if (view_windows(pl, by))
 		return -1;
 	pl->t_view = secs_since(&t0);
 	if (pl->windows.lumped)

@@ -1,9 +1,15 @@
 // SPDX-License-Identifier: MIT
+/*
+ * Traffic per time window: each end's cumulative counters spread over the
+ * windows between its records, then put on the edges of the graph its
+ * pairing built (correlator/pipeline.h).
+ */
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/log.h"
 #include "common/util.h"
-#include "graph/graph.h"
+#include "correlator/pipeline.h"
 
 /* What the windows keep of an end's newest record. */
 struct end_state {
@@ -90,7 +96,7 @@ static int spread(struct cw_windows *w, uint32_t end, uint32_t flags,
 /*
  * The bytes of r whose messages its agent counted: its sampled_ppm of each
  * direction, all of them where the record has no estimate block (ppm 0 and
- * not flagged), as graph/build.c reads it for the edges.
+ * not flagged), as correlator/graph.c reads it for the edges.
  */
 static void sampled_of(const struct cw_conn_record *r, uint64_t *out,
 		       uint64_t *in, uint32_t *flags)
@@ -383,26 +389,42 @@ static void put_delta(const struct cw_windows *w,
 	}
 }
 
-int cw_windows_by_edge(const struct cw_windows *w, struct cw_view_window **out,
-		       size_t *n, uint64_t *unattributed)
+int cw_windows_by_edge(const struct cw_windows *w, struct cw_edge_windows *out)
 {
-	struct cw_view_window *res = calloc(w->ndeltas + 1, sizeof(*res));
+	struct cw_view_window *res = NULL;
 	const struct cw_window_delta *d;
 	size_t i, k = 0;
 
-	*out = NULL;
-	*n = 0;
+	memset(out, 0, sizeof(*out));
+	out->width_ns = w->width_ns;
+	if (!w->width_ns)
+		return 0;
+	res = calloc(w->ndeltas + 1, sizeof(*res));
 	if (!res)
 		return -1;
 	for (i = 0; i < w->ndeltas; i++) {
 		d = &w->deltas[i];
 		if (!w->edge || w->edge[d->end] < 0) {
-			*unattributed += d->bytes_out + d->bytes_in;
+			out->unattributed += d->bytes_out + d->bytes_in;
 			continue;
 		}
 		put_delta(w, d, &res[k++]);
 	}
-	*out = res;
-	*n = k;
+	out->cells = res;
+	out->n = k;
 	return 0;
+}
+
+int cw_windows_view(const struct cw_windows *w, struct cw_view *v,
+		    const struct cw_graph *g, enum cw_group_by by)
+{
+	struct cw_edge_windows ew;
+	int err;
+
+	if (cw_windows_by_edge(w, &ew))
+		return cw_error("out of memory building the %s graph",
+				cw_group_by_name(by));
+	err = cw_view_build(v, g, by, &ew);
+	cw_edge_windows_release(&ew);
+	return err;
 }

@@ -518,3 +518,26 @@ void cw_graph_json(const struct cw_graph *g, struct cw_jsonw *w)
 		edge_json(&g->edges[i], w);
 	cw_jsonw_arr_close(w);
 }
+
+long cw_graph_node_of(struct cw_graph *g, const struct cw_edge_node *n)
+{
+	if (n->kind == CW_EDGE_NODE_EXTERNAL)
+		return cw_graph_node_external(g, &n->addr, n->port);
+	return cw_graph_node_for_proc(g, n->host, n->netns,
+				      n->kind == CW_EDGE_NODE_UNKNOWN,
+				      &n->proc);
+}
+
+int cw_graph_bucket_edge(const struct cw_edge_node *client,
+			 const struct cw_edge_node *server, uint8_t protocol,
+			 uint64_t bucket_ns, const struct cw_edge_total *t,
+			 void *arg)
+{
+	struct cw_graph *g = arg;
+	long c = cw_graph_node_of(g, client), s = cw_graph_node_of(g, server);
+
+	(void)bucket_ns;
+	if (c < 0 || s < 0)
+		return -1;
+	return cw_graph_add_total(g, (size_t)c, (size_t)s, protocol, t);
+}

@@ -1,27 +1,26 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The traffic graph: processes (and external addresses) as nodes, one edge
- * per (client, server, protocol) with bytes and messages each way and the
- * number of connections.  Built here from the correlator's pairing
- * (correlator/correlator.h); viz/ draws it.
+ * The traffic graph, a store: processes (and external addresses) as
+ * nodes, one edge per (client, server, protocol) with bytes and messages
+ * each way and the number of connections; projections, queries and
+ * exports through igraph.  It knows nothing of where the traffic comes
+ * from: the correlator feeds it (correlator/pipeline.h: from a pairing,
+ * from time buckets, from a group's P.edges), viz/ and place/ read it.
  *
- * From records to a view, the way `causeway graph` and `render` do it:
+ *	struct cw_graph g;
+ *	struct cw_view v;
  *
- *	struct cw_pipeline pl;
- *
- *	cw_pipeline_init(&pl, 60 * NSEC_PER_SEC);	// 0: no windows
- *	if (cw_pipeline_read_files(&pl, paths, n, false) ||
- *	    cw_pipeline_add(&pl, recs, nrecs) ||	// or records in hand
- *	    cw_pipeline_finish(&pl, CW_BY_HOST))
+ *	cw_graph_init(&g);
+ *	c = cw_graph_node_for_proc(&g, host, netns, false, &proc);
+ *	s = cw_graph_node_external(&g, &addr, 443);
+ *	if (c < 0 || s < 0 || cw_graph_add(&g, c, s, &traffic))
+ *		goto fail;				// out of memory
+ *	if (cw_view_build(&v, &g, CW_BY_HOST, NULL))	// or &windows
  *		goto fail;				// already reported
- *	// pl.graph: the process graph; pl.view: grouped, with igraph;
- *	// pl.pairs, pl.read: what was paired and read
- *	cw_view_edges(&pl.view, -1, 20, &edges, &ne);	// top 20 edges
- *	cw_view_json(&pl.view, &w, edges, ne);
- *	cw_pipeline_release(&pl);
- *
- * Without the pipeline: cw_graph_build(&g, &pairing) builds the process
- * graph from a pairing fed by hand (cw_pairing_add_many()).
+ *	cw_view_edges(&v, -1, 20, &edges, &ne);		// top 20 edges
+ *	cw_view_json(&v, &w, edges, ne);
+ *	cw_view_release(&v);
+ *	cw_graph_release(&g);
  */
 #ifndef CW_GRAPH_H
 #define CW_GRAPH_H
@@ -32,11 +31,9 @@
 #include <stdio.h>
 
 #include "common/htab.h"
-#include "common/kafka.h"
+#include "common/jsonw.h"
 #include "common/record.h"
-#include "common/record_read.h"
 #include "common/wire.h"
-#include "correlator/correlator.h"
 
 enum cw_node_kind {
 	CW_NODE_PROCESS,
@@ -137,14 +134,14 @@ int cw_graph_add(struct cw_graph *g, size_t client, size_t server,
 /* Add an edge's totals over time (correlator buckets); 0 or -1. */
 int cw_graph_add_total(struct cw_graph *g, size_t client, size_t server,
 		       uint8_t protocol, const struct cw_edge_total *t);
-/* The node of a bucket's edge end, made if new; -1 on ENOMEM. */
+/* The node of a bucket's edge end (common/wire.h), made if new; -1 on
+ * ENOMEM. */
 long cw_graph_node_of(struct cw_graph *g, const struct cw_edge_node *n);
 /*
- * Every edge of p's time buckets (sealed totals and open buckets as they
- * stand, cw_pairing_edges()) into g; 0 or -1 (out of memory).
+ * One edge's totals over a time bucket into g (arg: the graph), its ends
+ * made if new: the shape of the correlator's cw_edge_fn, so buckets and a
+ * group's merged P.edges go straight in.  0 or -1 (out of memory).
  */
-int cw_graph_from_buckets(struct cw_graph *g, struct cw_pairing *p);
-/* The same for one edge, as a cw_edge_fn (arg: the graph). */
 int cw_graph_bucket_edge(const struct cw_edge_node *client,
 			 const struct cw_edge_node *server, uint8_t protocol,
 			 uint64_t bucket_ns, const struct cw_edge_total *t,
@@ -158,15 +155,6 @@ int cw_graph_bucket_edge(const struct cw_edge_node *client,
  */
 int cw_graph_add_links(struct cw_graph *g, const struct cw_conn_link *l,
 		       size_t n, cw_link_traffic_fn traffic, void *arg);
-/*
- * Nodes and edges of p's pairs into g (initialised by the caller): after
- * cw_pairing_pair(p).  Edges in the order the pairs come (groups of ends by
- * tuple, in the order of their first end).  0 or -1 (out of memory; no
- * message).
- */
-int cw_graph_from_pairing(struct cw_graph *g, const struct cw_pairing *p);
-/* cw_pairing_pair(p), then cw_graph_from_pairing(g, p).  0 or -1. */
-int cw_graph_build(struct cw_graph *g, struct cw_pairing *p);
 /* Edges by bytes (both ways), largest first; the array is the graph's. */
 void cw_graph_sort_edges(struct cw_graph *g);
 /*
@@ -187,57 +175,6 @@ const char *cw_node_label(const struct cw_node *n, char *buf, size_t len);
  */
 void cw_graph_json(const struct cw_graph *g, struct cw_jsonw *w);
 
-/*
- * Traffic per time window (graph/windows.c).  Records of one end carry
- * cumulative counters; the difference between two records of the same end
- * is spread over the windows between their last_ns (the first record's
- * counters over [first_ns, last_ns]).  Windows start at multiples of the
- * width (CLOCK_REALTIME), so they line up across files and hosts.
- */
-struct cw_window_delta {
-	uint32_t end;	   /* index in cw_windows.ends */
-	uint32_t flags;	   /* CW_WD_* of the record that ended this change */
-	uint64_t start_ns; /* the window's start */
-	uint64_t bytes_out, bytes_in, msgs_out, msgs_in;
-	/* Of the bytes, those whose messages the agent counted (the
-	 * record's sampled_ppm applied to its totals, as for the edges). */
-	uint64_t sampled_out, sampled_in;
-};
-
-#define CW_WD_MSGS_EST 1u /* the end's messages are estimated */
-#define CW_WD_SAMPLED  2u /* the end said how it counted (an estimate block) */
-
-/*
- * Bounds on the entries: a change spread over more windows than
- * CW_WINDOWS_SPAN_MAX, or once the windows hold max_deltas entries
- * (CW_WINDOWS_MAX_DELTAS unless changed after init), goes whole into its
- * last window (counted in `lumped`), so a record spanning years of narrow
- * windows costs one entry, not millions.
- */
-#define CW_WINDOWS_SPAN_MAX 100000
-/* 3 Mi entries (192 MiB): under a power of two, so the lumped ones that
- * come after fit in the array's 4 Mi without doubling it. */
-#define CW_WINDOWS_MAX_DELTAS (3u << 20)
-
-struct cw_windows {
-	uint64_t width_ns;
-	uint64_t lumped;     /* changes put whole in their last window */
-	uint64_t max_deltas; /* bound on entries before lumping */
-	struct cw_htab ends; /* end key -> newest state of the end */
-	struct cw_window_delta *deltas;
-	size_t ndeltas, cap;
-	uint64_t stale; /* records older than one already seen */
-	/* cw_windows_place(): each end's edge, or -1 (its bytes are
-	 * unattributed), and whether it is the client end and paired. */
-	long *edge;
-	uint8_t *client, *paired;
-};
-
-void cw_windows_init(struct cw_windows *w, uint64_t width_ns);
-void cw_windows_release(struct cw_windows *w);
-/* Account one record; 0, or -1 when out of memory. */
-int cw_windows_add(struct cw_windows *w, const struct cw_conn_record *r);
-
 /* One edge's traffic in one window. */
 struct cw_view_window {
 	size_t edge;
@@ -251,23 +188,21 @@ struct cw_view_window {
 };
 
 /*
- * Find each end's edge in g, built from p (paired) and the same records:
- * the edge to the partner p chose, else to the external node of its peer.
- * Call before p is released; the view needs only w and g after.  0 or -1
- * (out of memory; no message).
+ * Traffic per time window on a graph's edges, for cw_view_build(): cells
+ * of width_ns (edge: an index in g->edges; any order, several to one edge
+ * and window allowed) and the window bytes no edge took.  The correlator
+ * makes them from its records (cw_windows_by_edge(),
+ * correlator/pipeline.h).
  */
-int cw_windows_place(struct cw_windows *w, const struct cw_graph *g,
-		     const struct cw_pairing *p);
-/*
- * Put every delta on its end's edge (after cw_windows_place(); with no
- * placement every byte is unattributed): a connection seen from both ends
- * counts each direction as its sender counted it, an end with no partner
- * counts both.  *out (edge = index in g->edges, unsorted) is the caller's
- * to free; bytes of ends that match no edge are added to *unattributed.
- * 0 or -1.
- */
-int cw_windows_by_edge(const struct cw_windows *w, struct cw_view_window **out,
-		       size_t *n, uint64_t *unattributed);
+struct cw_edge_windows {
+	uint64_t width_ns; /* 0: no windows */
+	struct cw_view_window *cells;
+	size_t n;
+	uint64_t unattributed;
+};
+
+/* Free the cells; *ew is then empty. */
+void cw_edge_windows_release(struct cw_edge_windows *ew);
 
 /*
  * Resources per process and capacity per host (graph/resources.c), from the
@@ -422,10 +357,11 @@ struct cw_view {
 
 /*
  * Build the view of g grouped by `by`; windows (may be NULL) adds the
- * per-window traffic.  0, or -1 after a message.
+ * per-window traffic, summed per view edge and window (the cells are
+ * copied: windows stays the caller's).  0, or -1 after a message.
  */
 int cw_view_build(struct cw_view *v, const struct cw_graph *g,
-		  enum cw_group_by by, const struct cw_windows *windows);
+		  enum cw_group_by by, const struct cw_edge_windows *windows);
 void cw_view_release(struct cw_view *v);
 /* Bytes both ways on edge i. */
 uint64_t cw_view_edge_bytes(const struct cw_view *v, size_t i);
@@ -468,66 +404,5 @@ void cw_identity_json(struct cw_jsonw *w, enum cw_group_by by,
 int cw_view_write_matrix(const struct cw_view *v, FILE *fp);
 /* Bytes vertex `from` sent to vertex `to` (the matrix cell). */
 uint64_t cw_view_sent(const struct cw_view *v, size_t from, size_t to);
-
-/*
- * The whole way from records to a view (graph/pipeline.c), as `causeway
- * graph` and `causeway render` take it; see the sketch at the top.
- */
-struct cw_pipeline {
-	struct cw_pairing pairing; /* released by cw_pipeline_finish() */
-	struct cw_windows windows;
-	struct cw_graph graph;
-	struct cw_view view;
-	struct cw_resources res;	  /* host and process metadata read */
-	struct cw_record_read_stats read; /* cw_pipeline_read_files() */
-	struct cw_pairing_stats pairs;	  /* the pairing's, kept */
-	double t_read, t_pair, t_view;	  /* seconds per stage */
-	bool from_edges; /* cw_pipeline_read_kafka(): the graph is built */
-};
-
-/*
- * The fleet graph from a correlator group's <prefix>.edges instead of
- * records (correlator/edges.c: every member's buckets, merged), of the
- * buckets that start in [since_ns, until_ns) (until_ns 0: no end); no
- * per-window traffic.  pl->pairs counts connections (paired and not).
- * 0, or -1 after a message.
- */
-int cw_pipeline_read_kafka(struct cw_pipeline *pl,
-			   const struct cw_kafka_conf *kc, const char *group,
-			   uint64_t since_ns, uint64_t until_ns);
-/*
- * A --since or --until value into *ns (CLOCK_REALTIME): a duration back
- * from now_ns ("1h", "90m"), seconds since the epoch ("@1700000000"), or
- * a UTC time "YYYY-MM-DD HH:MM[:SS]" (or with a 'T').  0, or -1 after a
- * message naming opt.
- */
-int cw_time_arg(const char *opt, const char *val, uint64_t now_ns,
-		uint64_t *ns);
-/* --since and --until (either NULL: unbounded, 0) into *since, *until,
- * checked to be in order.  0, or -1 after a message. */
-int cw_time_range(const char *since, const char *until, uint64_t *since_ns,
-		  uint64_t *until_ns);
-
-/* Empty; per-window traffic of width window_ns (0: none). */
-void cw_pipeline_init(struct cw_pipeline *pl, uint64_t window_ns);
-void cw_pipeline_release(struct cw_pipeline *pl);
-/* Ingest n records (the newest per end wins).  0, or -1 after a message. */
-int cw_pipeline_add(struct cw_pipeline *pl, const struct cw_conn_record *r,
-		    size_t n);
-/* Ingest one host or process metadata record.  0, or -1 after a message. */
-int cw_pipeline_add_meta(struct cw_pipeline *pl, const struct cw_wire_msg *m);
-/*
- * Ingest every record of the files (JSON lines or wire, '-' for stdin),
- * connection records and host and process metadata, tables sized from
- * their sizes; stats into pl->read.  0, or -1 after a message.
- */
-int cw_pipeline_read_files(struct cw_pipeline *pl, char *const *paths, size_t n,
-			   bool skip_bad);
-/*
- * Pair, build pl->graph, give it the resources read, place the windows on
- * its edges, free the ends (their stats stay in pl->pairs) and project
- * into pl->view grouped by `by`.  Once only.  0, or -1 after a message.
- */
-int cw_pipeline_finish(struct cw_pipeline *pl, enum cw_group_by by);
 
 #endif

@@ -425,18 +425,22 @@ static int window_cmp(const void *a, const void *b)
 	return x->edge < y->edge ? -1 : x->edge > y->edge;
 }
 
-/* Base-edge deltas summed per (view edge, window). */
+/* Base-edge cells summed per (view edge, window). */
 static int make_windows(struct cw_view *v, const struct cw_graph *g,
-			const struct cw_windows *w, const size_t *edge_of)
+			const struct cw_edge_windows *w, const size_t *edge_of)
 {
 	struct cw_view_window *cells, *c;
-	size_t n, i, j;
+	size_t n = w->n, i, j;
 
 	v->window_ns = w->width_ns;
 	if (!w->width_ns)
 		return 0;
-	if (cw_windows_by_edge(w, &cells, &n, &v->unattributed))
+	v->unattributed += w->unattributed;
+	cells = malloc((n + 1) * sizeof(*cells));
+	if (!cells)
 		return -1;
+	if (n)
+		memcpy(cells, w->cells, n * sizeof(*cells));
 	for (i = 0; i < n; i++)
 		cells[i].edge = edge_of[cells[i].edge];
 	qsort(cells, n, sizeof(*cells), window_cmp);
@@ -459,6 +463,12 @@ static int make_windows(struct cw_view *v, const struct cw_graph *g,
 	v->win = cells;
 	v->nwin = j;
 	return 0;
+}
+
+void cw_edge_windows_release(struct cw_edge_windows *ew)
+{
+	free(ew->cells);
+	memset(ew, 0, sizeof(*ew));
 }
 
 /* ---- the igraph -------------------------------------------------------- */
@@ -605,7 +615,7 @@ static igraph_error_t make_igraph(igraph_t *ig, const struct cw_view *v)
 }
 
 int cw_view_build(struct cw_view *v, const struct cw_graph *g,
-		  enum cw_group_by by, const struct cw_windows *windows)
+		  enum cw_group_by by, const struct cw_edge_windows *windows)
 {
 	size_t *edge_of = NULL;
 	igraph_t *ig;

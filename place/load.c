@@ -524,7 +524,10 @@ int cw_place_input_load(struct cw_place_input *in)
 	if (load_table(in->hosts_path, false, &in->hosts) ||
 	    load_table(in->units_path, true, &in->units))
 		return -1;
-	if ((in->brokers || in->nrecords) && place_measured(in))
+	if ((in->brokers || in->nrecords) &&
+	    (!in->measure ? cw_error("%s: nothing to read it with",
+				     in->graph_name)
+			  : in->measure(in)))
 		return -1;
 	if (load_graph(in))
 		return -1;

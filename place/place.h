@@ -242,9 +242,12 @@ struct cw_place_unit_meta {
 struct cw_place_input {
 	/* set by the caller (after cw_place_input_init) */
 	const char *graph_path, *hosts_path, *units_path; /* "-": stdin */
-	/* Instead of graph_path, the measured data themselves, through the
-	 * pipeline 'causeway graph' runs: record files (JSON lines or wire)
-	 * ... */
+	/* Instead of graph_path, the measured data themselves, read into
+	 * graph_text by measure(in) (0, or -1 after a message): the caller's,
+	 * the correlator's pipeline as 'causeway graph' runs it
+	 * (cw_measured_graph()), which place/ does not use: record files (JSON
+	 * lines or wire) ... */
+	int (*measure)(struct cw_place_input *in);
 	char *const *records;
 	size_t nrecords;
 	/* ... or the conns and meta topics of the brokers, read from the
@@ -292,7 +295,7 @@ bool cw_place_is_records(const char *path);
 void cw_place_input_init(struct cw_place_input *in);
 /*
  * Read the hosts and units tables and the graph (graph_path, or the
- * records or brokers through the graph pipeline) into in->p, then
+ * records or brokers through in->measure) into in->p, then
  * cw_place_check it.  With no units file the units and their CPU (the
  * nodes' cpu_cores) and memory (rss_peak_bytes, else rss_bytes) come from
  * the graph's nodes; with no hosts file the hosts and capacities from the

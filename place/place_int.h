@@ -57,13 +57,6 @@ int place_greedy_moves(const struct cw_place *p, uint32_t *host,
 		       const uint8_t *allowed, const uint32_t *home);
 
 /*
- * The measured route (place/measured.c): in->records or in->brokers through
- * graph's pipeline into in->graph_text, the graph JSON the loader reads.
- * 0 or -1 (message).
- */
-int place_measured(struct cw_place_input *in);
-
-/*
  * Units and hosts from the graph (place/derive.c), when no units or hosts
  * file was given: rows as the files would have them.  0 or -1 (message).
  */

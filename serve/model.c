@@ -16,6 +16,7 @@
 #include "common/record_read.h"
 #include "common/util.h"
 #include "correlator/correlator.h"
+#include "correlator/pipeline.h"
 #include "graph/graph.h"
 #include "serve/serve_int.h"
 
@@ -34,8 +35,9 @@ struct serve_model {
 	pthread_mutex_t lock;
 	uint64_t window_ns;
 	struct state s;
-	bool built; /* g and the views below reflect s */
+	bool built; /* g, cells and the views below reflect s */
 	struct cw_graph g;
+	struct cw_edge_windows cells; /* s's windows on g's edges */
 	struct cw_view views[NVIEWS];
 	bool have_view[NVIEWS];
 	struct serve_stats st;
@@ -104,8 +106,10 @@ static void invalidate(struct serve_model *m)
 			cw_view_release(&m->views[i]);
 	memset(m->views, 0, sizeof(m->views));
 	memset(m->have_view, 0, sizeof(m->have_view));
-	if (m->built)
+	if (m->built) {
 		cw_graph_release(&m->g);
+		cw_edge_windows_release(&m->cells);
+	}
 	m->built = false;
 }
 
@@ -202,8 +206,9 @@ static struct cw_view *view_for(struct serve_model *m, enum cw_serve_by by)
 	if (!m->built) {
 		cw_graph_init(&m->g);
 		/* the windows' deltas go on the edges pairing chose */
-		if (cw_graph_build(&m->g, &m->s.pairing) ||
-		    cw_windows_place(&m->s.windows, &m->g, &m->s.pairing)) {
+		if (cw_pairing_graph(&m->s.pairing, &m->g) ||
+		    cw_windows_place(&m->s.windows, &m->g, &m->s.pairing) ||
+		    cw_windows_by_edge(&m->s.windows, &m->cells)) {
 			cw_graph_release(&m->g);
 			cw_error("out of memory pairing connection ends");
 			return NULL;
@@ -214,7 +219,7 @@ static struct cw_view *view_for(struct serve_model *m, enum cw_serve_by by)
 	}
 	if (!m->have_view[by]) {
 		if (cw_view_build(&m->views[by], &m->g, group_of_by[by],
-				  &m->s.windows))
+				  &m->cells))
 			return NULL;
 		m->have_view[by] = true;
 	}

@@ -20,6 +20,7 @@
 #include "common/util.h"
 #include "common/wire.h"
 #include "correlator/correlator.h"
+#include "correlator/pipeline.h"
 #include "graph/graph.h"
 
 #include "tests/unit/check.h"
@@ -229,8 +230,8 @@ static void test_exact_and_freed(void)
 	CHECK(bk.bk.s.revived >= NCON / 100 - 1);
 	cw_graph_init(&ga);
 	cw_graph_init(&gb);
-	CHECK(!cw_graph_build(&ga, &all));
-	CHECK(!cw_graph_from_buckets(&gb, &bk));
+	CHECK(!cw_pairing_graph(&all, &ga));
+	CHECK(!cw_pairing_graph_buckets(&bk, &gb));
 	/* Seven client processes, each to postgres and to 10.0.0.2:5432. */
 	CHECK(ga.nedges == 14);
 	CHECK(same_graph(&gb, &ga));
@@ -315,8 +316,8 @@ static void test_checkpoint(size_t cut)
 	feed(&b, cut, nrecs);
 	cw_graph_init(&g1);
 	cw_graph_init(&g2);
-	CHECK(!cw_graph_from_buckets(&g1, &ref));
-	CHECK(!cw_graph_from_buckets(&g2, &b));
+	CHECK(!cw_pairing_graph_buckets(&ref, &g1));
+	CHECK(!cw_pairing_graph_buckets(&b, &g2));
 	j1 = graph_json(&g1);
 	j2 = graph_json(&g2);
 	CHECK(j1 && j2 && !strcmp(j1, j2));
@@ -396,7 +397,7 @@ static void test_view(void)
 	}
 	CHECK(!cw_pairing_buckets_each(&all, true, since_edge, &s));
 	cw_graph_init(&gv);
-	CHECK(!cw_graph_from_buckets(&gv, &v));
+	CHECK(!cw_pairing_graph_buckets(&v, &gv));
 	CHECK(gv.nedges > 500 && gv.nedges * 2 < all.bk.total.len);
 	CHECK(same_graph(&gv, &truth));
 	/* Each sealed total kept is of the view, or of the step before it
@@ -422,7 +423,7 @@ static void test_view(void)
 	through_checkpoint(&a, &b);
 	feed(&b, nrecs / 2, nrecs);
 	cw_graph_init(&gb);
-	CHECK(!cw_graph_from_buckets(&gb, &b));
+	CHECK(!cw_pairing_graph_buckets(&b, &gb));
 	j1 = graph_json(&gv);
 	j2 = graph_json(&gb);
 	CHECK(j1 && j2 && !strcmp(j1, j2));

@@ -13,6 +13,7 @@
 
 #include "common/util.h"
 #include "correlator/correlator.h"
+#include "correlator/pipeline.h"
 #include "graph/graph.h"
 #include "viz/viz.h"
 
@@ -116,7 +117,7 @@ static void fleet(struct cw_graph *g, struct cw_windows *w)
 	r.last_ns = T0 + 70 * NSEC_PER_SEC;
 	add(&p, w, &r);
 	cw_graph_init(g);
-	CHECK(!cw_graph_build(g, &p));
+	CHECK(!cw_pairing_graph(&p, g));
 	CHECK(!cw_windows_place(w, g, &p));
 	CHECK(p.st.paired == 4 && p.st.unpaired == 1);
 	cw_pairing_release(&p);
@@ -138,7 +139,7 @@ static void test_by_host(const struct cw_graph *g, const struct cw_windows *w)
 	struct cw_view v;
 	long a, b, x;
 
-	CHECK(!cw_view_build(&v, g, CW_BY_HOST, w));
+	CHECK(!cw_windows_view(w, &v, g, CW_BY_HOST));
 	CHECK(v.nv == 3); /* two hosts and 8.8.8.8 */
 	a = find(&v, "host-a");
 	b = find(&v, "host-b");
@@ -163,7 +164,7 @@ static void test_by_cmdline(const struct cw_graph *g,
 	long app, redis, nginx;
 	size_t i;
 
-	CHECK(!cw_view_build(&v, g, CW_BY_CMDLINE, w));
+	CHECK(!cw_windows_view(w, &v, g, CW_BY_CMDLINE));
 	app = find(&v, "python3 app.py");
 	redis = find(&v, "redis-server *:6379");
 	nginx = find(&v, "nginx: worker");
@@ -194,7 +195,7 @@ static void test_by_container(const struct cw_graph *g,
 	struct cw_view v;
 	long ca, cb, cb2, none;
 
-	CHECK(!cw_view_build(&v, g, CW_BY_CONTAINER, w));
+	CHECK(!cw_windows_view(w, &v, g, CW_BY_CONTAINER));
 	ca = find(&v, "ca");
 	cb = find(&v, "cb");
 	cb2 = find(&v, "cb2");
@@ -217,7 +218,7 @@ static void test_windows(const struct cw_graph *g, const struct cw_windows *w)
 	long app_b, app_a;
 	size_t i;
 
-	CHECK(!cw_view_build(&v, g, CW_BY_PROCESS, w));
+	CHECK(!cw_windows_view(w, &v, g, CW_BY_PROCESS));
 	CHECK(v.window_ns == 60 * NSEC_PER_SEC);
 	CHECK(v.unattributed == 0);
 	app_b = find(&v, "python3[400]");

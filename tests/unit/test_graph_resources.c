@@ -17,6 +17,7 @@
 
 #include "common/util.h"
 #include "common/wire.h"
+#include "correlator/pipeline.h"
 #include "graph/graph.h"
 
 #include "tests/unit/check.h"

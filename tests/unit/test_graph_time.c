@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "correlator/pipeline.h"
 #include "graph/graph.h"
 
 #include "tests/unit/check.h"

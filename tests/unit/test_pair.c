@@ -13,6 +13,7 @@
 
 #include "common/jsonw.h"
 #include "correlator/correlator.h"
+#include "correlator/pipeline.h"
 #include "graph/graph.h"
 
 #include "tests/unit/check.h"
@@ -220,8 +221,8 @@ static void test_many(void)
 	CHECK(!cw_pairing_add_many(&p2, r, n));
 	cw_graph_init(&g1);
 	cw_graph_init(&g2);
-	CHECK(!cw_graph_build(&g1, &p1));
-	CHECK(!cw_graph_build(&g2, &p2));
+	CHECK(!cw_pairing_graph(&p1, &g1));
+	CHECK(!cw_pairing_graph(&p2, &g2));
 	CHECK(!memcmp(&p1.st, &p2.st, sizeof(p1.st)));
 	CHECK(p1.st.paired > 100 && p1.st.unpaired > 10);
 	CHECK(p1.st.stale > 10);

@@ -16,6 +16,7 @@
 #include "common/jsonw.h"
 #include "common/util.h"
 #include "correlator/correlator.h"
+#include "correlator/pipeline.h"
 #include "graph/graph.h"
 #include "serve/serve_int.h"
 
@@ -168,10 +169,10 @@ static void test_view_windows(void)
 		CHECK(!cw_windows_add(&w, &recs[k]));
 	}
 	cw_graph_init(&g);
-	CHECK(!cw_graph_build(&g, &p));
+	CHECK(!cw_pairing_graph(&p, &g));
 	CHECK(!cw_windows_place(&w, &g, &p));
 	cw_pairing_release(&p);
-	CHECK(!cw_view_build(&v, &g, CW_BY_PROCESS, &w));
+	CHECK(!cw_windows_view(&w, &v, &g, CW_BY_PROCESS));
 	o = view_json(&v);
 	wins = get(o, "windows");
 	CHECK(wins && json_object_array_length(wins) == 3);

@@ -1,10 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * The measured route of 'causeway place': agent records and the agents'
+ * The measured graph of 'causeway place': agent records and the agents'
  * host and process metadata, from files or from Kafka, through the
  * pipeline 'causeway graph' runs (read, pair, build, project by process),
- * written as the graph JSON the loader reads.  With a
- * time range, records of connection ends wholly outside it are left out
+ * written as the graph JSON place's loader reads.  With a time range, records of connection ends wholly outside it are left out
  * (their processes then are not seen in the range) and the windows cut the
  * bytes of those that cross its edges.
  */
@@ -18,21 +17,20 @@
 #include "common/log.h"
 #include "common/util.h"
 #include "common/wire.h"
-#include "graph/graph.h"
-#include "place/place_int.h"
+#include "correlator/pipeline.h"
 
 #define BATCH	   256
 #define FIRST_WAIT (15 * NSEC_PER_SEC)
 
 struct feed {
-	struct cw_place_input *in;
+	struct cw_measured *in;
 	struct cw_pipeline *pl;
 	struct cw_conn_record *batch;
 	size_t n;
 	uint64_t conns, kept, bad;
 };
 
-static bool in_range(const struct cw_place_input *in,
+static bool in_range(const struct cw_measured *in,
 		     const struct cw_conn_record *r)
 {
 	uint64_t first = r->first_ns ? r->first_ns : r->last_ns;
@@ -114,7 +112,7 @@ static int feed_msg(struct feed *f, const struct cw_kafka_msg *km,
  */
 static int read_kafka(struct feed *f)
 {
-	struct cw_place_input *in = f->in;
+	struct cw_measured *in = f->in;
 	char group[80], conns[CW_KAFKA_TOPIC_MAX], meta[CW_KAFKA_TOPIC_MAX];
 	struct cw_kafka_conf conf = {
 		.brokers = in->brokers,
@@ -165,7 +163,7 @@ static int read_kafka(struct feed *f)
 
 static int read_records(struct feed *f)
 {
-	struct cw_place_input *in = f->in;
+	struct cw_measured *in = f->in;
 
 	/* No range: the pipeline's own reading, tables sized from files. */
 	if (!in->since_ns && !in->until_ns)
@@ -176,9 +174,9 @@ static int read_records(struct feed *f)
 }
 
 /* The view as 'causeway graph --by process --format json' writes it. */
-static int write_graph(struct cw_place_input *in, const struct cw_view *v)
+static int write_graph(struct cw_measured *in, const struct cw_view *v)
 {
-	FILE *fp = open_memstream(&in->graph_text, &in->graph_len);
+	FILE *fp = open_memstream(&in->json, &in->len);
 	struct cw_jsonw w;
 
 	if (!fp)
@@ -187,12 +185,12 @@ static int write_graph(struct cw_place_input *in, const struct cw_view *v)
 	cw_jsonw_obj_open(&w, NULL);
 	cw_view_json(v, &w, NULL, 0);
 	cw_jsonw_obj_close(&w);
-	if (fclose(fp) || !in->graph_text)
+	if (fclose(fp) || !in->json)
 		return cw_error("out of memory");
 	return 0;
 }
 
-int place_measured(struct cw_place_input *in)
+int cw_measured_graph(struct cw_measured *in)
 {
 	struct cw_pipeline pl;
 	bool range = in->since_ns || in->until_ns;
@@ -208,12 +206,12 @@ int place_measured(struct cw_place_input *in)
 	if (!ret)
 		ret = flush(&f);
 	if (!ret && f.bad)
-		cw_warn("%s: %llu malformed records skipped", in->graph_name,
+		cw_warn("%s: %llu malformed records skipped", in->name,
 			(unsigned long long)f.bad);
 	if (!ret && f.conns && !f.kept)
 		ret = cw_error("%s: none of the %llu connection records falls "
 			       "in the time range",
-			       in->graph_name, (unsigned long long)f.conns);
+			       in->name, (unsigned long long)f.conns);
 	if (!ret)
 		ret = cw_pipeline_finish(&pl, CW_BY_PROCESS);
 	if (!ret)
