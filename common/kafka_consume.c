@@ -164,6 +164,20 @@ static bool watermark_retriable(rd_kafka_resp_err_t err)
 	}
 }
 
+/* Ask the brokers for topic's leaders again: the query goes to the one
+ * the client's metadata names, which a dead leader stays until refreshed. */
+static void refresh_leaders(rd_kafka_t *rk, const char *topic)
+{
+	rd_kafka_topic_t *rkt = rd_kafka_topic_new(rk, topic, NULL);
+	const struct rd_kafka_metadata *md;
+
+	if (!rkt)
+		return;
+	if (!rd_kafka_metadata(rk, 0, rkt, &md, 2000))
+		rd_kafka_metadata_destroy(md);
+	rd_kafka_topic_destroy(rkt);
+}
+
 static rd_kafka_resp_err_t watermarks(rd_kafka_t *rk, const char *topic,
 				      int32_t partition, int64_t *lo,
 				      int64_t *hi)
@@ -177,6 +191,7 @@ static rd_kafka_resp_err_t watermarks(rd_kafka_t *rk, const char *topic,
 		if (!err || !watermark_retriable(err) ||
 		    i + 1 >= WATERMARK_TRIES)
 			return err;
+		refresh_leaders(rk, topic);
 		usleep(WATERMARK_WAIT_MS * 1000);
 	}
 }
@@ -612,12 +627,13 @@ int cw_kafka_log_partitions(struct cw_kafka_log *l)
 	rd_kafka_resp_err_t err;
 	int tries, n = 0;
 
-	for (tries = 0; tries < 50 && !n; tries++) {
+	for (tries = 0; tries < 50 && n <= 0; tries++) {
 		n = partitions_once(l->prod, l->topic, 5000, &err);
-		if (n < 0)
+		/* A broker that died unanswered times out: try another. */
+		if (n < 0 && (!watermark_retriable(err) || tries + 1 >= 50))
 			return cw_error("kafka: no metadata for '%s': %s",
 					l->name, rd_kafka_err2str(err));
-		if (!n)
+		if (n <= 0)
 			usleep(100000);
 	}
 	if (!n)
