@@ -242,22 +242,41 @@ curl -fsS "http://127.0.0.1:$METRICS_PORT/metrics" >"$T_TMP/agent.metrics" ||
 # The agent's records reach both: correlate@1's graph in its state folder
 # and serve's API name the same client and server.
 OUT=$R/var/lib/causeway/correlate/1
+# curl_edge: edges.json has an edge from a curl to serve's process.
+curl_edge() {
+	python3 - "$OUT/edges.json" "$serve_PID" <<'PY' 2>/dev/null
+import json, sys
+g = json.load(open(sys.argv[1]))
+node = {n["id"]: n for n in g["nodes"]}
+sys.exit(not any(node[e["client"]].get("comm") == "curl" and
+                 node[e["server"]].get("pid") == int(sys.argv[2])
+                 for e in g["edges"]))
+PY
+}
+# serve_edge: serve's API has an edge from a curl to serve's process.
+serve_edge() {
+	curl -fsS "http://127.0.0.1:$SERVE_PORT/api/graph" 2>/dev/null |
+		python3 -c '
+import json, sys
+g = json.load(sys.stdin)
+node = {n["id"]: n for n in g["nodes"]}
+sys.exit(not any(node[e["from"]]["comm"] == "curl" and
+                 node[e["to"]]["name"].startswith("causeway[%s]" % sys.argv[1])
+                 for e in g["edges"]))' "$serve_PID"
+}
 for i in $(seq 1 600); do
-	grep -q '"curl"' "$OUT/edges.json" 2>/dev/null &&
-		curl -fsS "http://127.0.0.1:$SERVE_PORT/api/graph" 2>/dev/null |
-		grep -q '"curl"' && break
+	curl_edge && serve_edge && break
 	kill -0 "$agent_PID" "$correlate_PID" "$serve_PID" ||
 		fail "a unit exited: $(tail -n 3 "$T_TMP"/{agent,correlate,serve}.log)"
 	curl -fsS "http://127.0.0.1:$SERVE_PORT/metrics" >/dev/null
 	sleep 0.1
 done
-grep -q '"curl"' "$OUT/edges.json" ||
+curl_edge ||
 	fail "correlate@1 wrote no edge of curl to serve: $(ls -l "$OUT";
 		tail -n 4 "$T_TMP"/{agent,correlate,serve}.log)"
-curl -fsS "http://127.0.0.1:$SERVE_PORT/api/graph" | grep -q '"curl"' ||
-	fail "serve shows no edge of curl"
+serve_edge || fail "serve's API shows no edge from curl to serve"
 check_eq "correlate@1's folder owner" "$(in_root stat -c %U /var/lib/causeway/correlate/1)" causeway
-note "agent -> broker -> correlate@1 and serve: curl -> causeway edge in both"
+note "agent -> broker -> correlate@1 and serve: the edge curl -> serve in both"
 
 unit_stop agent
 unit_stop correlate
