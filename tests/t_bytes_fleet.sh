@@ -82,5 +82,10 @@ session sampled 0
 session always 0 --hooks always
 session sampled-loss 31
 session always-loss 41 --hooks always
+if [ $failed -ne 0 ]; then
+	# Every session's records and truth, for the post-mortem.
+	keep=$CW_ROOT/${BUILD:-build}/test-logs/$(basename "$0" .sh).d
+	rm -rf "$keep" && mkdir -p "$keep" && cp -r "$T_TMP"/*/ "$keep"/
+fi
 [ $failed -eq 0 ] || fail "some ends' or edges' bytes are wrong (above)"
 echo ok

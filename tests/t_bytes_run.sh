@@ -49,6 +49,7 @@ session() {
 	fi
 	note "$name: $n connections, $((2 * n)) ends"
 	python3 "$CW_ROOT/tests/lib/bytes_check.py" --label "$name" \
+		--netns "$(ns_inode "$CLI"),$(ns_inode "$SRV")" \
 		"$out/conns.jsonl" "$out/srv.jsonl" "$out/cli.jsonl" || failed=1
 }
 
@@ -56,5 +57,10 @@ session sampled 0 --hooks sampled
 session always 0 --hooks always
 session sampled-loss 11 --hooks sampled
 session always-loss 21 --hooks always
+if [ $failed -ne 0 ]; then
+	# Every session's records and truth, for the post-mortem.
+	keep=$CW_ROOT/${BUILD:-build}/test-logs/$(basename "$0" .sh).d
+	rm -rf "$keep" && mkdir -p "$keep" && cp -r "$T_TMP"/*/ "$keep"/
+fi
 [ $failed -eq 0 ] || fail "some ends' bytes are wrong (above)"
 echo ok

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Compare every connection end's bytes with the ground truth, exactly.
 
-  bytes_check.py [--label L] RECORDS TRUTH...
+  bytes_check.py [--label L] [--netns N,N...] RECORDS TRUTH...
   bytes_check.py [--label L] --edges EDGES TRUTH...
 
 RECORDS: connection records as JSON lines (`causeway run -o`'s conns.jsonl,
@@ -9,7 +9,9 @@ or `causeway dump` of the conns topic).  TRUTH: the JSON lines that
 tests/lib/bytes_truth.py wrote, one per end, with what the program's own
 calls returned.  For each end the record that counts is its final one
 (closed); an end with no record, no final record, another owner, or bytes
-off by even one fails.  Prints one line per pattern (ends, exact, wrong) and each wrong
+off by even one fails.  --netns keeps only the records of those network namespaces (their
+inodes): the test hosts' addresses exist in other tests' namespaces too.
+Prints one line per pattern (ends, exact, wrong) and each wrong
 end; exits 1 if any end is wrong or missing.
 
 With --edges, EDGES is a graph (`causeway correlate -o`'s edges.json):
@@ -29,7 +31,7 @@ def key(laddr, lport, raddr, rport):
     return (laddr, int(lport), raddr, int(rport))
 
 
-def load_records(path):
+def load_records(path, netns=None):
     best = {}
     with open(path) as f:
         for n, line in enumerate(f, 1):
@@ -38,6 +40,8 @@ def load_records(path):
                 continue
             r = json.loads(line)
             if r.get("proto", "tcp") != "tcp" or "lport" not in r:
+                continue
+            if netns and r.get("netns") not in netns:
                 continue
             k = key(r["laddr"], r["lport"], r["raddr"], r["rport"])
             old = best.get(k)
@@ -99,9 +103,12 @@ def main(argv):
         label, argv = argv[1] + ": ", argv[2:]
     if argv[:1] == ["--edges"] and len(argv) >= 3:
         return check_edges(label, argv[1], argv[2:])
+    netns = None
+    if argv[:1] == ["--netns"]:
+        netns, argv = {int(n) for n in argv[1].split(",")}, argv[2:]
     if len(argv) < 2:
         raise SystemExit(__doc__)
-    recs = load_records(argv[0])
+    recs = load_records(argv[0], netns)
     per = defaultdict(lambda: [0, 0])
     wrong = []
     for path in argv[1:]:
