@@ -36,7 +36,8 @@ DEPS_TEST  := iproute2 iptables conntrack procps curl iperf3 nginx-light \
 	redis-server redis-tools postgresql postgresql-client memcached \
 	python3 python3-psycopg2 python3-yaml kcat tcpdump kmod \
 	chromium chromium-driver prometheus nodejs \
-	debhelper pandoc lintian debootstrap python3-venv
+	debhelper pandoc lintian debootstrap python3-venv \
+	openjdk-17-jre-headless maven
 DEPS       := $(DEPS_BUILD) $(DEPS_TEST)
 
 PKGS       := libbpf libelf zlib json-c fftw3 libpcap rdkafka libprotobuf-c igraph libcgraph libgvc \
@@ -103,6 +104,7 @@ all: $(BIN)
 deps:
 	apt-get update -q
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $(DEPS)
+	BUILD=$(BUILD) tests/kafka/fetch.sh
 
 # Rebuild everything when the flags change.
 $(BUILD)/.flags: FORCE
