@@ -1,116 +1,39 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The synthetic fleet that `causeway simulate`'s modes share
- * (cli/cmd_simulate.c: a batch of connections; cli/simulate_churn.c: a
- * fleet whose connections open and close over simulated time): hosts
- * running processes of service tiers, a random stream that the same seed
- * repeats, and the sink every record goes to (JSON lines, wire frames or
- * the agents' Kafka producer).
- *
- *	struct sim s;
- *	struct cw_outfile of = {0};
- *
- *	if (sim_init(&s, hosts, procs, seed) ||
- *	    sim_sink_open(&s, &of, out, wire))	// or sim_kafka_open()
- *		goto out;
- *	sim_end_of(&s.hosts[i], &s.hosts[i].procs[j], &r);
- *	...				// the connection's fields
- *	sim_emit(&s, &r);
- *	ret = sim_sink_finish(&s, &of, out);
- * out:
- *	sim_release(&s);
+ * `causeway simulate`'s two option parsers (cli/cmd_simulate.c: the batch;
+ * cli/simulate_churn.c: --churn) and what they share.  The simulator
+ * itself is sim/sim.h.
  */
 #ifndef CW_CLI_SIMULATE_H
 #define CW_CLI_SIMULATE_H
 
 #include <stdbool.h>
-#include <stddef.h>
 #include <stdint.h>
-#include <stdio.h>
 
-#include "common/jsonw.h"
-#include "common/record.h"
-#include "common/util.h"
+#include "sim/sim.h"
 
-/* 2026-01-01T00:00:00Z: where simulated time starts for files */
-#define SIM_T0 1767225600000000000ULL
+/* A number in [min, max] into *out: 0, or -1 after "OPT 'VAL': want WANT". */
+int simulate_u64(const char *opt, const char *val, uint64_t min, uint64_t max,
+		 const char *want, uint64_t *out);
 
-enum sim_tier { T_WEB, T_APP, T_CACHE, T_DB, T_BATCH, T_NTIERS };
-
-struct sim_tier_desc {
-	const char *comm, *cmdline;
-	uint16_t port;
-	enum sim_tier calls[2]; /* the tiers it calls; its own: replication */
+/* The options both modes take, and where their records go. */
+struct simulate_shared {
+	uint64_t hosts, procs, seed;
+	const char *format;
+	struct cw_sim_sink sink;
 };
-
-extern const struct sim_tier_desc sim_tiers[T_NTIERS];
-
-struct sim_proc {
-	enum sim_tier tier;
-	struct cw_process proc;
-};
-
-struct sim_host {
-	char id[CW_HOST_LEN];
-	struct cw_addr addr;
-	uint32_t netns;
-	uint64_t cookie;
-	uint16_t next_port;
-	struct sim_proc *procs;
-	size_t nprocs;
-};
-
-struct sim {
-	uint64_t rng;
-	struct sim_host *hosts;
-	size_t nhosts, nprocs;
-	/* host indices per tier, for picking servers */
-	size_t *by_tier[T_NTIERS];
-	size_t ntier[T_NTIERS];
-	struct cw_jsonw w;
-	FILE *wire; /* wire frames to this, else JSON lines */
-	bool failed;
-	uint64_t seq;
-	/* --kafka: each record through the agents' producer, at --rate */
-	struct cw_kafka_producer *kp;
-	uint64_t rate, t0, sent;
-};
-
-/* The next number of the stream (splitmix64). */
-uint64_t sim_rnd(struct sim *s);
-/* Uniform in [0, 1). */
-double sim_unif(struct sim *s);
-/* Pareto with shape alpha and minimum xm, capped at cap. */
-uint64_t sim_pareto(struct sim *s, double xm, double alpha, double cap);
-/* An index in [0, n) favouring small ones (a popularity skew); n > 0. */
-size_t sim_skewed(struct sim *s, size_t n);
-
-/* nhosts hosts of nprocs processes each: 0, or -1 after a message. */
-int sim_init(struct sim *s, size_t nhosts, size_t nprocs, uint64_t seed);
-void sim_release(struct sim *s);
-
-/* The fields of an end owned by p on h (p NULL: no owner known). */
-void sim_end_of(const struct sim_host *h, const struct sim_proc *p,
-		struct cw_conn_record *r);
-/* Number r (seq) and write it to the sink; a failure sets s->failed. */
-void sim_emit(struct sim *s, struct cw_conn_record *r);
 
 /*
- * Records to the file out (standard output when NULL), as wire frames
- * when wire, else JSON lines: 0, or -1 after a message.
+ * -H/--hosts, -p/--procs, -s/--seed, -f/--format, -o/--out, -k/--kafka
+ * into sh: 1 if c is none of them; else 0, or -1 after a message.
  */
-int sim_sink_open(struct sim *s, struct cw_outfile *of, const char *out,
-		  bool wire);
-/* Records to P.conns on brokers, paced to rate a second (0: no limit). */
-int sim_kafka_open(struct sim *s, const char *brokers, uint64_t rate);
+int simulate_shared_opt(struct simulate_shared *sh, int c, const char *arg);
 /*
- * Every record written whole (the file committed) or delivered: 0; else
- * -1 after a message, nothing half-written left.  Closes the sink.
+ * After the options: --kafka with -o or --format refused (-1 after a
+ * message); else 0, with sink.wire set: --format wire, or with no
+ * --format an -o FILE.cww.
  */
-int sim_sink_finish(struct sim *s, struct cw_outfile *of, const char *out);
-
-/* "OPT 'VAL': want WANT" and the usage status, 2. */
-int sim_bad_value(const char *opt, const char *val, const char *want);
+int simulate_shared_check(struct simulate_shared *sh);
 
 /* `causeway simulate --churn ...`: the churn mode's whole command. */
 int simulate_churn(int argc, char **argv);

@@ -1,57 +1,23 @@
 // SPDX-License-Identifier: MIT
 /*
- * causeway simulate --churn: a fleet whose connections open and close over
- * simulated time, the load a long-running correlator sees.  Every host
- * keeps L client connections open; each lives a drawn lifetime, is closed,
- * and is replaced at once by a new one (a new port and new cookies on both
- * hosts).  Both ends publish a record every collection interval while the
- * connection lives (cumulative counters) and a closed record when it ends,
- * as agents do, in simulated-time order; the span's last collection flushes
- * every live end.  With --kafka the records are paced so that simulated
- * time runs --speedup times faster than the wall clock.
+ * causeway simulate --churn: the options of the simulator's churn mode
+ * (sim/sim.h), the run, and its report.
  */
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cli/cli.h"
 #include "cli/simulate.h"
-#include "common/kafka.h"
 #include "common/log.h"
-#include "common/record.h"
 #include "common/util.h"
+#include "sim/sim.h"
 
-struct churn_opts {
-	uint64_t hosts, live, procs, seed, speedup;
-	uint64_t lifetime_ns, interval_ns, duration_ns;
-	const char *out, *format, *kafka;
+struct churn_args {
+	struct simulate_shared sh;
+	struct cw_sim_churn_opts o;
 	bool speedup_set;
-};
-
-/* One live connection: a slot of a host that is never empty. */
-struct churn_conn {
-	uint64_t open_ns, close_ns, next_ns; /* next_ns: its next records */
-	double c2s, s2c, msgs;		     /* per second */
-	uint64_t ccookie, scookie;
-	uint32_t client, server; /* process: host * nprocs + index */
-	uint16_t lport, sport;
-	uint32_t srtt_us;
-};
-
-struct churn {
-	struct sim s;
-	struct churn_opts o;
-	struct churn_conn *conns;
-	uint32_t *heap; /* conns by next_ns, earliest first */
-	size_t n;
-	char (*boot_id)[CW_BOOT_ID_LEN]; /* per host */
-	uint64_t start_ns, end_ns;	 /* the simulated span */
-	uint64_t wall0, lag_ns;		 /* pacing: start, worst lag */
-	uint64_t made, closed, records;
-	uint64_t last_ns; /* the simulated time reached: the last collection */
 };
 
 static void usage(FILE *fp)
@@ -114,427 +80,117 @@ static void usage(FILE *fp)
 		"      -d 10m --kafka kafka1:9092 --speedup 1\n");
 }
 
-/* One option into o: -1 to go on, else the exit status. */
-static int churn_option(int c, const char *arg, struct churn_opts *o)
+/* One option into ctx (struct churn_args): 0, or -1 after a message. */
+static int churn_opt(void *ctx, int c, const char *arg)
 {
+	struct churn_args *a = ctx;
+	struct cw_sim_churn_opts *o = &a->o;
+	int ret = simulate_shared_opt(&a->sh, c, arg);
+
+	if (ret <= 0)
+		return ret;
 	switch (c) {
-	case 'H':
-		if (cw_parse_u64(arg, 1, 1000000, &o->hosts))
-			return sim_bad_value("--hosts", arg, "1 to 1000000");
-		return -1;
 	case 'L':
-		if (cw_parse_u64(arg, 1, 20000, &o->live))
-			return sim_bad_value("--live", arg, "1 to 20000");
-		return -1;
+		return simulate_u64("--live", arg, 1, 20000, "1 to 20000",
+				    &o->live);
 	case 'l':
 		return cli_duration("--lifetime", arg, NSEC_PER_MSEC,
-				    30 * 86400 * NSEC_PER_SEC, &o->lifetime_ns)
-			       ? 2
-			       : -1;
+				    30 * 86400 * NSEC_PER_SEC, &o->lifetime_ns);
 	case 'i':
 		return cli_duration("--interval", arg, NSEC_PER_MSEC,
-				    86400 * NSEC_PER_SEC, &o->interval_ns)
-			       ? 2
-			       : -1;
+				    86400 * NSEC_PER_SEC, &o->interval_ns);
 	case 'd':
 		return cli_duration("--duration", arg, NSEC_PER_SEC,
-				    366 * 86400 * NSEC_PER_SEC, &o->duration_ns)
-			       ? 2
-			       : -1;
-	case 'p':
-		if (cw_parse_u64(arg, 1, 64, &o->procs))
-			return sim_bad_value("--procs", arg, "1 to 64");
-		return -1;
-	case 's':
-		if (cw_parse_u64(arg, 0, UINT64_MAX, &o->seed))
-			return sim_bad_value("--seed", arg, "a number");
-		return -1;
-	case 'f':
-		if (strcmp(arg, "json") && strcmp(arg, "wire"))
-			return sim_bad_value("--format", arg, "json or wire");
-		o->format = arg;
-		return -1;
+				    366 * 86400 * NSEC_PER_SEC, &o->duration_ns);
 	case 'x':
-		if (cw_parse_u64(arg, 0, 10000000, &o->speedup))
-			return sim_bad_value("--speedup", arg, "0 to 10000000");
-		o->speedup_set = true;
-		return -1;
-	case 'o':
-		o->out = arg;
-		return -1;
-	case 'k':
-		o->kafka = arg;
-		return -1;
+		a->speedup_set = true;
+		return simulate_u64("--speedup", arg, 0, 10000000,
+				    "0 to 10000000", &o->speedup);
 	case 'C': /* --churn: how we got here */
-		return -1;
-	}
-	return 2;
-}
-
-/* Options into o: -1 to go on, else the exit status (help, bad usage). */
-static int parse_options(int argc, char **argv, struct churn_opts *o)
-{
-	static const struct option opts[] = {
-		{"churn", no_argument, NULL, 'C'},
-		{"hosts", required_argument, NULL, 'H'},
-		{"live", required_argument, NULL, 'L'},
-		{"lifetime", required_argument, NULL, 'l'},
-		{"interval", required_argument, NULL, 'i'},
-		{"duration", required_argument, NULL, 'd'},
-		{"procs", required_argument, NULL, 'p'},
-		{"seed", required_argument, NULL, 's'},
-		{"format", required_argument, NULL, 'f'},
-		{"out", required_argument, NULL, 'o'},
-		{"kafka", required_argument, NULL, 'k'},
-		{"speedup", required_argument, NULL, 'x'},
-		{"help", no_argument, NULL, 'h'},
-		{},
-	};
-	int c, ret;
-
-	opterr = 0;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "H:L:i:d:p:s:f:o:k:x:h", opts,
-				NULL)) != -1) {
-		if (c == 'h') {
-			usage(stdout);
-			return 0;
-		}
-		if (c == '?' || c == ':')
-			return cli_bad_option("simulate", argv);
-		ret = churn_option(c, optarg, o);
-		if (ret >= 0)
-			return ret;
-	}
-	if (optind < argc) {
-		cw_error("unexpected argument '%s'", argv[optind]);
-		return 2;
-	}
-	if (o->kafka && (o->out || o->format)) {
-		cw_error("--kafka publishes the records: no -o or --format");
-		return 2;
-	}
-	if (o->speedup_set && !o->kafka) {
-		cw_error("--speedup paces --kafka only");
-		return 2;
-	}
-	if (o->hosts * o->live > 4000000) {
-		cw_error("--hosts x --live: at most 4000000 live connections");
-		return 2;
+		return 0;
 	}
 	return -1;
 }
 
-/* Heap order: the earlier next_ns first, then the lower slot (stable). */
-static bool before(const struct churn *ch, uint32_t a, uint32_t b)
+static const struct option opts[] = {
+	{"churn", no_argument, NULL, 'C'},
+	{"hosts", required_argument, NULL, 'H'},
+	{"live", required_argument, NULL, 'L'},
+	{"lifetime", required_argument, NULL, 'l'},
+	{"interval", required_argument, NULL, 'i'},
+	{"duration", required_argument, NULL, 'd'},
+	{"procs", required_argument, NULL, 'p'},
+	{"seed", required_argument, NULL, 's'},
+	{"format", required_argument, NULL, 'f'},
+	{"out", required_argument, NULL, 'o'},
+	{"kafka", required_argument, NULL, 'k'},
+	{"speedup", required_argument, NULL, 'x'},
+	{"help", no_argument, NULL, 'h'},
+	{},
+};
+
+/* The options that go together: 0, or -1 after a message. */
+static int check_options(struct churn_args *a)
 {
-	uint64_t ta = ch->conns[a].next_ns, tb = ch->conns[b].next_ns;
-
-	return ta < tb || (ta == tb && a < b);
-}
-
-static void heap_down(struct churn *ch, size_t i)
-{
-	size_t l, m;
-	uint32_t t;
-
-	for (;;) {
-		l = 2 * i + 1;
-		m = i;
-		if (l < ch->n && before(ch, ch->heap[l], ch->heap[m]))
-			m = l;
-		if (l + 1 < ch->n && before(ch, ch->heap[l + 1], ch->heap[m]))
-			m = l + 1;
-		if (m == i)
-			return;
-		t = ch->heap[i];
-		ch->heap[i] = ch->heap[m];
-		ch->heap[m] = t;
-		i = m;
-	}
-}
-
-/* Its lifetime: uniform from half to one and a half times the mean. */
-static uint64_t lifetime(struct churn *ch)
-{
-	double f = 0.5 + sim_unif(&ch->s);
-
-	return (uint64_t)((double)ch->o.lifetime_ns * f) + 1;
-}
-
-/* A server for a client process k: a process of a tier it calls. */
-static uint32_t server_for(struct churn *ch, uint32_t k)
-{
-	struct sim *s = &ch->s;
-	enum sim_tier t = s->hosts[k / s->nprocs].procs[k % s->nprocs].tier;
-	enum sim_tier want = sim_tiers[t].calls[sim_rnd(s) & 1];
-	size_t n = s->nhosts * s->nprocs;
-	uint32_t srv;
-
-	if (s->ntier[want])
-		srv = (uint32_t)s->by_tier[want][sim_skewed(s, s->ntier[want])];
-	else /* a small fleet may lack the tier: anyone serves */
-		srv = (uint32_t)(sim_rnd(s) % n);
-	/* Not itself: a process does not call its own port. */
-	if (srv == k && n > 1)
-		srv = (uint32_t)((srv + s->nprocs) % n);
-	return srv;
-}
-
-/* A new connection in slot i (of host i / live), opened at open_ns. */
-static void conn_open(struct churn *ch, size_t i, uint64_t open_ns,
-		      uint64_t close_ns)
-{
-	struct sim *s = &ch->s;
-	struct churn_conn *c = &ch->conns[i];
-	struct sim_host *h = &s->hosts[i / ch->o.live], *sh;
-
-	c->client = (uint32_t)((i / ch->o.live) * s->nprocs +
-			       sim_rnd(s) % s->nprocs);
-	c->server = server_for(ch, c->client);
-	sh = &s->hosts[c->server / s->nprocs];
-	c->open_ns = open_ns;
-	c->close_ns = close_ns;
-	c->next_ns = open_ns + ch->o.interval_ns;
-	if (c->next_ns > close_ns)
-		c->next_ns = close_ns;
-	c->lport = h->next_port++;
-	if (h->next_port < 32768)
-		h->next_port = 32768;
-	c->sport = sim_tiers[sh->procs[c->server % s->nprocs].tier].port;
-	c->ccookie = ++h->cookie;
-	c->scookie = ++sh->cookie;
-	c->msgs = 0.1 + 10.0 * sim_unif(s);
-	c->c2s = c->msgs * (double)(64 + sim_rnd(s) % 512);
-	c->s2c = c->msgs * (double)sim_pareto(s, 200, 1.2, 1e6);
-	c->srtt_us = 50 + (uint32_t)(sim_rnd(s) % 400);
-	ch->made++;
-}
-
-/* The record of one end of c at t (closed: its last). */
-static void end_record(struct churn *ch, const struct churn_conn *c,
-		       bool server, uint64_t t, bool closed,
-		       struct cw_conn_record *r)
-{
-	struct sim *s = &ch->s;
-	uint32_t me = server ? c->server : c->client,
-		 peer = server ? c->client : c->server;
-	const struct sim_host *h = &s->hosts[me / s->nprocs],
-			      *ph = &s->hosts[peer / s->nprocs];
-	double secs = (double)(t - c->open_ns) / 1e9;
-	uint64_t up = (uint64_t)(c->c2s * secs),
-		 down = (uint64_t)(c->s2c * secs);
-
-	sim_end_of(h, &h->procs[me % s->nprocs], r);
-	memcpy(r->boot_id, ch->boot_id[me / s->nprocs], CW_BOOT_ID_LEN);
-	r->role = server ? CW_REC_ROLE_SERVER : CW_REC_ROLE_CLIENT;
-	r->lport = server ? c->sport : c->lport;
-	r->rport = server ? c->lport : c->sport;
-	r->raddr = ph->addr;
-	r->cookie = server ? c->scookie : c->ccookie;
-	r->bytes_out = server ? down : up;
-	r->bytes_in = server ? up : down;
-	r->msgs_out = r->msgs_in = 1 + (uint64_t)(c->msgs * secs);
-	r->calls_out = r->msgs_out;
-	r->calls_in = r->msgs_in;
-	/* The server accepted a round trip after the client connected. */
-	r->first_ns = c->open_ns + (server ? c->srtt_us * NSEC_PER_USEC : 0);
-	r->last_ns = t > r->first_ns ? t : r->first_ns;
-	r->srtt_us = c->srtt_us;
-	if (closed)
-		r->flags |= CW_REC_CLOSED;
-}
-
-/* Both ends of c at t, the client's first. */
-static void emit_ends(struct churn *ch, const struct churn_conn *c, uint64_t t,
-		      bool closed)
-{
-	struct cw_conn_record r;
-
-	end_record(ch, c, false, t, closed, &r);
-	sim_emit(&ch->s, &r);
-	end_record(ch, c, true, t, closed, &r);
-	sim_emit(&ch->s, &r);
-	ch->records += 2;
-}
-
-/*
- * Hold records back until the wall clock reaches their simulated time
- * divided by the speedup, serving the producer meanwhile; the worst lag
- * behind that pace is kept for the report.
- */
-static void pace(struct churn *ch, uint64_t t)
-{
-	uint64_t due, now;
-
-	if (!ch->s.kp || !ch->o.speedup)
-		return;
-	due = ch->wall0 + (t - ch->start_ns) / ch->o.speedup;
-	now = cw_now_mono_ns();
-	if (now > due && now - due > ch->lag_ns)
-		ch->lag_ns = now - due;
-	while (now < due && !cw_stop) {
-		cw_kafka_producer_poll(ch->s.kp,
-				       (int)((due - now) / NSEC_PER_MSEC) + 1);
-		now = cw_now_mono_ns();
-	}
-}
-
-/* Boot ids for the hosts, and every slot's first connection. */
-static int churn_setup(struct churn *ch)
-{
-	size_t i, nslots = ch->o.hosts * ch->o.live;
-	uint64_t life, age, open, k;
-
-	ch->conns = calloc(nslots, sizeof(*ch->conns));
-	ch->heap = calloc(nslots, sizeof(*ch->heap));
-	ch->boot_id = calloc(ch->o.hosts, sizeof(*ch->boot_id));
-	if (!ch->conns || !ch->heap || !ch->boot_id)
-		return cw_error("out of memory for %zu connections", nslots);
-	for (i = 0; i < ch->o.hosts; i++) {
-		uint64_t a = sim_rnd(&ch->s), b = sim_rnd(&ch->s);
-
-		snprintf(ch->boot_id[i], CW_BOOT_ID_LEN,
-			 "%08llx-%04llx-4%03llx-8%03llx-%012llx",
-			 (unsigned long long)(a & 0xffffffff),
-			 (unsigned long long)((a >> 32) & 0xffff),
-			 (unsigned long long)((a >> 48) & 0xfff),
-			 (unsigned long long)(b & 0xfff),
-			 (unsigned long long)(b >> 16));
-	}
-	/* The fleet ran before the span: each slot's connection is part way
-	 * through its life, its next records on its interval's beat. */
-	for (i = 0; i < nslots; i++) {
-		struct churn_conn *c = &ch->conns[i];
-
-		life = lifetime(ch);
-		age = (uint64_t)((double)life * sim_unif(&ch->s));
-		open = ch->start_ns - age;
-		conn_open(ch, i, open, open + life);
-		k = (ch->start_ns - open) / ch->o.interval_ns + 1;
-		c->next_ns = open + k * ch->o.interval_ns;
-		if (c->next_ns > c->close_ns)
-			c->next_ns = c->close_ns;
-		ch->heap[i] = (uint32_t)i;
-	}
-	ch->n = nslots;
-	for (i = nslots / 2; i-- > 0;)
-		heap_down(ch, i);
+	a->o.hosts = a->sh.hosts;
+	a->o.procs = a->sh.procs;
+	a->o.seed = a->sh.seed;
+	if (simulate_shared_check(&a->sh))
+		return -1;
+	if (a->speedup_set && !a->sh.sink.kafka)
+		return cw_error("--speedup paces --kafka only");
+	if (a->o.hosts * a->o.live > 4000000)
+		return cw_error("--hosts x --live: at most 4000000 live "
+				"connections");
 	return 0;
 }
 
-/*
- * The span: the earliest due connection's records, one event at a time,
- * until the span ends (or a signal, or a write failure); then the last
- * collection, every live end at that time.
- */
-static void churn_run(struct churn *ch)
-{
-	struct churn_conn *c;
-	uint64_t t = ch->start_ns, last = ch->start_ns;
-	size_t i;
-
-	while (!ch->s.failed && !cw_stop) {
-		c = &ch->conns[ch->heap[0]];
-		t = c->next_ns;
-		if (t >= ch->end_ns)
-			break;
-		pace(ch, t);
-		last = t;
-		if (t >= c->close_ns) {
-			emit_ends(ch, c, t, true);
-			ch->closed++;
-			conn_open(ch, ch->heap[0], t, t + lifetime(ch));
-		} else {
-			emit_ends(ch, c, t, false);
-			c->next_ns = t + ch->o.interval_ns;
-			if (c->next_ns > c->close_ns)
-				c->next_ns = c->close_ns;
-		}
-		heap_down(ch, 0);
-	}
-	t = t >= ch->end_ns ? ch->end_ns : last;
-	ch->last_ns = t;
-	pace(ch, t);
-	for (i = 0; i < ch->n && !ch->s.failed; i++)
-		emit_ends(ch, &ch->conns[i], t, false);
-}
-
-/* Where the span starts: fixed for files, so the same seed gives the
- * same bytes; for Kafka, so that it ends as the run does. */
-static void churn_clock(struct churn *ch)
-{
-	uint64_t d = ch->o.duration_ns, now = cw_now_real_ns();
-
-	ch->start_ns = SIM_T0;
-	if (ch->o.kafka)
-		ch->start_ns =
-			now - d + (ch->o.speedup ? d / ch->o.speedup : 0);
-	ch->end_ns = ch->start_ns + d;
-}
-
-static void churn_report(const struct churn *ch)
+static void report(const struct cw_sim_churn_stats *st, uint64_t speedup)
 {
 	char span[32], reached[48] = "";
 
-	cw_fmt_duration(ch->o.duration_ns, span, sizeof(span));
-	if (ch->last_ns - ch->start_ns < ch->o.duration_ns)
+	cw_fmt_duration(st->span_ns, span, sizeof(span));
+	if (st->reached_ns < st->span_ns)
 		snprintf(reached, sizeof(reached), "%.2f h of ",
-			 (double)(ch->last_ns - ch->start_ns) / 3600e9);
+			 (double)st->reached_ns / 3600e9);
 	cw_info("churn: %" PRIu64 " connections between %zu hosts (%zu "
 		"live throughout, %" PRIu64 " closed), %" PRIu64
 		" records over %s%s simulated",
-		ch->made, ch->s.nhosts, ch->n, ch->closed, ch->records, reached,
-		span);
-	if (ch->s.kp && ch->o.speedup)
+		st->made, st->hosts, st->live, st->closed, st->records,
+		reached, span);
+	if (st->paced)
 		cw_info("churn: at most %.1f s behind the pace of %" PRIu64
 			" simulated seconds a second",
-			(double)ch->lag_ns / 1e9, ch->o.speedup);
+			(double)st->lag_ns / 1e9, speedup);
 }
 
 int simulate_churn(int argc, char **argv)
 {
-	struct churn ch = {.o = {.hosts = 1000,
-				 .live = 5,
-				 .procs = 4,
-				 .seed = 1,
-				 .speedup = 480,
-				 .lifetime_ns = 20 * 60 * NSEC_PER_SEC,
-				 .interval_ns = 10 * 60 * NSEC_PER_SEC,
-				 .duration_ns = 86400 * NSEC_PER_SEC}};
-	struct cw_outfile of = {0};
-	const char *out;
-	bool wire;
-	int ret = parse_options(argc, argv, &ch.o);
+	struct churn_args a = {.sh = {.hosts = 1000, .procs = 4, .seed = 1},
+			       .o = {.live = 5,
+				     .speedup = 480,
+				     .lifetime_ns = 20 * 60 * NSEC_PER_SEC,
+				     .interval_ns = 10 * 60 * NSEC_PER_SEC,
+				     .duration_ns = 86400 * NSEC_PER_SEC}};
+	struct cw_sim_churn_stats st;
+	struct cw_sim_churn *ch;
+	int ret;
 
-	if (ret >= 0)
-		return ret;
-	ret = 1;
-	out = ch.o.out;
-	wire = ch.o.format ? !strcmp(ch.o.format, "wire")
-			   : out && strlen(out) > 4 &&
-				     !strcmp(out + strlen(out) - 4, ".cww");
+	ret = cli_getopt("simulate", argc, argv, "H:L:i:d:p:s:f:o:k:x:h",
+			 opts, churn_opt, &a, usage);
+	if (ret)
+		return ret == 1 ? 0 : ret;
+	if (cli_one_operand(argc, argv, NULL) || check_options(&a))
+		return 2;
 	cw_catch_signals();
-	if (sim_init(&ch.s, ch.o.hosts, ch.o.procs, ch.o.seed))
-		goto out;
-	churn_clock(&ch);
-	if (churn_setup(&ch))
-		goto out;
-	if (ch.o.kafka ? sim_kafka_open(&ch.s, ch.o.kafka, 0)
-		       : sim_sink_open(&ch.s, &of, out, wire))
-		goto out;
-	ch.wall0 = cw_now_mono_ns(); /* the pace starts now */
-	churn_run(&ch);
-	churn_report(&ch);
+	ch = cw_sim_churn_new(&a.o, &a.sh.sink);
+	if (!ch)
+		return 1;
+	cw_sim_churn_run(ch, &st);
+	report(&st, a.o.speedup);
 	if (cw_stop)
 		cw_warn("stopped by a signal: the span is cut short");
-	ret = sim_sink_finish(&ch.s, &of, out) ? 1 : 0;
-out:
-	if (of.fp)
-		cw_outfile_abort(&of);
-	sim_release(&ch.s);
-	free(ch.conns);
-	free(ch.heap);
-	free(ch.boot_id);
+	ret = cw_sim_churn_finish(ch) ? 1 : 0;
+	cw_sim_churn_free(ch);
 	return ret;
 }
