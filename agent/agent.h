@@ -128,6 +128,17 @@ typedef int (*cw_record_fn)(const struct cw_conn_record *r, void *ctx);
 int cw_agent_open(struct cw_agent **out, const struct cw_agent_opts *opts);
 /* Which variant was attached. */
 enum cw_attach cw_agent_attach(const struct cw_agent *a);
+
+struct conn_bpf; /* bpf/conn.bpf.c's skeleton, "conn.skel.h" */
+/*
+ * Set up an opened skeleton for one variant, as cw_agent_open() does
+ * before it loads: every program off but the variant's (and the UDP
+ * programs when udp, the iterators when iters), the settings mode wants.
+ * Public for tests that load bpf/conn.bpf.c's programs themselves.  0, or
+ * -1 after a message.
+ */
+int cw_variant_prepare(struct conn_bpf *skel, enum cw_attach variant,
+		       enum cw_agent_mode mode, bool udp, bool iters);
 /* Wait up to timeout_ms for close records (or per-event events). */
 int cw_agent_poll(struct cw_agent *a, int timeout_ms);
 /* Copy out what changed since the last call and emit it. */

@@ -26,12 +26,7 @@ struct cw_prog_spec {
 extern const struct cw_prog_spec cw_prog_specs[];
 extern const int cw_prog_spec_count;
 
-/*
- * Open the skeleton with every program off except those of `variant` (and,
- * when `extras`, the UDP and iterator programs), as `mode` wants them.
- */
-int cw_variant_prepare(struct conn_bpf *skel, enum cw_attach variant,
-		       enum cw_agent_mode mode, bool udp, bool iters);
+/* cw_variant_prepare(), what a variant switches on, is in agent/agent.h. */
 /* inet_csk_accept takes 2 arguments since v6.10, 4 before. */
 bool cw_accept_has_new_abi(void);
 

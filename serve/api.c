@@ -136,6 +136,20 @@ static void json_graph(struct cw_jsonw *w, const struct serve_graph *g)
 	cw_jsonw_arr_close(w);
 }
 
+/* /api/graph's JSON: the query and the graph, one line. */
+static void write_graph(FILE *fp, const struct cw_serve_query *q,
+			const struct serve_graph *g)
+{
+	struct cw_jsonw w;
+
+	cw_jsonw_init(&w, fp);
+	cw_jsonw_obj_open(&w, NULL);
+	json_query(&w, q, g);
+	json_graph(&w, g);
+	cw_jsonw_obj_close(&w);
+	cw_jsonw_end_line(&w);
+}
+
 /* The graph for q into g, or an error reply; 0 or -1. */
 static int get_graph(const struct serve_ctx *c, const struct cw_serve_query *q,
 		     struct serve_graph *g, struct serve_reply *r)
@@ -153,7 +167,6 @@ static void api_graph(const struct serve_ctx *c, const struct cw_serve_query *q,
 		      bool svg, struct serve_reply *r)
 {
 	struct serve_graph g;
-	struct cw_jsonw w;
 	char *text = NULL;
 	size_t len = 0;
 
@@ -173,14 +186,33 @@ static void api_graph(const struct serve_ctx *c, const struct cw_serve_query *q,
 	}
 	if (serve_reply_open(r, 200, "application/json"))
 		goto out;
-	cw_jsonw_init(&w, r->fp);
-	cw_jsonw_obj_open(&w, NULL);
-	json_query(&w, q, &g);
-	json_graph(&w, &g);
-	cw_jsonw_obj_close(&w);
-	cw_jsonw_end_line(&w);
+	write_graph(r->fp, q, &g);
 out:
 	serve_graph_release(&g);
+}
+
+int cw_serve_graph_json(const struct cw_conn_record *r, size_t n,
+			uint64_t window_ns, const struct cw_serve_query *q,
+			FILE *fp)
+{
+	struct serve_model *m = serve_model_new(window_ns);
+	struct serve_graph g;
+	char err[300];
+	int ret = -1;
+
+	if (!m || serve_model_add(m, r, n))
+		goto out;
+	if (serve_model_graph(m, q, &g, err, sizeof(err))) {
+		cw_error("%s", err);
+		goto out;
+	}
+	write_graph(fp, q, &g);
+	serve_graph_release(&g);
+	ret = 0;
+out:
+	if (m)
+		serve_model_free(m);
+	return ret;
 }
 
 /* Bytes vertex i sent to vertex j: cell i * n + j. */

@@ -29,6 +29,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+
+#include "common/record.h"
 
 struct cw_serve_opts {
 	const char *listen;  /* "ADDR:PORT"; NULL: 127.0.0.1:8080 */
@@ -101,5 +104,15 @@ int cw_serve_query_parse(const char *qs, uint64_t now_ns,
 			 struct cw_serve_query *q, char *err, size_t errlen);
 /* "process", "cmdline", "container", "host", "pod", "workload". */
 const char *cw_serve_by_name(enum cw_serve_by by);
+
+/*
+ * What /api/graph answers for q (its projection, range, min_share, node)
+ * over the records r[0..n), in time buckets of window_ns: the JSON object
+ * to fp.  The page's graph without a server, for tests.  0, or -1 after a
+ * message (q->node naming no node, or several, included).
+ */
+int cw_serve_graph_json(const struct cw_conn_record *r, size_t n,
+			uint64_t window_ns, const struct cw_serve_query *q,
+			FILE *fp);
 
 #endif

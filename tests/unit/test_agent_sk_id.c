@@ -20,9 +20,11 @@
 
 #include <bpf/bpf.h>
 
-#include "agent/variant.h"
+#include "agent/agent.h"
+#include "bpf/conn.h"
 #include "check.h"
 #include "common/util.h"
+#include "conn.skel.h"
 
 #define PAIRS 50
 
