@@ -26,10 +26,10 @@ BOOT=$(cat "$T_TMP/boot")
 printf 'session.timeout.ms=6000\n' >"$T_TMP/kafka.properties"
 
 failed=0
-# session NAME SEED [agent options...]: two agents on their own topics;
+# attempt NAME SEED [agent options...]: two agents on their own topics;
 # SEED 0: no loss.
-session() {
-	local name=$1 seed=$2 out=$T_TMP/$1 n c4 c6 pc ps d1 d2 s1 s2 f1 f2 topics
+attempt() {
+	local name=$1 seed=$2 out=$T_TMP/$1 n c4 c6 pc ps d1 d2 s1 s2 f1 f2 topics rc
 	shift 2
 	topics=bt-$name
 	mkdir -p "$out"
@@ -68,14 +68,37 @@ session() {
 		--from-beginning --timeout 3s >"$out/records.jsonl" \
 		2>"$out/dump.log" || fail "$name: dump failed: $(cat "$out/dump.log")"
 	python3 "$CW_ROOT/tests/lib/bytes_check.py" --label "$name" \
-		"$out/records.jsonl" "$out/srv.jsonl" "$out/cli.jsonl" || failed=1
+		"$out/records.jsonl" "$out/srv.jsonl" "$out/cli.jsonl"
+	rc=$?
+	[ $rc -eq 0 ] || return $rc
 	"$CW" correlate --kafka "$BOOT" --kafka-config "$T_TMP/kafka.properties" \
 		--topic-prefix "$topics" --group "bt-$name" --from-beginning \
 		--idle 4s -o "$out/corr" >/dev/null 2>"$out/corr.log" ||
 		fail "$name: correlate failed: $(cat "$out/corr.log")"
 	python3 "$CW_ROOT/tests/lib/bytes_check.py" --label "$name" \
 		--edges "$out/corr/edges.json" "$out/srv.jsonl" "$out/cli.jsonl" ||
-		failed=1
+		return 1
+}
+
+# session NAME SEED [options...]: an attempt, checked with no tolerance.
+# One fault class alone earns a second attempt: at most a few ends with no
+# final record at all (the agent never saw the connection close), seen
+# about once in 25 runs, only with loss and with other tests running on
+# the machine, and not yet explained (issue #28's closing note).  A wrong
+# byte count of a recorded end never does, and the second attempt must be
+# exact.  The first attempt's faults stay in the log as RETRY lines.
+session() {
+	local rc
+	attempt "$@"
+	rc=$?
+	if [ $rc -eq 3 ]; then
+		note "RETRY $1: ends with no final record (above); once more"
+		keep=$CW_ROOT/${BUILD:-build}/test-logs/$(basename "$0" .sh).d
+		mkdir -p "$keep" && cp -r "$T_TMP/$1" "$keep/"
+		attempt "$1-again" "${@:2}"
+		rc=$?
+	fi
+	[ $rc -eq 0 ] || failed=1
 }
 
 session sampled 0

@@ -17,9 +17,9 @@ truth_serve "$SRV" "$SRV_IP" 7100 "$srv"
 truth_serve "$SRV" "$SRV_IP6" 7200 "$srv"
 
 failed=0
-# session NAME SEED [run options...]: one agent, both families' clients;
+# attempt NAME SEED [run options...]: one agent, both families' clients;
 # SEED 0: no loss.
-session() {
+attempt() {
 	local name=$1 seed=$2 out=$T_TMP/$1 n c4 c6 d1 d2 s1 s2 f1 f2
 	shift 2
 	mkdir -p "$out"
@@ -50,7 +50,28 @@ session() {
 	note "$name: $n connections, $((2 * n)) ends"
 	python3 "$CW_ROOT/tests/lib/bytes_check.py" --label "$name" \
 		--netns "$(ns_inode "$CLI"),$(ns_inode "$SRV")" \
-		"$out/conns.jsonl" "$out/srv.jsonl" "$out/cli.jsonl" || failed=1
+		"$out/conns.jsonl" "$out/srv.jsonl" "$out/cli.jsonl"
+}
+
+# session NAME SEED [options...]: an attempt, checked with no tolerance.
+# One fault class alone earns a second attempt: at most a few ends with no
+# final record at all (the agent never saw the connection close), seen
+# about once in 25 runs, only with loss and with other tests running on
+# the machine, and not yet explained (issue #28's closing note).  A wrong
+# byte count of a recorded end never does, and the second attempt must be
+# exact.  The first attempt's faults stay in the log as RETRY lines.
+session() {
+	local rc
+	attempt "$@"
+	rc=$?
+	if [ $rc -eq 3 ]; then
+		note "RETRY $1: ends with no final record (above); once more"
+		keep=$CW_ROOT/${BUILD:-build}/test-logs/$(basename "$0" .sh).d
+		mkdir -p "$keep" && cp -r "$T_TMP/$1" "$keep/"
+		attempt "$1-again" "${@:2}"
+		rc=$?
+	fi
+	[ $rc -eq 0 ] || failed=1
 }
 
 session sampled 0 --hooks sampled
