@@ -205,6 +205,32 @@ check_eq() {
 	note "$1: $2"
 }
 
+# expect_error STATUS PATTERN CMD...: CMD (bounded to 20 s) exits STATUS
+# ("-": any status but 0) with nothing on stdout and exactly one line on
+# stderr, a "causeway: error:" line that matches the grep pattern PATTERN
+# ("" matches any).
+expect_error() {
+	local want=$1 pat=$2 rc
+	shift 2
+	timeout 20 "$@" >"$T_TMP/stdout" 2>"$T_TMP/stderr"
+	rc=$?
+	if [ "$want" = - ]; then
+		[ $rc -ne 0 ] || fail "$*: exit 0, want a failure"
+	else
+		[ $rc -eq "$want" ] ||
+			fail "$*: exit $rc, want $want: $(cat "$T_TMP/stderr")"
+	fi
+	[ "$(wc -l <"$T_TMP/stderr")" -eq 1 ] ||
+		fail "$*: want one line on stderr, got: $(cat "$T_TMP/stderr")"
+	grep -q '^causeway: error: ' "$T_TMP/stderr" ||
+		fail "$*: not an error line: $(cat "$T_TMP/stderr")"
+	grep -q -- "$pat" "$T_TMP/stderr" ||
+		fail "$*: stderr does not match '$pat': $(cat "$T_TMP/stderr")"
+	[ ! -s "$T_TMP/stdout" ] ||
+		fail "$*: wrote to stdout: $(cat "$T_TMP/stdout")"
+	note "$(cat "$T_TMP/stderr") (exit $rc)"
+}
+
 # jq-free JSON: python3 is part of make deps and reads our JSON outputs.
 pyjson() { python3 -c "$@"; }
 
@@ -487,18 +513,24 @@ cw_seconds() {
 
 # fleet_agent OUT NS HOSTID [agent args...]: `causeway agent` scoped to NS
 # in the background, publishing (give --kafka); its log in OUT/agent-HOSTID.log,
-# its pid in FLEET_AGENT_PID; waits until it runs.
+# its pid in FLEET_AGENT_PID; waits until it runs.  It collects every
+# FLEET_AGENT_INTERVAL (default 300ms).  The log is appended to: an agent
+# started again with the same OUT and HOSTID (a restart) keeps what the
+# last one said, and the wait is for the new one's start.
 fleet_agent() {
-	local out=$1 ns=$2 host=$3 log i
+	local out=$1 ns=$2 host=$3 log i started
 	shift 3
 	log=$out/agent-$host.log
 	mkdir -p "$out"
-	"$CW" agent --netns "$(ns_inode "$ns")" --host "$host" --interval 300ms \
-		--samples-every 0 --spool "$out/spool-$host" "$@" 2>"$log" &
+	: >>"$log"
+	started=$(grep -c "agent on host" "$log")
+	"$CW" agent --netns "$(ns_inode "$ns")" --host "$host" \
+		--interval "${FLEET_AGENT_INTERVAL:-300ms}" --samples-every 0 \
+		--spool "$out/spool-$host" "$@" 2>>"$log" &
 	FLEET_AGENT_PID=$!
 	bg_pid $FLEET_AGENT_PID
 	for i in $(seq 1 200); do
-		grep -qs "agent on host" "$log" && return 0
+		[ "$(grep -c "agent on host" "$log")" -gt "$started" ] && return 0
 		kill -0 $FLEET_AGENT_PID 2>/dev/null || break
 		sleep 0.05
 	done

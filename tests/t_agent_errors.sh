@@ -3,21 +3,6 @@
 . "$(dirname "$0")/lib.sh"
 need_root
 
-# expect_error STATUS PATTERN CMD...: CMD exits STATUS with one stderr
-# line matching PATTERN.
-expect_error() {
-	local want=$1 pat=$2 rc
-	shift 2
-	"$@" >"$T_TMP/stdout" 2>"$T_TMP/stderr"
-	rc=$?
-	[ $rc -eq "$want" ] || fail "$*: exit $rc, want $want: $(cat "$T_TMP/stderr")"
-	[ "$(wc -l <"$T_TMP/stderr")" -eq 1 ] ||
-		fail "$*: want one line on stderr, got: $(cat "$T_TMP/stderr")"
-	grep -q -- "$pat" "$T_TMP/stderr" ||
-		fail "$*: stderr does not match '$pat': $(cat "$T_TMP/stderr")"
-	note "$(cat "$T_TMP/stderr")"
-}
-
 expect_error 2 "unknown option '--bogus'" "$CW" run --bogus
 expect_error 2 "unknown command 'runn'" "$CW" runn
 expect_error 2 "needs a value" "$CW" run -d

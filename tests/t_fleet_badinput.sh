@@ -29,22 +29,10 @@ note "embedded broker at $BOOT"
 # after the last one left (README, "Embedded broker").
 printf 'session.timeout.ms=6000\n' >"$T_TMP/kafka.properties"
 
-AGENTS=()
-agent() {	# NS HOSTID: one agent scoped to NS, publishing to the broker
-	: >"$T_TMP/agent-$2.log"
-	"$CW" agent --netns "$(ns_inode "$1")" --host "$2" --interval 300ms \
-		--samples-every 0 --kafka "$BOOT" --spool "$T_TMP/spool-$2" \
-		2>"$T_TMP/agent-$2.log" &
-	AGENTS+=($!)
-	bg_pid $!
-	for _ in $(seq 1 200); do
-		grep -qs "agent on host" "$T_TMP/agent-$2.log" && return 0
-		sleep 0.05
-	done
-	fail "agent $2 did not start: $(cat "$T_TMP/agent-$2.log")"
-}
-agent "$CLI" cli
-agent "$SRV" srv
+fleet_agent "$T_TMP" "$CLI" cli --kafka "$BOOT"
+AGENTS=($FLEET_AGENT_PID)
+fleet_agent "$T_TMP" "$SRV" srv --kafka "$BOOT"
+AGENTS+=($FLEET_AGENT_PID)
 
 b1=$(ip netns exec "$CLI" $TRAFFIC short "$SRV_IP" 7400 20 1000) ||
 	fail "batch 1 failed"

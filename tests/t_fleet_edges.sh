@@ -17,27 +17,14 @@ need_cmd nginx redis-server python3
 
 three_tier
 
-# agent NS HOSTID [kafka args...]: one agent scoped to NS.
-agent() {
-	local ns=$1 host=$2
-	shift 2
-	"$CW" agent --netns "$(ns_inode "$ns")" --host "$host" --interval 300ms \
-		--samples-every 0 --spool "$T_TMP/spool-$host" "$@" \
-		2>"$T_TMP/agent-$host.log" &
-	bg_pid $!
-	for _ in $(seq 1 200); do
-		grep -qs "agent on host" "$T_TMP/agent-$host.log" && return 0
-		sleep 0.05
-	done
-	fail "agent $host did not start: $(cat "$T_TMP/agent-$host.log")"
-}
-agent "$LOAD" load --kafka embedded
+# One agent per host; the first runs the embedded broker.
+fleet_agent "$T_TMP" "$LOAD" load --kafka embedded
 BOOT=$(sed -n 's/.*embedded broker at //p' "$T_TMP/agent-load.log")
 [ -n "$BOOT" ] || fail "no embedded broker address"
 note "embedded broker at $BOOT"
-agent "$WEB" web --kafka "$BOOT"
-agent "$APP" app --kafka "$BOOT"
-agent "$DB" db --kafka "$BOOT"
+fleet_agent "$T_TMP" "$WEB" web --kafka "$BOOT"
+fleet_agent "$T_TMP" "$APP" app --kafka "$BOOT"
+fleet_agent "$T_TMP" "$DB" db --kafka "$BOOT"
 printf 'session.timeout.ms=6000\nheartbeat.interval.ms=500\n' \
 	>"$T_TMP/kafka.properties"
 

@@ -23,26 +23,14 @@ printf 'message.timeout.ms=1500\n' >"$T_TMP/kafka.properties"
 PIN=/sys/fs/bpf/$T_PREFIX-cli
 on_exit rm -rf "$PIN"
 
-agent() {	# NS HOSTID [N]: start an agent scoped to NS; sets LAST_AGENT
-	touch "$T_TMP/agent-$2.log"
-	"$CW" agent --netns "$(ns_inode "$1")" --host "$2" --interval 300ms \
-		--samples-every 0 --kafka "$BOOT" \
-		--kafka-config "$T_TMP/kafka.properties" \
-		--spool "$T_TMP/spool-$2" --pin "/sys/fs/bpf/$T_PREFIX-$2" \
-		2>>"$T_TMP/agent-$2.log" &
-	LAST_AGENT=$!
-	bg_pid $LAST_AGENT
-	for _ in $(seq 1 200); do
-		[ "$(grep -c "agent on host" "$T_TMP/agent-$2.log")" -ge "${3:-1}" ] && return 0
-		sleep 0.05
-	done
-	fail "agent $2 did not start"
-}
+# Both agents keep their state pinned; a restart appends to the log.
+KAFKA_ARGS=(--kafka "$BOOT" --kafka-config "$T_TMP/kafka.properties")
 on_exit rm -rf "/sys/fs/bpf/$T_PREFIX-srv"
-agent "$CLI" cli
-CLI_AGENT=$LAST_AGENT
-agent "$SRV" srv
-SRV_AGENT=$LAST_AGENT
+fleet_agent "$T_TMP" "$CLI" cli "${KAFKA_ARGS[@]}" --pin "$PIN"
+CLI_AGENT=$FLEET_AGENT_PID
+fleet_agent "$T_TMP" "$SRV" srv "${KAFKA_ARGS[@]}" \
+	--pin "/sys/fs/bpf/$T_PREFIX-srv"
+SRV_AGENT=$FLEET_AGENT_PID
 
 go=$T_TMP/go
 ip netns exec "$CLI" $TRAFFIC phases "$SRV_IP" 7300 "$go" 4 60000 \
@@ -75,8 +63,8 @@ sleep 3
 note "client agent killed (SIGKILL) and restarted on its pinned state"
 kill -9 $CLI_AGENT
 wait $CLI_AGENT 2>/dev/null
-agent "$CLI" cli 2
-CLI_AGENT=$LAST_AGENT
+fleet_agent "$T_TMP" "$CLI" cli "${KAFKA_ARGS[@]}" --pin "$PIN"
+CLI_AGENT=$FLEET_AGENT_PID
 phase 4
 sleep 2	# last counts published
 kill -TERM $CLI_AGENT $SRV_AGENT

@@ -34,24 +34,14 @@ wait_file "$T_TMP/boot"
 BOOT=$(head -n 1 "$T_TMP/boot")
 note "broker at $BOOT"
 
-# agent NS HOSTID: one agent scoped to NS, with timing windows.
+# One agent per host, with timing windows.
 AGENTS=()
-agent() {
-	"$CW" agent --netns "$(ns_inode "$1")" --host "$2" --interval 300ms \
-		--samples-every 0 --spool "$T_TMP/spool-$2" --kafka "$BOOT" \
-		--window 8s --window-every 10s 2>"$T_TMP/agent-$2.log" &
-	AGENTS+=($!)
-	bg_pid $!
-	for _ in $(seq 1 200); do
-		grep -qs "agent on host" "$T_TMP/agent-$2.log" && return 0
-		sleep 0.05
-	done
-	fail "agent $2 did not start: $(cat "$T_TMP/agent-$2.log")"
-}
-agent "$LOAD" load
-agent "$WEB" web
-agent "$APP" app
-agent "$DB" db
+for h in load web app db; do
+	ns=${h^^}
+	fleet_agent "$T_TMP" "${!ns}" $h --kafka "$BOOT" \
+		--window 8s --window-every 10s
+	AGENTS+=($FLEET_AGENT_PID)
+done
 
 # timing_record SLOT_NS FILE: one TimingWindow of slot SLOT_NS (8 s, one
 # message) in an Envelope, as an agent would encode it (common/wire.proto).

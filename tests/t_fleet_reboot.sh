@@ -25,38 +25,25 @@ note "embedded broker at $BOOT"
 BOOT_A=11111111-2222-4333-8444-000000000001
 BOOT_B=11111111-2222-4333-8444-000000000002
 
-agent() {	# NS HOSTID LOG [BOOT_ID]: one agent scoped to NS; pid in $LAST
-	: >"$T_TMP/$3"
-	env ${4:+CAUSEWAY_TEST_BOOT_ID=$4} "$CW" agent \
-		--netns "$(ns_inode "$1")" --host "$2" --interval 300ms \
-		--samples-every 0 --kafka "$BOOT" --spool "$T_TMP/spool-$3" \
-		2>"$T_TMP/$3" &
-	LAST=$!
-	bg_pid $LAST
-	for _ in $(seq 1 200); do
-		grep -q "agent on host" "$T_TMP/$3" && return 0
-		sleep 0.05
-	done
-	fail "agent $2 did not start: $(cat "$T_TMP/$3")"
-}
-agent "$SRV" srv srv.log
-agent "$CLI" cli cli-a.log "$BOOT_A"
-CLI_A=$LAST
+# The client's two boots each have a folder of their own (log, spool).
+fleet_agent "$T_TMP" "$SRV" srv --kafka "$BOOT"
+CAUSEWAY_TEST_BOOT_ID=$BOOT_A fleet_agent "$T_TMP/a" "$CLI" cli --kafka "$BOOT"
+CLI_A=$FLEET_AGENT_PID
 b1=$(ip netns exec "$CLI" $TRAFFIC short "$SRV_IP" 7400 12 900) ||
 	fail "batch 1 failed"
 note "before the reboot: $b1"
 sleep 1	# three agent intervals: the batch's records are out
 kill -INT $CLI_A
-wait $CLI_A || fail "the client's agent failed: $(cat "$T_TMP/cli-a.log")"
+wait $CLI_A || fail "the client's agent failed: $(cat "$T_TMP/a/agent-cli.log")"
 
-agent "$CLI" cli cli-b.log "$BOOT_B"
-CLI_B=$LAST
+CAUSEWAY_TEST_BOOT_ID=$BOOT_B fleet_agent "$T_TMP/b" "$CLI" cli --kafka "$BOOT"
+CLI_B=$FLEET_AGENT_PID
 b2=$(ip netns exec "$CLI" $TRAFFIC short "$SRV_IP" 7400 17 600) ||
 	fail "batch 2 failed"
 note "after the reboot: $b2"
 sleep 1
 kill -INT $CLI_B
-wait $CLI_B || fail "the client's agent failed: $(cat "$T_TMP/cli-b.log")"
+wait $CLI_B || fail "the client's agent failed: $(cat "$T_TMP/b/agent-cli.log")"
 
 # The client's records name their boot; the server's, the real one.
 "$CW" dump --kafka "$BOOT" --topic causeway.conns --from-beginning --timeout 6s \

@@ -33,33 +33,26 @@ note "capacity $cap requests/s; load at half: $rate/s for ${SECS}s"
 on_exit "mkdir -p '$CW_ROOT/$BUILD/test-logs/t_fleet_traces.d' &&" \
 	"cp '$T_TMP'/*.log '$CW_ROOT/$BUILD/test-logs/t_fleet_traces.d/'"
 
-# agent NS HOSTID [kafka args...]: one agent scoped to NS, --traces in
-# back-to-back windows of 3 s; its pid in AGENT_<HOSTID>.
-agent() {
-	local ns=$1 host=$2
-	shift 2
-	"$CW" agent --netns "$(ns_inode "$ns")" --host "$host" \
-		--interval 500ms --samples-every 0 --window 3s \
-		--window-every 3s --traces --spool "$T_TMP/spool-$host" "$@" \
-		2>"$T_TMP/agent-$host.log" &
-	bg_pid $!
-	eval "AGENT_$host=$!"
-	for _ in $(seq 1 200); do
-		grep -qs "agent on host" "$T_TMP/agent-$host.log" && return 0
-		sleep 0.05
-	done
-	fail "agent $host did not start: $(cat "$T_TMP/agent-$host.log")"
-}
-agent "$TB_LOAD" load --kafka embedded
+# One agent per host, collecting every 500 ms, --traces in back-to-back
+# windows of 3 s; its pid in AGENT_<HOSTID>.
+FLEET_AGENT_INTERVAL=500ms
+TRACE_ARGS=(--window 3s --window-every 3s --traces)
+fleet_agent "$T_TMP" "$TB_LOAD" load "${TRACE_ARGS[@]}" --kafka embedded
+AGENT_load=$FLEET_AGENT_PID
 BOOT=$(sed -n 's/.*embedded broker at //p' "$T_TMP/agent-load.log")
 [ -n "$BOOT" ] || fail "no embedded broker address"
 note "embedded broker at $BOOT"
 HOSTS="web evloop tpr pool redis"
-agent "$TB_WEB" web --kafka "$BOOT"
-agent "$TB_EVL" evloop --kafka "$BOOT"
-agent "$TB_TPR" tpr --kafka "$BOOT"
-agent "$TB_POOL" pool --kafka "$BOOT"
-agent "$TB_DB" redis --kafka "$BOOT"
+fleet_agent "$T_TMP" "$TB_WEB" web "${TRACE_ARGS[@]}" --kafka "$BOOT"
+AGENT_web=$FLEET_AGENT_PID
+fleet_agent "$T_TMP" "$TB_EVL" evloop "${TRACE_ARGS[@]}" --kafka "$BOOT"
+AGENT_evloop=$FLEET_AGENT_PID
+fleet_agent "$T_TMP" "$TB_TPR" tpr "${TRACE_ARGS[@]}" --kafka "$BOOT"
+AGENT_tpr=$FLEET_AGENT_PID
+fleet_agent "$T_TMP" "$TB_POOL" pool "${TRACE_ARGS[@]}" --kafka "$BOOT"
+AGENT_pool=$FLEET_AGENT_PID
+fleet_agent "$T_TMP" "$TB_DB" redis "${TRACE_ARGS[@]}" --kafka "$BOOT"
+AGENT_redis=$FLEET_AGENT_PID
 
 # The load starts once every agent's windows run.  Windows are wall-clock
 # multiples, but an agent that came up late in a slot opens its first at

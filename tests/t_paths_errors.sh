@@ -5,57 +5,41 @@
 # "causeway: error: ..." line on stderr, nothing on stdout, a non-zero exit.
 . "$(dirname "$0")/lib.sh"
 
-# expect_error WHAT PATTERN CMD...
-expect_error() {
-	local what=$1 pat=$2 rc
-	shift 2
-	"$@" >"$T_TMP/out" 2>"$T_TMP/err"
-	rc=$?
-	[ $rc -ne 0 ] || fail "$what: exit 0"
-	[ "$(wc -l <"$T_TMP/err")" -eq 1 ] ||
-		{ cat "$T_TMP/err"; fail "$what: want one line on stderr"; }
-	grep -q '^causeway: error: ' "$T_TMP/err" || fail "$what: not an error line"
-	grep -q -- "$pat" "$T_TMP/err" ||
-		{ cat "$T_TMP/err"; fail "$what: error does not say '$pat'"; }
-	[ ! -s "$T_TMP/out" ] || fail "$what: partial output on stdout"
-	note "$what: $(cat "$T_TMP/err") (exit $rc)"
-}
-
 D=$T_TMP
 printf 'ts_ns,node,peer,dir\n1,a,b,out\n2,b,a,in\n3,b,c,sideways\n' >$D/bad.csv
-expect_error "malformed row" "'$D/bad.csv' line 4" "$CW" paths $D/bad.csv
+expect_error - "'$D/bad.csv' line 4" "$CW" paths $D/bad.csv
 printf 'ts_ns,node,peer,dir\n1,a,b,out\nx,b,a,in\n' >$D/badts.csv
-expect_error "bad timestamp" "line 3: bad ts_ns" "$CW" paths $D/badts.csv
+expect_error - "line 3: bad ts_ns" "$CW" paths $D/badts.csv
 printf 'ts_ns,node,peer,dir\n1,a,b,out\n2,a,c\n' >$D/short.csv
-expect_error "short row" "line 3: 3 fields" "$CW" paths $D/short.csv
+expect_error - "line 3: 3 fields" "$CW" paths $D/short.csv
 printf 'ts_ns,node,peer,dir,conn\n1,a,b,out,7\n2,b,a,in,-1\n' >$D/badconn.csv
-expect_error "bad conn" "line 3: bad conn '-1'" "$CW" paths $D/badconn.csv
+expect_error - "line 3: bad conn '-1'" "$CW" paths $D/badconn.csv
 printf 'ts_ns,node,peer,dir\n5,a,b,out\n9,b,a,in\n4,a,c,out\n' >$D/unsorted.csv
-expect_error "unsorted" "line 4: timestamp 4 goes back in time for node 'a'" \
+expect_error - "line 4: timestamp 4 goes back in time for node 'a'" \
 	"$CW" paths $D/unsorted.csv
 : >$D/empty.csv
-expect_error "empty file" "empty input" "$CW" paths $D/empty.csv
+expect_error - "empty input" "$CW" paths $D/empty.csv
 printf 'ts_ns,node,peer,dir\n' >$D/header.csv
-expect_error "header only" "no messages" "$CW" paths $D/header.csv
+expect_error - "no messages" "$CW" paths $D/header.csv
 printf 'when,who\n1,a\n' >$D/header2.csv
-expect_error "wrong header" "no 'ts_ns' column" "$CW" paths $D/header2.csv
+expect_error - "no 'ts_ns' column" "$CW" paths $D/header2.csv
 "$CW" paths --synthetic tiers:n=50 >$D/ok.csv || fail "synthetic"
-expect_error "unknown root" "unknown --root 'nosuch'" \
+expect_error - "unknown --root 'nosuch'" \
 	"$CW" paths --root nosuch $D/ok.csv
-expect_error "missing file" "unable to open '$D/none.csv'" "$CW" paths $D/none.csv
-expect_error "bad --bin" "bad --bin" "$CW" paths --bin 10parsecs $D/ok.csv
+expect_error - "unable to open '$D/none.csv'" "$CW" paths $D/none.csv
+expect_error - "bad --bin" "$CW" paths --bin 10parsecs $D/ok.csv
 # More lags than any transform holds: refused before the sizes are added
 # (it once overflowed the FFT size and spun for ever).
-expect_error "huge --max-delay" "at most 8388607 fit" \
+expect_error - "at most 8388607 fit" \
 	"$CW" paths --bin 1ns --max-delay 9223372036854775808ns $D/ok.csv
-expect_error "node span too long" "spans .* bins of 1ns: too long" \
+expect_error - "spans .* bins of 1ns: too long" \
 	"$CW" paths --bin 1ns --max-delay 8ms $D/ok.csv
-expect_error "bad --method" "--method must be" "$CW" paths --method guess $D/ok.csv
-expect_error "no input" "no input" "$CW" paths
+expect_error - "--method must be" "$CW" paths --method guess $D/ok.csv
+expect_error - "no input" "$CW" paths
 printf 'TraceID,SpanID\n' >$D/spans.csv
-expect_error "bad spans" "no 'ParentID' column" "$CW" paths --truth $D/spans.csv
+expect_error - "no 'ParentID' column" "$CW" paths --truth $D/spans.csv
 printf '\xd4\xc3\xb2\xa1garbage' >$D/bad.pcap
-expect_error "corrupt pcap" "unable to read pcap" "$CW" paths $D/bad.pcap
+expect_error - "unable to read pcap" "$CW" paths $D/bad.pcap
 
 # A good file with a known root still works.
 "$CW" paths --root web $D/ok.csv >/dev/null || fail "--root web failed"

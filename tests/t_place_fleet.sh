@@ -82,23 +82,12 @@ for h in "${H[@]}"; do
 	switch_attach "${NS[$h]}" "${IP[$h]}"
 done
 
-agent() {	# HOST [kafka args...]
-	local h=$1
-	shift
-	"$CW" agent --netns "$(ns_inode "${NS[$h]}")" --host "$h" \
-		--interval 300ms --samples-every 0 --spool "$T_TMP/spool-$h" \
-		"$@" 2>"$T_TMP/agent-$h.log" &
-	bg_pid $!
-	for _ in $(seq 1 200); do
-		grep -qs "agent on host" "$T_TMP/agent-$h.log" && return 0
-		sleep 0.05
-	done
-	fail "agent $h did not start: $(cat "$T_TMP/agent-$h.log")"
-}
-agent node-a --kafka embedded
+fleet_agent "$T_TMP" "${NS[node-a]}" node-a --kafka embedded
 BOOT=$(sed -n 's/.*embedded broker at //p' "$T_TMP/agent-node-a.log")
 [ -n "$BOOT" ] || fail "no embedded broker address"
-for h in node-b node-c node-d; do agent "$h" --kafka "$BOOT"; done
+for h in node-b node-c node-d; do
+	fleet_agent "$T_TMP" "${NS[$h]}" "$h" --kafka "$BOOT"
+done
 
 {
 	echo "host,cpu,memory"

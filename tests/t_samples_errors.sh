@@ -16,21 +16,6 @@ ns_link "$A" "$B" 10.77.4.1 10.77.4.2
 STORE=$T_TMP/store
 export CAUSEWAY_SAMPLES_DIR=$STORE
 
-# expect_error WHAT CMD...: one error line on stderr, non-zero exit.
-expect_error() {
-	local what=$1 rc
-	shift
-	"$@" >"$T_TMP/out" 2>"$T_TMP/err"
-	rc=$?
-	[ $rc -ne 0 ] || fail "$what: exit 0"
-	[ "$(wc -l <"$T_TMP/err")" -eq 1 ] ||
-		fail "$what: want one line on stderr, got: $(cat "$T_TMP/err")"
-	grep -q '^causeway: error: ' "$T_TMP/err" ||
-		fail "$what: not an error line: $(cat "$T_TMP/err")"
-	[ -s "$T_TMP/out" ] && fail "$what: wrote to stdout: $(cat "$T_TMP/out")"
-	note "$what (exit $rc): $(cat "$T_TMP/err")"
-}
-
 # Two good runs in the store.
 for i in 1 2; do
 	ip netns exec "$A" "$CW" -q samples record --dev "$LINK_A" \
@@ -42,16 +27,23 @@ good=$(ls "$STORE"/*.cws | head -n 1)
 snapshot() { (cd "$STORE" && sha256sum -- * | sort); }
 before=$(snapshot)
 
-expect_error "unknown interface" ip netns exec "$A" "$CW" samples record --dev nosuch0
-expect_error "interval too short" ip netns exec "$A" "$CW" samples record --dev "$LINK_A" --interval 5us
-expect_error "interval too long" ip netns exec "$A" "$CW" samples record --dev "$LINK_A" --interval 2s
-expect_error "interval not a duration" ip netns exec "$A" "$CW" samples record --dev "$LINK_A" --interval fast
-expect_error "no samples" ip netns exec "$A" "$CW" samples record --dev "$LINK_A" --samples 0
-expect_error "too many samples" ip netns exec "$A" "$CW" samples record --dev "$LINK_A" --samples 20001
-expect_error "bad prefix" ip netns exec "$A" "$CW" samples record --dev "$LINK_A" --in-region 10.0.0.0/33
-expect_error "unknown run" "$CW" samples show nosuchrun
-expect_error "export without a format" "$CW" samples export "$good"
-expect_error "bad link speed" \
+expect_error 1 "unknown interface 'nosuch0'" \
+	ip netns exec "$A" "$CW" samples record --dev nosuch0
+expect_error 2 "\-\-interval '5us'" \
+	ip netns exec "$A" "$CW" samples record --dev "$LINK_A" --interval 5us
+expect_error 2 "\-\-interval '2s'" \
+	ip netns exec "$A" "$CW" samples record --dev "$LINK_A" --interval 2s
+expect_error 2 "\-\-interval 'fast'" \
+	ip netns exec "$A" "$CW" samples record --dev "$LINK_A" --interval fast
+expect_error 2 "\-\-samples '0'" \
+	ip netns exec "$A" "$CW" samples record --dev "$LINK_A" --samples 0
+expect_error 2 "\-\-samples '20001'" \
+	ip netns exec "$A" "$CW" samples record --dev "$LINK_A" --samples 20001
+expect_error 1 "prefix '10.0.0.0/33'" \
+	ip netns exec "$A" "$CW" samples record --dev "$LINK_A" --in-region 10.0.0.0/33
+expect_error 1 "no run 'nosuchrun'" "$CW" samples show nosuchrun
+expect_error 2 "\-\-format must be" "$CW" samples export "$good"
+expect_error 2 "\-\-link-speed '0'" \
 	"$CW" samples bursts "$good" --link-speed 0
 
 # Corrupt and truncated copies, outside the store and inside it.
@@ -65,14 +57,17 @@ PY
 head -c -7 "$good" >"$T_TMP/truncated.cws"
 printf 'hello' >"$T_TMP/notarun.cws"
 for f in corrupt truncated notarun; do
-	expect_error "show $f file" "$CW" samples show "$T_TMP/$f.cws"
-	expect_error "export $f file" "$CW" samples export "$T_TMP/$f.cws" --format csv
-	expect_error "bursts $f file" "$CW" samples bursts "$T_TMP/$f.cws" --link-speed 1G
+	expect_error 1 "$f.cws' is bad" "$CW" samples show "$T_TMP/$f.cws"
+	expect_error 1 "$f.cws' is bad" \
+		"$CW" samples export "$T_TMP/$f.cws" --format csv
+	expect_error 1 "$f.cws' is bad" \
+		"$CW" samples bursts "$T_TMP/$f.cws" --link-speed 1G
 done
-expect_error "plot to an unwritable place" "$CW" samples plot "$good" -o /nonexistent/dir/x.svg
+expect_error 1 "unable to create '/nonexistent/dir/x.svg'" \
+	"$CW" samples plot "$good" -o /nonexistent/dir/x.svg
 [ "$(snapshot)" = "$before" ] || fail "the store changed"
 cp "$T_TMP/corrupt.cws" "$STORE/zz-corrupt.cws"
-expect_error "show corrupt run in the store" "$CW" samples show zz-corrupt
+expect_error 1 "zz-corrupt.cws' is bad" "$CW" samples show zz-corrupt
 "$CW" samples list >"$T_TMP/list" || fail "list with a corrupt run"
 grep -q "zz-corrupt.cws *(unreadable)" "$T_TMP/list" || fail "list does not flag the corrupt run"
 rm "$STORE/zz-corrupt.cws"

@@ -10,19 +10,6 @@
 need_cmd curl python3
 cd "$T_TMP"
 
-expect_error() {
-	local want=$1 pat=$2 rc
-	shift 2
-	timeout 20 "$@" >"$T_TMP/stdout" 2>"$T_TMP/stderr"
-	rc=$?
-	[ $rc -eq "$want" ] || fail "$*: exit $rc, want $want: $(cat "$T_TMP/stderr")"
-	[ "$(wc -l <"$T_TMP/stderr")" -eq 1 ] ||
-		fail "$*: want one line on stderr, got: $(cat "$T_TMP/stderr")"
-	grep -q -- "$pat" "$T_TMP/stderr" ||
-		fail "$*: stderr does not match '$pat': $(cat "$T_TMP/stderr")"
-	note "$(cat "$T_TMP/stderr")"
-}
-
 "$CW" simulate --hosts 3 --conns 10 -o fleet.jsonl || fail "simulate failed"
 printf '{"host": "h", "cookie": 1}\n' >bad.jsonl
 
