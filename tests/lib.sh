@@ -632,3 +632,68 @@ truth_settle() {
 	done
 	fail "connections did not settle: $n of $2 server ends logged"
 }
+
+# truth_loss SEED NAME: loss on both test hosts' ingress ($CLI on $LINK_A,
+# $SRV on $LINK_B), seeded; SEED 0: none.  truth_loss_end SEED NAME: report
+# what was dropped (fails if nothing was) and remove it.
+truth_loss() {
+	[ "$1" != 0 ] || return 0
+	drop_attach "$CLI" "$LINK_A" "$1"
+	drop_attach "$SRV" "$LINK_B" "$(($1 + 1))"
+}
+truth_loss_end() {
+	local d1 d2 s1 s2 f1 f2
+	[ "$1" != 0 ] || return 0
+	read -r _ d1 s1 f1 <<<"$(drop_count "$CLI" "$LINK_A")"
+	read -r _ d2 s2 f2 <<<"$(drop_count "$SRV" "$LINK_B")"
+	note "$2: $((d1 + d2)) packets dropped, $((s1 + s2)) SYNs and $((f1 + f2)) FINs among them"
+	[ $((d1 + d2)) -gt 0 ] || fail "$2: the drop program dropped nothing"
+	drop_detach "$CLI" "$LINK_A"
+	drop_detach "$SRV" "$LINK_B"
+}
+
+# truth_clients NAME OUT: the pattern clients against both families'
+# servers (ports 7100 on $SRV_IP, 7200 on $SRV_IP6), their ends to OUT.
+truth_clients() {
+	local c4 c6
+	ip netns exec "$CLI" $BYTES_TRUTH client "$SRV_IP" 7100 "$2" &
+	c4=$!
+	ip netns exec "$CLI" $BYTES_TRUTH client "$SRV_IP6" 7200 "$2" &
+	c6=$!
+	wait $c4 || fail "$1: the IPv4 client failed"
+	wait $c6 || fail "$1: the IPv6 client failed"
+}
+
+# truth_session NAME SEED [options...]: the test's own `attempt` function,
+# checked with no tolerance; sets TRUTH_FAILED=1 if it fails.  One fault
+# class alone earns a second attempt: at most a few ends with no final
+# record at all (the agent never saw the connection close; attempt returns
+# 3), seen about once in 25 runs, only with loss and with other tests
+# running on the machine, and not yet explained (issue #28).  A wrong byte
+# count of a recorded end never does, and the second attempt must be
+# exact.  The first attempt stays in the log as RETRY, its files under
+# test-logs/TEST.d/.
+TRUTH_FAILED=0
+truth_session() {
+	local rc keep
+	attempt "$@"
+	rc=$?
+	if [ $rc -eq 3 ]; then
+		note "RETRY $1: ends with no final record (above); once more"
+		keep=$CW_ROOT/${BUILD:-build}/test-logs/$(basename "$0" .sh).d
+		mkdir -p "$keep" && cp -r "$T_TMP/$1" "$keep/"
+		attempt "$1-again" "${@:2}"
+		rc=$?
+	fi
+	[ $rc -eq 0 ] || TRUTH_FAILED=1
+}
+
+# truth_end WHAT: fail if a session failed, keeping every session's files
+# under test-logs/TEST.d/ for the post-mortem.
+truth_end() {
+	local keep
+	[ $TRUTH_FAILED -eq 0 ] && return 0
+	keep=$CW_ROOT/${BUILD:-build}/test-logs/$(basename "$0" .sh).d
+	mkdir -p "$keep" && cp -r "$T_TMP"/*/ "$keep"/
+	fail "some $1 are wrong (above)"
+}
