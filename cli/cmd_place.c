@@ -196,7 +196,10 @@ static int parse_source(struct place_cmd *c, int opt, const char *arg)
 	return 1;
 }
 
-/* One option's value into c; 0, or 2 (bad usage, line printed). */
+/*
+ * One option's value into c; 0, or 2 (bad usage, line printed).  One case
+ * per option, as the option table reads: longer than 80 lines for that.
+ */
 static int parse_option(struct place_cmd *c, int opt, const char *arg)
 {
 	uint64_t v;
