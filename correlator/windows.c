@@ -9,6 +9,7 @@
 
 #include "common/log.h"
 #include "common/util.h"
+#include "correlator/bucket_impl.h"
 #include "correlator/pipeline.h"
 
 /* What the windows keep of an end's newest record. */
@@ -173,18 +174,8 @@ int cw_windows_add(struct cw_windows *w, const struct cw_conn_record *r)
 
 /* ---- deltas onto the edges of the correlator's graph ------------------ */
 
-struct node_key {
-	uint8_t kind;
-	uint8_t pad[3];
-	uint32_t netns, tgid;
-	uint16_t port;
-	uint16_t pad2;
-	uint64_t start_ns;
-	struct cw_addr addr;
-	char host[CW_HOST_LEN];
-};
-
-struct edge_key {
+/* Nodes are keyed as the buckets key them (struct node_key). */
+struct win_edge_key {
 	uint64_t client, server;
 	uint8_t protocol;
 	uint8_t pad[7];
@@ -223,7 +214,7 @@ static int matcher_init(struct matcher *m, const struct cw_graph *g)
 {
 	const struct cw_node *n;
 	struct node_key nk;
-	struct edge_key k;
+	struct win_edge_key k;
 	size_t i, *idx;
 
 	cw_htab_init(&m->nodes, sizeof(nk), sizeof(size_t));
@@ -269,7 +260,7 @@ static long node_of(const struct matcher *m, const struct node_key *k)
 static long edge_of(const struct matcher *m, long client, long server,
 		    uint8_t protocol)
 {
-	struct edge_key k;
+	struct win_edge_key k;
 	const size_t *idx;
 
 	if (client < 0 || server < 0)
