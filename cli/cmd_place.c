@@ -140,28 +140,14 @@ static void usage(FILE *fp)
 	      fp);
 }
 
-/* A point in time: seconds since the epoch, "now" or -DURATION. */
+/* A point in time (cw_time_arg); 0, or 2 (told).  The epoch itself is
+ * no time to ask for. */
 static int parse_time(const char *opt, const char *arg, uint64_t *out)
 {
-	uint64_t now = cw_now_real_ns(), d;
-	double v;
-	char *end;
-
-	if (!strcmp(arg, "now")) {
-		*out = now;
-		return 0;
-	}
-	if (*arg == '-') {
-		if (cli_duration(opt, arg + 1, 1, now, &d))
-			return 2;
-		*out = now - d;
-		return 0;
-	}
-	v = (*arg >= '0' && *arg <= '9') ? strtod(arg, &end) : -1;
-	if (v <= 0 || *end || v > 1e11)
-		return bad_value(opt, arg,
-				 "seconds since the epoch, 'now' or -DURATION");
-	*out = (uint64_t)(v * 1e9);
+	if (cw_time_arg(opt, arg, cw_now_real_ns(), out))
+		return 2;
+	if (!*out)
+		return bad_value(opt, arg, "a time after the epoch");
 	return 0;
 }
 

@@ -84,15 +84,44 @@ static int scaled(unsigned long long v, uint64_t mult, uint64_t min,
 	return 0;
 }
 
+/* The decimal fraction at *s ('.' and digits) as a count of unit: the
+ * digits past the unit's precision must be zeros.  0 or -1; *s past it. */
+static int fraction(const char **s, uint64_t unit, uint64_t *out)
+{
+	uint64_t scale = unit, v = 0;
+	const char *p = *s + 1;
+
+	if (!isdigit((unsigned char)*p))
+		return -1;
+	for (; isdigit((unsigned char)*p); p++) {
+		if (scale % 10) { /* finer than a nanosecond: zeros only */
+			if (*p != '0')
+				return -1;
+			continue;
+		}
+		scale /= 10;
+		v += (uint64_t)(*p - '0') * scale;
+	}
+	*s = p;
+	*out = v;
+	return 0;
+}
+
 int cw_parse_duration(const char *s, uint64_t bare_unit_ns, uint64_t *out_ns)
 {
 	unsigned long long v;
-	uint64_t unit = bare_unit_ns;
+	uint64_t unit = bare_unit_ns, frac = 0;
+	const char *frac_at = NULL;
 	char *end;
 	size_t i;
 
 	if (leading_number(s, 10, &v, &end))
 		return -1;
+	if (*end == '.') {
+		frac_at = end;
+		while (isdigit((unsigned char)*++end))
+			;
+	}
 	if (*end) {
 		for (i = 0; i < CW_ARRAY_SIZE(duration_units); i++)
 			if (!strcmp(end, duration_units[i].suffix))
@@ -101,7 +130,89 @@ int cw_parse_duration(const char *s, uint64_t bare_unit_ns, uint64_t *out_ns)
 			return -1;
 		unit = duration_units[i].ns;
 	}
-	return scaled(v, unit, 0, UINT64_MAX, out_ns);
+	if (frac_at && fraction(&frac_at, unit, &frac))
+		return -1;
+	if (scaled(v, unit, 0, UINT64_MAX - frac, out_ns))
+		return -1;
+	*out_ns += frac;
+	return 0;
+}
+
+/* "YYYY-MM-DD HH:MM[:SS[.frac]]", with a 'T' too, and an optional zone
+ * ("Z", "+hh:mm", "-hh:mm"; none is UTC).  0 or -1. */
+static int parse_date(const char *s, uint64_t *ns)
+{
+	const char *end, *p;
+	uint64_t frac = 0;
+	int64_t secs, off = 0;
+	struct tm tm;
+
+	memset(&tm, 0, sizeof(tm));
+	if (!(end = strptime(s, "%Y-%m-%d %H:%M", &tm)) &&
+	    !(end = strptime(s, "%Y-%m-%dT%H:%M", &tm)))
+		return -1;
+	if (*end == ':') {
+		if (!isdigit((unsigned char)end[1]) ||
+		    !isdigit((unsigned char)end[2]) ||
+		    !(end = strptime(end, ":%S", &tm)))
+			return -1;
+		if (*end == '.' && fraction(&end, NSEC_PER_SEC, &frac))
+			return -1;
+	}
+	if (*end == 'Z' || *end == 'z') {
+		end++;
+	} else if (*end == '+' || *end == '-') {
+		p = end + 1;
+		if (strlen(p) != 5 || !isdigit((unsigned char)p[0]) ||
+		    !isdigit((unsigned char)p[1]) || p[2] != ':' ||
+		    !isdigit((unsigned char)p[3]) ||
+		    !isdigit((unsigned char)p[4]))
+			return -1;
+		off = ((p[0] - '0') * 10 + (p[1] - '0')) * 3600 +
+		      ((p[3] - '0') * 10 + (p[4] - '0')) * 60;
+		if (*end == '+')
+			off = -off; /* 14:00+01:00 is 13:00 UTC */
+		end += 6;
+	}
+	if (*end || tm.tm_year < 70 || tm.tm_year > 8000)
+		return -1;
+	secs = (int64_t)timegm(&tm) + off;
+	if (secs < 0)
+		return -1;
+	*ns = (uint64_t)secs * NSEC_PER_SEC + frac;
+	return 0;
+}
+
+int cw_parse_time(const char *s, uint64_t now_ns, uint64_t *ns)
+{
+	const char *num = s + (*s == '@');
+	uint64_t d;
+
+	if (!*s)
+		return -1;
+	if (!strcmp(s, "now")) {
+		*ns = now_ns;
+		return 0;
+	}
+	/* @SECONDS or SECONDS since the epoch, a fraction allowed */
+	if (*s == '@' || (isdigit((unsigned char)*s) &&
+			  !num[strspn(num, "0123456789.")]))
+		return num[strspn(num, "0123456789.")]
+			       ? -1
+			       : cw_parse_duration(num, NSEC_PER_SEC, ns);
+	if (isdigit((unsigned char)*s) && strpbrk(s, "-:"))
+		return parse_date(s, ns);
+	/* -DURATION or DURATION back from now; without the '-', the unit
+	 * is needed (a bare number is seconds since the epoch) */
+	if (*s == '-')
+		s++;
+	else if (!isalpha((unsigned char)s[strlen(s) - 1]))
+		return -1;
+	if (!isdigit((unsigned char)*s) ||
+	    cw_parse_duration(s, NSEC_PER_SEC, &d) || d > now_ns)
+		return -1;
+	*ns = now_ns - d;
+	return 0;
 }
 
 int cw_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)

@@ -40,12 +40,26 @@ uint64_t cw_now_boot_ns(void);
 int64_t cw_mono_to_real_offset(void);
 
 /*
- * Parse a duration such as "10s", "250ms", "100us", "1m", "2h", "1500ns";
- * a bare number is taken in `bare_unit_ns`.  Refuses negatives, overflow and
- * trailing junk.  Returns 0 or -1 (with no message: the caller names the
- * option).
+ * Parse a duration, the one duration grammar of causeway: a whole or
+ * decimal number and a unit, ns, us, ms, s, m, h or d ("10s", "250ms",
+ * "1.5s", "2h"); a bare number is taken in `bare_unit_ns`.  Refuses
+ * negatives, overflow, a fraction finer than a nanosecond and trailing
+ * junk.  Returns 0 or -1 (with no message: the caller names the option).
  */
 int cw_parse_duration(const char *s, uint64_t bare_unit_ns, uint64_t *out_ns);
+/*
+ * Parse a point in time into ns since the epoch, the one time grammar of
+ * causeway (--since, --until, the API's since= and until=):
+ *   now
+ *   -DURATION, DURATION   that long before now_ns ("-90", "-90m", "1h",
+ *                         "1.5d"; without '-' the unit is needed)
+ *   SECONDS, @SECONDS     since the epoch ("1700000000", "@1700000000.5")
+ *   YYYY-MM-DD HH:MM[:SS[.frac]]  with ' ' or 'T', UTC unless it ends
+ *                         with Z, +hh:mm or -hh:mm (RFC 3339)
+ * Returns 0 or -1 (no message: the caller names the option and its
+ * bounds).
+ */
+int cw_parse_time(const char *s, uint64_t now_ns, uint64_t *ns);
 /* Parse an unsigned integer in [min, max]; optional k/M/G (x1000) suffix. */
 int cw_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out);
 /*

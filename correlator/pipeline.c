@@ -139,33 +139,11 @@ out:
 
 int cw_time_arg(const char *opt, const char *val, uint64_t now_ns, uint64_t *ns)
 {
-	struct tm tm;
-	uint64_t d;
-	const char *end;
-
-	if (val[0] == '@' &&
-	    !cw_parse_u64(val + 1, 0, UINT64_MAX / 1000000000, &d)) {
-		*ns = d * 1000000000ULL;
+	if (!cw_parse_time(val, now_ns, ns))
 		return 0;
-	}
-	memset(&tm, 0, sizeof(tm));
-	if ((end = strptime(val, "%Y-%m-%d %H:%M", &tm)) ||
-	    (end = strptime(val, "%Y-%m-%dT%H:%M", &tm))) {
-		if (*end == ':' && !(end = strptime(end, ":%S", &tm)))
-			goto bad;
-		if (*end)
-			goto bad;
-		*ns = (uint64_t)timegm(&tm) * 1000000000ULL;
-		return 0;
-	}
-	if (!cw_parse_duration(val, 1000000000ULL, &d) && d <= now_ns) {
-		*ns = now_ns - d;
-		return 0;
-	}
-bad:
-	return cw_error("%s '%s': want a duration back from now (1h), "
-			"@SECONDS since the epoch, or 'YYYY-MM-DD HH:MM[:SS]' "
-			"(UTC)",
+	return cw_error("%s '%s': want a time: now, a duration back from "
+			"now (1h, -1h), @SECONDS since the epoch, or "
+			"'YYYY-MM-DD HH:MM[:SS]' (UTC, or RFC 3339 with a zone)",
 			opt, val);
 }
 

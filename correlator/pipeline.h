@@ -167,10 +167,10 @@ int cw_pipeline_read_kafka(struct cw_pipeline *pl,
 			   const struct cw_kafka_conf *kc, const char *group,
 			   uint64_t since_ns, uint64_t until_ns);
 /*
- * A --since or --until value into *ns (CLOCK_REALTIME): a duration back
- * from now_ns ("1h", "90m"), seconds since the epoch ("@1700000000"), or
- * a UTC time "YYYY-MM-DD HH:MM[:SS]" (or with a 'T').  0, or -1 after a
- * message naming opt.
+ * A --since or --until value into *ns (CLOCK_REALTIME), in the time
+ * grammar of cw_parse_time() (common/util.h): now, "1h" or "-1h" back
+ * from now_ns, "@1700000000", "2026-11-23 14:00" (UTC) or RFC 3339.
+ * 0, or -1 after a message naming opt.
  */
 int cw_time_arg(const char *opt, const char *val, uint64_t now_ns,
 		uint64_t *ns);

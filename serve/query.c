@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/util.h"
 #include "serve/serve.h"
 
 #define NS 1000000000ULL
@@ -82,61 +83,20 @@ static int decode(const char *s, size_t n, char *out, const char **why)
 	return 0;
 }
 
-/* "90", "1.5s", "5m", "2h", "1d" into ns; 0 or -1. */
-static int parse_duration(const char *s, uint64_t *out)
-{
-	static const struct {
-		char unit;
-		double ns;
-	} units[] = {{'s', 1e9}, {'m', 60e9}, {'h', 3600e9}, {'d', 86400e9}};
-	double v, mul = 1e9;
-	char *end;
-	size_t i;
-
-	if (!(*s >= '0' && *s <= '9'))
-		return -1;
-	v = strtod(s, &end);
-	if (end == s)
-		return -1;
-	if (*end) {
-		for (i = 0; i < 4 && units[i].unit != *end; i++)
-			;
-		if (i == 4 || end[1])
-			return -1;
-		mul = units[i].ns;
-	}
-	if (!isfinite(v) || v * mul > 1e19)
-		return -1;
-	*out = (uint64_t)(v * mul);
-	return 0;
-}
-
-/* A point in time: epoch seconds, "now" or "-DURATION". */
+/* A point in time in the time grammar of cw_parse_time(). */
 static int parse_time(const char *key, const char *s, uint64_t now,
 		      uint64_t *out, char *err, size_t len)
 {
-	uint64_t d;
-	double v;
-	char *end;
-
-	if (!strcmp(s, "now")) {
-		*out = now;
-	} else if (*s == '-') {
-		if (parse_duration(s + 1, &d) || d > now)
-			return fail(err, len,
-				    "'%s': want a duration such as -5m, "
-				    "-90s, -2h or -1d",
-				    key);
-		*out = now - d;
-	} else {
-		v = (*s >= '0' && *s <= '9') ? strtod(s, &end) : -1;
-		if (v < 0 || *end || !isfinite(v) || v > 1e11)
-			return fail(err, len,
-				    "'%s': want seconds since the epoch, "
-				    "'now' or -DURATION",
-				    key);
-		*out = (uint64_t)(v * 1e9);
-	}
+	/* A number too large for the clock is a time out of range. */
+	if (cw_parse_time(s, now, out) && *s >= '0' && *s <= '9' &&
+	    !s[strspn(s, "0123456789.")])
+		*out = UINT64_MAX;
+	else if (cw_parse_time(s, now, out))
+		return fail(err, len,
+			    "'%s': want seconds since the epoch, 'now', "
+			    "-DURATION (-5m, -2h, -1d) or a time such as "
+			    "2026-11-23T14:00:00Z",
+			    key);
 	if (*out < CW_SERVE_TIME_FLOOR || *out > now + 86400 * NS)
 		return fail(err, len,
 			    "'%s': the time is before 2000 or more than a day "

@@ -1,4 +1,4 @@
-// fuzz-sources: serve/query.c
+// fuzz-sources: serve/query.c common/util.c common/log.c
 // SPDX-License-Identifier: MIT
 /*
  * libFuzzer target for the query strings of `causeway serve`'s API: any
