@@ -72,6 +72,34 @@ static void durations(void)
 static void times(void)
 {
 	const uint64_t now = 1764000000ULL * NS; /* 2025-11-24 16:00:00 UTC */
+	static const char *const bad[] = {
+		"",
+		"-",
+		"@",
+		"@1h", /* @ is seconds, no unit */
+		"yesterday", /* words are not times */
+		"NOW",
+		"-now",
+		"--1h",
+		"1x",
+		"1.2.3",
+		"2000000000d", /* before the epoch */
+		"-2000000000d",
+		"2025-11-23", /* a date alone: no time */
+		"2025-11-23 14",
+		"2025-11-23 14:00 UTC",
+		"2025-11-23T14:00:3",
+		"2025-11-23T14:00:30.Z",
+		"2025-11-23T14:00:30.0000000001Z",
+		"2025-11-23T14:00:30+1:00",
+		"2025-11-23T14:00:30+01",
+		"2025-11-23T14:00:30+01:00x",
+		"2025-13-23T14:00",
+		"1969-12-31T23:59:59Z",
+		"1970-01-01T00:00:00+00:01",
+		"14:00",
+	};
+	size_t i;
 
 	CHECK(at("now", now, now));
 	CHECK(at("1h", now, now - 3600 * NS));
@@ -92,32 +120,11 @@ static void times(void)
 	CHECK(at("2025-11-23T15:00:30+01:00", now, 1763906430ULL * NS));
 	CHECK(at("2025-11-23T09:30:30-04:30", now, 1763906430ULL * NS));
 	CHECK(at("1970-01-01T00:00:00Z", now, 0));
-	fprintf(stderr, "(refusals follow, silently)\n");
-	CHECK(bad_time("", now));
-	CHECK(bad_time("-", now));
-	CHECK(bad_time("@", now));
-	CHECK(bad_time("@1h", now));	   /* @ is seconds, no unit */
-	CHECK(bad_time("yesterday", now)); /* words are not times */
-	CHECK(bad_time("NOW", now));
-	CHECK(bad_time("-now", now));
-	CHECK(bad_time("--1h", now));
-	CHECK(bad_time("1x", now));
-	CHECK(bad_time("1.2.3", now));
-	CHECK(bad_time("2000000000d", now)); /* before the epoch */
-	CHECK(bad_time("-2000000000d", now));
-	CHECK(bad_time("2025-11-23", now)); /* a date alone: no time */
-	CHECK(bad_time("2025-11-23 14", now));
-	CHECK(bad_time("2025-11-23 14:00 UTC", now));
-	CHECK(bad_time("2025-11-23T14:00:3", now));
-	CHECK(bad_time("2025-11-23T14:00:30.Z", now));
-	CHECK(bad_time("2025-11-23T14:00:30.0000000001Z", now));
-	CHECK(bad_time("2025-11-23T14:00:30+1:00", now));
-	CHECK(bad_time("2025-11-23T14:00:30+01", now));
-	CHECK(bad_time("2025-11-23T14:00:30+01:00x", now));
-	CHECK(bad_time("2025-13-23T14:00", now));
-	CHECK(bad_time("1969-12-31T23:59:59Z", now));
-	CHECK(bad_time("1970-01-01T00:00:00+00:01", now));
-	CHECK(bad_time("14:00", now));
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		if (!bad_time(bad[i], now)) {
+			fprintf(stderr, "taken: '%s'\n", bad[i]);
+			failures++;
+		}
 }
 
 int main(void)
