@@ -96,7 +96,7 @@ PROTO_SRCS := $(patsubst %.proto,$(BUILD)/%.pb-c.c,$(PROTOS))
 PROTO_HDRS := $(PROTO_SRCS:.c=.h)
 PROTO_OBJS := $(patsubst $(BUILD)/%.c,$(BUILD)/obj/gen/%.o,$(PROTO_SRCS))
 
-.PHONY: all deps test unit bench demo screenshots fuzz fuzz-long format clean check-layers check-core core-units deb
+.PHONY: all deps test unit bench demo screenshots fuzz fuzz-long format clean check-layers check-funcs check-core core-units deb
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -184,6 +184,10 @@ unit: $(UNIT_BINS)
 # Every folder includes only what its LAYER_ line allows.
 check-layers:
 	$(Q)tests/check_layers.sh $(foreach d,$(sort $(CORE_DIRS) $(AGENT_DIRS) cli),$(d)='$(LAYER_$(d))')
+
+# No function over 80 lines without a comment above it saying why.
+check-funcs:
+	$(Q)tests/check_funcs.py $(LIB_SRCS) $(CLI_SRCS) $(BPF_SRCS)
 
 # The core library and its unit tests, built apart with no BTF, no clang
 # BPF target and no bpftool (each replaced by one that fails), then run.
