@@ -31,7 +31,7 @@ DEPS_BUILD := clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev libcap-dev \
 	libjson-c-dev libfftw3-dev libpcap-dev librdkafka-dev libigraph-dev \
 	libgraphviz-dev graphviz libprotobuf-c-dev protobuf-c-compiler \
 	libnetfilter-conntrack-dev libglpk-dev libclang-rt-14-dev pkg-config make gcc \
-	libmicrohttpd-dev
+	libmicrohttpd-dev libcurl4-openssl-dev
 DEPS_TEST  := iproute2 iptables conntrack procps curl iperf3 nginx-light \
 	redis-server redis-tools postgresql postgresql-client memcached \
 	python3 python3-psycopg2 python3-yaml kcat tcpdump kmod \
@@ -41,7 +41,7 @@ DEPS_TEST  := iproute2 iptables conntrack procps curl iperf3 nginx-light \
 DEPS       := $(DEPS_BUILD) $(DEPS_TEST)
 
 PKGS       := libbpf libelf zlib json-c fftw3 libpcap rdkafka libprotobuf-c igraph libcgraph libgvc \
-	libnetfilter_conntrack libmicrohttpd
+	libnetfilter_conntrack libmicrohttpd libcurl
 CFLAGS     ?= -O2 -g
 CFLAGS     += -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter \
 	-Wmissing-prototypes -Wstrict-prototypes -fno-strict-aliasing \
@@ -66,7 +66,7 @@ LAYER_graph      := common !common/kafka.h
 LAYER_viz        := common graph !common/kafka.h
 LAYER_place      := common graph !common/kafka.h
 LAYER_agent      := common bpf samples
-LAYER_serve      := common paths samples correlator graph viz
+LAYER_serve      := common paths traces samples correlator graph viz
 LAYER_cli        := common paths traces samples sim correlator graph viz place agent serve cli
 CORE_DIRS  := common paths traces samples sim correlator graph viz place serve
 AGENT_DIRS := agent
