@@ -1,17 +1,13 @@
 // SPDX-License-Identifier: MIT
 /*
- * Prometheus text and the /metrics server over libmicrohttpd: one polling
- * thread of MHD's answers scrapes from a copy of the board taken under its
- * lock.
+ * Prometheus text and the /metrics server, a route of common/httpd.c's
+ * server: each scrape writes a copy of the board taken under its lock.
  */
-#include <arpa/inet.h>
-#include <errno.h>
-#include <microhttpd.h>
-#include <netdb.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/httpd.h"
 #include "common/log.h"
 #include "common/metrics.h"
 #include "common/util.h"
@@ -124,154 +120,65 @@ void cw_metrics_board_free(struct cw_metrics_board *b)
 	free(b);
 }
 
-int cw_listen_parse(const char *s, const char *what,
-		    struct sockaddr_storage *ss, bool *v6)
-{
-	char host[INET6_ADDRSTRLEN + 2];
-	const char *colon = strrchr(s, ':'), *port = colon ? colon + 1 : s;
-	struct addrinfo hints = {.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV,
-				 .ai_socktype = SOCK_STREAM};
-	struct addrinfo *ai = NULL;
-	uint64_t p;
-	size_t n;
-
-	if (cw_parse_u64(port, 0, 65535, &p))
-		return cw_error("%s '%s': want ADDR:PORT or PORT", what, s);
-	n = colon ? (size_t)(colon - s) : 0;
-	if (n >= 2 && s[0] == '[' && s[n - 1] == ']')
-		memcpy(host, s + 1, n - 2), host[n - 2] = '\0';
-	else if (n && n < sizeof(host))
-		memcpy(host, s, n), host[n] = '\0';
-	else if (!colon)
-		snprintf(host, sizeof(host), "127.0.0.1");
-	else
-		return cw_error("%s '%s': want ADDR:PORT or PORT", what, s);
-	if (getaddrinfo(host, port, &hints, &ai) || !ai)
-		return cw_error("%s '%s': '%s' is not an IP address", what, s,
-				host);
-	memcpy(ss, ai->ai_addr, ai->ai_addrlen);
-	*v6 = ai->ai_family == AF_INET6;
-	freeaddrinfo(ai);
-	return 0;
-}
-
 struct cw_metrics_server {
-	struct MHD_Daemon *d;
+	struct cw_httpd *h;
 	struct cw_metrics_board *board;
 };
 
-static enum MHD_Result reply(struct MHD_Connection *c, unsigned status,
-			     const char *type, char *body, size_t len)
+static void scrape(void *arg, const struct cw_httpd_req *q,
+		   struct cw_httpd_reply *r)
 {
-	struct MHD_Response *r;
-	enum MHD_Result ret;
+	struct cw_metrics_server *s = arg;
 
-	r = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
-	if (!r) {
-		free(body);
-		return MHD_NO;
-	}
-	MHD_add_response_header(r, "Content-Type", type);
-	MHD_add_response_header(r, "Cache-Control", "no-store");
-	ret = MHD_queue_response(c, status, r);
-	MHD_destroy_response(r);
-	return ret;
+	if (cw_httpd_reply_open(r, 200, "text/plain; version=0.0.4"))
+		return;
+	if (cw_metrics_board_write(s->board, r->fp))
+		cw_httpd_reply_error(r, 503, "no values yet");
 }
 
-static enum MHD_Result handle(void *cls, struct MHD_Connection *c,
-			      const char *url, const char *method,
-			      const char *version, const char *upload,
-			      size_t *upload_size, void **req)
-{
-	struct cw_metrics_server *s = cls;
-	unsigned status = 200;
-	char *body = NULL;
-	size_t len = 0;
-	FILE *fp = open_memstream(&body, &len);
-	int err = 0;
-
-	if (!fp)
-		return MHD_NO;
-	if (strcmp(method, "GET") && strcmp(method, "HEAD"))
-		status = 405, fputs("{\"error\": \"read-only: GET\"}\n", fp);
-	else if (strcmp(url, "/metrics"))
-		status = 404, fputs("{\"error\": \"see /metrics\"}\n", fp);
-	else
-		err = cw_metrics_board_write(s->board, fp);
-	if (err)
-		status = 503;
-	if (fclose(fp)) {
-		free(body);
-		return MHD_NO;
-	}
-	return reply(c, status,
-		     status == 200 ? "text/plain; version=0.0.4"
-				   : "application/json",
-		     body, len);
-}
-
-/* The address really bound, for people and tests to find. */
-static void say_where(const struct sockaddr_storage *ss, unsigned port)
-{
-	char addr[INET6_ADDRSTRLEN] = "?";
-	bool v6 = ss->ss_family == AF_INET6;
-
-	if (v6)
-		inet_ntop(AF_INET6,
-			  &((const struct sockaddr_in6 *)ss)->sin6_addr, addr,
-			  sizeof(addr));
-	else
-		inet_ntop(AF_INET, &((const struct sockaddr_in *)ss)->sin_addr,
-			  addr, sizeof(addr));
-	cw_info("metrics at http://%s%s%s:%u/metrics", v6 ? "[" : "", addr,
-		v6 ? "]" : "", port);
-}
-
-unsigned cw_metrics_server_port(const struct cw_metrics_server *s);
+static const struct cw_httpd_route routes[] = {
+	{"/metrics", scrape, 0},
+};
 
 struct cw_metrics_server *cw_metrics_server_start(const char *listen,
 						  struct cw_metrics_board *b)
 {
-	struct cw_metrics_server *s;
-	struct sockaddr_storage ss;
-	bool v6 = false;
+	struct cw_httpd_opts o = {.listen = listen,
+				  .what = "--metrics",
+				  .routes = routes,
+				  .nroutes = CW_ARRAY_SIZE(routes),
+				  .not_found = "see /metrics",
+				  .max_conns = 32,
+				  .per_ip = 4,
+				  .timeout_s = 10};
+	struct cw_metrics_server *s = calloc(1, sizeof(*s));
+	char url[80];
 
-	if (cw_listen_parse(listen, "--metrics", &ss, &v6))
-		return NULL;
-	s = calloc(1, sizeof(*s));
 	if (!s) {
 		cw_error("out of memory");
 		return NULL;
 	}
 	s->board = b;
-	s->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL |
-					(v6 ? MHD_USE_IPv6 : 0),
-				0, NULL, NULL, handle, s, MHD_OPTION_SOCK_ADDR,
-				&ss, MHD_OPTION_CONNECTION_LIMIT, 16U,
-				MHD_OPTION_CONNECTION_TIMEOUT, 10U,
-				MHD_OPTION_END);
-	if (!s->d) {
-		cw_error("unable to listen on '%s': %s", listen,
-			 strerror(errno));
+	o.arg = s;
+	s->h = cw_httpd_start(&o);
+	if (!s->h) {
 		free(s);
 		return NULL;
 	}
-	say_where(&ss, cw_metrics_server_port(s));
+	cw_httpd_url(s->h, url, sizeof(url));
+	cw_info("metrics at %s/metrics", url);
 	return s;
 }
 
 unsigned cw_metrics_server_port(const struct cw_metrics_server *s)
 {
-	const union MHD_DaemonInfo *info =
-		MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_BIND_PORT);
-
-	return info ? info->port : 0;
+	return cw_httpd_port(s->h);
 }
 
 void cw_metrics_server_stop(struct cw_metrics_server *s)
 {
 	if (!s)
 		return;
-	MHD_stop_daemon(s->d);
+	cw_httpd_stop(s->h);
 	free(s);
 }

@@ -3,10 +3,11 @@
  * Prometheus metrics: the text format (version 0.0.4) and a small HTTP
  * server that answers GET /metrics from a board of counters.  One thread
  * (the agent's loop) copies its counters onto the board whenever it likes;
- * the server's own thread reads the board under its lock when scraped, so
+ * the server's threads read the board under its lock when scraped, so
  * the loop never waits for a scrape and a scrape never sees half a copy.
- * `causeway agent --metrics` uses the server; `causeway serve` shares the
- * listen parsing and the text format.
+ * `causeway agent --metrics` and `causeway run --metrics` use the server;
+ * `causeway serve` shares the text format (and, with this server, the
+ * HTTP layer: common/httpd.h).
  *
  *	static const struct cw_metric_def defs[] = {
  *		{"causeway_agent_records_total", CW_METRIC_COUNTER,
@@ -30,6 +31,8 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/socket.h>
+
+#include "common/httpd.h" /* cw_listen_parse */
 
 enum cw_metric_type {
 	CW_METRIC_COUNTER,
@@ -67,21 +70,14 @@ void cw_metrics_board_set(struct cw_metrics_board *b, const uint64_t *values);
 int cw_metrics_board_write(struct cw_metrics_board *b, FILE *fp);
 void cw_metrics_board_free(struct cw_metrics_board *b);
 
-/*
- * "ADDR:PORT", "[V6]:PORT" or a bare "PORT" (then on 127.0.0.1: loopback
- * unless an address is named) into a socket address; `what` names the
- * option in the message ("--metrics").
- */
-int cw_listen_parse(const char *s, const char *what,
-		    struct sockaddr_storage *ss, bool *v6);
-
 struct cw_metrics_server;
 
 /*
- * Serve the board at http://listen/metrics from a thread of its own (GET
- * and HEAD only; other paths 404), and say where ("metrics at
- * http://127.0.0.1:9101/metrics").  NULL after a message when the address
- * is bad or cannot be bound.
+ * Serve the board at http://listen/metrics (common/httpd.h's server: GET
+ * and HEAD only, other paths 404, 503 before the first set; 32
+ * connections, 4 from one address, 10 s for a request's header), and say
+ * where ("metrics at http://127.0.0.1:9101/metrics").  NULL after a
+ * message when the address is bad or cannot be bound.
  */
 struct cw_metrics_server *cw_metrics_server_start(const char *listen,
 						  struct cw_metrics_board *b);

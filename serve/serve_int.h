@@ -8,7 +8,7 @@
  *		  plain copies that the rest reads without locks
  *	source.c  where records come from: files (re-read on change) or Kafka
  *	render.c  a serve_graph laid out by Graphviz, as SVG in memory
- *	http.c    libmicrohttpd, routing, JSON errors, the built-in assets
+ *	http.c    the routes on common/httpd.h's server, the built-in assets
  *	api.c     the JSON endpoints; metrics.c the Prometheus text;
  *		  plan.c the placement plan of `causeway place`
  *	feed.c    what Kafka brings besides connection records: the agents'
@@ -30,6 +30,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "common/httpd.h"
 #include "common/kafka.h"
 #include "common/record.h"
 #include "common/wire.h"
@@ -320,21 +321,15 @@ struct serve_ctx {
 	size_t ninputs;
 };
 
-/* A response being made: body in memory, status and type. */
-struct serve_reply {
-	int status;
-	const char *type;
-	char *body;
-	size_t len;
-	FILE *fp; /* open_memstream onto body */
-};
-
-int serve_reply_open(struct serve_reply *r, int status, const char *type);
-/* Close the stream: 0, or -1 (out of memory). */
-int serve_reply_close(struct serve_reply *r);
-/* Replace the reply with {"error": msg} and this status. */
-void serve_reply_error(struct serve_reply *r, int status, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+/*
+ * A response being made (body in memory, status and type) and its three
+ * calls are common/httpd.h's, under serve's older names until the
+ * handlers call those directly.
+ */
+#define serve_reply	  cw_httpd_reply
+#define serve_reply_open  cw_httpd_reply_open
+#define serve_reply_close cw_httpd_reply_close
+#define serve_reply_error cw_httpd_reply_error
 
 /*
  * Answer one GET of path (no query) with query string qs (may be NULL);
