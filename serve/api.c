@@ -70,6 +70,14 @@ static void json_query(struct cw_jsonw *w, const struct cw_serve_query *q,
 	cw_jsonw_u64(w, "hidden_edges", g->hidden);
 }
 
+/* What /api/graph.svg draws of this graph: the page says so. */
+static void json_drawn(struct cw_jsonw *w, const struct serve_graph *g)
+{
+	cw_jsonw_u64(w, "layout_max_edges", SERVE_LAYOUT_EDGES);
+	cw_jsonw_u64(w, "drawn_edges",
+		     g->ne < SERVE_LAYOUT_EDGES ? g->ne : SERVE_LAYOUT_EDGES);
+}
+
 static void json_graph(struct cw_jsonw *w, const struct serve_graph *g)
 {
 	char id[32];
@@ -145,6 +153,7 @@ static void write_graph(FILE *fp, const struct cw_serve_query *q,
 	cw_jsonw_init(&w, fp);
 	cw_jsonw_obj_open(&w, NULL);
 	json_query(&w, q, g);
+	json_drawn(&w, g);
 	json_graph(&w, g);
 	cw_jsonw_obj_close(&w);
 	cw_jsonw_end_line(&w);
@@ -163,31 +172,58 @@ static int get_graph(const struct serve_ctx *c, const struct cw_serve_query *q,
 	return -1;
 }
 
+/*
+ * /api/graph.svg: the view's largest SERVE_LAYOUT_EDGES edges laid out by
+ * the layout thread (serve/layout.c).  200 with the SVG; 202 with
+ * {"pending": true, ...} while the layout runs (ask again); 503 when it
+ * failed or was stopped at its bound.
+ */
+static void graph_svg(const struct serve_graph *g, struct serve_reply *r)
+{
+	char err[300], *dot = NULL, *svg = NULL;
+	size_t dot_len, len;
+	struct cw_jsonw w;
+	int st;
+
+	if (serve_render_dot(g, SERVE_LAYOUT_EDGES, &dot, &dot_len))
+		return serve_reply_error(r, 500,
+					 "graphviz failed to draw the graph "
+					 "(see the log)");
+	st = serve_layout_svg(dot, dot_len, &svg, &len, err, sizeof(err));
+	if (st == SERVE_LAYOUT_READY) {
+		if (!serve_reply_open(r, 200, "image/svg+xml"))
+			fwrite(svg, 1, len, r->fp);
+	} else if (st == SERVE_LAYOUT_FAILED) {
+		serve_reply_error(r, 503,
+				  "the layout of %zu edges: %s (choose fewer: "
+				  "by=host, a higher min_share or a node)",
+				  g->ne < SERVE_LAYOUT_EDGES ? g->ne
+							     : SERVE_LAYOUT_EDGES,
+				  err);
+	} else if (!serve_reply_open(r, 202, "application/json")) {
+		cw_jsonw_init(&w, r->fp);
+		cw_jsonw_obj_open(&w, NULL);
+		cw_jsonw_bool(&w, "pending", true);
+		cw_jsonw_str(&w, "message", err);
+		cw_jsonw_u64(&w, "status", 202);
+		cw_jsonw_obj_close(&w);
+		cw_jsonw_end_line(&w);
+	}
+	free(svg);
+}
+
 static void api_graph(const struct serve_ctx *c, const struct cw_serve_query *q,
 		      bool svg, struct serve_reply *r)
 {
 	struct serve_graph g;
-	char *text = NULL;
-	size_t len = 0;
 
 	if (check_params(q, P_BY | P_RANGE | P_SHARE | P_NODE, r) ||
 	    get_graph(c, q, &g, r))
 		return;
-	if (svg) {
-		if (serve_render_svg(&g, &text, &len))
-			serve_reply_error(r, 500,
-					  "graphviz failed to draw the "
-					  "graph (see the log)");
-		else if (!serve_reply_open(r, 200, "image/svg+xml"))
-			fwrite(text, 1, len, r->fp);
-		free(text);
-		serve_graph_release(&g);
-		return;
-	}
-	if (serve_reply_open(r, 200, "application/json"))
-		goto out;
-	write_graph(r->fp, q, &g);
-out:
+	if (svg)
+		graph_svg(&g, r);
+	else if (!serve_reply_open(r, 200, "application/json"))
+		write_graph(r->fp, q, &g);
 	serve_graph_release(&g);
 }
 
@@ -535,6 +571,26 @@ static void json_traces_stats(struct cw_jsonw *w, struct serve_traces *t)
 		cw_jsonw_str(w, "trace_last_error", last);
 }
 
+/* The layout thread's counts (serve/layout.c). */
+static void json_layout_stats(struct cw_jsonw *w)
+{
+	struct serve_layout_stats st;
+
+	serve_layout_stats(&st);
+	cw_jsonw_obj_open(w, "layouts");
+	cw_jsonw_u64(w, "started", st.started);
+	cw_jsonw_u64(w, "done", st.done);
+	cw_jsonw_u64(w, "failed", st.failed);
+	cw_jsonw_u64(w, "timeouts", st.timeouts);
+	cw_jsonw_u64(w, "cancelled", st.cancelled);
+	cw_jsonw_u64(w, "cache_hits", st.hits);
+	cw_jsonw_u64(w, "cache_misses", st.misses);
+	cw_jsonw_bool(w, "running", st.running);
+	cw_jsonw_u64(w, "max_edges", SERVE_LAYOUT_EDGES);
+	cw_jsonw_u64(w, "timeout_ms", SERVE_LAYOUT_TIMEOUT_MS);
+	cw_jsonw_obj_close(w);
+}
+
 static void api_stats(const struct serve_ctx *c, struct serve_reply *r)
 {
 	struct serve_stats st;
@@ -581,6 +637,7 @@ static void api_stats(const struct serve_ctx *c, struct serve_reply *r)
 	cw_jsonw_u64(&w, "sample_runs", c->feed->sample_runs);
 	serve_feed_unlock(c->feed);
 	json_traces_stats(&w, c->traces);
+	json_layout_stats(&w);
 	cw_jsonw_u64(&w, "updated", st.loaded_ns / NSEC_PER_SEC);
 	cw_jsonw_obj_close(&w);
 	cw_jsonw_end_line(&w);

@@ -1,14 +1,15 @@
 // SPDX-License-Identifier: MIT
 /*
- * A serve_graph laid out by Graphviz's dot into SVG in memory, for the
- * page.  Edge labels are dot's own `label`s, which dot lays out as objects
+ * A serve_graph as DOT source in the page's style, for the layout worker
+ * (serve/layout.c) to lay out.  At most a bounded number of edges are
+ * drawn (the largest; the graph's label says how many were left out), so
+ * that no view of a fleet asks dot for a layout it cannot finish.  Edge labels are dot's own `label`s, which dot lays out as objects
  * of their own (virtual nodes of the ranking), so they never sit on a
  * node; hosts are therefore not drawn as clusters (dot 2.42 mishandles
  * labelled edges between nodes of one rank inside clusters): the host is
  * in each node's label instead.
  */
 #include <graphviz/cgraph.h>
-#include <graphviz/gvc.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -89,8 +90,8 @@ static int short_len(const struct serve_node *x)
 }
 
 /* The largest memory and CPU among the nodes: the scales' tops. */
-static void usage_max_of(const struct serve_graph *sg, uint64_t *rss,
-			 double *cpu)
+static void usage_max_of(const struct serve_graph *sg, const bool *keep,
+			 uint64_t *rss, double *cpu)
 {
 	size_t i;
 
@@ -98,7 +99,7 @@ static void usage_max_of(const struct serve_graph *sg, uint64_t *rss,
 	for (i = 0; i < sg->nn; i++) {
 		const struct cw_usage_stats *u = &sg->nodes[i].usage;
 
-		if (!u->known)
+		if (!keep[i] || !u->known)
 			continue;
 		if (u->rss_bytes > *rss)
 			*rss = u->rss_bytes;
@@ -150,24 +151,27 @@ static int legend(Agraph_t *g, uint64_t max_rss, double max_cpu)
 	return 0;
 }
 
-static int add_nodes(const struct serve_graph *sg, Agraph_t *g,
-		     Agnode_t **nodes)
+static int add_nodes(const struct serve_graph *sg, const bool *keep,
+		     Agraph_t *g, Agnode_t **nodes)
 {
 	char name[32], label[700], bytes[32], buf[32];
 	uint64_t max = 1, max_rss;
 	double max_cpu;
 	size_t i;
 
-	usage_max_of(sg, &max_rss, &max_cpu);
+	usage_max_of(sg, keep, &max_rss, &max_cpu);
 	if (max_rss && legend(g, max_rss, max_cpu))
 		return -1;
 	for (i = 0; i < sg->nn; i++)
-		if (sg->nodes[i].bytes_out + sg->nodes[i].bytes_in > max)
+		if (keep[i] &&
+		    sg->nodes[i].bytes_out + sg->nodes[i].bytes_in > max)
 			max = sg->nodes[i].bytes_out + sg->nodes[i].bytes_in;
 	for (i = 0; i < sg->nn; i++) {
 		const struct serve_node *x = &sg->nodes[i];
 		uint64_t b = x->bytes_out + x->bytes_in;
 
+		if (!keep[i])
+			continue;
 		snprintf(name, sizeof(name), "n%zu", i);
 		nodes[i] = agnode(g, name, 1);
 		if (!nodes[i])
@@ -230,61 +234,71 @@ static int add_edges(const struct serve_graph *sg, Agraph_t *g,
 	return 0;
 }
 
-static int layout(GVC_t *gvc, Agraph_t *g, char **svg, size_t *len)
+/* A line under the picture when edges were left out. */
+static int trimmed_label(Agraph_t *g, size_t drawn, size_t total)
 {
-	unsigned int n = 0;
-	char *data = NULL;
+	char text[512], *old = agget(g, "label");
+
+	snprintf(text, sizeof(text), "%s%sthe %zu largest of %zu edges drawn",
+		 old && *old ? old : "", old && *old ? "\n" : "", drawn,
+		 total);
+	if (!agattr(g, AGRAPH, "label", text) ||
+	    !agattr(g, AGRAPH, "labelloc", "b") ||
+	    !agattr(g, AGRAPH, "fontsize", "10"))
+		return cw_error("graphviz: unable to set the graph's label");
+	return 0;
+}
+
+int serve_render_dot(const struct serve_graph *sg, size_t max_edges,
+		     char **dot, size_t *len)
+{
+	Agnode_t **nodes = calloc(sg->nn + 1, sizeof(*nodes));
+	struct serve_graph part = *sg;
+	bool *keep = calloc(sg->nn + 1, sizeof(*keep));
+	Agraph_t *g = NULL;
+	FILE *fp = NULL;
+	size_t i;
 	int ret = -1;
 
-	if (gvLayout(gvc, g, "dot"))
-		return cw_error("graphviz: layout failed");
-	if (gvRenderData(gvc, g, "svg", &data, &n) || !data) {
-		cw_error("graphviz: unable to render SVG");
-		goto out;
-	}
-	*svg = malloc(n + 1);
-	if (!*svg) {
+	*dot = NULL, *len = 0;
+	if (!nodes || !keep) {
 		cw_error("out of memory");
 		goto out;
 	}
-	memcpy(*svg, data, n);
-	(*svg)[n] = '\0';
-	*len = n;
-	ret = 0;
-out:
-	if (data)
-		gvFreeRenderData(data);
-	gvFreeLayout(gvc, g);
-	return ret;
-}
-
-int serve_render_svg(const struct serve_graph *sg, char **svg, size_t *len)
-{
-	Agnode_t **nodes = calloc(sg->nn + 1, sizeof(*nodes));
-	GVC_t *gvc = NULL;
-	Agraph_t *g = NULL;
-	int ret = -1;
-
-	if (!nodes)
-		return cw_error("out of memory");
+	/* The edges are largest first: the top ones and their nodes. */
+	if (max_edges && part.ne > max_edges)
+		part.ne = max_edges;
+	for (i = 0; i < part.ne; i++)
+		keep[part.edges[i].from] = keep[part.edges[i].to] = true;
 	pthread_mutex_lock(&gv_lock);
 	agseterr(AGMAX);
-	gvc = gvContext();
-	if (gvc)
-		g = agopen("causeway", Agdirected, NULL);
-	if (!gvc || !g) {
+	g = agopen("causeway", Agdirected, NULL);
+	if (!g) {
 		cw_error("graphviz: unable to create a graph");
-		goto out;
+		goto unlock;
 	}
-	if (defaults(g) || add_nodes(sg, g, nodes) || add_edges(sg, g, nodes))
-		goto out;
-	ret = layout(gvc, g, svg, len);
-out:
+	if (defaults(g) || add_nodes(&part, keep, g, nodes) ||
+	    add_edges(&part, g, nodes) ||
+	    (part.ne < sg->ne && trimmed_label(g, part.ne, sg->ne)))
+		goto unlock;
+	fp = open_memstream(dot, len);
+	if (!fp) {
+		cw_error("out of memory");
+		goto unlock;
+	}
+	ret = agwrite(g, fp) ? -1 : 0;
+	if (fclose(fp) || ret)
+		ret = cw_error("graphviz: unable to write the DOT source");
+unlock:
 	if (g)
 		agclose(g);
-	if (gvc)
-		gvFreeContext(gvc);
 	pthread_mutex_unlock(&gv_lock);
+out:
+	if (ret) {
+		free(*dot);
+		*dot = NULL, *len = 0;
+	}
 	free(nodes);
+	free(keep);
 	return ret;
 }

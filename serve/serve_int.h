@@ -7,7 +7,9 @@
  *		  calls the graph and correlator APIs; hands out serve_graph,
  *		  plain copies that the rest reads without locks
  *	source.c  where records come from: files (re-read on change) or Kafka
- *	render.c  a serve_graph laid out by Graphviz, as SVG in memory
+ *	render.c  a serve_graph as DOT source in the page's style
+ *	layout.c  the layout thread: DOT -> SVG in a child process, bounded
+ *		  in time and memory, cached by source
  *	http.c    the routes on common/httpd.h's server, the built-in assets
  *	api.c     the JSON endpoints; metrics.c the Prometheus text;
  *		  plan.c the placement plan of `causeway place`
@@ -136,8 +138,38 @@ void serve_model_note(struct serve_model *m, uint64_t kafka_messages,
 
 /* ---- render.c ----------------------------------------------------------- */
 
-/* SVG of g (node i has id "n<i>", edge i "e<i>"): malloc'd into *svg. */
-int serve_render_svg(const struct serve_graph *g, char **svg, size_t *len);
+/*
+ * DOT source of g in the page's style (node i has id "n<i>", edge i
+ * "e<i>"), malloc'd into *dot: its largest max_edges edges (0: all) and
+ * the nodes they touch, with a line saying how many were left out.
+ */
+int serve_render_dot(const struct serve_graph *g, size_t max_edges,
+		     char **dot, size_t *len);
+
+/* ---- layout.c ----------------------------------------------------------- */
+
+#define SERVE_LAYOUT_EDGES	200	    /* most edges one drawing has */
+#define SERVE_LAYOUT_WAIT_MS	2000	    /* a request waits this long */
+#define SERVE_LAYOUT_IDLE_MS	5000	    /* unasked this long: stopped */
+#define SERVE_LAYOUT_TIMEOUT_MS 30000	    /* a layout's time bound */
+#define SERVE_LAYOUT_MEM	(512u << 20) /* and its memory bound */
+
+enum { SERVE_LAYOUT_READY, SERVE_LAYOUT_PENDING, SERVE_LAYOUT_FAILED };
+
+struct serve_layout_stats {
+	uint64_t started, done, failed, timeouts, cancelled, hits, misses;
+	bool running;
+};
+
+/*
+ * The SVG of this DOT source (taken: malloc'd), from the cache or laid
+ * out by the layout thread, waiting at most SERVE_LAYOUT_WAIT_MS:
+ * SERVE_LAYOUT_READY with the SVG malloc'd into *svg; SERVE_LAYOUT_PENDING
+ * (ask again) or SERVE_LAYOUT_FAILED with the reason in err.  Thread-safe.
+ */
+int serve_layout_svg(char *dot, size_t dot_len, char **svg, size_t *len,
+		     char *err, size_t errlen);
+void serve_layout_stats(struct serve_layout_stats *st);
 
 /* ---- source.c ----------------------------------------------------------- */
 

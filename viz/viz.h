@@ -10,6 +10,7 @@
 #ifndef CW_VIZ_H
 #define CW_VIZ_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -73,5 +74,38 @@ struct cw_render_opts {
  */
 int cw_render_view(const struct cw_view *v, const char *path,
 		   const struct cw_render_opts *opts, size_t *drawn);
+
+/*
+ * A layout that can be stopped (viz/layout.c): DOT source laid out by dot
+ * and rendered as SVG in a child process, which is killed when it runs
+ * past timeout_ms, writes more than max_svg_bytes, or cancelled(arg)
+ * (asked every 100 ms) says nobody wants it any more; mem_bytes bounds
+ * what the layout may allocate (RLIMIT_DATA above the copy of the caller).
+ * 0 each means no bound.  The caller's threads are left alone: only the
+ * calling thread waits.
+ */
+enum cw_viz_layout_status {
+	CW_VIZ_LAYOUT_OK,
+	CW_VIZ_LAYOUT_FAILED,	 /* Graphviz refused it, or no process */
+	CW_VIZ_LAYOUT_TIMEOUT,	 /* stopped at its time bound */
+	CW_VIZ_LAYOUT_CANCELLED, /* stopped: cancelled() said so */
+	CW_VIZ_LAYOUT_TOO_LARGE, /* stopped at max_svg_bytes */
+};
+
+struct cw_viz_layout_opts {
+	unsigned timeout_ms;
+	size_t mem_bytes;
+	size_t max_svg_bytes;
+	bool (*cancelled)(void *arg);
+	void *arg;
+};
+
+/*
+ * Lay out dot (a NUL-terminated DOT graph): the SVG malloc'd into *svg
+ * (NUL-terminated, *svglen bytes) and CW_VIZ_LAYOUT_OK, or another status
+ * with the reason in err (no message).
+ */
+int cw_viz_layout_svg(const char *dot, const struct cw_viz_layout_opts *o,
+		      char **svg, size_t *svglen, char *err, size_t errlen);
 
 #endif

@@ -4,7 +4,7 @@
 'use strict';
 
 const $ = (id) => document.getElementById(id);
-const state = { by: 'process', range: '', share: 0, node: '' };
+const state = { by: 'process', range: '', share: 0, node: '', autoBy: false };
 
 function fmtBytes(b) {
   const u = ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB'];
@@ -62,6 +62,8 @@ function saveHash() {
 function loadHash() {
   const p = new URLSearchParams(location.hash.slice(1));
   state.by = p.get('by') || 'process';
+  // No view named: a graph too large to draw opens on the host view.
+  state.autoBy = !p.get('by');
   state.range = p.get('since') || '';
   state.share = parseFloat(p.get('min_share') || '0') || 0;
   state.node = p.get('node') || '';
@@ -72,23 +74,61 @@ function loadHash() {
 
 let graphSeq = 0;
 
+// The SVG of the view: /api/graph.svg answers 202 while the server's
+// layout thread works on it (the page asks again each second), 503 when
+// the layout failed or ran past its bound.
+async function fetchSvg(q, seq) {
+  for (;;) {
+    const r = await fetch('/api/graph.svg?' + q);
+    if (r.status === 202) {
+      if (seq !== graphSeq) return null;
+      setStatus('status', 'loading', 'laying out…');
+      await new Promise((ok) => setTimeout(ok, 1000));
+      if (seq !== graphSeq) return null;
+      continue;
+    }
+    if (!r.ok) throw new Error((await r.json()).error);
+    return r.text();
+  }
+}
+
+// Over the layout's bound the page opens on the host view (once, when
+// the address names no view) and says what it draws.
+function noteDrawn(g, note) {
+  const parts = [];
+  if (note) parts.push(note);
+  if (g.drawn_edges < g.edges.length)
+    parts.push(`drawn: the ${g.drawn_edges} largest of ${g.edges.length} ` +
+      'edges (all are in the table below)');
+  $('graph-note').textContent = parts.join('; ');
+  $('graph-note').hidden = !parts.length;
+}
+
 async function loadGraph() {
   const seq = ++graphSeq;
-  const q = graphQuery();
-  saveHash();
+  let note = '';
   $('share-out').textContent = (state.share * 100).toFixed(1) + '%';
   $('focus').hidden = !state.node;
   $('focus-name').textContent = state.node;
   setStatus('status', 'loading', 'loading…');
   try {
-    const [g, svgText] = await Promise.all([
-      getJSON('/api/graph?' + q),
-      fetch('/api/graph.svg?' + q).then(async (r) => {
-        if (!r.ok) throw new Error((await r.json()).error);
-        return r.text();
-      }),
-    ]);
+    let g = await getJSON('/api/graph?' + graphQuery());
     if (seq !== graphSeq) return;
+    if (state.autoBy && g.edges.length > g.layout_max_edges &&
+        state.by !== 'host' && !state.node) {
+      note = `the ${state.by} view has ${g.edges.length} edges, more ` +
+        `than one drawing takes (${g.layout_max_edges}): showing the ` +
+        'host view; choose another above';
+      state.by = 'host';
+      $('by').value = 'host';
+      g = await getJSON('/api/graph?' + graphQuery());
+      if (seq !== graphSeq) return;
+    }
+    state.autoBy = false;
+    saveHash();
+    const svgText = await fetchSvg(graphQuery(), seq);
+    if (seq !== graphSeq || svgText === null) return;
+    noteDrawn(g, note);
     drawGraph(g, svgText);
   } catch (err) {
     if (seq !== graphSeq) return;
