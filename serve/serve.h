@@ -53,7 +53,10 @@ struct cw_serve_opts {
 /*
  * Serve until *stop becomes non-zero.  -1 when the sources cannot be read
  * at start or the address cannot be bound; later read errors are counted
- * (and shown in /api/stats) and the last good state is kept.
+ * (and shown in /api/stats) and the last good state is kept.  Requests
+ * are answered by common/httpd.h's server: a thread per connection, 128
+ * connections, 32 from one address, 10 s for a request's header, and a
+ * warning at start when the address is not loopback.
  */
 int cw_serve_run(const struct cw_serve_opts *o, volatile int *stop);
 
