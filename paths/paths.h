@@ -43,14 +43,40 @@ struct cw_msg {
 	uint8_t dir;   /* enum cw_msg_dir */
 };
 
+/*
+ * Node names and their ids, numbered from 0 in order of first use: the one
+ * name index of paths/ and traces/ (a hash on the name, so interning is
+ * linear in the input, and no cap below 2^31 names).  A struct that holds
+ * one embeds CW_NAMES_FIELDS in an anonymous union with a struct cw_names,
+ * so its users keep writing t->names[id] and t->n_names.
+ */
+#define CW_NAMES_FIELDS                                                        \
+	char **names;                                                          \
+	size_t n_names, cap_names;                                             \
+	uint32_t *slots; /* open addressing: id + 1, 0 free */                 \
+	size_t n_slots
+
+struct cw_names {
+	CW_NAMES_FIELDS;
+};
+
+/* The id of name, created on first use; -1 on allocation failure or when
+ * the index is full (2^31 - 1 names). */
+int cw_names_id(struct cw_names *nm, const char *name);
+/* The id of a known name, or -1. */
+int cw_names_find(const struct cw_names *nm, const char *name);
+void cw_names_release(struct cw_names *nm);
+
 /* A set of observations and the node names they refer to. */
 struct cw_msgtrace {
 	struct cw_msg *msgs;
 	size_t n_msgs, cap_msgs;
-	char **names;
-	size_t n_names, cap_names;
-	uint32_t *slots; /* open-addressing name index: id + 1, 0 free */
-	size_t n_slots;
+	union {
+		struct cw_names nodes;
+		struct {
+			CW_NAMES_FIELDS;
+		};
+	};
 	/* Who calls whom, where the source knows it (a live trace knows each
 	 * connection's client and server): client << 32 | server.  Without
 	 * them the caller is guessed from who spoke first. */

@@ -8,13 +8,13 @@
  * parent's end.  Trace ids are dropped on the way.
  */
 #include <ctype.h>
-#include <errno.h>
 #include <json-c/json.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/log.h"
 #include "common/util.h"
+#include "paths/csv.h"
 #include "paths/paths.h"
 
 #define CLIENT_NODE "client"
@@ -118,54 +118,32 @@ static const char *const span_cols[S_NCOL] = {"SpanID", "ParentID", "PodName",
 					      "StartTimeUnixNano",
 					      "EndTimeUnixNano"};
 
-static int split(char *line, char **f, int max)
-{
-	int n = 0;
-
-	line[strcspn(line, "\r\n")] = '\0';
-	f[n++] = line;
-	while (n < max && (line = strchr(line, ','))) {
-		*line++ = '\0';
-		f[n++] = line;
-	}
-	return line && strchr(line, ',') ? max + 1 : n;
-}
-
 static int span_header(char *line, int *col, int *nf, const char *what)
 {
 	char *f[32];
-	int n = split(line, f, 32), i, c;
+	int n = cw_csv_split(line, f, 32, false), c;
 
-	for (c = 0; c < S_NCOL; c++) {
-		col[c] = -1;
-		for (i = 0; i < n && i < 32; i++)
-			if (!strcmp(f[i], span_cols[c]))
-				col[c] = i;
+	if (cw_csv_columns(f, n > 32 ? 32 : n, span_cols, S_NCOL, col, what))
+		return -1;
+	for (c = 0; c < S_NCOL; c++)
 		if (col[c] < 0)
 			return cw_error("'%s' line 1: no '%s' column in the "
 					"span header",
 					what, span_cols[c]);
-	}
 	*nf = n;
 	return 0;
 }
 
 static int span_u64(const char *s, uint64_t *v)
 {
-	char *end;
-
-	if (!isdigit((unsigned char)*s))
-		return -1;
-	errno = 0;
-	*v = strtoull(s, &end, 10);
-	return errno || *end ? -1 : 0;
+	return cw_parse_u64(s, 0, UINT64_MAX, v);
 }
 
 static int span_row(struct span_set *ss, struct cw_msgtrace *t, char *line,
 		    const int *col, int nf, const char *what, size_t ln)
 {
 	char *f[32], svc[256];
-	int n = split(line, f, 32);
+	int n = cw_csv_split(line, f, 32, false);
 	uint64_t st, en;
 
 	if (n != nf)
@@ -185,22 +163,19 @@ static int span_row(struct span_set *ss, struct cw_msgtrace *t, char *line,
 static int spans_csv(struct span_set *ss, struct cw_msgtrace *t, FILE *fp,
 		     const char *what)
 {
-	char *line = NULL;
-	size_t cap = 0, ln = 0;
-	ssize_t len;
-	int col[S_NCOL], nf = 0, err = 0;
+	struct cw_csv c;
+	int col[S_NCOL], nf = 0, err = 0, rc;
 
-	while (!err && (len = getline(&line, &cap, fp)) >= 0) {
-		ln++;
-		if ((size_t)len != strlen(line))
-			err = cw_error("'%s' line %zu: NUL byte in text", what,
-				       ln);
-		else if (ln == 1)
-			err = span_header(line, col, &nf, what);
-		else if (line[strspn(line, " \t\r\n")])
-			err = span_row(ss, t, line, col, nf, what, ln);
+	cw_csv_open(&c, fp, what);
+	while (!err && (rc = cw_csv_next(&c)) != 0) {
+		if (rc < 0)
+			err = -1;
+		else if (c.line == 1)
+			err = span_header(c.buf, col, &nf, what);
+		else if (c.buf[strspn(c.buf, " \t")])
+			err = span_row(ss, t, c.buf, col, nf, what, c.line);
 	}
-	free(line);
+	cw_csv_close(&c);
 	return err;
 }
 
@@ -494,6 +469,7 @@ int cw_spans_read(struct cw_msgtrace *t, struct cw_truth *tr, FILE *fp,
 	struct span_set ss = {0};
 	int c, err;
 
+	cw_skip_bom(fp);
 	do
 		c = fgetc(fp);
 	while (c == ' ' || c == '\n' || c == '\t' || c == '\r');

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
-/* Message traces: the node-name index and the observation CSV reader. */
-#include <errno.h>
+/* Message traces: the observations and their CSV reader. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/log.h"
 #include "common/util.h"
+#include "paths/csv.h"
 #include "paths/paths.h"
 
 void cw_msgtrace_init(struct cw_msgtrace *t)
@@ -15,13 +15,8 @@ void cw_msgtrace_init(struct cw_msgtrace *t)
 
 void cw_msgtrace_release(struct cw_msgtrace *t)
 {
-	size_t i;
-
-	for (i = 0; i < t->n_names; i++)
-		free(t->names[i]);
-	free(t->names);
+	cw_names_release(&t->nodes);
 	free(t->msgs);
-	free(t->slots);
 	free(t->calls);
 	cw_msgtrace_init(t);
 }
@@ -35,77 +30,14 @@ int cw_msgtrace_add_call(struct cw_msgtrace *t, uint32_t client,
 	return 0;
 }
 
-static uint64_t name_hash(const char *s)
-{
-	uint64_t h = 1469598103934665603ULL;
-
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 1099511628211ULL;
-	return h;
-}
-
-static size_t *slot_of(const struct cw_msgtrace *t, const char *name,
-		       size_t *slot)
-{
-	size_t mask = t->n_slots - 1;
-	size_t i = name_hash(name) & mask;
-
-	while (t->slots[i] && strcmp(t->names[t->slots[i] - 1], name))
-		i = (i + 1) & mask;
-	*slot = i;
-	return slot;
-}
-
 int cw_msgtrace_find(const struct cw_msgtrace *t, const char *name)
 {
-	size_t s;
-
-	if (!t->n_slots)
-		return -1;
-	slot_of(t, name, &s);
-	return t->slots[s] ? (int)t->slots[s] - 1 : -1;
-}
-
-/* Keep the index at most half full so probes stay short. */
-static int grow_index(struct cw_msgtrace *t)
-{
-	size_t n = t->n_slots ? t->n_slots * 2 : 64, i, s;
-	uint32_t *old = t->slots;
-	size_t old_n = t->n_slots;
-
-	t->slots = calloc(n, sizeof(*t->slots));
-	if (!t->slots) {
-		t->slots = old;
-		return -1;
-	}
-	t->n_slots = n;
-	for (i = 0; i < old_n; i++) {
-		if (!old[i])
-			continue;
-		slot_of(t, t->names[old[i] - 1], &s);
-		t->slots[s] = old[i];
-	}
-	free(old);
-	return 0;
+	return cw_names_find(&t->nodes, name);
 }
 
 int cw_msgtrace_node(struct cw_msgtrace *t, const char *name)
 {
-	size_t s;
-	int id = cw_msgtrace_find(t, name);
-
-	if (id >= 0)
-		return id;
-	if ((t->n_names + 1) * 2 > t->n_slots && grow_index(t))
-		return -1;
-	if (CW_GROW(t->names, t->cap_names, t->n_names + 1, 16))
-		return -1;
-	t->names[t->n_names] = strdup(name);
-	if (!t->names[t->n_names])
-		return -1;
-	slot_of(t, name, &s);
-	t->slots[s] = (uint32_t)++t->n_names;
-	return (int)t->n_names - 1;
+	return cw_names_id(&t->nodes, name);
 }
 
 int cw_msgtrace_add(struct cw_msgtrace *t, uint64_t ts_ns, uint32_t node,
@@ -158,52 +90,15 @@ struct csv_state {
 	size_t n_last;
 };
 
-static char *trim(char *s)
-{
-	char *e;
-
-	while (*s == ' ' || *s == '\t')
-		s++;
-	e = s + strlen(s);
-	while (e > s && (e[-1] == '\n' || e[-1] == '\r' || e[-1] == ' ' ||
-			 e[-1] == '\t'))
-		*--e = '\0';
-	return s;
-}
-
-/* Split in place on commas; returns the number of fields (at most max). */
-static int split_csv(char *line, char **f, int max)
-{
-	int n = 0;
-	char *p = line;
-
-	for (;;) {
-		char *c = strchr(p, ',');
-
-		if (n == max)
-			return max + 1;
-		if (c)
-			*c = '\0';
-		f[n++] = trim(p);
-		if (!c)
-			return n;
-		p = c + 1;
-	}
-}
-
 static int parse_header(struct csv_state *st, char *line)
 {
 	char *f[16];
-	int n = split_csv(line, f, 16), i, c;
+	int n = cw_csv_split(line, f, 16, true), c;
 
 	if (n > 16)
 		return cw_error("'%s' line 1: too many columns", st->what);
-	for (c = 0; c < N_COLS; c++)
-		st->col[c] = -1;
-	for (i = 0; i < n; i++)
-		for (c = 0; c < N_COLS; c++)
-			if (!strcmp(f[i], col_names[c]))
-				st->col[c] = i;
+	if (cw_csv_columns(f, n, col_names, N_COLS, st->col, st->what))
+		return -1;
 	for (c = 0; c < COL_BYTES; c++)
 		if (st->col[c] < 0)
 			return cw_error(
@@ -214,15 +109,10 @@ static int parse_header(struct csv_state *st, char *line)
 	return 0;
 }
 
+/* A count or a time, by common/util.h's grammar. */
 static int parse_u64(const char *s, uint64_t *v)
 {
-	char *end;
-
-	if (*s < '0' || *s > '9')
-		return -1;
-	errno = 0;
-	*v = strtoull(s, &end, 10);
-	return errno || *end ? -1 : 0;
+	return cw_parse_u64(s, 0, UINT64_MAX, v);
 }
 
 static int check_order(struct csv_state *st, uint32_t node, uint64_t ts)
@@ -247,7 +137,7 @@ static int check_order(struct csv_state *st, uint32_t node, uint64_t ts)
 static int parse_row(struct cw_msgtrace *t, struct csv_state *st, char *line)
 {
 	char *f[16];
-	int n = split_csv(line, f, 16), node, peer;
+	int n = cw_csv_split(line, f, 16, true), node, peer;
 	uint64_t ts, bytes = 0, conn = 0;
 	enum cw_msg_dir dir;
 
@@ -298,29 +188,22 @@ static int parse_row(struct cw_msgtrace *t, struct csv_state *st, char *line)
 int cw_msgtrace_read_csv(struct cw_msgtrace *t, FILE *fp, const char *what)
 {
 	struct csv_state st = {.what = what};
-	char *line = NULL;
-	size_t cap = 0;
-	ssize_t len;
-	int err = 0;
+	struct cw_csv c;
+	int err = 0, rc;
 
-	while (!err && (len = getline(&line, &cap, fp)) >= 0) {
-		st.line++;
-		if ((size_t)len != strlen(line)) {
-			err = cw_error("'%s' line %zu: NUL byte in text", what,
-				       st.line);
-			break;
-		}
-		if (st.line == 1) {
-			err = parse_header(&st, line);
-			continue;
-		}
-		if (!*trim(line) || line[0] == '#')
-			continue;
-		err = parse_row(t, &st, line);
+	cw_csv_open(&c, fp, what);
+	while (!err && (rc = cw_csv_next(&c)) != 0) {
+		st.line = c.line;
+		if (rc < 0)
+			err = -1;
+		else if (st.line == 1)
+			err = parse_header(&st, c.buf);
+		else if (c.buf[strspn(c.buf, " \t")] && c.buf[0] != '#')
+			err = parse_row(t, &st, c.buf);
 	}
 	if (!err && st.line == 0)
 		err = cw_error("'%s': empty input (no header)", what);
-	free(line);
+	cw_csv_close(&c);
 	free(st.last_ts);
 	return err;
 }

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
 /* Traces input: node names, the message CSV, span CSV with its truth. */
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/log.h"
 #include "common/util.h"
+#include "paths/csv.h"
 #include "traces/traces.h"
 
 void cw_traces_init(struct cw_traces *t)
@@ -15,11 +15,7 @@ void cw_traces_init(struct cw_traces *t)
 
 void cw_traces_release(struct cw_traces *t)
 {
-	size_t i;
-
-	for (i = 0; i < t->n_names; i++)
-		free(t->names[i]);
-	free(t->names);
+	cw_names_release(&t->nodes);
 	free(t->msgs);
 	free(t->spans);
 	free(t->truth_conn);
@@ -28,21 +24,9 @@ void cw_traces_release(struct cw_traces *t)
 	cw_traces_init(t);
 }
 
-/* Few services per input: a linear search is the simple index. */
 int cw_traces_node(struct cw_traces *t, const char *name)
 {
-	size_t i;
-
-	for (i = 0; i < t->n_names; i++)
-		if (!strcmp(t->names[i], name))
-			return (int)i;
-	if (t->n_names >= 65536 ||
-	    CW_GROW(t->names, t->cap_names, t->n_names + 1, 16))
-		return -1;
-	t->names[t->n_names] = strdup(name);
-	if (!t->names[t->n_names])
-		return -1;
-	return (int)t->n_names++;
+	return cw_names_id(&t->nodes, name);
 }
 
 int cw_traces_set_ends(struct cw_traces *t, uint32_t conn, uint32_t client,
@@ -69,42 +53,10 @@ int cw_traces_add_msg(struct cw_traces *t, const struct cw_tmsg *m)
 	return 0;
 }
 
-/* Split a line in place at commas; returns the field count or -1. */
-static int split(char *line, char **f, int max)
-{
-	int n = 0;
-
-	line[strcspn(line, "\r\n")] = 0;
-	for (;;) {
-		if (n == max)
-			return -1;
-		f[n++] = line;
-		line = strchr(line, ',');
-		if (!line)
-			return n;
-		*line++ = 0;
-	}
-}
-
-static int col(char **hdr, int n, const char *name)
-{
-	int i;
-
-	for (i = 0; i < n; i++)
-		if (!strcmp(hdr[i], name))
-			return i;
-	return -1;
-}
-
+/* A count, a time or an id, by common/util.h's grammar. */
 static int parse_u64(const char *s, uint64_t *v)
 {
-	char *end;
-
-	if (!*s || *s == '-' || *s == '+')
-		return -1;
-	errno = 0;
-	*v = strtoull(s, &end, 10);
-	return errno || *end ? -1 : 0;
+	return cw_parse_u64(s, 0, UINT64_MAX, v);
 }
 
 enum {
@@ -244,39 +196,49 @@ static int msg_row(struct cw_traces *t, char **f, int nf, const int *at,
 	return cw_traces_add_msg(t, &m);
 }
 
-int cw_traces_read_csv(struct cw_traces *t, FILE *fp, const char *what)
+/* The header's columns into at[]; which are there says what is read. */
+static int msg_header(struct cw_traces *t, char *line, int *at,
+		      const char *what)
 {
-	char buf[4096], *f[32];
-	int at[N_COLS], nf, c, rc = 0;
-	size_t line = 1;
+	char *f[32];
+	int nf = cw_csv_split(line, f, 32, false), c;
 
-	if (!fgets(buf, sizeof(buf), fp))
-		return cw_error("%s: empty input", what);
-	nf = split(buf, f, 32);
-	for (c = 0; c < N_COLS; c++) {
-		at[c] = nf < 0 ? -1 : col(f, nf, msg_cols[c]);
+	if (cw_csv_columns(f, nf > 32 ? 0 : nf, msg_cols, N_COLS, at, what))
+		return -1;
+	for (c = 0; c < N_COLS; c++)
 		if (at[c] < 0 && c != C_END && c != C_BYTES && c != C_THREAD &&
 		    c < C_NODE_PORT)
 			return cw_error("%s:1: header has no '%s' column", what,
 					msg_cols[c]);
-	}
 	/* The context alone is no use (a file of `run --traces` from
 	 * before it wrote seq): all four columns, or none read. */
 	t->has_ctx = at[C_SEQ] >= 0 && at[C_CTX_CONN] >= 0 &&
 		     at[C_CTX_SEQ] >= 0 && at[C_CTX_OPEN] >= 0;
 	for (c = C_SEQ; !t->has_ctx && c < N_COLS; c++)
 		at[c] = -1;
-	while (!rc && fgets(buf, sizeof(buf), fp)) {
-		line++;
-		if (!strchr(buf, '\n') && !feof(fp))
-			return cw_error("%s:%zu: line too long", what, line);
-		if (buf[0] == '\n' || buf[0] == '\r')
+	return 0;
+}
+
+int cw_traces_read_csv(struct cw_traces *t, FILE *fp, const char *what)
+{
+	char *f[32];
+	int at[N_COLS], nf, rc = 0, r;
+	struct cw_csv c;
+
+	if (cw_csv_open_header(&c, fp, what))
+		return -1;
+	rc = msg_header(t, c.buf, at, what);
+	while (!rc && (r = cw_csv_next(&c)) != 0) {
+		if (r < 0)
+			rc = -1;
+		else if (!c.buf[0])
 			continue;
-		nf = split(buf, f, 32);
-		if (nf < 0)
-			return cw_error("%s:%zu: too many fields", what, line);
-		rc = msg_row(t, f, nf, at, what, line);
+		else if ((nf = cw_csv_split(c.buf, f, 32, false)) > 32)
+			rc = cw_error("%s:%zu: too many fields", what, c.line);
+		else
+			rc = msg_row(t, f, nf, at, what, c.line);
 	}
+	cw_csv_close(&c);
 	if (!rc && !t->n_msgs)
 		return cw_error("%s: no messages", what);
 	return rc;

@@ -10,6 +10,7 @@
 #include "common/log.h"
 #include "common/pcap.h"
 #include "common/util.h"
+#include "paths/csv.h"
 #include "traces/traces.h"
 
 struct srow {
@@ -65,9 +66,8 @@ static int add_row(struct cw_traces *t, struct sread *s, char **f,
 	for (k = 0; k < 6; k++)
 		if (at[k] >= nf || (k < 4 && !*f[at[k]]))
 			return cw_error("%s:%zu: missing field", what, line);
-	r.start = strtoull(f[at[4]], NULL, 10);
-	r.end = strtoull(f[at[5]], NULL, 10);
-	if (!r.start || r.end < r.start)
+	if (cw_parse_u64(f[at[4]], 1, UINT64_MAX, &r.start) ||
+	    cw_parse_u64(f[at[5]], 0, UINT64_MAX, &r.end) || r.end < r.start)
 		return cw_error("%s:%zu: bad start or end time", what, line);
 	svc = service_of(t, f[at[3]]);
 	if (svc < 0)
@@ -227,47 +227,42 @@ static int emit(struct cw_traces *t, struct sread *s)
 	return 0;
 }
 
-int cw_traces_read_spans(struct cw_traces *t, FILE *fp, const char *what)
+/* Span rows of the CSV into s; -1 (said) on a malformed one. */
+static int read_rows(struct cw_traces *t, struct sread *s, FILE *fp,
+		     const char *what)
 {
 	static const char *const names[6] = {
 		"TraceID",	     "SpanID",	       "ParentID", "PodName",
 		"StartTimeUnixNano", "EndTimeUnixNano"};
-	char buf[4096], *f[32], *p;
-	int at[6], nf = 0, k, rc = 0;
-	struct sread s = {0};
-	size_t line = 1;
+	char *f[32];
+	int at[6], nf, k, rc = 0, r;
+	struct cw_csv c;
 
-	if (!fgets(buf, sizeof(buf), fp))
-		return cw_error("%s: empty input", what);
-	buf[strcspn(buf, "\r\n")] = 0;
-	for (p = buf; nf < 32;) {
-		f[nf++] = p;
-		if (!(p = strchr(p, ',')))
-			break;
-		*p++ = 0;
+	if (cw_csv_open_header(&c, fp, what))
+		return -1;
+	nf = cw_csv_split(c.buf, f, 32, false);
+	rc = cw_csv_columns(f, nf > 32 ? 32 : nf, names, 6, at, what);
+	for (k = 0; !rc && k < 6; k++)
+		if (at[k] < 0)
+			rc = cw_error("%s:1: header has no '%s' column", what,
+				      names[k]);
+	while (!rc && (r = cw_csv_next(&c)) != 0) {
+		if (r < 0)
+			rc = -1;
+		else if (c.buf[0])
+			rc = add_row(t, s, f, at,
+				     cw_csv_split(c.buf, f, 32, false), what,
+				     c.line);
 	}
-	for (k = 0; k < 6; k++) {
-		for (at[k] = 0; at[k] < nf && strcmp(f[at[k]], names[k]);)
-			at[k]++;
-		if (at[k] == nf)
-			return cw_error("%s:1: header has no '%s' column", what,
-					names[k]);
-	}
-	while (!rc && fgets(buf, sizeof(buf), fp)) {
-		line++;
-		if (!strchr(buf, '\n') && !feof(fp))
-			rc = cw_error("%s:%zu: line too long", what, line);
-		buf[strcspn(buf, "\r\n")] = 0;
-		if (rc || !buf[0])
-			continue;
-		for (nf = 0, p = buf; nf < 32;) {
-			f[nf++] = p;
-			if (!(p = strchr(p, ',')))
-				break;
-			*p++ = 0;
-		}
-		rc = add_row(t, &s, f, at, nf, what, line);
-	}
+	cw_csv_close(&c);
+	return rc;
+}
+
+int cw_traces_read_spans(struct cw_traces *t, FILE *fp, const char *what)
+{
+	struct sread s = {0};
+	int rc = read_rows(t, &s, fp, what);
+
 	if (!rc && !s.n)
 		rc = cw_error("%s: no spans", what);
 	if (!rc && s.n >= UINT32_MAX / 2)
@@ -295,6 +290,7 @@ int cw_traces_read_file(struct cw_traces *t, const char *path)
 		return cw_traces_read_pcap(t, path);
 	}
 	rewind(fp);
+	cw_skip_bom(fp); /* the readers drop it themselves */
 	if (fgets(head, sizeof(head), fp) && !strncmp(head, "TraceID,", 8)) {
 		rewind(fp);
 		rc = cw_traces_read_spans(t, fp, path);

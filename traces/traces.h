@@ -29,6 +29,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "paths/paths.h"
+
 enum cw_tdir { CW_TDIR_IN = 0, CW_TDIR_OUT = 1 };
 enum cw_trole { CW_TROLE_ACCEPTED = 0, CW_TROLE_CONNECTED = 1 };
 
@@ -107,8 +109,12 @@ struct cw_traces {
 	uint64_t window_slot;
 	struct cw_tmsg *msgs;
 	size_t n_msgs, cap_msgs;
-	char **names;
-	size_t n_names, cap_names;
+	union { /* node names: paths/'s index (paths.h) */
+		struct cw_names nodes;
+		struct {
+			CW_NAMES_FIELDS;
+		};
+	};
 	struct cw_tspan *spans;
 	size_t n_spans, cap_spans;
 	/* The input carries the kernel's request context (cw_tmsg's seq
@@ -242,7 +248,22 @@ int cw_traces_write_jaeger(const struct cw_traces *t, FILE *fp);
 /* A waterfall of one trace, critical path marked with '*'. */
 void cw_traces_print_waterfall(const struct cw_traces *t, int32_t root,
 			       FILE *fp);
-/* POST `body` (JSON) to an http:// URL; 0 on a 2xx answer, else -1 with
+/*
+ * The critical path of one trace whose spans sp[0..n) are in tree order
+ * (a parent before its children; parent: its index, -1 for a root): from
+ * the end back, the child that finished last, then the one that finished
+ * last before it started, and so on, each followed the same way; on a tie
+ * the earlier in tree order.  Sets each span's `critical`; 0, or -1 when
+ * out of memory (no message).
+ */
+struct cw_crit_span {
+	uint64_t start_ns, end_ns;
+	int32_t parent;
+	bool critical;
+};
+int cw_traces_critical_path(struct cw_crit_span *sp, size_t n);
+/* POST `body` (JSON) to an http:// URL (libcurl; /v1/traces when the URL
+ * names no path), within 10 s; 0 on a 2xx answer, else -1 with
  * why it failed in why[why_len] (why NULL: said as an error line). */
 int cw_traces_post(const char *url, const char *body, size_t len, char *why,
 		   size_t why_len);
