@@ -456,40 +456,40 @@ static int by_start(const void *a, const void *b, void *arg)
 
 static void ctx_free(struct node_ctx *c)
 {
-	free(c->reqs), free(c->calls), free(c->rcmap), free(c->ccmap);
+	free(c->reqs), free(c->calls);
 	free(c->n_req_rc), free(c->cells), free(c->used), free(c->active);
 	free(c->last), free(c->saved);
 }
 
-/* Gather node v's requests and calls and size its model. */
-static int ctx_init(struct node_ctx *c, uint32_t v)
+/*
+ * Gather node v's requests and calls (its spans mine[0..n), in span order)
+ * and size its model.  rcmap and ccmap are the caller's, all -1, and are
+ * left so: a node touches only its peers' entries, so linking is linear
+ * in the nodes, not quadratic.
+ */
+static int ctx_init(struct node_ctx *c, uint32_t v, const int32_t *mine,
+		    size_t n)
 {
 	struct cw_traces *t = c->t;
-	size_t i, nn = t->n_names;
+	size_t i;
 
 	c->n_reqs = c->n_calls = c->n_rc = c->n_cc = 0;
-	c->reqs = malloc(t->n_spans * sizeof(int32_t));
-	c->calls = malloc(t->n_spans * sizeof(int32_t));
-	c->rcmap = malloc(nn * sizeof(int32_t));
-	c->ccmap = malloc(nn * sizeof(int32_t));
-	if (!c->reqs || !c->calls || !c->rcmap || !c->ccmap)
+	c->reqs = malloc((n + 1) * sizeof(int32_t));
+	c->calls = malloc((n + 1) * sizeof(int32_t));
+	if (!c->reqs || !c->calls)
 		return cw_error("out of memory for spans");
-	for (i = 0; i < nn; i++)
-		c->rcmap[i] = c->ccmap[i] = -1;
-	for (i = 0; i < t->n_spans; i++) {
-		const struct cw_tspan *s = &t->spans[i];
+	for (i = 0; i < n; i++) {
+		const struct cw_tspan *s = &t->spans[mine[i]];
 
-		if (s->node != v)
-			continue;
 		if (s->role == CW_TROLE_ACCEPTED) {
 			if (c->rcmap[s->peer] < 0)
 				c->rcmap[s->peer] = (int32_t)c->n_rc++;
-			c->loc[i] = (int32_t)c->n_reqs;
-			c->reqs[c->n_reqs++] = (int32_t)i;
+			c->loc[mine[i]] = (int32_t)c->n_reqs;
+			c->reqs[c->n_reqs++] = mine[i];
 		} else {
 			if (c->ccmap[s->peer] < 0)
 				c->ccmap[s->peer] = (int32_t)c->n_cc++;
-			c->calls[c->n_calls++] = (int32_t)i;
+			c->calls[c->n_calls++] = mine[i];
 		}
 	}
 	qsort_r(c->reqs, c->n_reqs, sizeof(int32_t), by_start, t->spans);
@@ -639,19 +639,56 @@ void cw_traces_opts_default(struct cw_traces_opts *o)
 	o->rounds = 1;
 }
 
+/*
+ * Span ids grouped by node (by[first[v] .. first[v + 1]), in span order
+ * within a node), and the per-node maps all -1.  0 or -1 (no memory).
+ */
+static int group_by_node(const struct cw_traces *t, int32_t **by,
+			 size_t **first, struct node_ctx *c)
+{
+	size_t i, nn = t->n_names;
+
+	*by = malloc((t->n_spans + 1) * sizeof(**by));
+	*first = calloc(nn + 2, sizeof(**first));
+	c->rcmap = malloc((nn + 1) * sizeof(int32_t));
+	c->ccmap = malloc((nn + 1) * sizeof(int32_t));
+	if (!*by || !*first || !c->rcmap || !c->ccmap)
+		return -1;
+	for (i = 0; i < nn; i++)
+		c->rcmap[i] = c->ccmap[i] = -1;
+	for (i = 0; i < t->n_spans; i++)
+		(*first)[t->spans[i].node + 2]++;
+	for (i = 0; i < nn; i++)
+		(*first)[i + 2] += (*first)[i + 1];
+	for (i = 0; i < t->n_spans; i++)
+		(*by)[(*first)[t->spans[i].node + 1]++] = (int32_t)i;
+	return 0;
+}
+
+/* Back to all -1 for the next node: only its peers' entries moved. */
+static void maps_reset(struct node_ctx *c, const int32_t *mine, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		c->rcmap[c->t->spans[mine[i]].peer] =
+			c->ccmap[c->t->spans[mine[i]].peer] = -1;
+}
+
 int cw_traces_infer(struct cw_traces *t, const struct cw_traces_opts *o)
 {
 	struct node_ctx c = {.t = t, .o = o};
 	struct window *w = calloc(1, sizeof(*w));
 	int32_t *link = malloc(2 * (t->n_spans + 1) * sizeof(int32_t));
-	size_t v;
+	int32_t *by = NULL, *rcmap, *ccmap;
+	size_t v, *first = NULL;
 	int rc = 0;
 
 	if (o->window < 1 || o->window > 256 || o->max_cands < 1 ||
 	    o->max_cands > 16 || o->rounds < 1)
 		rc = cw_error("window must be 1..256 and candidates 1..16");
 	c.loc = malloc((t->n_spans + 1) * sizeof(int32_t));
-	if (!rc && (!w || !link || !c.loc))
+	if (!rc && (!w || !link || !c.loc || group_by_node(t, &by, &first, &c)))
 		rc = cw_error("out of memory for inference");
 	if (!rc)
 		w->a = malloc(o->window * o->window * o->max_cands *
@@ -660,18 +697,22 @@ int cw_traces_infer(struct cw_traces *t, const struct cw_traces_opts *o)
 		rc = cw_error("out of memory for inference");
 	t->n_windows = t->n_cut = t->n_thread_links = 0;
 	t->n_ambiguous_thread = 0;
+	rcmap = c.rcmap, ccmap = c.ccmap;
 	for (v = 0; !rc && v < t->n_names; v++) {
-		int32_t *loc = c.loc;
+		int32_t *loc = c.loc, *mine = by + first[v];
+		size_t n = first[v + 1] - first[v];
 
 		memset(&c, 0, sizeof(c));
-		c.t = t, c.o = o, c.loc = loc;
-		rc = ctx_init(&c, (uint32_t)v);
+		c.t = t, c.o = o, c.loc = loc, c.rcmap = rcmap, c.ccmap = ccmap;
+		rc = ctx_init(&c, (uint32_t)v, mine, n);
 		if (!rc)
 			rc = infer_node(&c, w, link, link + t->n_spans + 1);
 		ctx_free(&c);
+		maps_reset(&c, mine, n);
 	}
 	if (w)
 		free(w->a);
-	free(w), free(link), free(c.loc);
+	free(w), free(link), free(c.loc), free(by), free(first);
+	free(rcmap), free(ccmap);
 	return rc;
 }
