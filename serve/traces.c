@@ -7,13 +7,8 @@
  * (as plan.c reads its plan) and read again when it changed; a file that
  * goes bad keeps the last good traces, and the failure is counted.
  *
- * The critical path is computed here rather than taken from traces/:
- * serve's layer does not include traces/ (the LAYER_ table in the
- * Makefile).  The rule is `causeway traces --waterfall`'s: from a span's
- * end back, the child that finished last, then the child that finished
- * last before that one started, and so on; each child on the path is
- * followed the same way.  Children are in start order, and on a tie of
- * ends the earlier child wins, as there.
+ * The critical path is traces/'s (cw_traces_critical_path), the rule of
+ * `causeway traces --waterfall`; children are in start order, as there.
  */
 #include <errno.h>
 #include <json-c/json.h>
@@ -25,6 +20,7 @@
 #include "common/log.h"
 #include "common/util.h"
 #include "serve/serve_int.h"
+#include "traces/traces.h"
 
 static const char *const link_names[SERVE_LINK_N] = {
 	NULL, "connection", "thread", "contained", "timing", "none"};
@@ -393,78 +389,26 @@ static void order_tree(struct tbuild *b, struct serve_tspan *out, size_t *nout)
 			emit_tree(b, b->by_start[k], out, nout);
 }
 
-struct kid {
-	uint64_t end;
-	size_t pos;
-};
-
-/* Latest end first; on a tie the earlier in tree order. */
-static int cmp_kid(const void *a, const void *b)
-{
-	const struct kid *x = a, *y = b;
-
-	if (x->end != y->end)
-		return x->end > y->end ? -1 : 1;
-	return (x->pos > y->pos) - (x->pos < y->pos);
-}
-
-/*
- * Mark the critical children of span v (v == n: of the whole trace, whose
- * children are the roots).  Walking the children by latest end, each one
- * that ended by `until` is on the path and moves `until` to its start: the
- * same choices as taking, again and again, the latest-ending child that
- * ended by `until`.
- */
-static void critical_kids(struct serve_tspan *sp, size_t n, size_t v,
-			  const size_t *kid_of, const size_t *off,
-			  struct kid *kids)
-{
-	size_t j, nk = off[v + 1] - off[v];
-	uint64_t until = v < n ? sp[v].end_ns : UINT64_MAX;
-
-	for (j = 0; j < nk; j++)
-		kids[j] = (struct kid){sp[kid_of[off[v] + j]].end_ns,
-				       kid_of[off[v] + j]};
-	qsort(kids, nk, sizeof(*kids), cmp_kid);
-	for (j = 0; j < nk; j++) {
-		if (kids[j].end > until)
-			continue;
-		sp[kids[j].pos].critical = true;
-		until = sp[kids[j].pos].start_ns;
-	}
-}
-
-/*
- * The critical path of a trace in tree order (parents before children, so
- * a span is marked before its own children are looked at).  Children are
- * grouped by parent first (slot n: the roots).  0 or -1 (out of memory).
- */
+/* The trace's critical path (spans in tree order), by traces/'s rule.
+ * 0 or -1 (out of memory). */
 static int mark_critical(struct serve_tspan *sp, size_t n)
 {
-	size_t *off = calloc(n + 3, sizeof(*off));
-	size_t *kid_of = malloc((n + 1) * sizeof(*kid_of));
-	struct kid *kids = malloc((n + 1) * sizeof(*kids));
-	size_t v, j, p;
-	int ret = -1;
+	struct cw_crit_span *c = malloc((n + 1) * sizeof(*c));
+	size_t i;
 
-	if (!off || !kid_of || !kids)
-		goto out;
-	for (j = 0; j < n; j++)
-		off[(sp[j].parent < 0 ? n : (size_t)sp[j].parent) + 2]++;
-	for (v = 0; v <= n; v++)
-		off[v + 2] += off[v + 1];
-	for (j = 0; j < n; j++) {
-		p = sp[j].parent < 0 ? n : (size_t)sp[j].parent;
-		kid_of[off[p + 1]++] = j;
+	if (!c)
+		return -1;
+	for (i = 0; i < n; i++)
+		c[i] = (struct cw_crit_span){sp[i].start_ns, sp[i].end_ns,
+					     sp[i].parent, false};
+	if (cw_traces_critical_path(c, n)) {
+		free(c);
+		return -1;
 	}
-	critical_kids(sp, n, n, kid_of, off, kids);
-	for (v = 0; v < n; v++)
-		if (sp[v].critical)
-			critical_kids(sp, n, v, kid_of, off, kids);
-	ret = 0;
-out:
-	free(off), free(kid_of), free(kids);
-	return ret;
+	for (i = 0; i < n; i++)
+		sp[i].critical = c[i].critical;
+	free(c);
+	return 0;
 }
 
 /* Start, end, links and lowest confidence of the trace at spans[first]. */

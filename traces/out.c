@@ -1,16 +1,15 @@
 // SPDX-License-Identifier: MIT
 /* Traces out: OTLP/JSON, Jaeger UI JSON, a terminal waterfall, OTLP/HTTP. */
-#include <arpa/inet.h>
+#include <curl/curl.h>
 #include <errno.h>
-#include <netdb.h>
+#include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/time.h>
-#include <unistd.h>
 
+#include "common/jsonw.h"
 #include "common/log.h"
 #include "common/util.h"
 #include "traces/traces.h"
@@ -186,89 +185,153 @@ static int place_all(const struct cw_traces *t, struct tree *tr,
 	return 0;
 }
 
-static void otlp_span(const struct cw_traces *t, FILE *fp, int32_t s,
-		      int32_t root, int32_t up, bool first)
+/* One OTLP attribute: {"key":K,"value":{TYPE:V}}; TYPE intValue is a
+ * decimal string, as OTLP/JSON writes 64-bit integers. */
+static void attr_str(struct cw_jsonw *w, const char *key, const char *type,
+		     const char *val)
+{
+	cw_jsonw_obj_open(w, NULL);
+	cw_jsonw_str(w, "key", key);
+	cw_jsonw_obj_open(w, "value");
+	cw_jsonw_str(w, type, val);
+	cw_jsonw_obj_close(w);
+	cw_jsonw_obj_close(w);
+}
+
+static void attr_u64(struct cw_jsonw *w, const char *key, uint64_t v)
+{
+	char num[24];
+
+	snprintf(num, sizeof(num), "%llu", (unsigned long long)v);
+	attr_str(w, key, "intValue", num);
+}
+
+/* A link's confidence, to the 4 decimals it is known to. */
+static double conf4(double c)
+{
+	return round(c * 1e4) / 1e4;
+}
+
+static void otlp_span(const struct cw_traces *t, struct cw_jsonw *w, int32_t s,
+		      int32_t root, int32_t up)
 {
 	const struct cw_tspan *x = &t->spans[s];
-	char tid[33], sid[17], pid[17] = "", name[256];
+	char id[33], name[256];
 	bool call = x->role == CW_TROLE_CONNECTED;
 
-	cw_traces_trace_id(t, root, tid);
-	span_id(t, s, sid);
-	if (up >= 0)
-		span_id(t, up, pid);
+	cw_jsonw_obj_open(w, NULL);
+	cw_traces_trace_id(t, root, id);
+	cw_jsonw_str(w, "traceId", id);
+	span_id(t, s, id);
+	cw_jsonw_str(w, "spanId", id);
+	if (up >= 0) {
+		span_id(t, up, id);
+		cw_jsonw_str(w, "parentSpanId", id);
+	}
 	span_name(t, s, name, sizeof(name));
-	fprintf(fp, "%s{\"traceId\":\"%s\",\"spanId\":\"%s\",",
-		first ? "" : ",", tid, sid);
-	if (up >= 0)
-		fprintf(fp, "\"parentSpanId\":\"%s\",", pid);
-	fputs("\"name\":", fp);
-	json_str(fp, name);
-	fprintf(fp,
-		",\"kind\":%d,\"startTimeUnixNano\":\"%llu\","
-		"\"endTimeUnixNano\":\"%llu\",\"attributes\":["
-		"{\"key\":\"causeway.link.method\",\"value\":{\"stringValue\":"
-		"\"%s\"}},{\"key\":\"causeway.link.confidence\",\"value\":{"
-		"\"doubleValue\":%.4f}},{\"key\":\"net.peer.name\",\"value\":{"
-		"\"stringValue\":",
-		call ? 3 : 2, (unsigned long long)x->start_ns,
-		(unsigned long long)x->end_ns,
-		call ? cw_link_method_name(x->method) : "connection",
-		call ? x->conf : 1.0);
-	json_str(fp, t->names[x->peer]);
-	fprintf(fp,
-		"}},{\"key\":\"causeway.conn\",\"value\":{\"intValue\":"
-		"\"%u\"}}]}",
-		x->conn);
+	cw_jsonw_str(w, "name", name);
+	cw_jsonw_u64(w, "kind", call ? 3 : 2);
+	snprintf(id, sizeof(id), "%llu", (unsigned long long)x->start_ns);
+	cw_jsonw_str(w, "startTimeUnixNano", id);
+	snprintf(id, sizeof(id), "%llu", (unsigned long long)x->end_ns);
+	cw_jsonw_str(w, "endTimeUnixNano", id);
+	cw_jsonw_arr_open(w, "attributes");
+	attr_str(w, "causeway.link.method", "stringValue",
+		 call ? cw_link_method_name(x->method) : "connection");
+	cw_jsonw_obj_open(w, NULL);
+	cw_jsonw_str(w, "key", "causeway.link.confidence");
+	cw_jsonw_obj_open(w, "value");
+	cw_jsonw_double(w, "doubleValue", call ? conf4(x->conf) : 1.0);
+	cw_jsonw_obj_close(w);
+	cw_jsonw_obj_close(w);
+	attr_str(w, "net.peer.name", "stringValue", t->names[x->peer]);
+	attr_u64(w, "causeway.conn", x->conn);
+	cw_jsonw_arr_close(w);
+	cw_jsonw_obj_close(w);
+}
+
+/* One service's resource and its spans by[0..n). */
+static void otlp_resource(const struct cw_traces *t, struct cw_jsonw *w,
+			  uint32_t v, const int32_t *by, size_t n,
+			  const int32_t *root_of, const int32_t *up_of)
+{
+	size_t k;
+
+	cw_jsonw_obj_open(w, NULL);
+	cw_jsonw_obj_open(w, "resource");
+	cw_jsonw_arr_open(w, "attributes");
+	attr_str(w, "service.name", "stringValue", t->names[v]);
+	if (t->window_slot)
+		attr_u64(w, "causeway.window.slot_ns", t->window_slot);
+	cw_jsonw_arr_close(w);
+	cw_jsonw_obj_close(w);
+	cw_jsonw_arr_open(w, "scopeSpans");
+	cw_jsonw_obj_open(w, NULL);
+	cw_jsonw_obj_open(w, "scope");
+	cw_jsonw_str(w, "name", "causeway");
+	cw_jsonw_obj_close(w);
+	cw_jsonw_arr_open(w, "spans");
+	for (k = 0; k < n; k++)
+		otlp_span(t, w, by[k], root_of[by[k]], up_of[by[k]]);
+	cw_jsonw_arr_close(w);
+	cw_jsonw_obj_close(w);
+	cw_jsonw_arr_close(w);
+	cw_jsonw_obj_close(w);
+}
+
+/*
+ * The spans in some trace grouped by node, in span order within a node
+ * (by[first[v] .. first[v + 1])): one pass, so writing is linear in the
+ * nodes and spans.
+ */
+static int group_placed(const struct cw_traces *t, const int32_t *root_of,
+			int32_t *by, size_t *first)
+{
+	size_t i, nn = t->n_names;
+
+	memset(first, 0, (nn + 2) * sizeof(*first));
+	for (i = 0; i < t->n_spans; i++)
+		if (root_of[i] >= 0)
+			first[t->spans[i].node + 2]++;
+	for (i = 0; i < nn; i++)
+		first[i + 2] += first[i + 1];
+	for (i = 0; i < t->n_spans; i++)
+		if (root_of[i] >= 0)
+			by[first[t->spans[i].node + 1]++] = (int32_t)i;
+	return 0;
 }
 
 int cw_traces_write_otlp(const struct cw_traces *t, FILE *fp)
 {
 	int32_t *root_of = malloc((t->n_spans + 1) * sizeof(int32_t));
 	int32_t *up_of = malloc((t->n_spans + 1) * sizeof(int32_t));
+	int32_t *by = malloc((t->n_spans + 1) * sizeof(int32_t));
+	size_t *first = malloc((t->n_names + 2) * sizeof(size_t));
 	struct tree tr = {0};
-	size_t v, i;
-	bool fv = true, fs;
+	struct cw_jsonw w;
+	size_t v;
 	int rc = -1;
 
-	if (!root_of || !up_of || tree_init(&tr, t) ||
-	    place_all(t, &tr, root_of, up_of))
+	if (!root_of || !up_of || !by || !first) {
+		cw_error("out of memory for traces");
 		goto out;
-	fputs("{\"resourceSpans\":[", fp);
-	for (v = 0; v < t->n_names; v++) {
-		for (i = 0; i < t->n_spans; i++)
-			if (root_of[i] >= 0 && t->spans[i].node == v)
-				break;
-		if (i == t->n_spans)
-			continue;
-		fprintf(fp,
-			"%s{\"resource\":{\"attributes\":[{\"key\":"
-			"\"service.name\",\"value\":{\"stringValue\":",
-			fv ? "" : ",");
-		json_str(fp, t->names[v]);
-		if (t->window_slot)
-			fprintf(fp,
-				"}},{\"key\":\"causeway.window.slot_ns\","
-				"\"value\":{\"intValue\":\"%llu\"",
-				(unsigned long long)t->window_slot);
-		fputs("}}]},\"scopeSpans\":[{\"scope\":{\"name\":\"causeway\"},"
-		      "\"spans\":[",
-		      fp);
-		for (fs = true; i < t->n_spans; i++)
-			if (root_of[i] >= 0 && t->spans[i].node == v) {
-				otlp_span(t, fp, (int32_t)i, root_of[i],
-					  up_of[i], fs);
-				fs = false;
-			}
-		fputs("]}]}", fp);
-		fv = false;
 	}
-	fputs("]}\n", fp);
+	if (tree_init(&tr, t) || place_all(t, &tr, root_of, up_of))
+		goto out;
+	group_placed(t, root_of, by, first);
+	cw_jsonw_init(&w, fp);
+	cw_jsonw_obj_open(&w, NULL);
+	cw_jsonw_arr_open(&w, "resourceSpans");
+	for (v = 0; v < t->n_names; v++)
+		if (first[v + 1] > first[v])
+			otlp_resource(t, &w, (uint32_t)v, by + first[v],
+				      first[v + 1] - first[v], root_of, up_of);
+	cw_jsonw_arr_close(&w);
+	cw_jsonw_obj_close(&w);
+	cw_jsonw_end_line(&w);
 	rc = ferror(fp) ? cw_error("cannot write OTLP: %m") : 0;
 out:
-	if (rc && (!root_of || !up_of))
-		cw_error("out of memory for traces");
-	free(root_of), free(up_of);
+	free(root_of), free(up_of), free(by), free(first);
 	tree_free(&tr);
 	return rc;
 }
@@ -369,29 +432,30 @@ int32_t cw_traces_find(const struct cw_traces *t, const char *hex)
 	return best;
 }
 
-/* Critical path: from the end back, the child that finished last. */
-static void critical(const struct cw_traces *t, const struct tree *tr, size_t k,
-		     bool *crit)
+/* The walked tree's critical path (cw_traces_critical_path): a span's
+ * parent is the latest span one level up before it (depth-first order). */
+static bool *critical(const struct cw_traces *t, const struct tree *tr)
 {
-	uint64_t until = t->spans[tr->span[k]].end_ns;
-	size_t j;
+	struct cw_crit_span *c = malloc((tr->n + 1) * sizeof(*c));
+	bool *crit = calloc(tr->n + 1, sizeof(*crit));
+	int32_t at[72]; /* walk() goes 66 levels deep at most */
+	size_t k;
 
-	crit[k] = true;
-	for (;;) {
-		size_t best = tr->n;
+	for (k = 0; c && crit && k < tr->n; k++) {
+		const struct cw_tspan *x = &t->spans[tr->span[k]];
+		int32_t d = tr->depth[k];
 
-		for (j = k + 1; j < tr->n && tr->depth[j] > tr->depth[k]; j++)
-			if (tr->up[j] == tr->span[k] && !crit[j] &&
-			    t->spans[tr->span[j]].end_ns <= until &&
-			    (best == tr->n ||
-			     t->spans[tr->span[j]].end_ns >
-				     t->spans[tr->span[best]].end_ns))
-				best = j;
-		if (best == tr->n)
-			return;
-		critical(t, tr, best, crit);
-		until = t->spans[tr->span[best]].start_ns;
+		c[k] = (struct cw_crit_span){x->start_ns, x->end_ns,
+					     d ? at[d - 1] : -1, false};
+		at[d] = (int32_t)k;
 	}
+	if (c && crit && !cw_traces_critical_path(c, tr->n))
+		for (k = 0; k < tr->n; k++)
+			crit[k] = c[k].critical;
+	else
+		free(crit), crit = NULL;
+	free(c);
+	return crit;
 }
 
 void cw_traces_print_waterfall(const struct cw_traces *t, int32_t root,
@@ -406,9 +470,7 @@ void cw_traces_print_waterfall(const struct cw_traces *t, int32_t root,
 	if (tree_init(&tr, t))
 		return tree_free(&tr);
 	walk(t, &tr, root, -1, 0);
-	crit = calloc(tr.n + 1, sizeof(*crit));
-	if (crit && tr.n)
-		critical(t, &tr, 0, crit);
+	crit = critical(t, &tr);
 	t0 = t->spans[root].start_ns;
 	len = t->spans[root].end_ns - t0 + 1;
 	cw_traces_trace_id(t, root, tid);
@@ -436,34 +498,10 @@ void cw_traces_print_waterfall(const struct cw_traces *t, int32_t root,
 	tree_free(&tr);
 }
 
-static int parse_url(const char *url, char *host, size_t hl, char *port,
-		     const char **path)
-{
-	const char *p, *h = url + 7, *c, *s;
-
-	if (strncmp(url, "http://", 7))
-		return cw_error("--otlp wants an http:// URL, not '%s'", url);
-	s = strchr(h, '/');
-	*path = s ? s : "/v1/traces";
-	p = s ? s : h + strlen(h);
-	c = memchr(h, ':', (size_t)(p - h));
-	if ((size_t)((c ? c : p) - h) >= hl || (c && p - c - 1 >= 8) || c == h)
-		return cw_error("bad URL '%s'", url);
-	memcpy(host, h, (size_t)((c ? c : p) - h));
-	host[(c ? c : p) - h] = 0;
-	if (c) {
-		memcpy(port, c + 1, (size_t)(p - c - 1));
-		port[p - c - 1] = 0;
-	} else {
-		strcpy(port, "80");
-	}
-	return 0;
-}
-
 /*
  * An endpoint that takes the connection and then says nothing is given up
- * on after this (connect, each write, the answer): a correlator posting
- * its windows must not wait on it for ever.
+ * on after this (connect, send, the answer): a correlator posting its
+ * windows must not wait on it for ever.
  */
 #define POST_TIMEOUT_S 10
 
@@ -481,58 +519,94 @@ static int post_fail(char *why, size_t n, const char *fmt, ...)
 	return why ? -1 : cw_error("%s", buf);
 }
 
+static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
+static CURLcode curl_init_rc = CURLE_FAILED_INIT;
+
+static void curl_start(void)
+{
+	curl_init_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
+/* The answer's status line ("HTTP/1.1 200 OK"), for the error message. */
+static size_t on_header(char *line, size_t size, size_t n, void *arg)
+{
+	char *status = arg;
+	size_t len = size * n;
+
+	if (len > 5 && !strncmp(line, "HTTP/", 5)) {
+		len = len < 63 ? len : 63;
+		memcpy(status, line, len);
+		status[len] = 0;
+		status[strcspn(status, "\r\n")] = 0;
+	}
+	return size * n;
+}
+
+/* The answer's body is not wanted. */
+static size_t on_body(char *p, size_t size, size_t n, void *arg)
+{
+	return size * n;
+}
+
+/* The URL to post to: url, with /v1/traces when it names no path. */
+static int post_url(const char *url, char *out, size_t len)
+{
+	if (strncmp(url, "http://", 7))
+		return cw_error("--otlp wants an http:// URL, not '%s'", url);
+	if ((size_t)snprintf(out, len, "%s%s", url,
+			     strchr(url + 7, '/') ? "" : "/v1/traces") >= len)
+		return cw_error("--otlp URL too long: '%s'", url);
+	return 0;
+}
+
 int cw_traces_post(const char *url, const char *body, size_t len, char *why,
 		   size_t why_len)
 {
-	struct timeval tmo = {.tv_sec = POST_TIMEOUT_S};
-	struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *ai = NULL;
-	char host[256], port[8], head[512], ans[64] = "";
-	const char *path = "/v1/traces";
-	int fd = -1, rc = -1, n;
-	ssize_t w;
+	struct curl_slist *hdr = NULL;
+	char to[2048], status[64] = "", err[CURL_ERROR_SIZE] = "";
+	long code = 0;
+	CURLcode cc;
+	CURL *c;
+	int rc = -1;
 
-	if (parse_url(url, host, sizeof(host), port, &path))
+	if (post_url(url, to, sizeof(to)))
 		return -1;
-	if (getaddrinfo(host, port, &hints, &ai))
-		return post_fail(why, why_len, "cannot resolve '%s'", host);
-	fd = socket(ai->ai_family, SOCK_STREAM, 0);
-	if (fd < 0 ||
-	    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tmo, sizeof(tmo)) ||
-	    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tmo, sizeof(tmo)) ||
-	    connect(fd, ai->ai_addr, ai->ai_addrlen)) {
-		post_fail(why, why_len, "cannot connect to '%s': %s", url,
-			  strerror(errno));
+	pthread_once(&curl_once, curl_start);
+	c = curl_init_rc == CURLE_OK ? curl_easy_init() : NULL;
+	hdr = curl_slist_append(NULL, "Content-Type: application/json");
+	/* No "Expect: 100-continue" wait on a large body. */
+	hdr = hdr ? curl_slist_append(hdr, "Expect:") : NULL;
+	if (!c || !hdr) {
+		post_fail(why, why_len, "cannot start an HTTP client");
 		goto out;
 	}
-	n = snprintf(head, sizeof(head),
-		     "POST %s HTTP/1.1\r\nHost: %s:%s\r\nContent-Type: "
-		     "application/json\r\nContent-Length: %zu\r\nConnection: "
-		     "close\r\n\r\n",
-		     path, host, port, len);
-	if (n >= (int)sizeof(head) || write(fd, head, (size_t)n) != n)
-		goto fail;
-	for (; len; body += w, len -= (size_t)w)
-		if ((w = write(fd, body, len)) <= 0)
-			goto fail;
-	w = read(fd, ans, sizeof(ans) - 1);
-	if (w < 0) {
-		post_fail(why, why_len, "no answer from '%s': %s", url,
-			  errno == EAGAIN ? "timed out" : strerror(errno));
+	curl_easy_setopt(c, CURLOPT_URL, to);
+	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http");
+	curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdr);
+	curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+	curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT, (long)POST_TIMEOUT_S);
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, err);
+	curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
+	curl_easy_setopt(c, CURLOPT_HEADERDATA, status);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+	cc = curl_easy_perform(c);
+	if (cc != CURLE_OK) {
+		post_fail(why, why_len, "cannot post to '%s': %s", url,
+			  err[0] ? err : curl_easy_strerror(cc));
 		goto out;
 	}
-	if (w < 12 || strncmp(ans, "HTTP/1.", 7) || ans[9] != '2') {
-		ans[strcspn(ans, "\r\n")] = 0;
-		post_fail(why, why_len, "'%s' answered '%s'", url, ans);
+	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
+	if (code < 200 || code > 299) {
+		post_fail(why, why_len, "'%s' answered '%s'", url,
+			  status[0] ? status : "no status line");
 		goto out;
 	}
 	rc = 0;
-	goto out;
-fail:
-	post_fail(why, why_len, "cannot send to '%s': %s", url,
-		  strerror(errno));
 out:
-	if (fd >= 0)
-		close(fd);
-	freeaddrinfo(ai);
+	curl_slist_free_all(hdr);
+	if (c)
+		curl_easy_cleanup(c);
 	return rc;
 }
