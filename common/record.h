@@ -186,6 +186,45 @@ int cw_addr_cmp(const struct cw_addr *a, const struct cw_addr *b);
 const char *cw_role_name(int role);
 const char *cw_proto_name(int protocol);
 
+/*
+ * Sums of counters (bytes, messages, calls, retransmits) saturate: one
+ * that would pass 2^64 - 1 stays there, so two ends that each report
+ * 2^64 - 1 bytes make an edge of 2^64 - 1, not of a few bytes.  An end's
+ * counters never go back: a record that says less than the one before
+ * adds nothing (cw_count_delta()).  Signed byte differences (sent -
+ * received) saturate at INT64_MIN and INT64_MAX the same way.
+ */
+static inline uint64_t cw_count_add(uint64_t a, uint64_t b)
+{
+	uint64_t s;
+
+	return __builtin_add_overflow(a, b, &s) ? UINT64_MAX : s;
+}
+
+static inline uint64_t cw_count_delta(uint64_t now, uint64_t before)
+{
+	return now > before ? now - before : 0;
+}
+
+/* a + b (a - b with sub), saturating. */
+static inline int64_t cw_diff_add(int64_t a, uint64_t b, bool sub)
+{
+	int64_t s, v = b > INT64_MAX ? INT64_MAX : (int64_t)b;
+
+	if (sub ? __builtin_sub_overflow(a, v, &s)
+		: __builtin_add_overflow(a, v, &s))
+		return sub ? INT64_MIN : INT64_MAX;
+	return s;
+}
+
+/* x (a count, >= 0), rounded to the nearest integer: 2^64 - 1 at most. */
+static inline uint64_t cw_count_of(double x)
+{
+	if (!(x > 0))
+		return 0;
+	return x >= 18446744073709551615.0 ? UINT64_MAX : (uint64_t)(x + 0.5);
+}
+
 /* Write a record as one JSON object (no newline). */
 void cw_conn_record_json(struct cw_jsonw *w, const struct cw_conn_record *r);
 /* "process": an end's owner, or a null pid if flags has CW_REC_NO_OWNER. */

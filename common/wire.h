@@ -64,8 +64,17 @@ enum cw_wire_err {
 	CW_WIRE_EVERSION = -2,
 	/* A valid Envelope with no record kind this build knows. */
 	CW_WIRE_EKIND = -3,
+	/*
+	 * Not the decoder's: a consumer's check of a decoded record, counted
+	 * with the rest.  Times beyond the correlator's skew bound
+	 * (correlator/correlator.h): ahead of its clock, or long before what
+	 * it has sealed.  Applied, such a record would move its partition's
+	 * sealing point.
+	 */
+	CW_WIRE_EFUTURE = -4,
+	CW_WIRE_EPAST = -5,
 };
-#define CW_WIRE_NERR 3
+#define CW_WIRE_NERR 5
 
 /* The agent's own health counters, cumulative since it started. */
 struct cw_host_health {
@@ -355,7 +364,7 @@ int cw_wire_decode_conn_fast(const uint8_t *buf, size_t len,
 int cw_wire_decode_pb(const uint8_t *buf, size_t len, struct cw_wire_msg *out,
 		      char *err, size_t errlen);
 
-/* "malformed", "unknown version", "unknown kind". */
+/* "malformed", "unknown version", "unknown kind", "future", "past". */
 const char *cw_wire_strerror(int err);
 /* "conn", "host", "process", "timing", "samples", "state", "edge",
  * "msgs". */

@@ -719,6 +719,10 @@ const char *cw_wire_strerror(int err)
 		return "unknown version";
 	case CW_WIRE_EKIND:
 		return "unknown kind";
+	case CW_WIRE_EFUTURE:
+		return "future";
+	case CW_WIRE_EPAST:
+		return "past";
 	}
 	return "unknown error";
 }

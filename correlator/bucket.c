@@ -7,6 +7,8 @@
  * the ends can go.  Nothing here reads the clock: the watermark is the
  * newest last_ns applied, so the same records make the same buckets.
  */
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -55,6 +57,38 @@ void cw_pairing_buckets(struct cw_pairing *p, uint64_t width_ns,
 	p->bk.s.lateness_ns = lateness_ns;
 }
 
+int cw_pairing_skewed(const struct cw_pairing *p, const struct cw_conn_record *r,
+		      uint64_t now_real, char *why, size_t len)
+{
+	uint64_t ahead = now_real + CW_SKEW_AHEAD_NS, seal = seal_point(&p->bk);
+	uint64_t t = r->first_ns > r->last_ns ? r->first_ns : r->last_ns;
+	char d[32];
+
+	if (t > ahead) {
+		snprintf(why, len,
+			 "%s %" PRIu64 " is %" PRIu64 " s ahead of the clock "
+			 "(the skew bound is %s)",
+			 t == r->last_ns ? "last_ns" : "first_ns", t,
+			 (uint64_t)((t - now_real) / 1000000000ULL),
+			 cw_fmt_duration(CW_SKEW_AHEAD_NS, d, sizeof(d)));
+		return CW_WIRE_EFUTURE;
+	}
+	if (r->last_ns < CW_SKEW_FLOOR_NS) {
+		snprintf(why, len, "last_ns %" PRIu64 " is before 2000",
+			 r->last_ns);
+		return CW_WIRE_EPAST;
+	}
+	if (seal > CW_SKEW_BEHIND_NS && r->last_ns < seal - CW_SKEW_BEHIND_NS) {
+		snprintf(why, len,
+			 "last_ns %" PRIu64 " is %" PRIu64 " s before what its "
+			 "partition has sealed (the skew bound is %s)",
+			 r->last_ns, (uint64_t)((seal - r->last_ns) / 1000000000ULL),
+			 cw_fmt_duration(CW_SKEW_BEHIND_NS, d, sizeof(d)));
+		return CW_WIRE_EPAST;
+	}
+	return 0;
+}
+
 int cw_buckets_note(struct cw_pairing *p, struct cw_end *e,
 		    const struct end_key *k, const struct cw_end *prev)
 {
@@ -74,11 +108,17 @@ int cw_buckets_note(struct cw_pairing *p, struct cw_end *e,
 	if (!v)
 		return -1;
 	e->npend += created;
-	v->bytes_out += e->bytes_out - prev->bytes_out;
-	v->bytes_in += e->bytes_in - prev->bytes_in;
-	v->msgs_out += e->msgs_out - prev->msgs_out;
-	v->msgs_in += e->msgs_in - prev->msgs_in;
-	v->retrans += (uint32_t)(e->retrans - prev->retrans);
+	/* Saturating: an end reporting 2^64 - 1 bytes makes no wrap. */
+	v->bytes_out = cw_count_add(v->bytes_out,
+				    cw_count_delta(e->bytes_out, prev->bytes_out));
+	v->bytes_in = cw_count_add(v->bytes_in,
+				   cw_count_delta(e->bytes_in, prev->bytes_in));
+	v->msgs_out = cw_count_add(v->msgs_out,
+				   cw_count_delta(e->msgs_out, prev->msgs_out));
+	v->msgs_in = cw_count_add(v->msgs_in,
+				  cw_count_delta(e->msgs_in, prev->msgs_in));
+	v->retrans = cw_count_add(v->retrans,
+				  cw_count_delta(e->retrans, prev->retrans));
 	if (e->last_ns > v->last_ns)
 		v->last_ns = e->last_ns;
 	if (e->last_ns > b->s.watermark_ns) {
@@ -212,7 +252,27 @@ static void sampled(struct cw_edge_total *t, const struct cw_end *e,
 	uint32_t ppm = e->sampled_ppm ? e->sampled_ppm : CW_PPM;
 
 	t->has_sampled |= e->sampled_ppm || (e->flags & CW_REC_MSGS_EST);
-	t->sampled_bytes += (uint64_t)((double)bytes * ppm / CW_PPM + 0.5);
+	t->sampled_bytes = cw_count_add(
+		t->sampled_bytes, cw_count_of((double)bytes * ppm / CW_PPM));
+}
+
+/* Bytes and messages each way into t, saturating. */
+static void add_dirs(struct cw_edge_total *t, uint64_t bytes_c2s,
+		     uint64_t bytes_s2c, uint64_t msgs_c2s, uint64_t msgs_s2c)
+{
+	t->bytes_c2s = cw_count_add(t->bytes_c2s, bytes_c2s);
+	t->bytes_s2c = cw_count_add(t->bytes_s2c, bytes_s2c);
+	t->msgs_c2s = cw_count_add(t->msgs_c2s, msgs_c2s);
+	t->msgs_s2c = cw_count_add(t->msgs_s2c, msgs_s2c);
+}
+
+/* a + b, both signed differences, saturating. */
+static int64_t diff_sum(int64_t a, int64_t b)
+{
+	return b < 0 ? cw_diff_add(a, b == INT64_MIN ? (uint64_t)INT64_MAX + 1
+						      : (uint64_t)-b,
+				   true)
+		     : cw_diff_add(a, (uint64_t)b, false);
 }
 
 /* Count end i's connection (and its partner q's) once, where first met. */
@@ -268,20 +328,20 @@ static int fold(struct folder *f, uint64_t kb, size_t i,
 		int64_t *mine = client ? &t->diff_c2s : &t->diff_s2c;
 		int64_t *theirs = client ? &t->diff_s2c : &t->diff_c2s;
 
-		*sent += d->bytes_out;
-		*msgs += d->msgs_out;
-		*mine += (int64_t)d->bytes_out;
-		*theirs -= (int64_t)d->bytes_in;
+		*sent = cw_count_add(*sent, d->bytes_out);
+		*msgs = cw_count_add(*msgs, d->msgs_out);
+		*mine = cw_diff_add(*mine, d->bytes_out, false);
+		*theirs = cw_diff_add(*theirs, d->bytes_in, true);
 		sampled(t, e, d->bytes_out);
 	} else {
-		t->bytes_c2s += client ? d->bytes_out : d->bytes_in;
-		t->bytes_s2c += client ? d->bytes_in : d->bytes_out;
-		t->msgs_c2s += client ? d->msgs_out : d->msgs_in;
-		t->msgs_s2c += client ? d->msgs_in : d->msgs_out;
-		sampled(t, e, d->bytes_out + d->bytes_in);
+		add_dirs(t, client ? d->bytes_out : d->bytes_in,
+			 client ? d->bytes_in : d->bytes_out,
+			 client ? d->msgs_out : d->msgs_in,
+			 client ? d->msgs_in : d->msgs_out);
+		sampled(t, e, cw_count_add(d->bytes_out, d->bytes_in));
 	}
 	count_conn(f, t, i, q);
-	t->retrans += d->retrans;
+	t->retrans = cw_count_add(t->retrans, d->retrans);
 	if (first && (!t->first_ns || first < t->first_ns))
 		t->first_ns = first;
 	if (d->last_ns > t->last_ns)
@@ -291,17 +351,14 @@ static int fold(struct folder *f, uint64_t kb, size_t i,
 
 void cw_edge_total_add(struct cw_edge_total *t, const struct cw_edge_total *x)
 {
-	t->conns += x->conns;
-	t->paired += x->paired;
-	t->bytes_c2s += x->bytes_c2s;
-	t->bytes_s2c += x->bytes_s2c;
-	t->msgs_c2s += x->msgs_c2s;
-	t->msgs_s2c += x->msgs_s2c;
-	t->diff_c2s += x->diff_c2s;
-	t->diff_s2c += x->diff_s2c;
-	t->retrans += x->retrans;
-	t->est_conns += x->est_conns;
-	t->sampled_bytes += x->sampled_bytes;
+	t->conns = cw_count_add(t->conns, x->conns);
+	t->paired = cw_count_add(t->paired, x->paired);
+	add_dirs(t, x->bytes_c2s, x->bytes_s2c, x->msgs_c2s, x->msgs_s2c);
+	t->diff_c2s = diff_sum(t->diff_c2s, x->diff_c2s);
+	t->diff_s2c = diff_sum(t->diff_s2c, x->diff_s2c);
+	t->retrans = cw_count_add(t->retrans, x->retrans);
+	t->est_conns = cw_count_add(t->est_conns, x->est_conns);
+	t->sampled_bytes = cw_count_add(t->sampled_bytes, x->sampled_bytes);
 	t->has_sampled |= x->has_sampled;
 	if (x->first_ns && (!t->first_ns || x->first_ns < t->first_ns))
 		t->first_ns = x->first_ns;

@@ -260,11 +260,11 @@ int cw_pairing_load_deltas(struct cw_pairing *p, const struct cw_end_delta *d,
 			return -1;
 		e = cw_htab_val(&p->ends, d[j].end);
 		e->npend += created;
-		v->bytes_out += d[j].bytes_out;
-		v->bytes_in += d[j].bytes_in;
-		v->msgs_out += d[j].msgs_out;
-		v->msgs_in += d[j].msgs_in;
-		v->retrans += d[j].retrans;
+		v->bytes_out = cw_count_add(v->bytes_out, d[j].bytes_out);
+		v->bytes_in = cw_count_add(v->bytes_in, d[j].bytes_in);
+		v->msgs_out = cw_count_add(v->msgs_out, d[j].msgs_out);
+		v->msgs_in = cw_count_add(v->msgs_in, d[j].msgs_in);
+		v->retrans = cw_count_add(v->retrans, d[j].retrans);
 		if (d[j].last_ns > v->last_ns)
 			v->last_ns = d[j].last_ns;
 	}

@@ -249,6 +249,28 @@ void cw_pairing_buckets(struct cw_pairing *p, uint64_t width_ns,
 			uint64_t ttl_ns, uint64_t lateness_ns);
 int cw_pairing_seal(struct cw_pairing *p);
 /*
+ * The skew bound: a record whose times are beyond it would move its
+ * pairing's watermark (and so the sealing point, which never comes back)
+ * far from the fleet's time: one end from 2099 makes every later record
+ * late and frees nothing.  The service sets such records aside and counts
+ * them (CW_WIRE_EFUTURE, CW_WIRE_EPAST) before they reach a pairing, so
+ * no sealing point or checkpoint ever holds them:
+ *   future: first_ns or last_ns more than CW_SKEW_AHEAD_NS past now_real,
+ *     the correlator's wall clock (the agents' clocks are synchronized to
+ *     seconds; a slot ahead of the clock is refused the same way by
+ *     timing windows, CW_TIMING_MAX_AHEAD_NS);
+ *   past: last_ns before CW_SKEW_FLOOR_NS (2000-01-01: a clock never
+ *     set), or more than CW_SKEW_BEHIND_NS before p's sealing point (a
+ *     record older than the topic's retention is no current traffic).
+ * first_ns may be as old as the connection is.  0 within the bound, or
+ * CW_WIRE_EFUTURE / CW_WIRE_EPAST with the reason in why.
+ */
+#define CW_SKEW_AHEAD_NS  (10 * 60 * 1000000000ULL)
+#define CW_SKEW_BEHIND_NS (7 * 86400 * 1000000000ULL)
+#define CW_SKEW_FLOOR_NS  (946684800ULL * 1000000000ULL)
+int cw_pairing_skewed(const struct cw_pairing *p, const struct cw_conn_record *r,
+		      uint64_t now_real, char *why, size_t len);
+/*
  * Keep the sealed buckets of the last view_ns only (before the first
  * record): the view starts view_ns before the newest sealed bucket's end,
  * and cw_pairing_edges() gives what it holds with the open buckets.
@@ -524,6 +546,10 @@ struct cw_part_state {
 	uint64_t saved_mono; /* when saved was written (or restored) */
 	bool due;	     /* cw_correlator_checkpoint(): writing it */
 	int64_t edges_at;    /* next when its edge buckets were written */
+	/* Checkpoint keys (state.c): the slot the next checkpoint goes to,
+	 * and how many chunks each slot has in the state topic. */
+	uint8_t slot;
+	uint32_t slot_chunks[2];
 };
 
 /* A partition's checkpoint is written at least this often (if it moved). */

@@ -376,8 +376,11 @@ const struct cw_conn_record *cw_pairing_end(const struct cw_pairing *cp,
 
 static bool newer(const struct cw_conn_record *a, const struct cw_end *b)
 {
-	uint64_t ta = a->bytes_out + a->bytes_in + a->calls_out + a->calls_in;
-	uint64_t tb = b->bytes_out + b->bytes_in + b->calls_out + b->calls_in;
+	/* Saturating: counters near 2^64 must not look like a few bytes. */
+	uint64_t ta = cw_count_add(cw_count_add(a->bytes_out, a->bytes_in),
+				   cw_count_add(a->calls_out, a->calls_in));
+	uint64_t tb = cw_count_add(cw_count_add(b->bytes_out, b->bytes_in),
+				   cw_count_add(b->calls_out, b->calls_in));
 
 	if ((a->flags & CW_REC_CLOSED) != (b->flags & CW_REC_CLOSED))
 		return a->flags & CW_REC_CLOSED;

@@ -620,6 +620,14 @@ void cw_correlator_apply(struct cw_correlator *c, struct cw_kafka_msg *m)
 		return;
 	}
 	kind = cw_wire_decode(m->value, m->len, &wm, why, sizeof(why));
+	if (kind == CW_WIRE_CONN) {
+		/* Set aside before it can move a sealing point. */
+		int skew = cw_pairing_skewed(pairing_of(c, m), &wm.conn,
+					     cw_now_real_ns(), why,
+					     sizeof(why));
+
+		kind = skew ? skew : kind;
+	}
 	if (kind < 0) {
 		count_bad(c, m, kind, why);
 	} else if (kind == CW_WIRE_CONN && add_conn(pairing_of(c, m), &wm)) {
