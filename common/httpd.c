@@ -25,6 +25,7 @@
 #include "common/httpd.h"
 #include "common/jsonw.h"
 #include "common/log.h"
+#include "common/metrics.h"
 #include "common/util.h"
 
 #define SWEEP_MS 250 /* how often the header deadline is checked */
@@ -309,7 +310,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c,
 	static char oom[] = "{\"error\": \"out of memory\", \"status\": 500}\n";
 	struct cw_httpd *h = cls;
 	struct cw_httpd_reply r = {0};
-	struct cw_httpd_req q = {.path = url, .method = method};
+	struct cw_httpd_req q = {.path = url, .method = method, .httpd = h};
 	const char *uri = *req;
 	enum MHD_Result ret;
 
@@ -457,6 +458,16 @@ unsigned long cw_httpd_dropped(struct cw_httpd *h)
 	n = h->dropped;
 	pthread_mutex_unlock(&h->lock);
 	return n;
+}
+
+void cw_httpd_prom(struct cw_httpd *h, FILE *fp)
+{
+	static const char name[] = "causeway_http_header_timeouts_total";
+
+	cw_prom_header(fp, name, CW_METRIC_COUNTER,
+		       "Connections closed for sending no whole request "
+		       "header in time (slow clients).");
+	fprintf(fp, "%s %lu\n", name, cw_httpd_dropped(h));
 }
 
 void cw_httpd_stop(struct cw_httpd *h)

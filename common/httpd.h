@@ -85,6 +85,7 @@ struct cw_httpd_req {
 	const char *path;   /* %-decoded, without the query */
 	const char *query;  /* as sent, after the '?'; NULL: none */
 	const char *method; /* GET or HEAD */
+	struct cw_httpd *httpd; /* the server answering */
 };
 
 /* Fill r (left empty: a 500); never fails otherwise. */
@@ -131,6 +132,9 @@ unsigned cw_httpd_port(const struct cw_httpd *h);
 void cw_httpd_url(const struct cw_httpd *h, char *buf, size_t len);
 /* Connections closed for sending no whole header in time, so far. */
 unsigned long cw_httpd_dropped(struct cw_httpd *h);
+/* The server's own counters as Prometheus text (a /metrics handler adds
+ * them): causeway_http_header_timeouts_total, the count above. */
+void cw_httpd_prom(struct cw_httpd *h, FILE *fp);
 /* Stop listening, close every connection (waiting for running handlers). */
 void cw_httpd_stop(struct cw_httpd *h);
 

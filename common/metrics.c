@@ -134,6 +134,8 @@ static void scrape(void *arg, const struct cw_httpd_req *q,
 		return;
 	if (cw_metrics_board_write(s->board, r->fp))
 		cw_httpd_reply_error(r, 503, "no values yet");
+	else
+		cw_httpd_prom(q->httpd, r->fp);
 }
 
 static const struct cw_httpd_route routes[] = {

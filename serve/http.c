@@ -44,6 +44,8 @@ static void metrics(void *arg, const struct cw_httpd_req *q,
 		    struct cw_httpd_reply *r)
 {
 	serve_metrics(arg, r);
+	if (r->status == 200 && r->fp)
+		cw_httpd_prom(q->httpd, r->fp);
 }
 
 static void api(void *arg, const struct cw_httpd_req *q,

@@ -6,10 +6,11 @@
 # them; meanwhile a client from 127.0.0.2 asks for /metrics (and serve's
 # /api/graph) every half second and must get every answer, and no slow
 # connection may be held past the servers' 10 s header deadline (with
-# room: 25 s).  A request line of binary bytes, with or without a line
-# end, gets an answer or a close, never a held connection.  Bound beyond
-# loopback (in a test host), serve warns that it has no authentication;
-# on loopback it does not.
+# room: 25 s), and /metrics counts the connections closed for it.  A
+# request line of binary bytes, with or without a line end, gets an
+# answer or a close, never a held connection.  Bound beyond loopback (in
+# a test host), serve warns that it has no authentication; on loopback it
+# does not.
 . "$(dirname "$0")/lib.sh"
 need_root
 need_cmd curl python3
@@ -137,6 +138,11 @@ attack() {
 		fail "$name: the other client was locked out: $out"
 	python3 -c "import sys; sys.exit(float(sys.argv[1]) >= 25)" "$longest" ||
 		fail "$name: a slow connection was held ${longest}s"
+	dropped=$(curl -sf "http://127.0.0.1:$port/metrics" |
+		sed -n 's/^causeway_http_header_timeouts_total \([0-9]*\)$/\1/p')
+	[ -n "$dropped" ] && [ "$dropped" -gt 0 ] ||
+		fail "$name: no header timeouts counted: '$dropped'"
+	note "$name: causeway_http_header_timeouts_total $dropped"
 }
 
 # binary NAME PORT: binary request lines are answered or closed.

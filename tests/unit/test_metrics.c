@@ -127,6 +127,7 @@ static void test_server(void)
 	CHECK(strstr(r, "\nt_records_total 41\n") &&
 	      strstr(r, "\nt_waiting 2\n"));
 	CHECK(strstr(r, "text/plain; version=0.0.4") != NULL);
+	CHECK(strstr(r, "\ncauseway_http_header_timeouts_total 0\n") != NULL);
 	free(r);
 	r = http_get(port, "GET", "/");
 	CHECK(strstr(r, " 404 ") != NULL);
