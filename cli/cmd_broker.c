@@ -5,7 +5,6 @@
  * for outage drills: SIGUSR1 takes every broker down, SIGUSR2 brings them
  * back.
  */
-#include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -27,29 +26,25 @@ static void on_usr(int sig)
 		want_up = 1;
 }
 
-static void usage(FILE *fp)
-{
-	fprintf(fp,
-		"usage: causeway broker [--brokers N] [--duration D] "
-		"[--topic NAME:N]...\n\n"
-		"Run an embedded Kafka broker (librdkafka's mock cluster, in\n"
-		"memory, no persistence) and print its bootstrap address on\n"
-		"stdout.  Agents and correlators use it like any broker.\n"
-		"SIGUSR1 takes all brokers down, SIGUSR2 brings them back;\n"
-		"SIGINT/SIGTERM stop it.\n\n"
-		"  -b, --brokers N    brokers in the cluster (1 to 9, default "
-		"1)\n"
-		"  -d, --duration D   stop after D (default: at a signal)\n"
-		"  -t, --topic NAME:N create topic NAME with N partitions (1 "
-		"to 1024)\n"
-		"                     before any client connects; others are\n"
-		"                     made on first use with 4 (repeatable)\n\n"
-		"Examples:\n"
-		"  causeway broker > /tmp/bootstrap &\n"
-		"  causeway broker -t causeway.conns:16 -t causeway.edges:16 "
-		"> /tmp/bootstrap &\n"
-		"  causeway agent --kafka $(cat /tmp/bootstrap)\n");
-}
+static const char help[] =
+	"usage: causeway broker [--brokers N] [--duration D] [--topic NAME:N]...\n"
+	"\n"
+	"Run an embedded Kafka broker (librdkafka's mock cluster, in\n"
+	"memory, no persistence) and print its bootstrap address on\n"
+	"stdout.  Agents and correlators use it like any broker.\n"
+	"SIGUSR1 takes all brokers down, SIGUSR2 brings them back;\n"
+	"SIGINT/SIGTERM stop it.\n"
+	"\n"
+	"  -b, --brokers N    brokers in the cluster (1 to 9, default 1)\n"
+	"  -d, --duration D   stop after D (default: at a signal)\n"
+	"  -t, --topic NAME:N create topic NAME with N partitions (1 to 1024)\n"
+	"                     before any client connects; others are\n"
+	"                     made on first use with 4 (repeatable)\n"
+	"\n"
+	"Examples:\n"
+	"  causeway broker > /tmp/bootstrap &\n"
+	"  causeway broker -t causeway.conns:16 -t causeway.edges:16 > /tmp/bootstrap &\n"
+	"  causeway agent --kafka $(cat /tmp/bootstrap)\n";
 
 static void set_all(int n, bool up)
 {
@@ -76,8 +71,9 @@ struct broker_args {
 };
 
 /* "NAME:N" into the next topic: a legal Kafka name, 1 to 1024; 0 or -1. */
-static int topic_opt(struct broker_args *a, const char *arg)
+static int topic_opt(const struct cli_opt *o, const char *arg)
 {
+	struct broker_args *a = o->to;
 	const char *colon = strrchr(arg, ':');
 	size_t n = colon ? (size_t)(colon - arg) : 0, i;
 
@@ -110,42 +106,24 @@ static int topic_opt(struct broker_args *a, const char *arg)
 	return 0;
 }
 
-static int broker_opt(void *ctx, int c, const char *arg)
-{
-	struct broker_args *a = ctx;
-
-	switch (c) {
-	case 'b':
-		if (cw_parse_u64(arg, 1, 9, &a->n))
-			return cw_error("--brokers '%s': want 1 to 9", arg);
-		return 0;
-	case 'd':
-		return cli_duration("--duration", arg, NSEC_PER_MSEC,
-				    365 * 86400 * NSEC_PER_SEC, &a->duration);
-	case 't':
-		return topic_opt(a, arg);
-	}
-	return -1;
-}
-
 int cmd_broker(int argc, char **argv)
 {
-	static const struct option opts[] = {{"brokers", 1, 0, 'b'},
-					     {"duration", 1, 0, 'd'},
-					     {"topic", 1, 0, 't'},
-					     {"help", 0, 0, 'h'},
-					     {0}};
 	struct broker_args a = {.n = 1};
+	const struct cli_opt t[] = {
+		CLI_U64("brokers", 'b', &a.n, 1, 9),
+		CLI_DUR("duration", 'd', &a.duration, NSEC_PER_MSEC,
+			365 * 86400 * NSEC_PER_SEC),
+		CLI_CALL("topic", 't', &a, topic_opt),
+		{0}};
 	struct sigaction sa = {.sa_handler = on_usr};
 	char bootstrap[256];
 	uint64_t start;
 	size_t i;
 	int rc;
 
-	rc = cli_getopt("broker", argc, argv, "b:d:t:h", opts, broker_opt, &a,
-			usage);
-	if (rc)
-		return rc == 1 ? 0 : 2;
+	rc = cli_parse("broker", t, argc, argv, help);
+	if (rc >= 0)
+		return rc;
 	if (cli_one_operand(argc, argv, NULL))
 		return 2;
 	cw_catch_signals();

@@ -5,7 +5,6 @@
  * build the fleet graph (correlator/pipeline.h) and writes it (edges.json,
  * graph.dot); the graph and counters at the end.
  */
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,117 +22,71 @@
 #include "correlator/pipeline.h"
 #include "graph/graph.h"
 
-/* The help: one text, over 80 lines, that reads best as one piece. */
-static void usage(FILE *fp)
-{
-	fprintf(fp,
-		"usage: causeway correlate --kafka BROKERS [--group G] [-o "
-		"DIR]\n"
-		"                          [--kafka-config F] [--topic-prefix "
-		"P]\n"
-		"                          [--from-beginning] [--duration D]\n"
-		"                          [--idle D] [--snapshot-every D] "
-		"[--json]\n"
-		"                          [--otlp URL]\n"
-		"                          [--no-paths | --window-grace D "
-		"--bin D\n"
-		"                           --max-delay D]\n\n"
-		"Consume the agents' records, pair the two ends of every "
-		"connection\n"
-		"(canonical 4-tuple + protocol + time overlap) and build the "
-		"process\n"
-		"graph.  From the agents' timing windows (causeway agent "
-		"--window),\n"
-		"infer the causal paths of each window (convolution).  "
-		"Offsets are\n"
-		"committed only after the records are applied and the "
-		"snapshot or\n"
-		"the window's paths holding them are written.\n\n"
-		"  -k, --kafka B          bootstrap brokers (host:port,...)\n"
-		"      --kafka-config F   librdkafka properties, key=value "
-		"lines\n"
-		"      --topic-prefix P   read P.conns and P.timing (default "
-		"causeway)\n"
-		"  -g, --group G          consumer group (default "
-		"causeway-correlator)\n"
-		"      --from-beginning   with no committed offset, start at "
-		"the\n"
-		"                         oldest record (default: the newest)\n"
-		"  -o, --out DIR          write edges.json and graph.dot at "
-		"every\n"
-		"                         snapshot, paths.json (the newest "
-		"window's\n"
-		"                         causal paths) and paths.jsonl (one "
-		"line\n"
-		"                         per window); edges.json is the "
-		"group's graph,\n"
-		"                         every member's buckets in P.edges "
-		"merged;\n"
-		"                         traces.jsonl: each window's traces "
-		"(agents\n"
-		"                         with --traces), one OTLP/JSON "
-		"export\n"
-		"                         request a line\n"
-		"      --otlp URL         POST each window's traces to an "
-		"OTLP/HTTP\n"
-		"                         endpoint (3 tries, then counted and "
-		"skipped;\n"
-		"                         a restart may post a window again)\n"
-		"      --no-paths         do not read P.timing (no causal "
-		"paths)\n"
-		"      --no-checkpoints   keep no per-partition state in "
-		"P.state: start\n"
-		"                         from the group's committed offsets "
-		"with\n"
-		"                         nothing (a restart loses the "
-		"graph)\n"
-		"      --window-grace D   a window is inferred D after a newer "
-		"one\n"
-		"                         shows up (default 2s), or at the "
-		"end\n"
-		"      --bin D            paths: signal bin width (default "
-		"100us)\n"
-		"      --max-delay D      paths: longest causal delay (default "
-		"1s)\n"
-		"      --bucket D         edge totals per time bucket of D "
-		"(e.g. 1m),\n"
-		"                         ends freed once sealed, buckets to "
-		"P.edges\n"
-		"                         (default 1m; 0: keep every end, "
-		"no buckets)\n"
-		"      --ttl D            an end silent for D is folded into "
-		"its edge\n"
-		"                         and freed (default 15m)\n"
-		"      --lateness D       a bucket is sealed once records D "
-		"past its\n"
-		"                         end arrive (default 30s)\n"
-		"      --view D           the graph is the buckets of the last "
-		"D (by the\n"
-		"                         records' time; default 1h); older "
-		"ones leave\n"
-		"                         memory (0: all time, memory grows "
-		"with\n"
-		"                         every edge ever seen)\n"
-		"      --snapshot-every D snapshot and commit period (default "
-		"10s)\n"
-		"  -d, --duration D       stop after D (default: at a signal)\n"
-		"      --idle D           stop after D with partitions but no "
-		"record\n"
-		"  -j, --json             print the graph as JSON at the end\n"
-		"      --min-share F      graph.dot: drop edges under F of "
-		"bytes\n\n"
-		"Examples:\n"
-		"  causeway correlate --kafka kafka1:9092 -o /srv/causeway\n"
-		"  causeway correlate --kafka 127.0.0.1:9092 --from-beginning "
-		"--idle 5s\n"
-		"  causeway correlate --kafka kafka1:9092 -o /srv/causeway \\\n"
-		"      --otlp http://otel-collector:4318/v1/traces\n"
-		"  causeway correlate --kafka kafka1:9092 -o /srv/causeway "
-		"--bin 1ms\n"
-		"      # agents: causeway agent --kafka kafka1:9092 --window "
-		"5s "
-		"--window-every 1m\n");
-}
+static const char help[] =
+	"usage: causeway correlate --kafka BROKERS [--group G] [-o DIR]\n"
+	"                          [--kafka-config F] [--topic-prefix P]\n"
+	"                          [--from-beginning] [--duration D]\n"
+	"                          [--idle D] [--snapshot-every D] [--json]\n"
+	"                          [--otlp URL]\n"
+	"                          [--no-paths | --window-grace D --bin D\n"
+	"                           --max-delay D]\n"
+	"\n"
+	"Consume the agents' records, pair the two ends of every connection\n"
+	"(canonical 4-tuple + protocol + time overlap) and build the process\n"
+	"graph.  From the agents' timing windows (causeway agent --window),\n"
+	"infer the causal paths of each window (convolution).  Offsets are\n"
+	"committed only after the records are applied and the snapshot or\n"
+	"the window's paths holding them are written.\n"
+	"\n"
+	"  -k, --kafka B          bootstrap brokers (host:port,...)\n"
+	"      --kafka-config F   librdkafka properties, key=value lines\n"
+	"      --topic-prefix P   read P.conns and P.timing (default causeway)\n"
+	"  -g, --group G          consumer group (default causeway-correlator)\n"
+	"      --from-beginning   with no committed offset, start at the\n"
+	"                         oldest record (default: the newest)\n"
+	"  -o, --out DIR          write edges.json and graph.dot at every\n"
+	"                         snapshot, paths.json (the newest window's\n"
+	"                         causal paths) and paths.jsonl (one line\n"
+	"                         per window); edges.json is the group's graph,\n"
+	"                         every member's buckets in P.edges merged;\n"
+	"                         traces.jsonl: each window's traces (agents\n"
+	"                         with --traces), one OTLP/JSON export\n"
+	"                         request a line\n"
+	"      --otlp URL         POST each window's traces to an OTLP/HTTP\n"
+	"                         endpoint (3 tries, then counted and skipped;\n"
+	"                         a restart may post a window again)\n"
+	"      --no-paths         do not read P.timing (no causal paths)\n"
+	"      --no-checkpoints   keep no per-partition state in P.state: start\n"
+	"                         from the group's committed offsets with\n"
+	"                         nothing (a restart loses the graph)\n"
+	"      --window-grace D   a window is inferred D after a newer one\n"
+	"                         shows up (default 2s), or at the end\n"
+	"      --bin D            paths: signal bin width (default 100us)\n"
+	"      --max-delay D      paths: longest causal delay (default 1s)\n"
+	"      --bucket D         edge totals per time bucket of D (e.g. 1m),\n"
+	"                         ends freed once sealed, buckets to P.edges\n"
+	"                         (default 1m; 0: keep every end, no buckets)\n"
+	"      --ttl D            an end silent for D is folded into its edge\n"
+	"                         and freed (default 15m)\n"
+	"      --lateness D       a bucket is sealed once records D past its\n"
+	"                         end arrive (default 30s)\n"
+	"      --view D           the graph is the buckets of the last D (by the\n"
+	"                         records' time; default 1h); older ones leave\n"
+	"                         memory (0: all time, memory grows with\n"
+	"                         every edge ever seen)\n"
+	"      --snapshot-every D snapshot and commit period (default 10s)\n"
+	"  -d, --duration D       stop after D (default: at a signal)\n"
+	"      --idle D           stop after D with partitions but no record\n"
+	"  -j, --json             print the graph as JSON at the end\n"
+	"      --min-share F      graph.dot: drop edges under F of bytes\n"
+	"\n"
+	"Examples:\n"
+	"  causeway correlate --kafka kafka1:9092 -o /srv/causeway\n"
+	"  causeway correlate --kafka 127.0.0.1:9092 --from-beginning --idle 5s\n"
+	"  causeway correlate --kafka kafka1:9092 -o /srv/causeway \\\n"
+	"      --otlp http://otel-collector:4318/v1/traces\n"
+	"  causeway correlate --kafka kafka1:9092 -o /srv/causeway --bin 1ms\n"
+	"      # agents: causeway agent --kafka kafka1:9092 --window 5s --window-every 1m\n";
 
 /* The snapshot hook's: the fleet graph and where it goes. */
 struct snapshot_ctx {
@@ -294,138 +247,40 @@ struct correlate_args {
 	bool no_checkpoints;
 };
 
-/* One option into a; 0, or 2 (bad usage, told). */
-/* The options that take a duration, each with its bounds; 0, or 2. */
-static int parse_duration_opt(int opt, struct correlate_args *a)
-{
-	switch (opt) {
-	case 'S':
-		return cli_duration("--snapshot-every", optarg,
-				    100 * NSEC_PER_MSEC, 86400 * NSEC_PER_SEC,
-				    &a->every)
-			       ? 2
-			       : 0;
-	case 'd':
-		return cli_duration("--duration", optarg, NSEC_PER_MSEC,
-				    365 * 86400 * NSEC_PER_SEC, &a->duration)
-			       ? 2
-			       : 0;
-	case 'I':
-		return cli_duration("--idle", optarg, NSEC_PER_MSEC,
-				    86400 * NSEC_PER_SEC, &a->idle)
-			       ? 2
-			       : 0;
-	case 'G':
-		return cli_duration("--window-grace", optarg, 0,
-				    3600 * NSEC_PER_SEC, &a->o.grace_ns)
-			       ? 2
-			       : 0;
-	case 'b':
-		return cli_duration("--bin", optarg, NSEC_PER_USEC,
-				    NSEC_PER_SEC, &a->o.po.bin_ns)
-			       ? 2
-			       : 0;
-	case 'D':
-		return cli_duration("--max-delay", optarg, NSEC_PER_MSEC,
-				    60 * NSEC_PER_SEC, &a->o.po.max_delay_ns)
-			       ? 2
-			       : 0;
-	case 'W':
-		return cli_duration("--bucket", optarg, 0, 86400 * NSEC_PER_SEC,
-				    &a->o.bucket_ns)
-			       ? 2
-			       : 0;
-	case 'L':
-		return cli_duration("--ttl", optarg, NSEC_PER_SEC,
-				    30 * 86400 * NSEC_PER_SEC, &a->o.ttl_ns)
-			       ? 2
-			       : 0;
-	case 'A':
-		return cli_duration("--lateness", optarg, 0,
-				    86400 * NSEC_PER_SEC, &a->o.lateness_ns)
-			       ? 2
-			       : 0;
-	case 'V':
-		return cli_duration("--view", optarg, 0,
-				    365 * 86400 * NSEC_PER_SEC, &a->o.view_ns)
-			       ? 2
-			       : 0;
-	}
-	return 2;
-}
-
-static int parse_opt(int opt, struct correlate_args *a)
-{
-	switch (opt) {
-	case 'k':
-		a->kc.brokers = optarg;
-		return 0;
-	case 'K':
-		a->kc.properties = optarg;
-		return 0;
-	case 'T':
-		a->kc.topic_prefix = optarg;
-		return 0;
-	case 'g':
-		a->kc.group = optarg;
-		return 0;
-	case 'B':
-		a->kc.from_beginning = true;
-		return 0;
-	case 'o':
-		a->o.out = optarg;
-		return 0;
-	case 'U':
-		if (cli_otlp_url(optarg))
-			return 2;
-		a->o.otlp = optarg;
-		return 0;
-	case 'j':
-		a->json = true;
-		return 0;
-	case 's':
-		return cli_share(optarg, &a->min_share) ? 2 : 0;
-	case 'P':
-		a->o.paths = false;
-		return 0;
-	case 'C':
-		a->no_checkpoints = true;
-		return 0;
-	}
-	return parse_duration_opt(opt, a);
-}
-
 /* -1: go on; else the exit status (help shown, or bad usage told). */
 static int parse_args(int argc, char **argv, struct correlate_args *a)
 {
-	static const struct option opts[] = {{"kafka", 1, 0, 'k'},
-					     {"kafka-config", 1, 0, 'K'},
-					     {"topic-prefix", 1, 0, 'T'},
-					     {"group", 1, 0, 'g'},
-					     {"from-beginning", 0, 0, 'B'},
-					     {"out", 1, 0, 'o'},
-					     {"otlp", 1, 0, 'U'},
-					     {"snapshot-every", 1, 0, 'S'},
-					     {"duration", 1, 0, 'd'},
-					     {"idle", 1, 0, 'I'},
-					     {"json", 0, 0, 'j'},
-					     {"min-share", 1, 0, 's'},
-					     {"no-paths", 0, 0, 'P'},
-					     {"no-checkpoints", 0, 0, 'C'},
-					     {"window-grace", 1, 0, 'G'},
-					     {"bin", 1, 0, 'b'},
-					     {"max-delay", 1, 0, 'D'},
-					     {"bucket", 1, 0, 'W'},
-					     {"ttl", 1, 0, 'L'},
-					     {"lateness", 1, 0, 'A'},
-					     {"view", 1, 0, 'V'},
-					     {"help", 0, 0, 'h'},
-					     {0}};
-	int opt;
+	const uint64_t day = 86400 * NSEC_PER_SEC;
+	bool no_paths = false;
+	const struct cli_opt t[] = {
+		CLI_KAFKA(&a->kc),
+		CLI_STR("group", 'g', &a->kc.group),
+		CLI_FLAG("from-beginning", 0, &a->kc.from_beginning),
+		CLI_STR("out", 'o', &a->o.out),
+		CLI_CALL("otlp", 0, &a->o.otlp, cli_otlp_url),
+		CLI_DUR("snapshot-every", 0, &a->every, 100 * NSEC_PER_MSEC,
+			day),
+		CLI_DUR("duration", 'd', &a->duration, NSEC_PER_MSEC,
+			365 * day),
+		CLI_DUR("idle", 0, &a->idle, NSEC_PER_MSEC, day),
+		CLI_FLAG("json", 'j', &a->json),
+		CLI_REAL("min-share", 0, &a->min_share, 0, 1),
+		CLI_FLAG("no-paths", 0, &no_paths),
+		CLI_FLAG("no-checkpoints", 0, &a->no_checkpoints),
+		CLI_DUR("window-grace", 0, &a->o.grace_ns, 0,
+			3600 * NSEC_PER_SEC),
+		CLI_DUR("bin", 0, &a->o.po.bin_ns, NSEC_PER_USEC, NSEC_PER_SEC),
+		CLI_DUR("max-delay", 0, &a->o.po.max_delay_ns, NSEC_PER_MSEC,
+			60 * NSEC_PER_SEC),
+		CLI_DUR("bucket", 0, &a->o.bucket_ns, 0, day),
+		CLI_DUR("ttl", 0, &a->o.ttl_ns, NSEC_PER_SEC, 30 * day),
+		CLI_DUR("lateness", 0, &a->o.lateness_ns, 0, day),
+		CLI_DUR("view", 0, &a->o.view_ns, 0, 365 * day),
+		{0}};
+	int rc;
 
 	memset(a, 0, sizeof(*a));
 	a->every = 10 * NSEC_PER_SEC;
-	a->o.paths = true;
 	a->o.grace_ns = 2 * NSEC_PER_SEC;
 	/* Buckets on (--bucket 0 turns them off: every end kept). */
 	a->o.bucket_ns = CW_BUCKET_WIDTH_NS;
@@ -433,35 +288,25 @@ static int parse_args(int argc, char **argv, struct correlate_args *a)
 	a->o.lateness_ns = CW_BUCKET_LATENESS_NS;
 	a->o.view_ns = CW_VIEW_NS;
 	cw_paths_opts_default(&a->o.po);
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "k:g:o:d:jh", opts, NULL)) !=
-	       -1) {
-		if (opt == 'h') {
-			usage(stdout);
-			return 0;
-		}
-		if (opt == '?' || opt == ':')
-			return cli_bad_option("correlate", argv);
-		if (parse_opt(opt, a))
-			return 2;
-	}
-	if (optind < argc) {
-		cw_error("unexpected argument '%s'", argv[optind]);
+	rc = cli_parse("correlate", t, argc, argv, help);
+	a->o.paths = !no_paths;
+	if (rc >= 0)
+		return rc;
+	if (cli_one_operand(argc, argv, NULL))
 		return 2;
-	}
-	if (!a->kc.brokers) {
-		cw_error("--kafka is needed (see 'causeway correlate --help')");
-		return 2;
-	}
-	if (a->o.otlp && !a->o.paths) {
-		cw_error("--otlp needs the timing topic: not with --no-paths");
-		return 2;
-	}
-	if (a->o.view_ns && a->o.view_ns < a->o.bucket_ns) {
-		cw_error("--view is shorter than a bucket (--bucket): it would "
-			 "hold no sealed bucket (0 keeps all time)");
-		return 2;
-	}
+	if (!a->kc.brokers)
+		return cw_error("--kafka is needed (see 'causeway correlate "
+				"--help')"),
+		       2;
+	if (a->o.otlp && !a->o.paths)
+		return cw_error("--otlp needs the timing topic: not with "
+				"--no-paths"),
+		       2;
+	if (a->o.view_ns && a->o.view_ns < a->o.bucket_ns)
+		return cw_error("--view is shorter than a bucket (--bucket): "
+				"it would hold no sealed bucket (0 keeps all "
+				"time)"),
+		       2;
 	return -1;
 }
 

@@ -4,7 +4,6 @@
  * line, container or host, per time window and in total; top edges,
  * neighbours of a node, the traffic matrix; JSON, GraphML, DOT or CSV.
  */
-#include <getopt.h>
 #include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,12 +18,11 @@
 
 enum graph_format { FMT_TABLE, FMT_JSON, FMT_GRAPHML, FMT_DOT, FMT_CSV };
 
-static const char *const format_names[] = {"table", "json", "graphml", "dot",
-					   "csv"};
+static const char *const format_names[] = {"table", "json", "graphml",
+					   "dot",   "csv",  NULL};
 
 struct graph_args {
 	enum cw_group_by by;
-	bool by_set;
 	uint64_t window_ns;
 	uint64_t top;
 	const char *neighbours;
@@ -39,99 +37,65 @@ struct graph_args {
 	uint64_t since_ns, until_ns;
 };
 
-/* The help: one text, over 80 lines, that reads best as one piece. */
-static void usage(FILE *fp)
-{
-	fprintf(fp,
-		"usage: causeway graph [--by "
-		"process|cmdline|container|host|pod|"
-		"workload]\n"
-		"                      [--window D] [--top N] [--neighbours "
-		"NODE]\n"
-		"                      [--matrix] [--format "
-		"table|json|graphml|dot|csv]\n"
-		"                      [--skip-bad] [--bench] [-o FILE] "
-		"INPUT...\n"
-		"       causeway graph --kafka BROKERS [--group G] [--since "
-		"D|T]\n"
-		"                      [--until T] [--kafka-config F] "
-		"[--topic-prefix P]\n"
-		"                      [options as above]\n\n"
-		"Pair the connection ends in agent records into the traffic "
-		"graph and\n"
-		"answer who talks to whom.  INPUT is JSON lines ('causeway "
-		"agent',\n"
-		"conns.jsonl of 'causeway run -o') or a wire stream file "
-		"(protobuf\n"
-		"envelopes as on Kafka: a spool segment, 'causeway simulate "
-		"--format\n"
-		"wire'), told apart by the file's first bytes.  Process and "
-		"host\n"
-		"metadata lines in the inputs give each node its CPU and "
-		"memory.\n\n"
-		"  -b, --by G           group processes: process (default), "
-		"cmdline,\n"
-		"                       container, host, pod or workload "
-		"(processes\n"
-		"                       outside containers: per host)\n"
-		"  -w, --window D       per-window traffic in JSON (default "
-		"1m; 0: off)\n"
-		"  -t, --top N          only the N edges carrying most bytes\n"
-		"  -n, --neighbours V   only the edges of node V (its name or "
-		"label,\n"
-		"                       e.g. 'nginx[1234]' or a host id)\n"
-		"  -m, --matrix         the traffic matrix as CSV: bytes sent "
-		"from row\n"
-		"                       to column, the diagonal inside a "
-		"group\n"
-		"                       (default --by host)\n"
-		"  -f, --format F       table (default on stdout), json, "
-		"graphml, dot,\n"
-		"                       csv; with -o, taken from the file's "
-		"extension\n"
-		"  -o, --out FILE       write FILE (whole or not at all)\n"
-		"      --skip-bad       count and skip malformed lines (wire: "
-		"records)\n"
-		"                       instead of failing\n"
-		"      --bench          time each stage on stderr: ingest "
-		"(read, decode,\n"
-		"                       cw_pairing_add), pairing + graph "
-		"build, view\n\n"
-		"With --kafka, the graph is the fleet's: every correlator "
-		"member's time\n"
-		"buckets in P.edges (causeway correlate), merged, summed over "
-		"the\n"
-		"buckets that start from --since (a duration back from now, "
-		"@SECONDS\n"
-		"or 'YYYY-MM-DD HH:MM[:SS]' UTC; default: all the topic keeps) "
-		"up to\n"
-		"--until (the same forms; default: now); no per-window "
-		"traffic.\n"
-		"  -k, --kafka B        bootstrap brokers (host:port,...)\n"
-		"      --kafka-config F librdkafka properties, key=value "
-		"lines\n"
-		"      --topic-prefix P read P.edges (default causeway)\n"
-		"  -g, --group G        the correlators' group (default "
-		"causeway-correlator)\n"
-		"      --since D|T      buckets starting at or after\n"
-		"      --until T        buckets starting before\n\n"
-		"'-' reads standard input.  Exit status: 0 done, 1 bad input "
-		"or a\n"
-		"failure, 2 bad usage.\n\n"
-		"Examples:\n"
-		"  causeway graph out/conns.jsonl\n"
-		"  causeway graph --by host --matrix -o matrix.csv a.jsonl "
-		"b.jsonl\n"
-		"  causeway graph --by container --top 20 --format json "
-		"conns.jsonl\n"
-		"  causeway graph --neighbours 'nginx[1234]' conns.jsonl\n"
-		"  causeway graph --by cmdline -o graph.graphml conns.jsonl\n"
-		"  causeway graph --bench --window 0 --top 1 fleet.cww\n"
-		"  causeway graph --kafka kafka1:9092 --since 1h\n"
-		"  causeway graph --kafka kafka1:9092 --since '2026-11-23 "
-		"14:00' \\\n"
-		"      --until '2026-11-23 15:00' --format json\n");
-}
+static const char help[] =
+	"usage: causeway graph [--by process|cmdline|container|host|pod|workload]\n"
+	"                      [--window D] [--top N] [--neighbours NODE]\n"
+	"                      [--matrix] [--format table|json|graphml|dot|csv]\n"
+	"                      [--skip-bad] [--bench] [-o FILE] INPUT...\n"
+	"       causeway graph --kafka BROKERS [--group G] [--since D|T]\n"
+	"                      [--until T] [--kafka-config F] [--topic-prefix P]\n"
+	"                      [options as above]\n"
+	"\n"
+	"Pair the connection ends in agent records into the traffic graph and\n"
+	"answer who talks to whom.  INPUT is JSON lines ('causeway agent',\n"
+	"conns.jsonl of 'causeway run -o') or a wire stream file (protobuf\n"
+	"envelopes as on Kafka: a spool segment, 'causeway simulate --format\n"
+	"wire'), told apart by the file's first bytes.  Process and host\n"
+	"metadata lines in the inputs give each node its CPU and memory.\n"
+	"\n"
+	"  -b, --by G           group processes: process (default), cmdline,\n"
+	"                       container, host, pod or workload (processes\n"
+	"                       outside containers: per host)\n"
+	"  -w, --window D       per-window traffic in JSON (default 1m; 0: off)\n"
+	"  -t, --top N          only the N edges carrying most bytes\n"
+	"  -n, --neighbours V   only the edges of node V (its name or label,\n"
+	"                       e.g. 'nginx[1234]' or a host id)\n"
+	"  -m, --matrix         the traffic matrix as CSV: bytes sent from row\n"
+	"                       to column, the diagonal inside a group\n"
+	"                       (default --by host)\n"
+	"  -f, --format F       table (default on stdout), json, graphml, dot,\n"
+	"                       csv; with -o, taken from the file's extension\n"
+	"  -o, --out FILE       write FILE (whole or not at all)\n"
+	"      --skip-bad       count and skip malformed lines (wire: records)\n"
+	"                       instead of failing\n"
+	"      --bench          time each stage on stderr: ingest (read, decode,\n"
+	"                       cw_pairing_add), pairing + graph build, view\n"
+	"\n"
+	"With --kafka, the graph is the fleet's: every correlator member's time\n"
+	"buckets in P.edges (causeway correlate), merged, summed over the\n"
+	"buckets that start from --since (a duration back from now, @SECONDS\n"
+	"or 'YYYY-MM-DD HH:MM[:SS]' UTC; default: all the topic keeps) up to\n"
+	"--until (the same forms; default: now); no per-window traffic.\n"
+	"  -k, --kafka B        bootstrap brokers (host:port,...)\n"
+	"      --kafka-config F librdkafka properties, key=value lines\n"
+	"      --topic-prefix P read P.edges (default causeway)\n"
+	"  -g, --group G        the correlators' group (default causeway-correlator)\n"
+	"      --since D|T      buckets starting at or after\n"
+	"      --until T        buckets starting before\n"
+	"\n"
+	"'-' reads standard input.  Exit status: 0 done, 1 bad input or a\n"
+	"failure, 2 bad usage.\n"
+	"\n"
+	"Examples:\n"
+	"  causeway graph out/conns.jsonl\n"
+	"  causeway graph --by host --matrix -o matrix.csv a.jsonl b.jsonl\n"
+	"  causeway graph --by container --top 20 --format json conns.jsonl\n"
+	"  causeway graph --neighbours 'nginx[1234]' conns.jsonl\n"
+	"  causeway graph --by cmdline -o graph.graphml conns.jsonl\n"
+	"  causeway graph --bench --window 0 --top 1 fleet.cww\n"
+	"  causeway graph --kafka kafka1:9092 --since 1h\n"
+	"  causeway graph --kafka kafka1:9092 --since '2026-11-23 14:00' \\\n"
+	"      --until '2026-11-23 15:00' --format json\n";
 
 static int parse_format(const char *s)
 {
@@ -212,144 +176,54 @@ static int write_view(const struct graph_args *a, const struct cw_view *v,
 	return ferror(fp) ? cw_error("unable to write the JSON") : 0;
 }
 
-/* One option into a; 0, or 2 (bad usage, told). */
-static int parse_opt(int c, struct graph_args *a)
-{
-	switch (c) {
-	case 'b':
-		if (cw_group_by_parse(optarg, &a->by)) {
-			cw_error("--by '%s': want process, cmdline, container, "
-				 "host, pod or workload",
-				 optarg);
-			return 2;
-		}
-		a->by_set = true;
-		return 0;
-	case 'w':
-		if (!strcmp(optarg, "0")) {
-			a->window_ns = 0;
-			return 0;
-		}
-		return cli_duration("--window", optarg, NSEC_PER_MSEC,
-				    7 * 24 * 3600 * NSEC_PER_SEC, &a->window_ns)
-			       ? 2
-			       : 0;
-	case 't':
-		if (cw_parse_u64(optarg, 1, 100000000, &a->top)) {
-			cw_error("--top '%s': want a number from 1 to "
-				 "100000000",
-				 optarg);
-			return 2;
-		}
-		return 0;
-	case 'n':
-		a->neighbours = optarg;
-		return 0;
-	case 'm':
-		a->matrix = true;
-		return 0;
-	case 'f':
-		a->format = parse_format(optarg);
-		if (a->format < 0) {
-			cw_error("--format '%s': want table, json, graphml, "
-				 "dot or csv",
-				 optarg);
-			return 2;
-		}
-		return 0;
-	case 'o':
-		a->out = optarg;
-		return 0;
-	case 'S':
-		a->skip_bad = true;
-		return 0;
-	case 'B':
-		a->bench = true;
-		return 0;
-	case 'k':
-		a->kc.brokers = optarg;
-		return 0;
-	case 'K':
-		a->kc.properties = optarg;
-		return 0;
-	case 'T':
-		a->kc.topic_prefix = optarg;
-		return 0;
-	case 'g':
-		a->kc.group = optarg;
-		return 0;
-	case 's':
-		a->since = optarg;
-		return 0;
-	case 'u':
-		a->until = optarg;
-		return 0;
-	}
-	return 2;
-}
-
 /* -1: go on; else the exit status (help shown, or bad usage told). */
 static int parse_args(int argc, char **argv, struct graph_args *a)
 {
-	static const struct option opts[] = {
-		{"by", required_argument, NULL, 'b'},
-		{"window", required_argument, NULL, 'w'},
-		{"top", required_argument, NULL, 't'},
-		{"neighbours", required_argument, NULL, 'n'},
-		{"neighbors", required_argument, NULL, 'n'},
-		{"matrix", no_argument, NULL, 'm'},
-		{"format", required_argument, NULL, 'f'},
-		{"out", required_argument, NULL, 'o'},
-		{"skip-bad", no_argument, NULL, 'S'},
-		{"bench", no_argument, NULL, 'B'},
-		{"kafka", required_argument, NULL, 'k'},
-		{"kafka-config", required_argument, NULL, 'K'},
-		{"topic-prefix", required_argument, NULL, 'T'},
-		{"group", required_argument, NULL, 'g'},
-		{"since", required_argument, NULL, 's'},
-		{"until", required_argument, NULL, 'u'},
-		{"help", no_argument, NULL, 'h'},
-		{},
-	};
-	int c;
+	const struct cli_opt t[] = {
+		CLI_CALL("by", 'b', &a->by, cli_group_by),
+		{.name = "window", .key = 'w', .kind = CLI_KDUR,
+		 .to = &a->window_ns, .min = NSEC_PER_MSEC,
+		 .max = 7 * 24 * 3600 * NSEC_PER_SEC, .flags = CLI_ZERO_OFF},
+		CLI_U64("top", 't', &a->top, 1, 100000000),
+		CLI_STR("neighbours", 'n', &a->neighbours),
+		CLI_STR("neighbors", 0, &a->neighbours),
+		CLI_FLAG("matrix", 'm', &a->matrix),
+		CLI_ENUM("format", 'f', &a->format, format_names),
+		CLI_STR("out", 'o', &a->out),
+		CLI_FLAG("skip-bad", 0, &a->skip_bad),
+		CLI_FLAG("bench", 0, &a->bench),
+		CLI_KAFKA(&a->kc),
+		CLI_STR("group", 'g', &a->kc.group),
+		CLI_STR("since", 0, &a->since),
+		CLI_STR("until", 0, &a->until),
+		{0}};
+	int rc;
 
 	memset(a, 0, sizeof(*a));
 	a->window_ns = 60 * NSEC_PER_SEC;
+	a->by = CLI_BY_UNSET;
 	a->format = -1;
-	opterr = 0;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "b:w:t:n:mf:o:k:g:h", opts,
-				NULL)) != -1) {
-		if (c == 'h') {
-			usage(stdout);
-			return 0;
-		}
-		if (c == '?' || c == ':')
-			return cli_bad_option("graph", argv);
-		if (parse_opt(c, a))
-			return 2;
-	}
-	if (a->kc.brokers && optind < argc) {
-		cw_error("--kafka reads the edge buckets: no INPUT files");
-		return 2;
-	}
-	if (!a->kc.brokers && (a->since || a->until || a->kc.group)) {
-		cw_error("--since, --until and --group go with --kafka");
-		return 2;
-	}
+	rc = cli_parse("graph", t, argc, argv, help);
+	if (rc >= 0)
+		return rc;
+	if (a->kc.brokers && optind < argc)
+		return cw_error("--kafka reads the edge buckets: no INPUT "
+				"files"),
+		       2;
+	if (!a->kc.brokers && (a->since || a->until || a->kc.group))
+		return cw_error("--since, --until and --group go with "
+				"--kafka"),
+		       2;
 	if (cw_time_range(a->since, a->until, &a->since_ns, &a->until_ns))
 		return 2;
-	if (!a->kc.brokers && optind >= argc) {
-		cw_error("no input (see 'causeway graph --help')");
-		return 2;
-	}
-	if (a->matrix && !a->by_set)
-		a->by = CW_BY_HOST;
-	if (a->matrix && (a->neighbours || a->top)) {
-		cw_error("--matrix shows every group: it takes no --top or "
-			 "--neighbours");
-		return 2;
-	}
+	if (!a->kc.brokers && optind >= argc)
+		return cw_error("no input (see 'causeway graph --help')"), 2;
+	if (a->by == CLI_BY_UNSET)
+		a->by = a->matrix ? CW_BY_HOST : CW_BY_PROCESS;
+	if (a->matrix && (a->neighbours || a->top))
+		return cw_error("--matrix shows every group: it takes no --top "
+				"or --neighbours"),
+		       2;
 	if (a->format < 0)
 		a->format = a->out ? format_of_path(a->out) : FMT_TABLE;
 	return -1;

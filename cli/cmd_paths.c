@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* causeway paths: causal paths and per-tier delays from message timing. */
 #include <fftw3.h>
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -22,122 +21,62 @@ struct paths_args {
 	bool json;
 };
 
-static void usage(FILE *fp)
-{
-	fprintf(fp,
-		"usage: causeway paths [options] INPUT\n"
-		"       causeway paths [options] --truth SPANS\n\n"
-		"Infer causal paths through black-box services from message "
-		"timing\n(Aguilera et al., SOSP 2003).\n\n"
-		"  INPUT                 observations CSV (ts_ns,node,peer,dir"
-		"[,bytes]) or pcap\n"
-		"  --root NODE           start paths at NODE (default: nodes "
-		"nothing calls)\n"
-		"  --bin DUR             signal bin width (default 100us)\n"
-		"  --max-delay DUR       longest causal delay (default 1s)\n"
-		"  --method M            convolution, nesting or both "
-		"(default convolution)\n"
-		"  --alpha P             false-alarm rate per edge pair "
-		"(default 0.01)\n"
-		"  --threads N           correlation workers (default 2)\n"
-		"  --json                print JSON instead of text\n"
-		"  --truth SPANS         spans (CSV or Jaeger JSON): infer "
-		"from "
-		"their messages\n"
-		"                        and score against their parent links\n"
-		"\nExamples:\n"
-		"  causeway paths msgs.csv\n"
-		"  causeway paths --root client --bin 1ms --json capture.pcap\n"
-		"  causeway paths --method both --truth spans.csv\n");
-}
+static const char help[] =
+	"usage: causeway paths [options] INPUT\n"
+	"       causeway paths [options] --truth SPANS\n"
+	"\n"
+	"Infer causal paths through black-box services from message timing\n"
+	"(Aguilera et al., SOSP 2003).\n"
+	"\n"
+	"  INPUT                 observations CSV (ts_ns,node,peer,dir[,bytes]) or pcap\n"
+	"  --root NODE           start paths at NODE (default: nodes nothing calls)\n"
+	"  --bin DUR             signal bin width (default 100us)\n"
+	"  --max-delay DUR       longest causal delay (default 1s)\n"
+	"  --method M            convolution, nesting or both (default convolution)\n"
+	"  --alpha P             false-alarm rate per edge pair (default 0.01)\n"
+	"  --threads N           correlation workers (default 2)\n"
+	"  --json                print JSON instead of text\n"
+	"  --truth SPANS         spans (CSV or Jaeger JSON): infer from their messages\n"
+	"                        and score against their parent links\n"
+	"\n"
+	"Examples:\n"
+	"  causeway paths msgs.csv\n"
+	"  causeway paths --root client --bin 1ms --json capture.pcap\n"
+	"  causeway paths --method both --truth spans.csv\n";
 
-static int parse_method(struct paths_args *a, const char *s)
-{
-	if (!strcmp(s, "convolution"))
-		a->methods = M_CONV;
-	else if (!strcmp(s, "nesting"))
-		a->methods = M_NEST;
-	else if (!strcmp(s, "both"))
-		a->methods = M_CONV | M_NEST;
-	else
-		return cw_error("--method must be convolution, nesting or "
-				"both, not '%s'",
-				s);
-	return 0;
-}
-
-static int parse_opt(void *ctx, int c, const char *arg)
-{
-	struct paths_args *a = ctx;
-	uint64_t v;
-	char *end;
-
-	switch (c) {
-	case 'r':
-		a->root = arg;
-		return 0;
-	case 'b':
-		if (cw_parse_duration(arg, NSEC_PER_USEC, &a->o.bin_ns) ||
-		    !a->o.bin_ns)
-			return cw_error("bad --bin '%s'", arg);
-		return 0;
-	case 'd':
-		if (cw_parse_duration(arg, NSEC_PER_MSEC, &a->o.max_delay_ns))
-			return cw_error("bad --max-delay '%s'", arg);
-		return 0;
-	case 'm':
-		return parse_method(a, arg);
-	case 'a':
-		a->o.alpha = strtod(arg, &end);
-		if (*end || !(a->o.alpha > 0 && a->o.alpha < 1))
-			return cw_error("--alpha must be in (0, 1), not '%s'",
-					arg);
-		return 0;
-	case 't':
-		if (cw_parse_u64(arg, 1, 8, &v))
-			return cw_error("--threads must be 1 to 8, not '%s'",
-					arg);
-		a->o.threads = (int)v;
-		return 0;
-	case 'j':
-		a->json = true;
-		return 0;
-	case 'T':
-		a->truth = arg;
-		return 0;
-	case 'S':
-		a->synthetic = arg;
-		return 0;
-	case 'F':
-		a->o.fft_only = true;
-		return 0;
-	}
-	return -1;
-}
+/* Index + 1: M_CONV, M_NEST, both. */
+static const char *const methods[] = {"convolution", "nesting", "both", NULL};
 
 static int parse_args(struct paths_args *a, int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{"root", required_argument, NULL, 'r'},
-		{"bin", required_argument, NULL, 'b'},
-		{"max-delay", required_argument, NULL, 'd'},
-		{"method", required_argument, NULL, 'm'},
-		{"alpha", required_argument, NULL, 'a'},
-		{"threads", required_argument, NULL, 't'},
-		{"json", no_argument, NULL, 'j'},
-		{"truth", required_argument, NULL, 'T'},
-		{"synthetic", required_argument, NULL, 'S'}, /* hidden */
-		{"fft-only", no_argument, NULL, 'F'},	     /* hidden */
-		{"help", no_argument, NULL, 'h'},
-		{0},
-	};
+	uint64_t threads = 0;
+	const struct cli_opt t[] = {
+		CLI_STR("root", 0, &a->root),
+		{.name = "bin", .kind = CLI_KDUR, .to = &a->o.bin_ns,
+		 .min = 1, .max = UINT64_MAX, .unit = NSEC_PER_USEC,
+		 .want = "a duration such as 100us or 1ms"},
+		{.name = "max-delay", .kind = CLI_KDUR, .to = &a->o.max_delay_ns,
+		 .max = UINT64_MAX, .unit = NSEC_PER_MSEC,
+		 .want = "a duration such as 500ms or 1s"},
+		CLI_ENUM("method", 0, &a->methods, methods),
+		{.name = "alpha", .kind = CLI_KREAL, .to = &a->o.alpha,
+		 .lo = 0, .hi = 1, .flags = CLI_OPEN},
+		CLI_U64("threads", 0, &threads, 1, 8),
+		CLI_FLAG("json", 0, &a->json),
+		CLI_STR("truth", 0, &a->truth),
+		CLI_STR("synthetic", 0, &a->synthetic), /* hidden */
+		CLI_FLAG("fft-only", 0, &a->o.fft_only), /* hidden */
+		{0}};
 	int rc;
 
 	cw_paths_opts_default(&a->o);
-	a->methods = M_CONV;
-	rc = cli_getopt("paths", argc, argv, "h", opts, parse_opt, a, usage);
-	if (rc)
-		return rc == 1 ? 1 : -1;
+	a->methods = 0;
+	rc = cli_parse("paths", t, argc, argv, help);
+	a->methods++;
+	if (threads)
+		a->o.threads = (int)threads;
+	if (rc >= 0)
+		return rc ? -1 : 1;
 	if (cli_one_operand(argc, argv, &a->input))
 		return -1;
 	if (!a->synthetic && !a->input && !a->truth)

@@ -8,7 +8,6 @@
  * The work is in place/ (place.h); this file reads the options, and
  * hands place the correlator's reader for records and Kafka.
  */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,248 +25,70 @@ struct place_cmd {
 	enum cw_place_format format;
 };
 
-static int bad_value(const char *opt, const char *val, const char *want)
-{
-	cw_error("%s '%s': want %s", opt, val, want);
-	return 2;
-}
-
-static void usage(FILE *fp)
-{
-	fputs("usage: causeway place [-H HOSTS.csv] [-U UNITS.csv]\n"
-	      "                      [--unit container|pod|workload]\n"
-	      "                      [--method ga|partition|ilp|all] "
-	      "[--max-moves N]\n"
-	      "                      [--hosts fewest|consolidate|fixed]\n"
-	      "                      [--max-hosts N] [--headroom F] [--seed "
-	      "S]\n"
-	      "                      [--time-limit SEC] [--since T] [--until "
-	      "T]\n"
-	      "                      [--format table|json|k8s|appgroup] "
-	      "[--namespace NS]\n"
-	      "                      [-o FILE] GRAPH.json | RECORDS... | "
-	      "--kafka BROKERS\n"
-	      "\n"
-	      "Plan where each unit (container, pod or workload) should run, "
-	      "from the\n"
-	      "measured traffic, the hosts' capacities and the units' CPU and "
-	      "memory.  In\n"
-	      "order: every host within capacity less headroom; no more "
-	      "cross-host bytes\n"
-	      "than now; the fewest hosts; the fewest cross-host bytes; the "
-	      "fewest moves\n"
-	      "(each plan's hosts are renamed so the most units stay where "
-	      "they run).\n"
-	      "Processes outside containers stay.  The traffic: a graph "
-	      "('causeway graph\n"
-	      "--format json'), agent record files or Kafka; a graph with no "
-	      "traffic\n"
-	      "between its units is refused.  Without -U and -H the units' CPU "
-	      "and memory\n"
-	      "and the hosts' capacities as the agents measured.\n"
-	      "\n"
-	      "  -H, --hosts-file F  CSV host,cpu,memory (cpu in cores or "
-	      "500m, "
-	      "memory\n"
-	      "                      in bytes or 64Gi, 2G)\n"
-	      "  -U, --units F       CSV unit,cpu,memory[,host,pod,workload,"
-	      "namespace,kind]:\n"
-	      "                      unit a container id (or its first 12 "
-	      "characters)\n"
-	      "                      or 'HOST (no container)'\n"
-	      "  -u, --unit U        what moves: container (default), pod, "
-	      "workload\n"
-	      "  -m, --method M      partition (default), ga, ilp (GLPK, small "
-	      "only), all\n"
-	      "                      (all: the best; on a tie the fewest "
-	      "moves)\n"
-	      "      --hosts H       fewest (default): the fewest hosts that "
-	      "keep the\n"
-	      "                      cross-host bytes at most today's;\n"
-	      "                      consolidate: the fewest hosts even if the "
-	      "bytes rise\n"
-	      "                      (the plan's first line says by how "
-	      "much);\n"
-	      "                      fixed: the fewest bytes on the hosts "
-	      "there "
-	      "are\n"
-	      "      --max-moves N   the best plan moving at most N units\n"
-	      "      --max-hosts N   use at most N hosts (those of pinned "
-	      "units, "
-	      "then\n"
-	      "                      the largest)\n"
-	      "      --headroom F    capacity kept free, 0 to 0.9 (default "
-	      "0.1)\n"
-	      "  -s, --seed S        the genetic algorithm's seed (default 1)\n"
-	      "      --time-limit T  seconds for ilp (default 60)\n"
-	      "  -k, --kafka B       read the conns and meta topics of brokers "
-	      "B\n"
-	      "      --kafka-config F  librdkafka properties file\n"
-	      "      --topic-prefix P  topics P.conns, P.meta (default "
-	      "causeway)\n"
-	      "      --idle D        Kafka: stop after D with no record "
-	      "(default "
-	      "3s)\n"
-	      "      --since T, --until T  only the traffic in [T, T'): "
-	      "seconds "
-	      "since\n"
-	      "                      the epoch, 'now' or -DURATION (-10m)\n"
-	      "      --window D      records: the range's grain (default 1s)\n"
-	      "  -f, --format F      table (default), json, k8s (node and pod "
-	      "affinity),\n"
-	      "                      appgroup (diktyo AppGroup)\n"
-	      "      --namespace NS  for units with none (default 'default')\n"
-	      "  -o, --out FILE      write FILE (whole or not at all)\n"
-	      "\n"
-	      "Exit status: 0 a plan, 1 bad input or no plan, 2 bad usage.\n"
-	      "\n"
-	      "EXAMPLES\n"
-	      "  # the fewest hosts without more cross-host bytes, fewest "
-	      "moves\n"
-	      "  causeway place -H hosts.csv -U units.csv g.json\n"
-	      "  # free hosts even at the price of bytes: the first line says "
-	      "the price\n"
-	      "  causeway place -H hosts.csv -U units.csv --hosts consolidate "
-	      "g.json\n"
-	      "  # every method side by side, the best (then fewest moves) "
-	      "chosen\n"
-	      "  causeway place --method all --time-limit 10 conns.jsonl\n"
-	      "  # the 3 moves that save most, on the hosts there are\n"
-	      "  causeway place -H hosts.csv --kafka k1:9092 --max-moves 3\n"
-	      "  # the last hour of the fleet as an AppGroup\n"
-	      "  causeway place --kafka k1:9092 --since -1h --unit workload "
-	      "--format appgroup\n",
-	      fp);
-}
-
-/* A point in time (cw_time_arg); 0, or 2 (told).  The epoch itself is
- * no time to ask for. */
-static int parse_time(const char *opt, const char *arg, uint64_t *out)
-{
-	if (cw_time_arg(opt, arg, cw_now_real_ns(), out))
-		return 2;
-	if (!*out)
-		return bad_value(opt, arg, "a time after the epoch");
-	return 0;
-}
-
-/* The options of the measured route; 0, 1 (not one of them) or 2. */
-static int parse_source(struct place_cmd *c, int opt, const char *arg)
-{
-	switch (opt) {
-	case 'k':
-		c->in.brokers = arg;
-		return 0;
-	case 'C':
-		c->in.kafka_properties = arg;
-		return 0;
-	case 'P':
-		c->in.topic_prefix = arg;
-		return 0;
-	case 'I':
-		return cli_duration("--idle", arg, NSEC_PER_MSEC,
-				    3600 * NSEC_PER_SEC, &c->in.idle_ns)
-			       ? 2
-			       : 0;
-	case 'W':
-		return cli_duration("--window", arg, NSEC_PER_MSEC,
-				    86400 * NSEC_PER_SEC, &c->in.window_ns)
-			       ? 2
-			       : 0;
-	case 'S':
-		return parse_time("--since", arg, &c->in.since_ns);
-	case 'E':
-		return parse_time("--until", arg, &c->in.until_ns);
-	}
-	return 1;
-}
-
-/*
- * One option's value into c; 0, or 2 (bad usage, line printed).  One case
- * per option, as the option table reads: longer than 80 lines for that.
- */
-static int parse_option(struct place_cmd *c, int opt, const char *arg)
-{
-	uint64_t v;
-	double d;
-	char *end;
-
-	switch (opt) {
-	case 'H':
-		c->in.hosts_path = arg;
-		return 0;
-	case 'U':
-		c->in.units_path = arg;
-		return 0;
-	case 'u':
-		if (!strcmp(arg, "container"))
-			c->in.by = CW_PLACE_BY_CONTAINER;
-		else if (!strcmp(arg, "pod"))
-			c->in.by = CW_PLACE_BY_POD;
-		else if (!strcmp(arg, "workload"))
-			c->in.by = CW_PLACE_BY_WORKLOAD;
-		else
-			return bad_value("--unit", arg,
-					 "container, pod or workload");
-		return 0;
-	case 'm':
-		c->res.all = !strcmp(arg, "all");
-		if (!c->res.all && cw_place_method_parse(arg, &c->res.method))
-			return bad_value("--method", arg,
-					 "ga, partition, ilp or all");
-		return 0;
-	case 'F':
-		if (strcmp(arg, "fixed") && strcmp(arg, "fewest") &&
-		    strcmp(arg, "consolidate"))
-			return bad_value("--hosts", arg,
-					 "fewest, consolidate or fixed");
-		c->in.p.fixed_hosts = !strcmp(arg, "fixed");
-		c->in.p.consolidate = !strcmp(arg, "consolidate");
-		return 0;
-	case 'M':
-		if (cw_parse_u64(arg, 0, 1000000000, &v))
-			return bad_value("--max-moves", arg, "0 or more");
-		c->in.p.max_moves = (long)v;
-		return 0;
-	case 'r':
-		d = strtod(arg, &end);
-		if (*end || end == arg || !(d >= 0 && d <= 0.9))
-			return bad_value("--headroom", arg, "0 to 0.9");
-		c->in.p.headroom = d;
-		return 0;
-	case 's':
-		if (cw_parse_u64(arg, 0, UINT64_MAX, &c->in.p.seed))
-			return bad_value("--seed", arg, "a number");
-		return 0;
-	case 'T':
-		if (cw_parse_u64(arg, 1, 86400, &v))
-			return bad_value("--time-limit", arg, "1 to 86400");
-		c->in.p.time_limit = (double)v;
-		return 0;
-	case 'f':
-		if (!strcmp(arg, "table"))
-			c->format = CW_PLACE_FMT_TABLE;
-		else if (!strcmp(arg, "json"))
-			c->format = CW_PLACE_FMT_JSON;
-		else if (!strcmp(arg, "k8s"))
-			c->format = CW_PLACE_FMT_K8S;
-		else if (!strcmp(arg, "appgroup"))
-			c->format = CW_PLACE_FMT_APPGROUP;
-		else
-			return bad_value("--format", arg,
-					 "table, json, k8s or appgroup");
-		return 0;
-	case 'n':
-		c->in.ns = arg;
-		return 0;
-	case 'K':
-		if (cw_parse_u64(arg, 1, 100000000, &v))
-			return bad_value("--max-hosts", arg, "1 or more");
-		c->in.p.host_limit = (size_t)v;
-		return 0;
-	}
-	return parse_source(c, opt, arg);
-}
+static const char help[] =
+	"usage: causeway place [-H HOSTS.csv] [-U UNITS.csv]\n"
+	"                      [--unit container|pod|workload]\n"
+	"                      [--method ga|partition|ilp|all] [--max-moves N]\n"
+	"                      [--hosts fewest|consolidate|fixed]\n"
+	"                      [--max-hosts N] [--headroom F] [--seed S]\n"
+	"                      [--time-limit SEC] [--since T] [--until T]\n"
+	"                      [--format table|json|k8s|appgroup] [--namespace NS]\n"
+	"                      [-o FILE] GRAPH.json | RECORDS... | --kafka BROKERS\n"
+	"\n"
+	"Plan where each unit (container, pod or workload) should run, from the\n"
+	"measured traffic, the hosts' capacities and the units' CPU and memory.  In\n"
+	"order: every host within capacity less headroom; no more cross-host bytes\n"
+	"than now; the fewest hosts; the fewest cross-host bytes; the fewest moves\n"
+	"(each plan's hosts are renamed so the most units stay where they run).\n"
+	"Processes outside containers stay.  The traffic: a graph ('causeway graph\n"
+	"--format json'), agent record files or Kafka; a graph with no traffic\n"
+	"between its units is refused.  Without -U and -H the units' CPU and memory\n"
+	"and the hosts' capacities as the agents measured.\n"
+	"\n"
+	"  -H, --hosts-file F  CSV host,cpu,memory (cpu in cores or 500m, memory\n"
+	"                      in bytes or 64Gi, 2G)\n"
+	"  -U, --units F       CSV unit,cpu,memory[,host,pod,workload,namespace,kind]:\n"
+	"                      unit a container id (or its first 12 characters)\n"
+	"                      or 'HOST (no container)'\n"
+	"  -u, --unit U        what moves: container (default), pod, workload\n"
+	"  -m, --method M      partition (default), ga, ilp (GLPK, small only), all\n"
+	"                      (all: the best; on a tie the fewest moves)\n"
+	"      --hosts H       fewest (default): the fewest hosts that keep the\n"
+	"                      cross-host bytes at most today's;\n"
+	"                      consolidate: the fewest hosts even if the bytes rise\n"
+	"                      (the plan's first line says by how much);\n"
+	"                      fixed: the fewest bytes on the hosts there are\n"
+	"      --max-moves N   the best plan moving at most N units\n"
+	"      --max-hosts N   use at most N hosts (those of pinned units, then\n"
+	"                      the largest)\n"
+	"      --headroom F    capacity kept free, 0 to 0.9 (default 0.1)\n"
+	"  -s, --seed S        the genetic algorithm's seed (default 1)\n"
+	"      --time-limit T  seconds for ilp (default 60)\n"
+	"  -k, --kafka B       read the conns and meta topics of brokers B\n"
+	"      --kafka-config F  librdkafka properties file\n"
+	"      --topic-prefix P  topics P.conns, P.meta (default causeway)\n"
+	"      --idle D        Kafka: stop after D with no record (default 3s)\n"
+	"      --since T, --until T  only the traffic in [T, T'): seconds since\n"
+	"                      the epoch, 'now' or -DURATION (-10m)\n"
+	"      --window D      records: the range's grain (default 1s)\n"
+	"  -f, --format F      table (default), json, k8s (node and pod affinity),\n"
+	"                      appgroup (diktyo AppGroup)\n"
+	"      --namespace NS  for units with none (default 'default')\n"
+	"  -o, --out FILE      write FILE (whole or not at all)\n"
+	"\n"
+	"Exit status: 0 a plan, 1 bad input or no plan, 2 bad usage.\n"
+	"\n"
+	"EXAMPLES\n"
+	"  # the fewest hosts without more cross-host bytes, fewest moves\n"
+	"  causeway place -H hosts.csv -U units.csv g.json\n"
+	"  # free hosts even at the price of bytes: the first line says the price\n"
+	"  causeway place -H hosts.csv -U units.csv --hosts consolidate g.json\n"
+	"  # every method side by side, the best (then fewest moves) chosen\n"
+	"  causeway place --method all --time-limit 10 conns.jsonl\n"
+	"  # the 3 moves that save most, on the hosts there are\n"
+	"  causeway place -H hosts.csv --kafka k1:9092 --max-moves 3\n"
+	"  # the last hour of the fleet as an AppGroup\n"
+	"  causeway place --kafka k1:9092 --since -1h --unit workload --format appgroup\n";
 
 static int run(struct place_cmd *c, const char *out)
 {
@@ -349,61 +170,75 @@ static int sources(struct place_cmd *c, int n, char **paths)
 	return 0;
 }
 
+static const char *const units[] = {"container", "pod", "workload", NULL};
+static const char *const methods[] = {"ga", "partition", "ilp", "all", NULL};
+static const char *const hosts[] = {"fewest", "consolidate", "fixed", NULL};
+static const char *const formats[] = {"table", "json", "k8s", "appgroup",
+				      NULL};
+
+/* The options into c and *out; -1 to go on, else the exit status. */
+static int parse_args(struct place_cmd *c, const char **out, int argc,
+		      char **argv)
+{
+	struct cw_place_input *in = &c->in;
+	int method = CW_PLACE_PARTITION, fixed = 0;
+	uint64_t moves = UINT64_MAX, max_hosts = 0, limit = 0;
+	struct cw_kafka_conf kc = {0};
+	const struct cli_opt t[] = {
+		CLI_STR("hosts-file", 'H', &in->hosts_path),
+		CLI_STR("units", 'U', &in->units_path),
+		CLI_ENUM("unit", 'u', &in->by, units),
+		CLI_ENUM("method", 'm', &method, methods),
+		CLI_ENUM("hosts", 0, &fixed, hosts),
+		CLI_U64("max-moves", 0, &moves, 0, 1000000000),
+		CLI_U64("max-hosts", 0, &max_hosts, 1, 100000000),
+		CLI_REAL("headroom", 0, &in->p.headroom, 0, 0.9),
+		CLI_U64("seed", 's', &in->p.seed, 0, UINT64_MAX),
+		CLI_U64("time-limit", 0, &limit, 1, 86400),
+		CLI_ENUM("format", 'f', &c->format, formats),
+		CLI_STR("namespace", 'n', &in->ns),
+		CLI_STR("out", 'o', out),
+		CLI_KAFKA(&kc),
+		CLI_DUR("idle", 0, &in->idle_ns, NSEC_PER_MSEC,
+			3600 * NSEC_PER_SEC),
+		CLI_DUR("window", 0, &in->window_ns, NSEC_PER_MSEC,
+			86400 * NSEC_PER_SEC),
+		CLI_TIME("since", 0, &in->since_ns),
+		CLI_TIME("until", 0, &in->until_ns),
+		{0}};
+	int rc = cli_parse("place", t, argc, argv, help);
+
+	c->res.all = method == 3;
+	c->res.method = c->res.all ? CW_PLACE_PARTITION : method;
+	in->p.fixed_hosts = fixed == 2;
+	in->p.consolidate = fixed == 1;
+	if (moves != UINT64_MAX)
+		in->p.max_moves = (long)moves;
+	in->p.host_limit = max_hosts ? max_hosts : in->p.host_limit;
+	in->p.time_limit = limit ? (double)limit : in->p.time_limit;
+	in->brokers = kc.brokers;
+	in->kafka_properties = kc.properties;
+	in->topic_prefix = kc.topic_prefix;
+	return rc;
+}
+
 int cmd_place(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{"hosts-file", required_argument, NULL, 'H'},
-		{"units", required_argument, NULL, 'U'},
-		{"unit", required_argument, NULL, 'u'},
-		{"method", required_argument, NULL, 'm'},
-		{"hosts", required_argument, NULL, 'F'},
-		{"max-moves", required_argument, NULL, 'M'},
-		{"max-hosts", required_argument, NULL, 'K'},
-		{"headroom", required_argument, NULL, 'r'},
-		{"seed", required_argument, NULL, 's'},
-		{"time-limit", required_argument, NULL, 'T'},
-		{"format", required_argument, NULL, 'f'},
-		{"namespace", required_argument, NULL, 'n'},
-		{"out", required_argument, NULL, 'o'},
-		{"kafka", required_argument, NULL, 'k'},
-		{"kafka-config", required_argument, NULL, 'C'},
-		{"topic-prefix", required_argument, NULL, 'P'},
-		{"idle", required_argument, NULL, 'I'},
-		{"window", required_argument, NULL, 'W'},
-		{"since", required_argument, NULL, 'S'},
-		{"until", required_argument, NULL, 'E'},
-		{"help", no_argument, NULL, 'h'},
-		{},
-	};
 	struct place_cmd c = {.res.method = CW_PLACE_PARTITION};
 	const char *out = NULL;
-	int opt, r;
+	int r;
 
 	cw_place_input_init(&c.in);
 	c.in.measure = measure;
 	c.in.p.headroom = 0.1;
-	opterr = 0;
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "H:U:u:m:s:f:n:o:k:h", opts,
-				  NULL)) != -1) {
-		if (opt == 'h') {
-			usage(stdout);
-			return 0;
-		}
-		if (opt == 'o') {
-			out = optarg;
-			continue;
-		}
-		r = opt == '?' || opt == ':' ? 1
-					     : parse_option(&c, opt, optarg);
-		if (r == 1)
-			return cli_bad_option("place", argv);
-		if (r)
-			return r;
-	}
-	r = sources(&c, argc - optind, argv + optind);
+	r = parse_args(&c, &out, argc, argv);
+	if (r < 0)
+		r = sources(&c, argc - optind, argv + optind);
+	else
+		r = r ? r : -1; /* --help: done */
 	if (!r)
 		r = run(&c, out);
+	r = r < 0 ? 0 : r;
 	cw_place_result_release(&c.res);
 	cw_place_input_release(&c.in);
 	return r;

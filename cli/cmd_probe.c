@@ -3,7 +3,6 @@
  * causeway probe: what this kernel lets the agent attach, from the tiny
  * programs agent/probe.c loads, and which variant --attach auto picks.
  */
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -13,24 +12,21 @@
 #include "common/jsonw.h"
 #include "common/log.h"
 
-static void usage(FILE *fp)
-{
-	fprintf(fp,
-		"usage: causeway probe [--json] [--load VARIANT]\n\n"
-		"Load one tiny program of each attach variant and print what\n"
-		"this kernel allows, and which variant '--attach auto' "
-		"picks.\n\n"
-		"  -j, --json        print a JSON object\n"
-		"  -l, --load V      load every program of variant V (fentry,\n"
-		"                    kprobe, tracepoint) without attaching; "
-		"exit 0\n"
-		"                    if the verifier accepts them, 1 if "
-		"refused\n\n"
-		"Examples:\n"
-		"  causeway probe\n"
-		"  causeway probe --json\n"
-		"  causeway probe --load kprobe\n");
-}
+static const char help[] =
+	"usage: causeway probe [--json] [--load VARIANT]\n"
+	"\n"
+	"Load one tiny program of each attach variant and print what\n"
+	"this kernel allows, and which variant '--attach auto' picks.\n"
+	"\n"
+	"  -j, --json        print a JSON object\n"
+	"  -l, --load V      load every program of variant V (fentry,\n"
+	"                    kprobe, tracepoint) without attaching; exit 0\n"
+	"                    if the verifier accepts them, 1 if refused\n"
+	"\n"
+	"Examples:\n"
+	"  causeway probe\n"
+	"  causeway probe --json\n"
+	"  causeway probe --load kprobe\n";
 
 static const char *yes_no(bool b)
 {
@@ -107,40 +103,25 @@ struct probe_args {
 	bool json;
 };
 
-static int probe_opt(void *ctx, int c, const char *arg)
-{
-	struct probe_args *a = ctx;
-
-	switch (c) {
-	case 'j':
-		a->json = true;
-		return 0;
-	case 'l':
-		if (cw_attach_parse(arg, &a->load) || a->load == CW_ATTACH_AUTO)
-			return cw_error("--load '%s': want fentry, kprobe or "
-					"tracepoint",
-					arg);
-		return 0;
-	}
-	return -1;
-}
+static const char *const variants[] = {"fentry", "kprobe", "tracepoint",
+				       NULL};
 
 int cmd_probe(int argc, char **argv)
 {
-	static const struct option opts[] = {{"json", 0, 0, 'j'},
-					     {"load", 1, 0, 'l'},
-					     {"help", 0, 0, 'h'},
-					     {0}};
-	struct probe_args a = {.load = CW_ATTACH_AUTO};
+	struct probe_args a = {0};
+	int load = -1;
+	const struct cli_opt t[] = {CLI_FLAG("json", 'j', &a.json),
+				    CLI_ENUM("load", 'l', &load, variants),
+				    {0}};
 	struct cw_kernel_caps c;
 	int rc;
 
-	rc = cli_getopt("probe", argc, argv, "jl:h", opts, probe_opt, &a,
-			usage);
-	if (rc)
-		return rc == 1 ? 0 : 2;
+	rc = cli_parse("probe", t, argc, argv, help);
+	if (rc >= 0)
+		return rc;
 	if (cli_one_operand(argc, argv, NULL))
 		return 2;
+	a.load = load < 0 ? CW_ATTACH_AUTO : CW_ATTACH_FENTRY + load;
 	if (a.load != CW_ATTACH_AUTO)
 		return load_variant(a.load);
 	if (cw_probe_kernel(&c))

@@ -4,7 +4,6 @@
  * (libcgraph + libgvc): SVG, PNG, or DOT source.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,60 +16,38 @@
 #include "graph/graph.h"
 #include "viz/viz.h"
 
-static void usage(FILE *fp)
-{
-	fprintf(fp,
-		"usage: causeway render [--by "
-		"process|cmdline|container|host|pod|"
-		"workload]\n"
-		"                       [--format svg|png|dot] [--min-share "
-		"F]\n"
-		"                       [--skip-bad] -o FILE INPUT...\n"
-		"       causeway render --kafka BROKERS [--group G] [--since "
-		"D|T]\n"
-		"                       [--until T] [options as above] -o "
-		"FILE\n\n"
-		"Pair the connection ends in agent records (JSON lines or a "
-		"wire\n"
-		"stream file, as for 'causeway graph') and draw the "
-		"traffic\n"
-		"graph with Graphviz: edge width from bytes, colours stable "
-		"per\n"
-		"command, processes grouped per host, node height from "
-		"bytes.\n\n"
-		"  -b, --by G          group processes: process (default), "
-		"cmdline,\n"
-		"                      container, host, pod or workload\n"
-		"  -f, --format F      svg, png or dot (DOT source, no "
-		"layout);\n"
-		"                      default from the extension of FILE, "
-		"else svg\n"
-		"  -s, --min-share F   drop edges carrying under F (0..1) of "
-		"all bytes\n"
-		"                      (default 0.10)\n"
-		"  -o, --out FILE      the picture (required; whole or not at "
-		"all)\n"
-		"      --skip-bad      count and skip malformed lines instead "
-		"of failing\n"
-		"  -k, --kafka B       instead of INPUT: the fleet graph, "
-		"every "
-		"correlator\n"
-		"                      member's buckets in P.edges, merged "
-		"(see\n"
-		"                      causeway-graph(1): --kafka-config, "
-		"--topic-prefix,\n"
-		"                      -g/--group, --since D|T, --until T)\n\n"
-		"Exit status: 0 done, 1 bad input or a failure, 2 bad "
-		"usage.\n\n"
-		"Examples:\n"
-		"  causeway render -o graph.svg out/conns.jsonl\n"
-		"  causeway render --by host --min-share 0.01 -o hosts.png "
-		"fleet.jsonl\n"
-		"  causeway render --by cmdline --format dot -o tiers.dot "
-		"fleet.jsonl\n"
-		"  causeway render --kafka kafka1:9092 --since 1h -o "
-		"fleet.svg\n");
-}
+static const char help[] =
+	"usage: causeway render [--by process|cmdline|container|host|pod|workload]\n"
+	"                       [--format svg|png|dot] [--min-share F]\n"
+	"                       [--skip-bad] -o FILE INPUT...\n"
+	"       causeway render --kafka BROKERS [--group G] [--since D|T]\n"
+	"                       [--until T] [options as above] -o FILE\n"
+	"\n"
+	"Pair the connection ends in agent records (JSON lines or a wire\n"
+	"stream file, as for 'causeway graph') and draw the traffic\n"
+	"graph with Graphviz: edge width from bytes, colours stable per\n"
+	"command, processes grouped per host, node height from bytes.\n"
+	"\n"
+	"  -b, --by G          group processes: process (default), cmdline,\n"
+	"                      container, host, pod or workload\n"
+	"  -f, --format F      svg, png or dot (DOT source, no layout);\n"
+	"                      default from the extension of FILE, else svg\n"
+	"  -s, --min-share F   drop edges carrying under F (0..1) of all bytes\n"
+	"                      (default 0.10)\n"
+	"  -o, --out FILE      the picture (required; whole or not at all)\n"
+	"      --skip-bad      count and skip malformed lines instead of failing\n"
+	"  -k, --kafka B       instead of INPUT: the fleet graph, every correlator\n"
+	"                      member's buckets in P.edges, merged (see\n"
+	"                      causeway-graph(1): --kafka-config, --topic-prefix,\n"
+	"                      -g/--group, --since D|T, --until T)\n"
+	"\n"
+	"Exit status: 0 done, 1 bad input or a failure, 2 bad usage.\n"
+	"\n"
+	"Examples:\n"
+	"  causeway render -o graph.svg out/conns.jsonl\n"
+	"  causeway render --by host --min-share 0.01 -o hosts.png fleet.jsonl\n"
+	"  causeway render --by cmdline --format dot -o tiers.dot fleet.jsonl\n"
+	"  causeway render --kafka kafka1:9092 --since 1h -o fleet.svg\n";
 
 static const char *format_of(const char *path)
 {
@@ -92,32 +69,6 @@ struct render_args {
 	uint64_t since_ns, until_ns;
 };
 
-/* A --kafka option into a: true if c was one. */
-static bool kafka_opt(int c, struct render_args *a)
-{
-	switch (c) {
-	case 'k':
-		a->kc.brokers = optarg;
-		return true;
-	case 'K':
-		a->kc.properties = optarg;
-		return true;
-	case 'T':
-		a->kc.topic_prefix = optarg;
-		return true;
-	case 'g':
-		a->kc.group = optarg;
-		return true;
-	case 'F':
-		a->since = optarg;
-		return true;
-	case 'U':
-		a->until = optarg;
-		return true;
-	}
-	return false;
-}
-
 /* Inputs: files, or --kafka; -1 (go on), or 2 (bad usage, told). */
 static int check_inputs(int argc, struct render_args *a)
 {
@@ -138,75 +89,34 @@ static int check_inputs(int argc, struct render_args *a)
 	return -1;
 }
 
+static const char *const formats[] = {"svg", "png", "dot", NULL};
+
 /* -1: go on; else the exit status (help shown, or bad usage told). */
 static int parse_args(int argc, char **argv, struct render_args *a)
 {
-	static const struct option opts[] = {
-		{"by", required_argument, NULL, 'b'},
-		{"format", required_argument, NULL, 'f'},
-		{"min-share", required_argument, NULL, 's'},
-		{"out", required_argument, NULL, 'o'},
-		{"skip-bad", no_argument, NULL, 'S'},
-		{"kafka", required_argument, NULL, 'k'},
-		{"kafka-config", required_argument, NULL, 'K'},
-		{"topic-prefix", required_argument, NULL, 'T'},
-		{"group", required_argument, NULL, 'g'},
-		{"since", required_argument, NULL, 'F'},
-		{"until", required_argument, NULL, 'U'},
-		{"help", no_argument, NULL, 'h'},
-		{},
-	};
-	int c;
+	int format = -1;
+	const struct cli_opt t[] = {
+		CLI_CALL("by", 'b', &a->by, cli_group_by),
+		CLI_ENUM("format", 'f', &format, formats),
+		CLI_REAL("min-share", 's', &a->ro.min_share, 0, 1),
+		CLI_STR("out", 'o', &a->out),
+		CLI_FLAG("skip-bad", 0, &a->skip_bad),
+		CLI_KAFKA(&a->kc),
+		CLI_STR("group", 'g', &a->kc.group),
+		CLI_STR("since", 0, &a->since),
+		CLI_STR("until", 0, &a->until),
+		{0}};
+	int rc = cli_parse("render", t, argc, argv, help);
 
-	opterr = 0;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "b:f:s:o:k:g:h", opts, NULL)) !=
-	       -1) {
-		if (kafka_opt(c, a))
-			continue;
-		switch (c) {
-		case 'b':
-			if (cw_group_by_parse(optarg, &a->by)) {
-				cw_error("--by '%s': want process, cmdline, "
-					 "container, host, pod or workload",
-					 optarg);
-				return 2;
-			}
-			break;
-		case 'f':
-			if (strcmp(optarg, "svg") && strcmp(optarg, "png") &&
-			    strcmp(optarg, "dot")) {
-				cw_error("--format '%s': want svg, png or dot",
-					 optarg);
-				return 2;
-			}
-			a->ro.format = optarg;
-			break;
-		case 's':
-			if (cli_share(optarg, &a->ro.min_share))
-				return 2;
-			break;
-		case 'o':
-			a->out = optarg;
-			break;
-		case 'S':
-			a->skip_bad = true;
-			break;
-		case 'h':
-			usage(stdout);
-			return 0;
-		default:
-			return cli_bad_option("render", argv);
-		}
-	}
-	if (!a->out) {
-		cw_error("-o FILE is required (see 'causeway render --help')");
-		return 2;
-	}
+	if (rc >= 0)
+		return rc;
+	if (!a->out)
+		return cw_error("-o FILE is required (see 'causeway render "
+				"--help')"),
+		       2;
 	if (check_inputs(argc, a) >= 0)
 		return 2;
-	if (!a->ro.format)
-		a->ro.format = format_of(a->out);
+	a->ro.format = format >= 0 ? formats[format] : format_of(a->out);
 	return -1;
 }
 

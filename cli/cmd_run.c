@@ -4,13 +4,13 @@
  * this host, pairs the two ends of local connections (across network
  * namespaces too) and prints process-to-process edges.
  */
-#include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "agent/agent.h"
+#include "agent/run.h"
 #include "cli/cli.h"
 #include "cli/commands.h"
 #include "cli/report.h"
@@ -50,88 +50,58 @@ struct run_ctx {
 	int err;
 };
 
-static void usage(FILE *fp)
-{
-	fprintf(fp,
-		"usage: causeway run [--duration D] [--interval I] [-o DIR] "
-		"[--json]\n"
-		"                    [--attach auto|fentry|kprobe|tracepoint]\n"
-		"                    [--netns NS] [--msg-gap D] [--no-udp]\n"
-		"                    [--no-nat] [--hooks always|sampled] "
-		"[--metrics A:P]\n"
-		"                    [--traces FILE]\n\n"
-		"Watch TCP and UDP traffic on this host from the kernel, with "
-		"no\n"
-		"change to the programs watched; pair the two ends of every "
-		"local\n"
-		"connection and print who talks to whom.\n\n"
-		"  -d, --duration D   stop after D (default: at Ctrl-C)\n"
-		"  -i, --interval I   collect aggregates every I (default 1s)\n"
-		"  -o, --out DIR      write edges.json, graph.dot, "
-		"conns.jsonl and\n"
-		"                     meta.jsonl (processes' CPU and "
-		"memory)\n"
-		"  -j, --json         print the graph as JSON instead of a "
-		"table\n"
-		"  -a, --attach V     hook variant (default auto: the "
-		"cheapest\n"
-		"                     this kernel allows; see 'causeway "
-		"probe')\n"
-		"  -n, --netns NS     watch one network namespace only "
-		"(inode,\n"
-		"                     name in /run/netns, or "
-		"/proc/PID/ns/net)\n"
-		"      --msg-gap D    an idle gap of D also starts a new "
-		"message\n"
-		"      --no-udp       do not count UDP\n"
-		"      --no-nat       keep DNAT'ed (virtual) addresses: no "
-		"conntrack lookups\n"
-		"      --hooks H      always (default): a program on every "
-		"send/recv\n"
-		"                     counts calls and messages exactly, "
-		"~100 ns a call;\n"
-		"                     sampled: only inside timing windows; "
-		"outside,\n"
-		"                     calls and messages are estimated from "
-		"the\n"
-		"                     bytes (exact either way)\n"
-		"      --metrics A:P  the agent's counters for Prometheus at\n"
-		"                     http://A:P/metrics (a bare PORT: "
-		"127.0.0.1)\n"
-		"  -w, --window D     record message start times in timing "
-		"windows\n"
-		"                     of D (into timing.jsonl with -o)\n"
-		"      --window-every P  open a window at every wall-clock "
-		"multiple\n"
-		"                     of P (default: one window, from the "
-		"start)\n"
-		"  -p, --paths        infer causal paths from the timing "
-		"windows\n"
-		"                     (convolution); paths.json with -o\n"
-		"      --min-share F  graph.dot: drop edges under F of all "
-		"bytes\n"
-		"                     (default 0.0)\n"
-		"      --runtime-root DIR  container runtime state for "
-		"workload names\n"
-		"                     (default $CAUSEWAY_RUNTIME_ROOT, else "
-		"/)\n"
-		"      --traces FILE  write every message (thread, role, the "
-		"request\n"
-		"                     its thread served) as the CSV that "
-		"'causeway\n"
-		"                     traces' reads; in the --window "
-		"windows if any\n"
-		"      --mode M       aggregate (default), conn-only or "
-		"per-event\n"
-		"                     (the last two exist for the "
-		"benchmark)\n\n"
-		"Needs root, or CAP_BPF, CAP_PERFMON and CAP_NET_ADMIN.\n\n"
-		"Examples:\n"
-		"  causeway run --duration 30s\n"
-		"  causeway run -d 10s -o /tmp/cw && dot -Tsvg "
-		"/tmp/cw/graph.dot > g.svg\n"
-		"  causeway run --netns web1 --json\n");
-}
+static const char help[] =
+	"usage: causeway run [--duration D] [--interval I] [-o DIR] [--json]\n"
+	"                    [--attach auto|fentry|kprobe|tracepoint]\n"
+	"                    [--netns NS] [--msg-gap D] [--no-udp]\n"
+	"                    [--no-nat] [--hooks always|sampled] [--metrics A:P]\n"
+	"                    [--traces FILE]\n"
+	"\n"
+	"Watch TCP and UDP traffic on this host from the kernel, with no\n"
+	"change to the programs watched; pair the two ends of every local\n"
+	"connection and print who talks to whom.\n"
+	"\n"
+	"  -d, --duration D   stop after D (default: at Ctrl-C)\n"
+	"  -i, --interval I   collect aggregates every I (default 1s)\n"
+	"  -o, --out DIR      write edges.json, graph.dot, conns.jsonl and\n"
+	"                     meta.jsonl (processes' CPU and memory)\n"
+	"  -j, --json         print the graph as JSON instead of a table\n"
+	"  -a, --attach V     hook variant (default auto: the cheapest\n"
+	"                     this kernel allows; see 'causeway probe')\n"
+	"  -n, --netns NS     watch one network namespace only (inode,\n"
+	"                     name in /run/netns, or /proc/PID/ns/net)\n"
+	"      --msg-gap D    an idle gap of D also starts a new message\n"
+	"      --no-udp       do not count UDP\n"
+	"      --no-nat       keep DNAT'ed (virtual) addresses: no conntrack lookups\n"
+	"      --hooks H      always (default): a program on every send/recv\n"
+	"                     counts calls and messages exactly, ~100 ns a call;\n"
+	"                     sampled: only inside timing windows; outside,\n"
+	"                     calls and messages are estimated from the\n"
+	"                     bytes (exact either way)\n"
+	"      --metrics A:P  the agent's counters for Prometheus at\n"
+	"                     http://A:P/metrics (a bare PORT: 127.0.0.1)\n"
+	"  -w, --window D     record message start times in timing windows\n"
+	"                     of D (into timing.jsonl with -o)\n"
+	"      --window-every P  open a window at every wall-clock multiple\n"
+	"                     of P (default: one window, from the start)\n"
+	"  -p, --paths        infer causal paths from the timing windows\n"
+	"                     (convolution); paths.json with -o\n"
+	"      --min-share F  graph.dot: drop edges under F of all bytes\n"
+	"                     (default 0.0)\n"
+	"      --runtime-root DIR  container runtime state for workload names\n"
+	"                     (default $CAUSEWAY_RUNTIME_ROOT, else /)\n"
+	"      --traces FILE  write every message (thread, role, the request\n"
+	"                     its thread served) as the CSV that 'causeway\n"
+	"                     traces' reads; in the --window windows if any\n"
+	"      --mode M       aggregate (default), conn-only or per-event\n"
+	"                     (the last two exist for the benchmark)\n"
+	"\n"
+	"Needs root, or CAP_BPF, CAP_PERFMON and CAP_NET_ADMIN.\n"
+	"\n"
+	"Examples:\n"
+	"  causeway run --duration 30s\n"
+	"  causeway run -d 10s -o /tmp/cw && dot -Tsvg /tmp/cw/graph.dot > g.svg\n"
+	"  causeway run --netns web1 --json\n";
 
 static int on_record(const struct cw_conn_record *r, void *arg)
 {
@@ -236,47 +206,6 @@ static int on_meta(const struct cw_proc_meta *pm, void *arg)
 	return 0;
 }
 
-/* The options only run has: 1 taken, 0 not ours, -1 bad value. */
-static int run_option(int opt, const char *arg, struct run_opts *ro)
-{
-	switch (opt) {
-	case 'o':
-		ro->out = arg;
-		return 1;
-	case 'j':
-		ro->json = true;
-		return 1;
-	case 'm':
-		return cli_mode(arg, &ro->w.ao.mode) ? -1 : 1;
-	case 's':
-		return cli_share(arg, &ro->min_share) ? -1 : 1;
-	case 'w':
-		return cli_duration("--window", arg, NSEC_PER_MSEC,
-				    86400 * NSEC_PER_SEC, &ro->wo.window_ns)
-			       ? -1
-			       : 1;
-	case 'p':
-		ro->paths = true;
-		return 1;
-	case 'Y':
-		ro->wo.runtime_root = arg;
-		return 1;
-	case CLI_OPT_METRICS:
-		ro->metrics = arg;
-		return 1;
-	case 'T':
-		ro->traces = arg;
-		return 1;
-	case 'W':
-		return cli_duration("--window-every", arg, NSEC_PER_MSEC,
-				    86400 * NSEC_PER_SEC,
-				    &ro->wo.window_every_ns)
-			       ? -1
-			       : 1;
-	}
-	return 0;
-}
-
 /* Cross-checks and defaults: 0, or -1 after a message. */
 static int check_options(struct run_opts *ro)
 {
@@ -295,44 +224,37 @@ static int check_options(struct run_opts *ro)
 	return 0;
 }
 
-/* 0 to go on, -1 after --help, else the exit status of bad usage. */
+static const char *const modes[] = {"aggregate", "conn-only", "per-event",
+				    NULL};
+
+/* -1 to go on, else the exit status (help shown, or bad usage told). */
 static int parse_args(int argc, char **argv, struct run_opts *ro)
 {
-	static const struct option opts[] = {
-		{"duration", 1, 0, 'd'},     {"interval", 1, 0, 'i'},
-		{"out", 1, 0, 'o'},	     {"json", 0, 0, 'j'},
-		{"attach", 1, 0, 'a'},	     {"netns", 1, 0, 'n'},
-		{"msg-gap", 1, 0, 'g'},	     {"no-udp", 0, 0, 'U'},
-		{"no-nat", 0, 0, 'N'},	     {"mode", 1, 0, 'm'},
-		{"min-share", 1, 0, 's'},    {"window", 1, 0, 'w'},
-		{"window-every", 1, 0, 'W'}, {"paths", 0, 0, 'p'},
-		{"help", 0, 0, 'h'},	     {"hooks", 1, 0, CLI_OPT_HOOKS},
-		{"runtime-root", 1, 0, 'Y'}, {"metrics", 1, 0, CLI_OPT_METRICS},
-		{"traces", 1, 0, 'T'},	     {0},
-	};
-	int opt, r;
+	const uint64_t day = 86400 * NSEC_PER_SEC;
+	const struct cli_opt t[] = {
+		CLI_WATCH(&ro->w),
+		CLI_STR("out", 'o', &ro->out),
+		CLI_FLAG("json", 'j', &ro->json),
+		CLI_ENUM("mode", 0, &ro->w.ao.mode, modes),
+		CLI_REAL("min-share", 0, &ro->min_share, 0, 1),
+		CLI_DUR("window", 'w', &ro->wo.window_ns, NSEC_PER_MSEC, day),
+		CLI_DUR("window-every", 0, &ro->wo.window_every_ns,
+			NSEC_PER_MSEC, day),
+		CLI_FLAG("paths", 'p', &ro->paths),
+		CLI_STR("runtime-root", 0, &ro->wo.runtime_root),
+		CLI_STR("metrics", 0, &ro->metrics),
+		CLI_STR("traces", 0, &ro->traces),
+		{0}};
+	int rc = cli_parse("run", t, argc, argv, help);
 
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "d:i:o:ja:n:w:ph", opts, NULL)) !=
-	       -1) {
-		r = cli_watch_option(opt, optarg, &ro->w);
-		if (!r)
-			r = run_option(opt, optarg, ro);
-		if (r < 0)
-			return 2;
-		if (r)
-			continue;
-		if (opt != 'h')
-			return cli_bad_option("run", argv);
-		usage(stdout);
-		return -1;
-	}
-	if (optind < argc) {
-		cw_error("unexpected argument '%s' (see 'causeway run --help')",
-			 argv[optind]);
-		return 2;
-	}
-	return check_options(ro) ? 2 : 0;
+	if (rc >= 0)
+		return rc;
+	if (optind < argc)
+		return cw_error("unexpected argument '%s' (see 'causeway run "
+				"--help')",
+				argv[optind]),
+		       2;
+	return check_options(ro) ? 2 : -1;
 }
 
 /* DIR/conns.jsonl, DIR/meta.jsonl, and DIR/timing.jsonl with windows. */
@@ -416,7 +338,7 @@ static int run(struct run_opts *ro, struct run_ctx *rc, struct cw_graph *g)
 	struct cw_agent *a = NULL;
 	int err = -1;
 
-	if (cli_agent_open(&a, &ro->w.ao))
+	if (cw_agent_open_hinted(&a, &ro->w.ao))
 		goto out;
 	if (ro->metrics && !(ms = open_metrics(ro, a)))
 		goto out;
@@ -481,8 +403,8 @@ int cmd_run(int argc, char **argv)
 	int err;
 
 	err = parse_args(argc, argv, &ro);
-	if (err)
-		return err < 0 ? 0 : err;
+	if (err >= 0)
+		return err;
 	rc.paths = ro.paths;
 	/* Resources only go to DIR/meta.jsonl: the printed graph has none. */
 	if (ro.out)

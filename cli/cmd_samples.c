@@ -3,69 +3,35 @@
  * causeway samples: record fine-timescale tc counters, keep the runs on
  * disk, and show, export, plot and analyse them.
  */
-#include <getopt.h>
-#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "agent/sampler.h"
 #include "samples/samples.h"
+#include "cli/cli.h"
 #include "cli/commands.h"
 #include "common/log.h"
 #include "common/util.h"
 
-#define MAX_LIST 64
-
-static void usage(FILE *fp)
-{
-	fprintf(fp,
-		"usage: causeway samples record [--dev DEV]... [--interval "
-		"DUR] "
-		"[--samples N]\n"
-		"                               [--in-region PREFIX]... "
-		"[--link-speed BPS]\n"
-		"                               [--store DIR] [--keep DUR] "
-		"[--max-size BYTES] [-o FILE]\n"
-		"       causeway samples list [--store DIR] [-j]\n"
-		"       causeway samples show RUN [--store DIR]\n"
-		"       causeway samples export RUN --format csv|json [-o "
-		"FILE]\n"
-		"       causeway samples plot RUN -o FILE.svg\n"
-		"       causeway samples bursts RUN [--threshold PCT] "
-		"[--link-speed BPS]\n"
-		"                               [--conns FILE] [--top N] [-j]\n"
-		"\n"
-		"RUN is a file, a run name from 'list', or 'latest'.  The "
-		"store is\n"
-		"--store, else $CAUSEWAY_SAMPLES_DIR, else %s.\n"
-		"\n"
-		"Examples:\n"
-		"  causeway samples record --dev eth0 --interval 100us\n"
-		"  causeway samples list\n"
-		"  causeway samples export latest --format csv -o run.csv\n"
-		"  causeway samples bursts latest --threshold 50 --conns "
-		"conns.json\n",
-		CW_SAMPLE_DEFAULT_DIR);
-}
-
-static int bad_usage(const char *fmt, const char *arg)
-{
-	cw_error(fmt, arg);
-	return 2;
-}
-
-static int split_devs(char *arg, const char **devs, size_t *n)
-{
-	char *save = NULL, *tok;
-
-	for (tok = strtok_r(arg, ",", &save); tok;
-	     tok = strtok_r(NULL, ",", &save)) {
-		if (*n == CW_SAMPLER_MAX_DEVS)
-			return -1;
-		devs[(*n)++] = tok;
-	}
-	return 0;
-}
+static const char help[] =
+	"usage: causeway samples record [--dev DEV]... [--interval DUR] [--samples N]\n"
+	"                               [--in-region PREFIX]... [--link-speed BPS]\n"
+	"                               [--store DIR] [--keep DUR] [--max-size BYTES] [-o FILE]\n"
+	"       causeway samples list [--store DIR] [-j]\n"
+	"       causeway samples show RUN [--store DIR]\n"
+	"       causeway samples export RUN --format csv|json [-o FILE]\n"
+	"       causeway samples plot RUN -o FILE.svg\n"
+	"       causeway samples bursts RUN [--threshold PCT] [--link-speed BPS]\n"
+	"                               [--conns FILE] [--top N] [-j]\n"
+	"\n"
+	"RUN is a file, a run name from 'list', or 'latest'.  The store is\n"
+	"--store, else $CAUSEWAY_SAMPLES_DIR, else " CW_SAMPLE_DEFAULT_DIR ".\n"
+	"\n"
+	"Examples:\n"
+	"  causeway samples record --dev eth0 --interval 100us\n"
+	"  causeway samples list\n"
+	"  causeway samples export latest --format csv -o run.csv\n"
+	"  causeway samples bursts latest --threshold 50 --conns conns.json\n";
 
 struct record_args {
 	const char *devs[CW_SAMPLER_MAX_DEVS];
@@ -75,104 +41,78 @@ struct record_args {
 	const char *store, *output;
 };
 
-/* One option of 'record' into a; 0, or 2 after a message. */
-static int record_opt(int c, struct record_args *a)
+/* --dev A,B: each into the list. */
+static int dev_opt(const struct cli_opt *opt, const char *arg)
 {
-	struct cw_sampler_opts *o = &a->o;
-	uint64_t v;
+	struct record_args *a = opt->to;
+	char *copy = strdup(arg), *save = NULL, *tok;
 
-	switch (c) {
-	case 'd':
-		if (split_devs(optarg, a->devs, &o->n_devs))
-			return bad_usage("too many interfaces%s", "");
-		return 0;
-	case 'i':
-		if (cw_parse_duration(optarg, NSEC_PER_MSEC, &v) ||
-		    v < CW_SAMPLER_MIN_INTERVAL_NS ||
-		    v > CW_SAMPLER_MAX_INTERVAL_NS)
-			return bad_usage("--interval '%s' is not a duration "
-					 "from 10us to 1s",
-					 optarg);
-		o->interval_ns = v;
-		return 0;
-	case 'n':
-		if (cw_parse_u64(optarg, CW_SAMPLER_MIN_SAMPLES,
-				 CW_SAMPLER_MAX_SAMPLES, &v))
-			return bad_usage("--samples '%s' is not a number from "
-					 "1 to 20000",
-					 optarg);
-		o->samples = v;
-		return 0;
-	case 'r':
-		if (o->n_in_region == CW_SAMPLER_MAX_PREFIXES)
-			return bad_usage("too many prefixes%s", "");
-		a->prefixes[o->n_in_region++] = optarg;
-		return 0;
-	case 'l':
-		if (cw_parse_u64(optarg, 1, UINT64_MAX / 8, &v))
-			return bad_usage("--link-speed '%s' is not a bit rate",
-					 optarg);
-		o->link_speed_bps = v;
-		return 0;
-	case 's':
-		a->store = optarg;
-		return 0;
-	case 'k':
-		if (cw_parse_duration(optarg, NSEC_PER_SEC, &v) || !v)
-			return bad_usage("--keep '%s' is not a duration",
-					 optarg);
-		a->lim.keep_ns = v;
-		return 0;
-	case 'm':
-		if (cw_parse_size(optarg, 1, UINT64_MAX, &v))
-			return bad_usage("--max-size '%s' is not a byte count",
-					 optarg);
-		a->lim.max_bytes = v;
-		return 0;
-	case 'o':
-		a->output = optarg;
-		return 0;
+	if (!copy)
+		return cw_error("out of memory");
+	for (tok = strtok_r(copy, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		if (a->o.n_devs == CW_SAMPLER_MAX_DEVS)
+			return cw_error("too many interfaces");
+		a->devs[a->o.n_devs++] = tok; /* copy: kept for the run */
 	}
-	return 2;
+	return 0;
+}
+
+static int region_opt(const struct cli_opt *opt, const char *arg)
+{
+	struct record_args *a = opt->to;
+
+	if (a->o.n_in_region == CW_SAMPLER_MAX_PREFIXES)
+		return cw_error("too many prefixes");
+	a->prefixes[a->o.n_in_region++] = arg;
+	return 0;
+}
+
+/* The run's options: 0 to go on, else the exit status. */
+static int record_args(int argc, char **argv, struct record_args *a)
+{
+	uint64_t samples = CW_SAMPLER_DEF_SAMPLES;
+	const struct cli_opt t[] = {
+		CLI_CALL("dev", 'd', a, dev_opt),
+		{.name = "interval", .key = 'i', .kind = CLI_KDUR,
+		 .to = &a->o.interval_ns, .min = CW_SAMPLER_MIN_INTERVAL_NS,
+		 .max = CW_SAMPLER_MAX_INTERVAL_NS, .unit = NSEC_PER_MSEC},
+		CLI_U64("samples", 'n', &samples, CW_SAMPLER_MIN_SAMPLES,
+			CW_SAMPLER_MAX_SAMPLES),
+		CLI_CALL("in-region", 0, a, region_opt),
+		CLI_U64("link-speed", 0, &a->o.link_speed_bps, 1,
+			UINT64_MAX / 8),
+		CLI_STR("store", 0, &a->store),
+		CLI_DUR("keep", 0, &a->lim.keep_ns, 1, UINT64_MAX),
+		{.name = "max-size", .kind = CLI_KSIZE, .to = &a->lim.max_bytes,
+		 .min = 1, .max = UINT64_MAX, .want = "a byte count"},
+		CLI_STR("output", 'o', &a->output),
+		{0}};
+	int rc;
+
+	a->o.sz = sizeof(a->o);
+	a->o.devs = a->devs;
+	a->o.in_region = a->prefixes;
+	a->o.interval_ns = CW_SAMPLER_DEF_INTERVAL_NS;
+	rc = cli_parse("samples record", t, argc, argv, help);
+	a->o.samples = samples;
+	if (rc >= 0)
+		return rc;
+	return cli_one_operand(argc, argv, NULL) ? 2 : -1;
 }
 
 static int cmd_record(int argc, char **argv)
 {
-	static const struct option lopts[] = {
-		{"dev", required_argument, NULL, 'd'},
-		{"interval", required_argument, NULL, 'i'},
-		{"samples", required_argument, NULL, 'n'},
-		{"in-region", required_argument, NULL, 'r'},
-		{"link-speed", required_argument, NULL, 'l'},
-		{"store", required_argument, NULL, 's'},
-		{"keep", required_argument, NULL, 'k'},
-		{"max-size", required_argument, NULL, 'm'},
-		{"output", required_argument, NULL, 'o'},
-		{"help", no_argument, NULL, 'h'},
-		{0},
-	};
 	static struct record_args a;
 	char name[CW_SAMPLE_NAME_MAX];
 	struct cw_sample_run *run = NULL;
 	const char *dir;
-	int c, err;
+	int err;
 
 	memset(&a, 0, sizeof(a));
-	a.o.sz = sizeof(a.o);
-	a.o.devs = a.devs;
-	a.o.in_region = a.prefixes;
-	a.o.interval_ns = CW_SAMPLER_DEF_INTERVAL_NS;
-	a.o.samples = CW_SAMPLER_DEF_SAMPLES;
-	while ((c = getopt_long(argc, argv, "d:i:n:o:h", lopts, NULL)) != -1) {
-		if (c == 'h') {
-			usage(stdout);
-			return 0;
-		}
-		if (record_opt(c, &a))
-			return 2;
-	}
-	if (optind < argc)
-		return bad_usage("unexpected argument '%s'", argv[optind]);
+	err = record_args(argc, argv, &a);
+	if (err >= 0)
+		return err;
 	dir = cw_sample_store_dir(a.store);
 	if (!a.output && (cw_mkdir_p(dir) || cw_check_writable_dir(dir)))
 		return 1;
@@ -195,25 +135,31 @@ static int cmd_record(int argc, char **argv)
 	return err ? 1 : 0;
 }
 
+/* One RUN after the options of t; -1 to go on, else the exit status. */
+static int one_run(const struct cli_opt *t, int argc, char **argv)
+{
+	char cmd[32];
+	int rc;
+
+	snprintf(cmd, sizeof(cmd), "samples %s", argv[0]);
+	rc = cli_parse(cmd, t, argc, argv, help);
+	if (rc >= 0)
+		return rc;
+	if (optind + 1 != argc)
+		return cw_error("'%s' takes one RUN", argv[0]), 2;
+	return -1;
+}
+
 static int cmd_list(int argc, char **argv)
 {
-	static const struct option lopts[] = {
-		{"store", required_argument, NULL, 's'},
-		{"json", no_argument, NULL, 'j'},
-		{0},
-	};
 	const char *store = NULL;
 	bool json = false;
-	int c;
+	const struct cli_opt t[] = {CLI_STR("store", 0, &store),
+				    CLI_FLAG("json", 'j', &json), {0}};
+	int rc = cli_parse("samples list", t, argc, argv, help);
 
-	while ((c = getopt_long(argc, argv, "j", lopts, NULL)) != -1) {
-		if (c == 's')
-			store = optarg;
-		else if (c == 'j')
-			json = true;
-		else
-			return 2;
-	}
+	if (rc >= 0)
+		return rc;
 	return cw_sample_store_print(stdout, cw_sample_store_dir(store), json)
 		       ? 1
 		       : 0;
@@ -221,21 +167,13 @@ static int cmd_list(int argc, char **argv)
 
 static int cmd_show(int argc, char **argv)
 {
-	static const struct option lopts[] = {
-		{"store", required_argument, NULL, 's'},
-		{0},
-	};
 	const char *store = NULL;
+	const struct cli_opt t[] = {CLI_STR("store", 0, &store), {0}};
 	struct cw_sample_run *run;
-	int c, err;
+	int err = one_run(t, argc, argv);
 
-	while ((c = getopt_long(argc, argv, "", lopts, NULL)) != -1) {
-		if (c != 's')
-			return 2;
-		store = optarg;
-	}
-	if (optind + 1 != argc)
-		return bad_usage("'show' takes one RUN%s", "");
+	if (err >= 0)
+		return err;
 	if (cw_sample_run_load(store, argv[optind], &run))
 		return 1;
 	err = cw_sample_run_summary(stdout, run);
@@ -243,101 +181,56 @@ static int cmd_show(int argc, char **argv)
 	return err ? 1 : 0;
 }
 
+static const char *const formats[] = {"csv", "json", NULL};
+
 /* export and plot: RUN, --store, -o, and for export --format. */
 static int cmd_output(int argc, char **argv, bool plot)
 {
-	static const struct option lopts[] = {
-		{"store", required_argument, NULL, 's'},
-		{"format", required_argument, NULL, 'f'},
-		{"output", required_argument, NULL, 'o'},
-		{0},
-	};
-	const char *store = NULL, *format = NULL, *output = NULL;
+	const char *store = NULL, *output = NULL;
+	int format = -1;
+	const struct cli_opt t[] = {CLI_STR("store", 0, &store),
+				    CLI_ENUM("format", 0, &format, formats),
+				    CLI_STR("output", 'o', &output), {0}};
 	struct cw_sample_run *run;
-	int c, err;
+	int err = one_run(t, argc, argv);
 
-	while ((c = getopt_long(argc, argv, "o:", lopts, NULL)) != -1) {
-		if (c == 's')
-			store = optarg;
-		else if (c == 'f')
-			format = optarg;
-		else if (c == 'o')
-			output = optarg;
-		else
-			return 2;
-	}
-	if (optind + 1 != argc)
-		return bad_usage("'%s' takes one RUN", argv[0]);
+	if (err >= 0)
+		return err;
 	if (plot && !output)
-		return bad_usage("'plot' needs -o FILE.svg%s", "");
-	if (!plot &&
-	    (!format || (strcmp(format, "csv") && strcmp(format, "json"))))
-		return bad_usage("--format must be csv or json, not '%s'",
-				 format ? format : "");
+		return cw_error("'plot' needs -o FILE.svg"), 2;
+	if (!plot && format < 0)
+		return cw_error("--format must be csv or json"), 2;
 	if (cw_sample_run_load(store, argv[optind], &run))
 		return 1;
 	err = cw_sample_run_write_as(output, run,
-				     plot		      ? CW_SAMPLE_SVG
-				     : !strcmp(format, "csv") ? CW_SAMPLE_CSV
-							      : CW_SAMPLE_JSON);
+				     plot	   ? CW_SAMPLE_SVG
+				     : format == 0 ? CW_SAMPLE_CSV
+						   : CW_SAMPLE_JSON);
 	cw_sample_run_free(run);
 	return err ? 1 : 0;
 }
 
 static int cmd_bursts(int argc, char **argv)
 {
-	static const struct option lopts[] = {
-		{"store", required_argument, NULL, 's'},
-		{"threshold", required_argument, NULL, 't'},
-		{"link-speed", required_argument, NULL, 'l'},
-		{"conns", required_argument, NULL, 'c'},
-		{"top", required_argument, NULL, 'n'},
-		{"json", no_argument, NULL, 'j'},
-		{0},
-	};
 	const char *store = NULL, *conns = NULL;
 	struct cw_burst_edge *edges = NULL;
 	struct cw_sample_bursts_opts o = {0};
 	struct cw_sample_run *run = NULL;
 	uint64_t speed = 0, pct = 50, top = 5;
 	bool json = false;
-	int c, err = 1;
+	const struct cli_opt t[] = {
+		CLI_STR("store", 0, &store),
+		CLI_U64("threshold", 0, &pct, 1, 1000),
+		CLI_U64("link-speed", 0, &speed, 1, UINT64_MAX / 8),
+		CLI_STR("conns", 0, &conns),
+		CLI_U64("top", 0, &top, 1, 1000),
+		CLI_FLAG("json", 'j', &json),
+		{0}};
+	int err = one_run(t, argc, argv);
 
-	while ((c = getopt_long(argc, argv, "j", lopts, NULL)) != -1) {
-		switch (c) {
-		case 's':
-			store = optarg;
-			break;
-		case 't':
-			if (cw_parse_u64(optarg, 1, 1000, &pct))
-				return bad_usage("--threshold '%s' is not a "
-						 "percentage from 1 to 1000",
-						 optarg);
-			break;
-		case 'l':
-			if (cw_parse_u64(optarg, 1, UINT64_MAX / 8, &speed))
-				return bad_usage("--link-speed '%s' is not a "
-						 "bit rate",
-						 optarg);
-			break;
-		case 'c':
-			conns = optarg;
-			break;
-		case 'n':
-			if (cw_parse_u64(optarg, 1, 1000, &top))
-				return bad_usage("--top '%s' is not a number "
-						 "from 1 to 1000",
-						 optarg);
-			break;
-		case 'j':
-			json = true;
-			break;
-		default:
-			return 2;
-		}
-	}
-	if (optind + 1 != argc)
-		return bad_usage("'bursts' takes one RUN%s", "");
+	if (err >= 0)
+		return err;
+	err = 1;
 	if (cw_sample_run_load(store, argv[optind], &run))
 		goto cleanup;
 	o.threshold = pct / 100.0;
@@ -382,12 +275,12 @@ int cmd_samples(int argc, char **argv)
 	size_t i;
 
 	if (argc < 2) {
-		usage(stderr);
+		fputs(help, stderr);
 		return 2;
 	}
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") ||
 	    !strcmp(argv[1], "help")) {
-		usage(stdout);
+		fputs(help, stdout);
 		return 0;
 	}
 	for (i = 0; i < CW_ARRAY_SIZE(subcommands); i++) {

@@ -3,7 +3,6 @@
  * causeway serve: the live page, the HTTP API and Prometheus metrics over
  * record files, run folders or the fleet's Kafka topics.
  */
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -13,152 +12,79 @@
 #include "common/util.h"
 #include "serve/serve.h"
 
-static void usage(FILE *fp)
-{
-	fprintf(fp,
-		"usage: causeway serve [--listen ADDR:PORT] [--window D] "
-		"[--poll D]\n"
-		"                      [--paths FILE] [--samples DIR] "
-		"[--plan FILE]\n"
-		"                      [--traces FILE] [--skip-bad]\n"
-		"                      INPUT...\n"
-		"       causeway serve --kafka BROKERS [--kafka-config FILE]\n"
-		"                      [--topic-prefix P] [--group G] "
-		"[--listen ADDR:PORT]\n\n"
-		"Serve the traffic graph to people and programs, read-only: a "
-		"page\n"
-		"(graph, host heatmap, causal paths, sample runs, traces), a "
-		"JSON API "
-		"under\n"
-		"/api/ and Prometheus metrics at /metrics.  INPUT is a record "
-		"file\n"
-		"(JSON lines or a wire stream, as 'causeway graph' reads) or "
-		"the\n"
-		"output folder of 'causeway run -o' (its conns.jsonl and "
-		"paths.json);\n"
-		"inputs are read again whenever one changes.  With --kafka, "
-		"serve\n"
-		"follows the conns, meta, timing and samples topics "
-		"instead, from\n"
-		"the beginning.\n\n"
-		"  -l, --listen A:P     address to bind (default "
-		"127.0.0.1:8080;\n"
-		"                       only loopback unless you say so)\n"
-		"  -w, --window D       time buckets for ranges (default "
-		"10s)\n"
-		"      --poll D         check the inputs every D (default 1s)\n"
-		"      --paths FILE     causal paths, one pathset (JSON) a "
-		"line\n"
-		"      --samples DIR    sample run store ('causeway samples "
-		"record')\n"
-		"      --plan FILE      placement plan ('causeway place "
-		"--format json')\n"
-		"      --traces FILE    per-request traces ('causeway traces "
-		"-o "
-		"FILE',\n"
-		"                       OTLP/JSON), read again when it "
-		"changes\n"
-		"      --skip-bad       count and skip malformed records\n"
-		"  -k, --kafka B        follow Kafka at bootstrap servers B\n"
-		"      --kafka-config F librdkafka properties file\n"
-		"      --topic-prefix P topics P.conns ... (default causeway)\n"
-		"      --group G        consumer group (default "
-		"causeway-serve)\n\n"
-		"Exit status: 0 after SIGINT or SIGTERM, 1 when the inputs "
-		"cannot\n"
-		"be read at start or the address cannot be bound, 2 bad "
-		"usage.\n\n"
-		"Examples:\n"
-		"  causeway serve out/\n"
-		"  causeway serve --listen 127.0.0.1:9900 --samples "
-		"/var/lib/causeway/samples a.jsonl b.jsonl\n"
-		"  causeway serve --kafka 10.0.0.5:9092\n"
-		"  causeway serve --traces traces.json out/\n"
-		"  curl 'http://127.0.0.1:8080/api/graph?by=host&since=-5m'\n");
-}
+static const char help[] =
+	"usage: causeway serve [--listen ADDR:PORT] [--window D] [--poll D]\n"
+	"                      [--paths FILE] [--samples DIR] [--plan FILE]\n"
+	"                      [--traces FILE] [--skip-bad]\n"
+	"                      INPUT...\n"
+	"       causeway serve --kafka BROKERS [--kafka-config FILE]\n"
+	"                      [--topic-prefix P] [--group G] [--listen ADDR:PORT]\n"
+	"\n"
+	"Serve the traffic graph to people and programs, read-only: a page\n"
+	"(graph, host heatmap, causal paths, sample runs, traces), a JSON API under\n"
+	"/api/ and Prometheus metrics at /metrics.  INPUT is a record file\n"
+	"(JSON lines or a wire stream, as 'causeway graph' reads) or the\n"
+	"output folder of 'causeway run -o' (its conns.jsonl and paths.json);\n"
+	"inputs are read again whenever one changes.  With --kafka, serve\n"
+	"follows the conns, meta, timing and samples topics instead, from\n"
+	"the beginning.\n"
+	"\n"
+	"  -l, --listen A:P     address to bind (default 127.0.0.1:8080;\n"
+	"                       only loopback unless you say so)\n"
+	"  -w, --window D       time buckets for ranges (default 10s)\n"
+	"      --poll D         check the inputs every D (default 1s)\n"
+	"      --paths FILE     causal paths, one pathset (JSON) a line\n"
+	"      --samples DIR    sample run store ('causeway samples record')\n"
+	"      --plan FILE      placement plan ('causeway place --format json')\n"
+	"      --traces FILE    per-request traces ('causeway traces -o FILE',\n"
+	"                       OTLP/JSON), read again when it changes\n"
+	"      --skip-bad       count and skip malformed records\n"
+	"  -k, --kafka B        follow Kafka at bootstrap servers B\n"
+	"      --kafka-config F librdkafka properties file\n"
+	"      --topic-prefix P topics P.conns ... (default causeway)\n"
+	"      --group G        consumer group (default causeway-serve)\n"
+	"\n"
+	"Exit status: 0 after SIGINT or SIGTERM, 1 when the inputs cannot\n"
+	"be read at start or the address cannot be bound, 2 bad usage.\n"
+	"\n"
+	"Examples:\n"
+	"  causeway serve out/\n"
+	"  causeway serve --listen 127.0.0.1:9900 --samples /var/lib/causeway/samples a.jsonl b.jsonl\n"
+	"  causeway serve --kafka 10.0.0.5:9092\n"
+	"  causeway serve --traces traces.json out/\n"
+	"  curl 'http://127.0.0.1:8080/api/graph?by=host&since=-5m'\n";
 
 static int parse_args(int argc, char **argv, struct cw_serve_opts *o)
 {
-	static const struct option opts[] = {
-		{"listen", required_argument, NULL, 'l'},
-		{"window", required_argument, NULL, 'w'},
-		{"poll", required_argument, NULL, 'P'},
-		{"paths", required_argument, NULL, 'p'},
-		{"samples", required_argument, NULL, 's'},
-		{"plan", required_argument, NULL, 'L'},
-		{"traces", required_argument, NULL, 'R'},
-		{"skip-bad", no_argument, NULL, 'S'},
-		{"kafka", required_argument, NULL, 'k'},
-		{"kafka-config", required_argument, NULL, 'C'},
-		{"topic-prefix", required_argument, NULL, 'T'},
-		{"group", required_argument, NULL, 'G'},
-		{"help", no_argument, NULL, 'h'},
-		{},
-	};
-	int c;
+	const struct cli_opt t[] = {
+		CLI_STR("listen", 'l', &o->listen),
+		CLI_DUR("window", 'w', &o->window_ns, NSEC_PER_SEC,
+			86400 * NSEC_PER_SEC),
+		CLI_DUR("poll", 0, &o->poll_ns, 10 * NSEC_PER_MSEC,
+			3600 * NSEC_PER_SEC),
+		CLI_STR("paths", 0, &o->paths),
+		CLI_STR("samples", 0, &o->samples_dir),
+		CLI_STR("plan", 0, &o->plan),
+		CLI_STR("traces", 0, &o->traces),
+		CLI_FLAG("skip-bad", 0, &o->skip_bad),
+		CLI_STR("kafka", 'k', &o->brokers),
+		CLI_STR("kafka-config", 0, &o->kafka_properties),
+		CLI_STR("topic-prefix", 0, &o->topic_prefix),
+		CLI_STR("group", 0, &o->group),
+		{0}};
+	int rc = cli_parse("serve", t, argc, argv, help);
 
-	opterr = 0;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "l:w:k:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'l':
-			o->listen = optarg;
-			break;
-		case 'w':
-			if (cli_duration("--window", optarg, NSEC_PER_SEC,
-					 86400 * NSEC_PER_SEC, &o->window_ns))
-				return 2;
-			break;
-		case 'P':
-			if (cli_duration("--poll", optarg, 10 * NSEC_PER_MSEC,
-					 3600 * NSEC_PER_SEC, &o->poll_ns))
-				return 2;
-			break;
-		case 'p':
-			o->paths = optarg;
-			break;
-		case 's':
-			o->samples_dir = optarg;
-			break;
-		case 'L':
-			o->plan = optarg;
-			break;
-		case 'R':
-			o->traces = optarg;
-			break;
-		case 'S':
-			o->skip_bad = true;
-			break;
-		case 'k':
-			o->brokers = optarg;
-			break;
-		case 'C':
-			o->kafka_properties = optarg;
-			break;
-		case 'T':
-			o->topic_prefix = optarg;
-			break;
-		case 'G':
-			o->group = optarg;
-			break;
-		case 'h':
-			usage(stdout);
-			return 0;
-		default:
-			return cli_bad_option("serve", argv);
-		}
-	}
+	if (rc >= 0)
+		return rc;
 	o->inputs = argv + optind;
 	o->ninputs = (size_t)(argc - optind);
 	if (!o->brokers && !o->ninputs && !o->samples_dir && !o->paths &&
-	    !o->plan && !o->traces) {
-		cw_error("no input (see 'causeway serve --help')");
-		return 2;
-	}
-	if (o->brokers && o->ninputs) {
-		cw_error("--kafka follows the topics: it takes no INPUT");
-		return 2;
-	}
+	    !o->plan && !o->traces)
+		return cw_error("no input (see 'causeway serve --help')"), 2;
+	if (o->brokers && o->ninputs)
+		return cw_error("--kafka follows the topics: it takes no "
+				"INPUT"),
+		       2;
 	return -1;
 }
 

@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: MIT
 /* causeway traces: per-request traces from black boxes. */
-#include <getopt.h>
 #include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,157 +21,76 @@ struct traces_args {
 	uint64_t idle_ns;
 };
 
-static void usage(FILE *fp)
-{
-	fprintf(fp,
-		"usage: causeway traces [options] INPUT\n"
-		"       causeway traces [options] --kafka BROKERS\n"
-		"       causeway traces [options] --truth SPANS\n\n"
-		"Link each outgoing call of a service to the request it "
-		"served\n"
-		"(thread evidence, else timing) and write the traces.\n\n"
-		"  INPUT             messages CSV (start_ns,end_ns,node,peer,"
-		"conn,dir,role[,bytes,thread])\n"
-		"                    a pcap, or a wire stream file of "
-		"'causeway agent\n"
-		"                    --traces' records\n"
-		"  --kafka BROKERS   read those records from the timing "
-		"topic (all of it,\n"
-		"                    until no record came for --idle)\n"
-		"  --topic-prefix P  topics' prefix (default causeway)\n"
-		"  --idle D          with --kafka: stop after D with no "
-		"record (default 3s)\n"
-		"  --truth SPANS     span CSV: infer from its messages, score "
-		"against its parents\n"
-		"  --truth-links F   score the input (a pcap, a messages CSV "
-		"with ports,\n"
-		"                    or the agents' records) against the "
-		"services' own records\n"
-		"                    of which request made which call "
-		"(docs/causeway-traces.md)\n"
-		"  -o, --output FILE write the traces (OTLP/JSON unless "
-		"--format jaeger)\n"
-		"  --format F        otlp or jaeger (default otlp)\n"
-		"  --otlp URL        POST the OTLP/JSON to an OTLP/HTTP "
-		"endpoint\n"
-		"  --trace ID        print this trace's waterfall (default: "
-		"the "
-		"slowest)\n"
-		"  --waterfall       print the waterfall of --trace or the "
-		"slowest\n"
-		"  --window N        calls per assignment window (default 24)\n"
-		"  --candidates N    requests kept per call (default 8)\n"
-		"  --rounds N        timing-only learning rounds (default 1)\n"
-		"  --no-thread       ignore thread evidence\n"
-		"\nExamples:\n"
-		"  causeway traces --truth ../shared/data/spans/x.csv\n"
-		"  causeway traces --truth-links truth.csv capture.pcap\n"
-		"  causeway traces -o traces.json --waterfall msgs.csv\n"
-		"  causeway traces --otlp http://127.0.0.1:4318/v1/traces "
-		"msgs.csv\n");
-}
+static const char help[] =
+	"usage: causeway traces [options] INPUT\n"
+	"       causeway traces [options] --kafka BROKERS\n"
+	"       causeway traces [options] --truth SPANS\n"
+	"\n"
+	"Link each outgoing call of a service to the request it served\n"
+	"(thread evidence, else timing) and write the traces.\n"
+	"\n"
+	"  INPUT             messages CSV (start_ns,end_ns,node,peer,conn,dir,role[,bytes,thread])\n"
+	"                    a pcap, or a wire stream file of 'causeway agent\n"
+	"                    --traces' records\n"
+	"  --kafka BROKERS   read those records from the timing topic (all of it,\n"
+	"                    until no record came for --idle)\n"
+	"  --topic-prefix P  topics' prefix (default causeway)\n"
+	"  --idle D          with --kafka: stop after D with no record (default 3s)\n"
+	"  --truth SPANS     span CSV: infer from its messages, score against its parents\n"
+	"  --truth-links F   score the input (a pcap, a messages CSV with ports,\n"
+	"                    or the agents' records) against the services' own records\n"
+	"                    of which request made which call (docs/causeway-traces.md)\n"
+	"  -o, --output FILE write the traces (OTLP/JSON unless --format jaeger)\n"
+	"  --format F        otlp or jaeger (default otlp)\n"
+	"  --otlp URL        POST the OTLP/JSON to an OTLP/HTTP endpoint\n"
+	"  --trace ID        print this trace's waterfall (default: the slowest)\n"
+	"  --waterfall       print the waterfall of --trace or the slowest\n"
+	"  --window N        calls per assignment window (default 24)\n"
+	"  --candidates N    requests kept per call (default 8)\n"
+	"  --rounds N        timing-only learning rounds (default 1)\n"
+	"  --no-thread       ignore thread evidence\n"
+	"\n"
+	"Examples:\n"
+	"  causeway traces --truth ../shared/data/spans/x.csv\n"
+	"  causeway traces --truth-links truth.csv capture.pcap\n"
+	"  causeway traces -o traces.json --waterfall msgs.csv\n"
+	"  causeway traces --otlp http://127.0.0.1:4318/v1/traces msgs.csv\n";
 
-static int parse_num(const char *arg, const char *name, uint64_t max,
-		     uint64_t *v)
-{
-	if (cw_parse_u64(arg, 1, max, v))
-		return cw_error("%s must be 1 to %llu, not '%s'", name,
-				(unsigned long long)max, arg);
-	return 0;
-}
-
-static int parse_opt(void *ctx, int c, const char *arg)
-{
-	struct traces_args *a = ctx;
-	uint64_t v;
-
-	switch (c) {
-	case 'T':
-		a->truth = arg;
-		return 0;
-	case 'L':
-		a->links = arg;
-		return 0;
-	case 'o':
-		a->output = arg;
-		return 0;
-	case 'f':
-		if (strcmp(arg, "otlp") && strcmp(arg, "jaeger"))
-			return cw_error("--format must be otlp or jaeger, not "
-					"'%s'",
-					arg);
-		a->format = arg;
-		return 0;
-	case 'U':
-		if (cli_otlp_url(arg))
-			return -1;
-		a->otlp = arg;
-		return 0;
-	case 'i':
-		a->trace = arg, a->waterfall = true;
-		return 0;
-	case 'w':
-		a->waterfall = true;
-		return 0;
-	case 'W':
-		if (parse_num(arg, "--window", 256, &v))
-			return -1;
-		a->o.window = v;
-		return 0;
-	case 'C':
-		if (parse_num(arg, "--candidates", 16, &v))
-			return -1;
-		a->o.max_cands = v;
-		return 0;
-	case 'R':
-		if (parse_num(arg, "--rounds", 20, &v))
-			return -1;
-		a->o.rounds = (int)v;
-		return 0;
-	case 'N':
-		a->o.no_thread = true;
-		return 0;
-	case 'k':
-		a->kc.brokers = arg;
-		return 0;
-	case 'P':
-		a->kc.topic_prefix = arg;
-		return 0;
-	case 'I':
-		return cli_duration("--idle", arg, NSEC_PER_MSEC,
-				    3600 * NSEC_PER_SEC, &a->idle_ns);
-	}
-	return -1;
-}
+static const char *const formats[] = {"otlp", "jaeger", NULL};
 
 static int parse_args(struct traces_args *a, int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{"truth", required_argument, NULL, 'T'},
-		{"truth-links", required_argument, NULL, 'L'},
-		{"output", required_argument, NULL, 'o'},
-		{"format", required_argument, NULL, 'f'},
-		{"otlp", required_argument, NULL, 'U'},
-		{"trace", required_argument, NULL, 'i'},
-		{"waterfall", no_argument, NULL, 'w'},
-		{"window", required_argument, NULL, 'W'},
-		{"candidates", required_argument, NULL, 'C'},
-		{"rounds", required_argument, NULL, 'R'},
-		{"no-thread", no_argument, NULL, 'N'},
-		{"kafka", required_argument, NULL, 'k'},
-		{"topic-prefix", required_argument, NULL, 'P'},
-		{"idle", required_argument, NULL, 'I'},
-		{"help", no_argument, NULL, 'h'},
-		{0},
-	};
+	uint64_t window = 0, cands = 0, rounds = 0;
+	int format = 0;
+	const struct cli_opt t[] = {
+		CLI_STR("truth", 0, &a->truth),
+		CLI_STR("truth-links", 0, &a->links),
+		CLI_STR("output", 'o', &a->output),
+		CLI_ENUM("format", 0, &format, formats),
+		CLI_CALL("otlp", 0, &a->otlp, cli_otlp_url),
+		CLI_STR("trace", 0, &a->trace),
+		CLI_FLAG("waterfall", 0, &a->waterfall),
+		CLI_U64("window", 0, &window, 1, 256),
+		CLI_U64("candidates", 0, &cands, 1, 16),
+		CLI_U64("rounds", 0, &rounds, 1, 20),
+		CLI_FLAG("no-thread", 0, &a->o.no_thread),
+		CLI_STR("kafka", 'k', &a->kc.brokers),
+		CLI_STR("topic-prefix", 0, &a->kc.topic_prefix),
+		CLI_DUR("idle", 0, &a->idle_ns, NSEC_PER_MSEC,
+			3600 * NSEC_PER_SEC),
+		{0}};
 	int rc;
 
 	cw_traces_opts_default(&a->o);
-	a->format = "otlp";
 	a->idle_ns = 3 * NSEC_PER_SEC;
-	rc = cli_getopt("traces", argc, argv, "ho:", opts, parse_opt, a, usage);
-	if (rc)
-		return rc == 1 ? 1 : -1;
+	rc = cli_parse("traces", t, argc, argv, help);
+	a->format = formats[format];
+	a->waterfall |= a->trace != NULL;
+	a->o.window = window ? window : a->o.window;
+	a->o.max_cands = cands ? cands : a->o.max_cands;
+	a->o.rounds = rounds ? (int)rounds : a->o.rounds;
+	if (rc >= 0)
+		return rc ? -1 : 1;
 	if (cli_one_operand(argc, argv, &a->input))
 		return -1;
 	if (!a->input && !a->truth && !a->kc.brokers)

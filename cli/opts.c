@@ -1,78 +1,168 @@
 // SPDX-License-Identifier: MIT
+/* The commands' option parser (cli/cli.h) and the handlers they share. */
+#include <ctype.h>
 #include <errno.h>
-#include <stdlib.h>
 #include <getopt.h>
+#include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "cli/cli.h"
 #include "common/log.h"
 #include "common/util.h"
+#include "correlator/pipeline.h"
+#include "graph/graph.h"
 
-int cli_duration(const char *opt, const char *val, uint64_t min_ns,
-		 uint64_t max_ns, uint64_t *out)
+#define MAX_OPTS 64
+/* getopt values of options with no short letter: 256 + table index. */
+#define LONG_ONLY 256
+
+int cli_bad(const char *opt, const char *val, const char *fmt, ...)
+{
+	char want[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(want, sizeof(want), fmt, ap);
+	va_end(ap);
+	cw_error("%s '%s': want %s", opt, val, want);
+	return 2;
+}
+
+/* "a, b or c" of a NULL-terminated list. */
+static const char *name_list(const char *const *names, char *buf, size_t len)
+{
+	size_t i, n = 0, at = 0;
+
+	while (names[n])
+		n++;
+	buf[0] = '\0';
+	for (i = 0; i < n && at < len; i++)
+		at += (size_t)snprintf(buf + at, len - at, "%s%s",
+				       i == 0 ? "" : i + 1 == n ? " or " : ", ",
+				       names[i]);
+	return buf;
+}
+
+/* What the kind wants, for the error line. */
+static const char *want_of(const struct cli_opt *o, char *buf, size_t len)
 {
 	char lo[32], hi[32];
 
-	if (cw_parse_duration(val, NSEC_PER_SEC, out) || *out < min_ns ||
-	    *out > max_ns)
-		return cw_error("%s '%s': want a duration from %s to %s "
-				"(e.g. 500ms, 10s, 2m)",
-				opt, val,
-				cw_fmt_duration(min_ns, lo, sizeof(lo)),
-				cw_fmt_duration(max_ns, hi, sizeof(hi)));
-	return 0;
-}
-
-int cli_netns(const char *val, uint32_t *out)
-{
-	char path[4096];
-	struct stat st;
-	uint64_t ino;
-
-	if (!cw_parse_u64(val, 1, UINT32_MAX, &ino)) {
-		*out = (uint32_t)ino;
-		return 0;
+	if (o->want)
+		return o->want;
+	switch (o->kind) {
+	case CLI_KSTR:
+		snprintf(buf, len, "1 to %" PRIu64 " characters", o->max);
+		break;
+	case CLI_KU64:
+		if (o->max == UINT64_MAX)
+			snprintf(buf, len, "a number of at least %" PRIu64,
+				 o->min);
+		else
+			snprintf(buf, len,
+				 "a number from %" PRIu64 " to %" PRIu64,
+				 o->min, o->max);
+		break;
+	case CLI_KDUR:
+		cw_fmt_duration(o->min, lo, sizeof(lo));
+		if (o->max == UINT64_MAX)
+			snprintf(buf, len, "a duration of at least %s (e.g. "
+				 "500ms, 10s, 2m)", lo);
+		else
+			snprintf(buf, len, "a duration from %s to %s (e.g. "
+				 "500ms, 10s, 2m)%s", lo,
+				 cw_fmt_duration(o->max, hi, sizeof(hi)),
+				 o->flags & CLI_ZERO_OFF ? ", or 0: off" : "");
+		break;
+	case CLI_KSIZE:
+		snprintf(buf, len, "a size of at least %" PRIu64
+			 " bytes, such as 512Mi or 2G",
+			 o->min);
+		break;
+	case CLI_KREAL:
+		snprintf(buf, len, "a number from %g to %g%s", o->lo, o->hi,
+			 o->flags & CLI_OPEN ? ", neither included" : "");
+		break;
+	case CLI_KENUM:
+		name_list(o->names, buf, len);
+		break;
+	default:
+		snprintf(buf, len, "a value");
 	}
-	if (strchr(val, '/'))
-		snprintf(path, sizeof(path), "%s", val);
-	else
-		snprintf(path, sizeof(path), "/run/netns/%s", val);
-	if (stat(path, &st))
-		return cw_error("--netns '%s': %s (want an inode number, a "
-				"name in /run/netns or a path such as "
-				"/proc/PID/ns/net)",
-				val, strerror(errno));
-	*out = (uint32_t)st.st_ino;
-	return 0;
+	return buf;
 }
 
-int cli_attach(const char *val, enum cw_attach *out)
+static int take_real(const struct cli_opt *o, const char *arg)
 {
-	if (cw_attach_parse(val, out))
-		return cw_error("--attach '%s': want auto, fentry, kprobe or "
-				"tracepoint",
-				val);
+	char *end;
+	double v = strtod(arg, &end);
+
+	if (*end || end == arg || !(v >= o->lo && v <= o->hi) ||
+	    ((o->flags & CLI_OPEN) && (v == o->lo || v == o->hi)))
+		return -1;
+	*(double *)o->to = v;
 	return 0;
 }
 
-int cli_mode(const char *val, enum cw_agent_mode *out)
+static int take_enum(const struct cli_opt *o, const char *arg)
 {
-	if (!strcmp(val, "aggregate"))
-		*out = CW_MODE_AGGREGATE;
-	else if (!strcmp(val, "conn-only"))
-		*out = CW_MODE_CONN_ONLY;
-	else if (!strcmp(val, "per-event"))
-		*out = CW_MODE_PER_EVENT;
-	else
-		return cw_error("--mode '%s': want aggregate, conn-only or "
-				"per-event",
-				val);
-	return 0;
+	int i;
+
+	for (i = 0; o->names[i]; i++)
+		if (!strcmp(arg, o->names[i])) {
+			*(int *)o->to = i;
+			return 0;
+		}
+	return -1;
 }
 
-int cli_bad_option(const char *cmd, char **argv)
+/* One value into its target: 0, -1 (the kind's error to print), or -2
+ * (a handler printed its own). */
+static int take(const struct cli_opt *o, const char *arg)
+{
+	uint64_t *u = o->to, v;
+	char opt[80];
+
+	switch (o->kind) {
+	case CLI_KFLAG:
+		*(bool *)o->to = true;
+		return 0;
+	case CLI_KSTR:
+		if (o->max && (!*arg || strlen(arg) > o->max))
+			return -1;
+		*(const char **)o->to = arg;
+		return 0;
+	case CLI_KU64:
+		return cw_parse_u64(arg, o->min, o->max, u);
+	case CLI_KDUR:
+		if ((o->flags & CLI_ZERO_OFF) && !strcmp(arg, "0"))
+			return *u = 0;
+		if (cw_parse_duration(arg, o->unit ? o->unit : NSEC_PER_SEC,
+				      &v) ||
+		    v < o->min || v > o->max)
+			return -1;
+		return *u = v, 0;
+	case CLI_KSIZE:
+		return cw_parse_size(arg, o->min, o->max, u);
+	case CLI_KREAL:
+		return take_real(o, arg);
+	case CLI_KENUM:
+		return take_enum(o, arg);
+	case CLI_KTIME:
+		snprintf(opt, sizeof(opt), "--%s", o->name);
+		return cw_time_arg(opt, arg, cw_now_real_ns(), u) ? -2 : 0;
+	case CLI_KCALL:
+		return o->call(o, arg) ? -2 : 0;
+	}
+	return -1;
+}
+
+/* getopt found an unknown option or a missing value (opterr 0): 2. */
+static int bad_option(const char *cmd, char **argv)
 {
 	const char *arg = argv[optind - 1];
 
@@ -90,26 +180,63 @@ int cli_bad_option(const char *cmd, char **argv)
 	return 2;
 }
 
-int cli_getopt(const char *cmd, int argc, char **argv, const char *shortopts,
-	       const struct option *longopts,
-	       int (*opt)(void *ctx, int c, const char *arg), void *ctx,
-	       void (*usage)(FILE *fp))
+/* getopt_long's tables of t, with -h/--help; the count of t, or -1. */
+static int build(const struct cli_opt *t, struct option *lo, char *so)
 {
-	int c;
+	int n, s = 0;
 
+	for (n = 0; t[n].name; n++) {
+		if (n == MAX_OPTS)
+			return cw_error("too many options in one table");
+		lo[n] = (struct option){t[n].name,
+					t[n].kind == CLI_KFLAG ? no_argument
+							       : required_argument,
+					NULL, t[n].key ? t[n].key : LONG_ONLY + n};
+		if (!t[n].key)
+			continue;
+		so[s++] = (char)t[n].key;
+		if (t[n].kind != CLI_KFLAG)
+			so[s++] = ':';
+	}
+	lo[n] = (struct option){"help", no_argument, NULL, 'h'};
+	lo[n + 1] = (struct option){0};
+	so[s++] = 'h';
+	so[s] = '\0';
+	return n;
+}
+
+int cli_parse(const char *cmd, const struct cli_opt *t, int argc, char **argv,
+	      const char *help)
+{
+	struct option lo[MAX_OPTS + 2];
+	char so[3 * MAX_OPTS + 2], want[512], opt[80];
+	const struct cli_opt *o;
+	int c, i, n = build(t, lo, so), r;
+
+	if (n < 0)
+		return 2;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, so, lo, NULL)) != -1) {
 		if (c == 'h') {
-			usage(stdout);
-			return 1;
+			fputs(help, stdout);
+			return 0;
 		}
 		if (c == '?' || c == ':')
-			return cli_bad_option(cmd, argv);
-		if (opt(ctx, c, optarg))
+			return bad_option(cmd, argv);
+		for (i = 0, o = NULL; i < n && !o; i++)
+			if (c == (t[i].key ? t[i].key : LONG_ONLY + i))
+				o = &t[i];
+		r = take(o, optarg);
+		if (r == -2)
 			return 2;
+		if (r) {
+			snprintf(opt, sizeof(opt), "--%s", o->name);
+			return cli_bad(opt, optarg, "%s",
+				       want_of(o, want, sizeof(want)));
+		}
 	}
-	return 0;
+	return -1;
 }
 
 int cli_one_operand(int argc, char **argv, const char **input)
@@ -121,77 +248,61 @@ int cli_one_operand(int argc, char **argv, const char **input)
 	return 0;
 }
 
-int cli_watch_option(int opt, const char *arg, struct cli_watch *w)
+int cli_netns(const struct cli_opt *o, const char *val)
 {
-	int err = 0;
+	char path[4096];
+	struct stat st;
+	uint64_t ino;
 
-	switch (opt) {
-	case 'i':
-		err = cli_duration("--interval", arg, 10 * NSEC_PER_MSEC,
-				   3600 * NSEC_PER_SEC, &w->interval_ns);
-		break;
-	case 'd':
-		err = cli_duration("--duration", arg, NSEC_PER_MSEC,
-				   365 * 86400 * NSEC_PER_SEC, &w->duration_ns);
-		break;
-	case 'a':
-		err = cli_attach(arg, &w->ao.attach);
-		break;
-	case 'n':
-		err = cli_netns(arg, &w->ao.netns);
-		break;
-	case 'g':
-		err = cli_duration("--msg-gap", arg, NSEC_PER_USEC,
-				   3600 * NSEC_PER_SEC, &w->ao.msg_gap_ns);
-		break;
-	case 'U':
-		w->ao.no_udp = true;
-		break;
-	case 'N':
-		w->ao.no_nat = true;
-		break;
-	case CLI_OPT_HOOKS: {
-		enum cw_hooks h;
-
-		if (cw_hooks_parse(arg, &h))
-			err = cw_error("--hooks '%s': want sampled or always",
-				       arg);
-		else
-			w->ao.hooks = h;
-		break;
-	}
-	default:
+	if (!cw_parse_u64(val, 1, UINT32_MAX, &ino)) {
+		*(uint32_t *)o->to = (uint32_t)ino;
 		return 0;
 	}
-	return err ? -1 : 1;
+	if (strchr(val, '/'))
+		snprintf(path, sizeof(path), "%s", val);
+	else
+		snprintf(path, sizeof(path), "/run/netns/%s", val);
+	if (stat(path, &st))
+		return cw_error("--netns '%s': %s (want an inode number, a "
+				"name in /run/netns or a path such as "
+				"/proc/PID/ns/net)",
+				val, strerror(errno));
+	*(uint32_t *)o->to = (uint32_t)st.st_ino;
+	return 0;
 }
 
-int cli_share(const char *arg, double *out)
+int cli_attach(const struct cli_opt *o, const char *val)
 {
-	char *end;
+	if (cw_attach_parse(val, o->to))
+		return cw_error("--attach '%s': want auto, fentry, kprobe or "
+				"tracepoint",
+				val);
+	return 0;
+}
 
-	*out = strtod(arg, &end);
-	if (*end || end == arg || *out < 0 || *out > 1)
-		return cw_error("--min-share '%s': want a number from 0 to 1",
+int cli_hooks(const struct cli_opt *o, const char *val)
+{
+	enum cw_hooks h;
+
+	if (cw_hooks_parse(val, &h))
+		return cw_error("--hooks '%s': want sampled or always", val);
+	*(int *)o->to = h;
+	return 0;
+}
+
+int cli_group_by(const struct cli_opt *o, const char *arg)
+{
+	if (cw_group_by_parse(arg, o->to))
+		return cw_error("--by '%s': want process, cmdline, container, "
+				"host, pod or workload",
 				arg);
 	return 0;
 }
 
-int cli_otlp_url(const char *arg)
+int cli_otlp_url(const struct cli_opt *o, const char *arg)
 {
 	if (strncmp(arg, "http://", 7))
 		return cw_error("--otlp wants an http:// URL, not '%s'", arg);
+	*(const char **)o->to = arg;
 	return 0;
-}
-
-int cli_agent_open(struct cw_agent **a, const struct cw_agent_opts *ao)
-{
-	if (!cw_agent_open(a, ao))
-		return 0;
-	/* The probe passed, the real programs did not: say what is missing. */
-	if (errno == EPERM)
-		cw_info("hint: the kernel refused the programs for lack of "
-			"privilege: run as root, or with CAP_BPF, CAP_PERFMON, "
-			"CAP_NET_ADMIN and enough RLIMIT_MEMLOCK");
-	return -1;
 }

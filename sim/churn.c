@@ -10,6 +10,7 @@
  * flushes every live end.  With Kafka the records are paced so that
  * simulated time runs speedup times faster than the wall clock.
  */
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -346,4 +347,43 @@ void cw_sim_churn_free(struct cw_sim_churn *ch)
 	free(ch->heap);
 	free(ch->boot_id);
 	free(ch);
+}
+
+static void report(const struct cw_sim_churn_stats *st, uint64_t speedup)
+{
+	char span[32], reached[48] = "";
+
+	cw_fmt_duration(st->span_ns, span, sizeof(span));
+	if (st->reached_ns < st->span_ns)
+		snprintf(reached, sizeof(reached), "%.2f h of ",
+			 (double)st->reached_ns / 3600e9);
+	cw_info("churn: %" PRIu64 " connections between %zu hosts (%zu "
+		"live throughout, %" PRIu64 " closed), %" PRIu64
+		" records over %s%s simulated",
+		st->made, st->hosts, st->live, st->closed, st->records,
+		reached, span);
+	if (st->paced)
+		cw_info("churn: at most %.1f s behind the pace of %" PRIu64
+			" simulated seconds a second",
+			(double)st->lag_ns / 1e9, speedup);
+}
+
+int cw_sim_churn(const struct cw_sim_churn_opts *o,
+		 const struct cw_sim_sink *sink)
+{
+	struct cw_sim_churn_stats st;
+	struct cw_sim_churn *ch;
+	int ret;
+
+	cw_catch_signals();
+	ch = cw_sim_churn_new(o, sink);
+	if (!ch)
+		return -1;
+	cw_sim_churn_run(ch, &st);
+	report(&st, o->speedup);
+	if (cw_stop)
+		cw_warn("stopped by a signal: the span is cut short");
+	ret = cw_sim_churn_finish(ch);
+	cw_sim_churn_free(ch);
+	return ret;
 }

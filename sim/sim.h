@@ -104,5 +104,12 @@ void cw_sim_churn_run(struct cw_sim_churn *ch, struct cw_sim_churn_stats *st);
 int cw_sim_churn_finish(struct cw_sim_churn *ch);
 /* NULL is fine; an unfinished file sink is removed. */
 void cw_sim_churn_free(struct cw_sim_churn *ch);
+/*
+ * The churn mode whole: new, run, what it made said on stderr (with a
+ * warning if a signal cut the span short), finish and free.  0, or -1
+ * after a message.
+ */
+int cw_sim_churn(const struct cw_sim_churn_opts *o,
+		 const struct cw_sim_sink *sink);
 
 #endif

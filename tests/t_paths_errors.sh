@@ -27,14 +27,14 @@ expect_error - "no 'ts_ns' column" "$CW" paths $D/header2.csv
 expect_error - "unknown --root 'nosuch'" \
 	"$CW" paths --root nosuch $D/ok.csv
 expect_error - "unable to open '$D/none.csv'" "$CW" paths $D/none.csv
-expect_error - "bad --bin" "$CW" paths --bin 10parsecs $D/ok.csv
+expect_error - "\-\-bin '10parsecs'" "$CW" paths --bin 10parsecs $D/ok.csv
 # More lags than any transform holds: refused before the sizes are added
 # (it once overflowed the FFT size and spun for ever).
 expect_error - "at most 8388607 fit" \
 	"$CW" paths --bin 1ns --max-delay 9223372036854775808ns $D/ok.csv
 expect_error - "spans .* bins of 1ns: too long" \
 	"$CW" paths --bin 1ns --max-delay 8ms $D/ok.csv
-expect_error - "--method must be" "$CW" paths --method guess $D/ok.csv
+expect_error - "\-\-method 'guess'" "$CW" paths --method guess $D/ok.csv
 expect_error - "no input" "$CW" paths
 printf 'TraceID,SpanID\n' >$D/spans.csv
 expect_error - "no 'ParentID' column" "$CW" paths --truth $D/spans.csv
