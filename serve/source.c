@@ -42,6 +42,7 @@ struct serve_source {
 	struct file_sig *sig;
 	/* Kafka */
 	struct cw_kafka_consumer *consumer;
+	char prefix[CW_KAFKA_TOPIC_MAX]; /* of the topics: P.conns, ... */
 	struct cw_conn_record batch[BATCH];
 	size_t nbatch;
 };
@@ -142,6 +143,8 @@ static int open_kafka(struct serve_source *s, const struct cw_serve_opts *o)
 	s->windows = serve_windows_new(s->feed);
 	if (!s->windows)
 		return -1;
+	snprintf(s->prefix, sizeof(s->prefix), "%s",
+		 conf.topic_prefix ? conf.topic_prefix : CW_KAFKA_PREFIX);
 	s->consumer = cw_kafka_consumer_new(&conf, topics, 4);
 	if (!s->consumer)
 		return -1;
@@ -197,6 +200,22 @@ static int flush(struct serve_source *s)
 }
 
 /*
+ * Is a record of kind on the topic that carries its kind?  A connection
+ * record on the meta, timing or samples topic is no agent's (a producer
+ * misconfigured, or records put there by hand): counted, not applied,
+ * as the correlator, which reads P.conns alone, never sees it.
+ */
+static bool on_its_topic(const struct serve_source *s,
+			 const struct cw_kafka_msg *km, int kind)
+{
+	struct cw_kafka_conf conf = {.topic_prefix = s->prefix};
+	char want[CW_KAFKA_TOPIC_MAX];
+
+	return cw_kafka_topic(&conf, kind, want, sizeof(want)) &&
+	       !strcmp(km->topic, want);
+}
+
+/*
  * One feed per kind of record: connections and the processes' resources
  * to the model (hosts' metadata too: their capacities), the rest to the
  * feed; P.edges buckets later.
@@ -212,7 +231,9 @@ static void feed(struct serve_source *s, const struct cw_kafka_msg *km,
 		(*bad)++;
 		return;
 	}
-	if (kind == CW_WIRE_CONN) {
+	if (!on_its_topic(s, km, kind)) {
+		(*other)++;
+	} else if (kind == CW_WIRE_CONN) {
 		s->batch[s->nbatch++] = m.conn;
 	} else if (kind == CW_WIRE_HOST) {
 		serve_feed_host(s->feed, &m.host);
