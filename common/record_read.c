@@ -394,6 +394,7 @@ static int open_wire(struct cw_record_reader *rd)
 int cw_record_reader_open(struct cw_record_reader *rd, const char *path,
 			  bool skip_bad)
 {
+	struct stat st;
 	int c;
 
 	memset(rd, 0, sizeof(*rd));
@@ -412,6 +413,15 @@ int cw_record_reader_open(struct cw_record_reader *rd, const char *path,
 
 		cw_record_reader_close(rd);
 		return cw_error("unable to open '%s': %s", path, strerror(err));
+	}
+	/* fopen() takes a folder; reading it fails with EISDIR, said as
+	 * "Input/output error" by the time it surfaces. */
+	if (!fstat(fileno(rd->fp), &st) && S_ISDIR(st.st_mode)) {
+		cw_record_reader_close(rd);
+		return cw_error("'%s' is a folder: want a record file (JSON "
+				"lines or a wire stream; of a run folder, its "
+				"conns.jsonl)",
+				path);
 	}
 	/* A JSON line starts with '{' or a blank, a wire stream with 'C'. */
 	c = getc(rd->fp);
@@ -501,6 +511,7 @@ int cw_record_reader_next_ref(struct cw_record_reader *rd,
 			      const struct cw_conn_record **r)
 {
 	char err[160];
+	const char *text;
 	ssize_t n;
 	int k;
 
@@ -517,10 +528,17 @@ int cw_record_reader_next_ref(struct cw_record_reader *rd,
 			return 0;
 		}
 		rd->line++;
-		if (blank(rd->buf, (size_t)n))
+		/* A UTF-8 byte order mark, as some editors write: not JSON,
+		 * but no reason to refuse the file. */
+		text = rd->buf;
+		if (rd->line == 1 && n >= 3 && !memcmp(text, "\xef\xbb\xbf", 3)) {
+			text += 3;
+			n -= 3;
+		}
+		if (blank(text, (size_t)n))
 			continue;
-		k = parse_with(rd->tok, rd->buf, (size_t)n, rd->rec, rd->msg,
-			       err, sizeof(err));
+		k = parse_with(rd->tok, text, (size_t)n, rd->rec, rd->msg, err,
+			       sizeof(err));
 		if (!k) {
 			rd->records++;
 			*r = rd->rec;

@@ -5,7 +5,8 @@
  * run -o`).  Strict: every line is one object whose known fields have the
  * right type and range; a bad line is an error naming the file and line, or,
  * when asked, is counted and skipped.  Blank lines are ignored and unknown
- * fields are allowed, so newer writers stay readable.
+ * fields are allowed, so newer writers stay readable; so is a UTF-8 byte
+ * order mark at the start of the file.  A folder is refused by name.
  *
  * A file that starts with the wire magic ("CWWIRE1\n", common/wire.h) is
  * read as a wire stream instead: the connection records among its
