@@ -73,9 +73,12 @@ static void json_query(struct cw_jsonw *w, const struct cw_serve_query *q,
 /* What /api/graph.svg draws of this graph: the page says so. */
 static void json_drawn(struct cw_jsonw *w, const struct serve_graph *g)
 {
-	cw_jsonw_u64(w, "layout_max_edges", SERVE_LAYOUT_EDGES);
+	struct serve_layout_stats st;
+
+	serve_layout_stats(&st);
+	cw_jsonw_u64(w, "layout_max_edges", st.max_edges);
 	cw_jsonw_u64(w, "drawn_edges",
-		     g->ne < SERVE_LAYOUT_EDGES ? g->ne : SERVE_LAYOUT_EDGES);
+		     g->ne < st.max_edges ? g->ne : st.max_edges);
 }
 
 static void json_graph(struct cw_jsonw *w, const struct serve_graph *g)
@@ -173,7 +176,7 @@ static int get_graph(const struct serve_ctx *c, const struct cw_serve_query *q,
 }
 
 /*
- * /api/graph.svg: the view's largest SERVE_LAYOUT_EDGES edges laid out by
+ * /api/graph.svg: the view's largest max_edges edges laid out by
  * the layout thread (serve/layout.c).  200 with the SVG; 202 with
  * {"pending": true, ...} while the layout runs (ask again); 503 when it
  * failed or was stopped at its bound.
@@ -181,11 +184,13 @@ static int get_graph(const struct serve_ctx *c, const struct cw_serve_query *q,
 static void graph_svg(const struct serve_graph *g, struct serve_reply *r)
 {
 	char err[300], *dot = NULL, *svg = NULL;
+	struct serve_layout_stats ls;
 	size_t dot_len, len;
 	struct cw_jsonw w;
 	int st;
 
-	if (serve_render_dot(g, SERVE_LAYOUT_EDGES, &dot, &dot_len))
+	serve_layout_stats(&ls);
+	if (serve_render_dot(g, ls.max_edges, &dot, &dot_len))
 		return serve_reply_error(r, 500,
 					 "graphviz failed to draw the graph "
 					 "(see the log)");
@@ -197,8 +202,7 @@ static void graph_svg(const struct serve_graph *g, struct serve_reply *r)
 		serve_reply_error(r, 503,
 				  "the layout of %zu edges: %s (choose fewer: "
 				  "by=host, a higher min_share or a node)",
-				  g->ne < SERVE_LAYOUT_EDGES ? g->ne
-							     : SERVE_LAYOUT_EDGES,
+				  g->ne < ls.max_edges ? g->ne : ls.max_edges,
 				  err);
 	} else if (!serve_reply_open(r, 202, "application/json")) {
 		cw_jsonw_init(&w, r->fp);
@@ -586,8 +590,9 @@ static void json_layout_stats(struct cw_jsonw *w)
 	cw_jsonw_u64(w, "cache_hits", st.hits);
 	cw_jsonw_u64(w, "cache_misses", st.misses);
 	cw_jsonw_bool(w, "running", st.running);
-	cw_jsonw_u64(w, "max_edges", SERVE_LAYOUT_EDGES);
-	cw_jsonw_u64(w, "timeout_ms", SERVE_LAYOUT_TIMEOUT_MS);
+	cw_jsonw_u64(w, "last_ms", st.last_ms);
+	cw_jsonw_u64(w, "max_edges", st.max_edges);
+	cw_jsonw_u64(w, "timeout_ms", st.timeout_ms);
 	cw_jsonw_obj_close(w);
 }
 

@@ -8,7 +8,9 @@
  * layout at most SERVE_LAYOUT_WAIT_MS, then is told to ask again (the
  * page polls); a layout that nobody has asked for in SERVE_LAYOUT_IDLE_MS
  * and that nobody waits for is stopped, as is one past its time bound
- * (that failure is kept, so the same source is not tried again).
+ * (that failure is kept, so the same source is not tried again).  The
+ * environment may change two bounds: CAUSEWAY_LAYOUT_EDGES (the most
+ * edges one drawing has) and CAUSEWAY_LAYOUT_TIMEOUT (a duration).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -44,6 +46,8 @@ static struct {
 	pthread_cond_t changed; /* a job queued or finished */
 	pthread_once_t once;
 	bool started;
+	size_t max_edges;    /* CAUSEWAY_LAYOUT_EDGES */
+	unsigned timeout_ms; /* CAUSEWAY_LAYOUT_TIMEOUT */
 	struct job jobs[CACHE_SLOTS];
 	struct serve_layout_stats st;
 } L = {
@@ -102,7 +106,7 @@ static struct job *next_job(void)
 static void run(struct job *j)
 {
 	struct cw_viz_layout_opts o = {
-		.timeout_ms = SERVE_LAYOUT_TIMEOUT_MS,
+		.timeout_ms = L.timeout_ms,
 		.mem_bytes = SERVE_LAYOUT_MEM,
 		.max_svg_bytes = SERVE_LAYOUT_MEM,
 		.cancelled = cancelled,
@@ -116,6 +120,7 @@ static void run(struct job *j)
 	st = cw_viz_layout_svg(j->dot, &o, &svg, &len, err, sizeof(err));
 	pthread_mutex_lock(&L.lock);
 	j->ms = (cw_now_mono_ns() - start) / 1000000;
+	L.st.last_ms = j->ms;
 	L.st.running = false;
 	if (st == CW_VIZ_LAYOUT_CANCELLED) {
 		L.st.cancelled++;
@@ -165,10 +170,33 @@ static void *worker(void *arg)
 	return NULL;
 }
 
+/* The bounds, from the environment when it sets them. */
+static void read_bounds(void)
+{
+	const char *e = getenv("CAUSEWAY_LAYOUT_EDGES");
+	uint64_t v;
+
+	L.max_edges = SERVE_LAYOUT_EDGES;
+	L.timeout_ms = SERVE_LAYOUT_TIMEOUT_MS;
+	if (e && !cw_parse_u64(e, 1, 100000, &v))
+		L.max_edges = (size_t)v;
+	else if (e)
+		cw_warn("CAUSEWAY_LAYOUT_EDGES '%s': not 1..100000; %d kept",
+			e, SERVE_LAYOUT_EDGES);
+	e = getenv("CAUSEWAY_LAYOUT_TIMEOUT");
+	if (e && !cw_parse_duration(e, NSEC_PER_SEC, &v) &&
+	    v >= NSEC_PER_SEC / 10 && v <= 3600 * NSEC_PER_SEC)
+		L.timeout_ms = (unsigned)(v / 1000000);
+	else if (e)
+		cw_warn("CAUSEWAY_LAYOUT_TIMEOUT '%s': not 100ms..1h; %ds kept",
+			e, SERVE_LAYOUT_TIMEOUT_MS / 1000);
+}
+
 static void start_worker(void)
 {
 	pthread_t t;
 
+	read_bounds();
 	if (pthread_create(&t, NULL, worker, NULL)) {
 		cw_error("unable to start the layout thread");
 		return;
@@ -283,7 +311,10 @@ out:
 
 void serve_layout_stats(struct serve_layout_stats *st)
 {
+	pthread_once(&L.once, start_worker);
 	pthread_mutex_lock(&L.lock);
 	*st = L.st;
+	st->max_edges = L.max_edges;
+	st->timeout_ms = L.timeout_ms;
 	pthread_mutex_unlock(&L.lock);
 }

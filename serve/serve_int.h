@@ -148,10 +148,12 @@ int serve_render_dot(const struct serve_graph *g, size_t max_edges,
 
 /* ---- layout.c ----------------------------------------------------------- */
 
+/* Defaults of the bounds; the environment may change the first two
+ * (CAUSEWAY_LAYOUT_EDGES, CAUSEWAY_LAYOUT_TIMEOUT). */
 #define SERVE_LAYOUT_EDGES	200	    /* most edges one drawing has */
+#define SERVE_LAYOUT_TIMEOUT_MS 30000	    /* a layout's time bound */
 #define SERVE_LAYOUT_WAIT_MS	2000	    /* a request waits this long */
 #define SERVE_LAYOUT_IDLE_MS	5000	    /* unasked this long: stopped */
-#define SERVE_LAYOUT_TIMEOUT_MS 30000	    /* a layout's time bound */
 #define SERVE_LAYOUT_MEM	(512u << 20) /* and its memory bound */
 
 enum { SERVE_LAYOUT_READY, SERVE_LAYOUT_PENDING, SERVE_LAYOUT_FAILED };
@@ -159,6 +161,9 @@ enum { SERVE_LAYOUT_READY, SERVE_LAYOUT_PENDING, SERVE_LAYOUT_FAILED };
 struct serve_layout_stats {
 	uint64_t started, done, failed, timeouts, cancelled, hits, misses;
 	bool running;
+	uint64_t last_ms;    /* how long the last layout ran */
+	size_t max_edges;    /* the bounds in force */
+	unsigned timeout_ms;
 };
 
 /*
@@ -169,6 +174,7 @@ struct serve_layout_stats {
  */
 int serve_layout_svg(char *dot, size_t dot_len, char **svg, size_t *len,
 		     char *err, size_t errlen);
+/* The counts, and the bounds in force. */
 void serve_layout_stats(struct serve_layout_stats *st);
 
 /* ---- source.c ----------------------------------------------------------- */
