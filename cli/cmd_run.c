@@ -19,6 +19,7 @@
 #include "common/util.h"
 #include "correlator/correlator.h"
 #include "correlator/pipeline.h"
+#include "correlator/report.h"
 #include "correlator/live.h"
 #include "paths/paths.h"
 #include "graph/graph.h"
@@ -298,7 +299,7 @@ static void print_results(const struct run_opts *ro, struct cw_agent *a,
 		cw_jsonw_obj_close(&w);
 		cw_jsonw_end_line(&w);
 	} else {
-		cli_print_table(g);
+		cw_graph_print_table(g);
 		if (ro->w.ao.mode == CW_MODE_PER_EVENT)
 			printf("per-event mode: %llu events, %llu bytes summed "
 			       "in user space, %llu lost\n",

@@ -4,31 +4,10 @@
 #include <stdio.h>
 
 #include "cli/report.h"
+#include "correlator/report.h"
 #include "common/log.h"
 #include "common/util.h"
 #include "viz/viz.h"
-
-void cli_print_table(const struct cw_graph *g)
-{
-	char c[64], s[64], b1[32], b2[32];
-	size_t i;
-
-	printf("%-28s %-28s %-5s %6s %12s %12s %9s %9s\n", "CLIENT", "SERVER",
-	       "PROTO", "CONNS", "BYTES C->S", "BYTES S->C", "MSGS C->S",
-	       "MSGS S->C");
-	for (i = 0; i < g->nedges; i++) {
-		const struct cw_edge *e = &g->edges[i];
-
-		printf("%-28s %-28s %-5s %6llu %12s %12s %9llu %9llu\n",
-		       cw_node_label(&g->nodes[e->client], c, sizeof(c)),
-		       cw_node_label(&g->nodes[e->server], s, sizeof(s)),
-		       cw_proto_name(e->protocol), (unsigned long long)e->conns,
-		       cw_fmt_bytes(e->bytes_c2s, b1, sizeof(b1)),
-		       cw_fmt_bytes(e->bytes_s2c, b2, sizeof(b2)),
-		       (unsigned long long)e->msgs_c2s,
-		       (unsigned long long)e->msgs_s2c);
-	}
-}
 
 void cli_stats_json(struct cw_jsonw *w, const struct cw_agent_stats *st,
 		    const struct cw_pairing_stats *ps)
@@ -52,11 +31,7 @@ void cli_stats_json(struct cw_jsonw *w, const struct cw_agent_stats *st,
 	cw_jsonw_u64(w, "nat_snat", st->nat_snat);
 	cw_jsonw_u64(w, "nat_errors", st->nat_errors);
 pairing:
-	cw_jsonw_u64(w, "applied", ps->records);
-	cw_jsonw_u64(w, "ends", ps->ends);
-	cw_jsonw_u64(w, "paired", ps->paired);
-	cw_jsonw_u64(w, "unpaired", ps->unpaired);
-	cw_jsonw_u64(w, "ambiguous", ps->ambiguous);
+	cw_pairing_stats_json(w, ps);
 	cw_jsonw_obj_close(w);
 }
 

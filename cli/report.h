@@ -8,8 +8,6 @@
 #include "correlator/correlator.h"
 #include "graph/graph.h"
 
-/* The edge table: client, server, protocol, connections, bytes, messages. */
-void cli_print_table(const struct cw_graph *g);
 /* "stats": loss counters (agent stats may be NULL) and pairing counts. */
 void cli_stats_json(struct cw_jsonw *w, const struct cw_agent_stats *st,
 		    const struct cw_pairing_stats *ps);

@@ -367,7 +367,8 @@ int cw_outfile_open(struct cw_outfile *of, const char *path)
 		return err;
 	if (check_out_dir(path))
 		return -1;
-	if (asprintf(&of->tmp, "%s.tmp.XXXXXX", path) < 0) {
+	/* The pid tells a temporary a dead writer left from a live one's. */
+	if (asprintf(&of->tmp, "%s.tmp.%d.XXXXXX", path, (int)getpid()) < 0) {
 		of->tmp = NULL;
 		return cw_error("out of memory");
 	}

@@ -76,7 +76,7 @@ const char *cw_fmt_duration(uint64_t ns, char *buf, size_t len);
 const char *cw_fmt_bytes(uint64_t bytes, char *buf, size_t len);
 
 /*
- * An output file written to a fresh "<path>.tmp.XXXXXX" and renamed over
+ * An output file written to a fresh "<path>.tmp.<pid>.XXXXXX" and renamed over
  * `path` on commit, so readers never see half a file and a failure leaves
  * nothing.  Safe in folders that others can write to, since causeway runs
  * as root: the temporary is created with O_EXCL (a planted file or symlink
