@@ -262,8 +262,19 @@ struct cw_kafka_log;
 
 struct cw_kafka_log *cw_kafka_log_new(const struct cw_kafka_conf *c,
 				      const char *topic);
-/* The topic's partitions (made with the broker's default count if it did
- * not exist), or -1 after a message. */
+/*
+ * A setting (e.g. "cleanup.policy", "compact") the topic gets if
+ * cw_kafka_log_partitions() finds it missing and makes it; at most four,
+ * before that call.  0, or -1 after a message.
+ */
+int cw_kafka_log_topic_config(struct cw_kafka_log *l, const char *key,
+			      const char *value);
+/*
+ * The topic's partitions, or -1 after a message.  A missing topic is made
+ * with the brokers' default partitions and replication and the settings
+ * above (the embedded broker: as on first use, with 4 partitions); a look
+ * at it never makes it with the broker's defaults.
+ */
 int cw_kafka_log_partitions(struct cw_kafka_log *l);
 /* Queue a record for partition; 0, or -1 after a message. */
 int cw_kafka_log_put(struct cw_kafka_log *l, int32_t partition, const char *key,

@@ -540,6 +540,8 @@ void cw_kafka_consumer_free(struct cw_kafka_consumer *c)
 
 /* Log: a topic written to chosen partitions, read back with no group. */
 
+#define LOG_CONFIGS 4
+
 struct cw_kafka_log {
 	rd_kafka_t *prod, *cons;
 	rd_kafka_topic_t *topic;
@@ -547,6 +549,10 @@ struct cw_kafka_log {
 	struct cw_kafka_conf conf;
 	uint64_t in_flight, failed;
 	rd_kafka_resp_err_t first_err;
+	/* Settings the topic is made with, if it is missing. */
+	char cfg[LOG_CONFIGS][2][64];
+	const char *kv[2 * LOG_CONFIGS];
+	int ncfg;
 };
 
 static void on_log_delivery(rd_kafka_t *rk, const rd_kafka_message_t *m,
@@ -577,6 +583,9 @@ struct cw_kafka_log *cw_kafka_log_new(const struct cw_kafka_conf *c,
 	if (!conf ||
 	    (c->properties && kafka_conf_load_file(conf, c->properties)) ||
 	    kafka_conf_set(conf, "enable.idempotence", "true") ||
+	    /* A look at a missing topic must not make it with the broker's
+	     * defaults: cw_kafka_log_partitions() makes it with ours. */
+	    kafka_conf_set(conf, "allow.auto.create.topics", "false") ||
 	    kafka_conf_set(conf, "linger.ms", "5")) {
 		if (conf)
 			rd_kafka_conf_destroy(conf);
@@ -601,34 +610,77 @@ fail:
 	return NULL;
 }
 
+int cw_kafka_log_topic_config(struct cw_kafka_log *l, const char *key,
+			      const char *value)
+{
+	int i;
+
+	for (i = 0; i < l->ncfg && strcmp(l->cfg[i][0], key); i++)
+		;
+	if (i >= LOG_CONFIGS || strlen(key) >= sizeof(l->cfg[i][0]) ||
+	    strlen(value) >= sizeof(l->cfg[i][1]))
+		return cw_error("kafka: too many or too long settings for "
+				"'%s'", l->name);
+	snprintf(l->cfg[i][0], sizeof(l->cfg[i][0]), "%s", key);
+	snprintf(l->cfg[i][1], sizeof(l->cfg[i][1]), "%s", value);
+	l->kv[2 * i] = l->cfg[i][0];
+	l->kv[2 * i + 1] = l->cfg[i][1];
+	l->ncfg += i == l->ncfg;
+	return 0;
+}
+
 /*
  * How many partitions topic rkt has as rk sees it, asking once for at most
  * timeout_ms: 0 when it has none yet (a topic just made has no leaders for
- * a moment), -1 when the brokers did not say (*err says why).
+ * a moment; *missing set when the brokers do not know it), -1 when the
+ * brokers did not say (*err says why).
  */
 static int partitions_once(rd_kafka_t *rk, rd_kafka_topic_t *rkt,
-			   int timeout_ms, rd_kafka_resp_err_t *err)
+			   int timeout_ms, rd_kafka_resp_err_t *err,
+			   bool *missing)
 {
 	const struct rd_kafka_metadata *md;
 	int n = 0;
 
+	*missing = false;
 	*err = rd_kafka_metadata(rk, 0, rkt, &md, timeout_ms);
 	if (*err)
 		return -1;
 	if (md->topic_cnt == 1 && !md->topics[0].err &&
 	    md->topics[0].partition_cnt > 0)
 		n = md->topics[0].partition_cnt;
+	if (md->topic_cnt == 1 &&
+	    md->topics[0].err == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART)
+		*missing = true;
 	rd_kafka_metadata_destroy(md);
 	return n;
+}
+
+/* Make the log's missing topic: with its settings, else (the embedded
+ * broker) as the brokers make topics on first use.  0 or -1. */
+static int log_make_topic(struct cw_kafka_log *l)
+{
+	int r = kafka_topic_create(l->prod, l->name, l->kv, l->ncfg, 30000);
+
+	if (r == 1)
+		r = kafka_topic_auto_create(&l->conf, l->name);
+	return r;
 }
 
 int cw_kafka_log_partitions(struct cw_kafka_log *l)
 {
 	rd_kafka_resp_err_t err;
+	bool missing, made = false;
 	int tries, n = 0;
 
 	for (tries = 0; tries < 50 && n <= 0; tries++) {
-		n = partitions_once(l->prod, l->topic, 5000, &err);
+		n = partitions_once(l->prod, l->topic, 5000, &err, &missing);
+		if (missing && !made) {
+			if (log_make_topic(l))
+				return -1;
+			made = true;
+			continue;
+		}
 		/* A broker that died unanswered times out: try another. */
 		if (n < 0 && (!watermark_retriable(err) || tries + 1 >= 50))
 			return cw_error("kafka: no metadata for '%s': %s",
@@ -647,11 +699,12 @@ int cw_kafka_consumer_partitions(struct cw_kafka_consumer *c,
 {
 	rd_kafka_topic_t *rkt = rd_kafka_topic_new(c->rk, topic, NULL);
 	rd_kafka_resp_err_t err;
+	bool missing;
 	int n;
 
 	if (!rkt)
 		return -1;
-	n = partitions_once(c->rk, rkt, timeout_ms, &err);
+	n = partitions_once(c->rk, rkt, timeout_ms, &err, &missing);
 	rd_kafka_topic_destroy(rkt);
 	return n > 0 ? n : -1;
 }

@@ -31,4 +31,16 @@ void kafka_on_error(rd_kafka_t *rk, int err, const char *reason, void *opaque);
 /* Settings every client shares (brokers, logging); NULL (printed). */
 rd_kafka_conf_t *kafka_conf_common(const struct cw_kafka_conf *c);
 
+/*
+ * Make topic (kafka_topic.c) with the brokers' default partitions and
+ * replication and the n settings in kv (key, value, key, value ...): 0
+ * (made now, or by another client meanwhile), 1 (the brokers make no
+ * topic on request: the embedded broker), -1 after a message.
+ */
+int kafka_topic_create(rd_kafka_t *rk, const char *topic,
+		       const char *const *kv, int n, int timeout_ms);
+/* Make topic by a metadata request that lets the brokers make it with
+ * their defaults (auto.create.topics.enable); 0 or -1 (printed). */
+int kafka_topic_auto_create(const struct cw_kafka_conf *c, const char *topic);
+
 #endif

@@ -8,6 +8,14 @@
  * offset (whichever member wrote it) is as good as another.  Restore takes
  * the whole checkpoint of highest offset; one cut short by a crash is
  * skipped, an older one from a member that lost its partitions loses.
+ *
+ * The state topic is compacted (cleanup.policy=compact): the brokers keep
+ * the newest record of each key.  So every chunk has a key of its own,
+ * "<group>/<topic>/<partition>/<slot>/<chunk>", and a partition's
+ * checkpoints alternate between two slots: one cut short by a crash
+ * overwrites part of its slot only, and the other slot still holds the
+ * last whole one however the log was compacted.  A checkpoint with fewer
+ * chunks than its slot held deletes the rest (tombstones: null values).
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -72,30 +80,22 @@ void cw_correlator_parts_release(struct cw_correlator *c)
 /* The state topic's partition that holds input partition p's. */
 static int state_partition(struct cw_correlator *c, int32_t p)
 {
-	if (c->state_partitions <= 0)
+	/* Made compacted if missing: the newest record of each key kept. */
+	if (c->state_partitions <= 0 &&
+	    !cw_kafka_log_topic_config(c->state_log, "cleanup.policy",
+				       "compact"))
 		c->state_partitions = cw_kafka_log_partitions(c->state_log);
 	return c->state_partitions > 0 ? p % c->state_partitions : -1;
 }
 
 /* ---- writing ------------------------------------------------------------ */
 
-/* Encode and queue one chunk; 0 or -1. */
-static int put_chunk(struct cw_correlator *c, int sp, const char *key,
-		     struct cw_wire_msg *m)
-{
-	uint8_t *buf;
-	size_t len;
-	int err;
+#define STATE_KEY_MAX (2 * CW_WIRE_NAME_MAX + 48)
+/* More chunks than any checkpoint has (500 ends each): a key naming one
+ * past it is not ours. */
+#define STATE_CHUNKS_MAX (1u << 22)
 
-	if (cw_wire_encode(m, &buf, &len))
-		return cw_error("out of memory encoding a checkpoint");
-	err = cw_kafka_log_put(c->state_log, sp, key, buf, len);
-	free(buf);
-	c->sst.chunks += !err;
-	return err;
-}
-
-/* The key of a partition's checkpoint chunks: readers skip others'. */
+/* The prefix of a partition's checkpoint keys: readers skip others'. */
 static void state_key(const struct cw_correlator *c, int32_t partition,
 		      char *key, size_t size)
 {
@@ -103,21 +103,42 @@ static void state_key(const struct cw_correlator *c, int32_t partition,
 		 partition);
 }
 
-/* The chunks of partition ps's checkpoint, queued; 0 or -1. */
-static int put_checkpoint(struct cw_correlator *c,
-			  const struct cw_part_state *ps, int sp)
+/* Encode and queue chunk `chunk` of slot `slot` (m NULL: delete it, a
+ * tombstone); 0 or -1. */
+static int put_chunk(struct cw_correlator *c, int sp,
+		     const struct cw_part_state *ps, uint32_t chunk,
+		     struct cw_wire_msg *m)
+{
+	char key[STATE_KEY_MAX];
+	uint8_t *buf = NULL;
+	size_t len = 0, n;
+	int err;
+
+	state_key(c, ps->partition, key, sizeof(key));
+	n = strlen(key);
+	snprintf(key + n, sizeof(key) - n, "/%u/%u", ps->slot, chunk);
+	if (m && cw_wire_encode(m, &buf, &len))
+		return cw_error("out of memory encoding a checkpoint");
+	err = cw_kafka_log_put(c->state_log, sp, key, buf, len);
+	free(buf);
+	c->sst.chunks += !err && m;
+	return err;
+}
+
+/* The chunks of partition ps's checkpoint, queued into its slot, and
+ * tombstones for the slot's chunks past them; 0 or -1. */
+static int put_checkpoint(struct cw_correlator *c, struct cw_part_state *ps,
+			  int sp)
 {
 	static struct cw_wire_msg m; /* large: keep it off the stack */
-	char key[2 * CW_WIRE_NAME_MAX + 16];
 	struct cw_wire_state *st = &m.state;
-	size_t k;
+	uint32_t k;
 	int err = 0;
 
 	memset(&m, 0, sizeof(m));
 	m.kind = CW_WIRE_STATE;
 	snprintf(st->group, sizeof(st->group), "%s", c->o.group);
 	snprintf(st->topic, sizeof(st->topic), "%s", c->o.conns_topic);
-	state_key(c, ps->partition, key, sizeof(key));
 	st->partition = ps->partition;
 	st->offset = ps->next;
 	st->checkpoint = cw_now_real_ns();
@@ -126,12 +147,16 @@ static int put_checkpoint(struct cw_correlator *c,
 	st->stale = ps->pairing.st.stale;
 	st->lost = ps->lost;
 	for (k = 0; k < st->chunks && !err; k++) {
-		st->chunk = (uint32_t)k;
+		st->chunk = k;
 		if (cw_pairing_chunk(&ps->pairing, k, st))
 			err = cw_error("out of memory for a checkpoint");
 		else
-			err = put_chunk(c, sp, key, &m);
+			err = put_chunk(c, sp, ps, k, &m);
 	}
+	for (k = st->chunks; k < ps->slot_chunks[ps->slot] && !err; k++)
+		err = put_chunk(c, sp, ps, k, NULL);
+	if (!err)
+		ps->slot_chunks[ps->slot] = st->chunks;
 	cw_wire_msg_release(&m);
 	return err;
 }
@@ -183,6 +208,7 @@ int cw_correlator_checkpoint(struct cw_correlator *c, bool all)
 		c->sst.checkpoints++;
 		c->parts[i].saved = c->parts[i].next;
 		c->parts[i].saved_mono = now;
+		c->parts[i].slot ^= 1; /* this one whole: the next, the other */
 	}
 	return 0;
 }
@@ -196,13 +222,16 @@ struct candidate {
 	int64_t at;	 /* state topic offset of its first chunk */
 	uint32_t chunks; /* it has */
 	uint32_t seen;	 /* distinct chunks seen */
+	int slot;	 /* of its keys (-1: keys of old, one per partition) */
 	uint8_t *bits;	 /* chunks seen, by index */
 };
 
 struct scan {
 	struct cw_correlator *c;
 	int32_t partition;
-	char key[2 * CW_WIRE_NAME_MAX + 16]; /* ours, as checkpoint() puts */
+	char key[STATE_KEY_MAX]; /* our keys' prefix, as checkpoint() puts */
+	int key_slot;		 /* the last chunk's, from its key */
+	uint32_t slot_chunks[2]; /* chunks seen under each slot's keys */
 	struct candidate *cand;
 	size_t n, cap;
 	struct candidate *best; /* pass 2: the one to apply */
@@ -219,12 +248,30 @@ struct scan {
 static int our_chunk(struct scan *s, const char *key, size_t key_len,
 		     const uint8_t *v, size_t len, struct cw_wire_msg *m)
 {
+	size_t n = strlen(s->key);
+	char rest[24];
+	unsigned slot, chunk;
 	int kind;
 
 	/* Another group's, topic's or partition's by its key: not decoded
 	 * (the value decides for a record put with no key). */
-	if (key && (key_len != strlen(s->key) || memcmp(key, s->key, key_len)))
+	s->key_slot = -1;
+	if (key && (key_len < n || memcmp(key, s->key, n)))
 		return 0;
+	if (key && key_len > n) {
+		if (key_len - n >= sizeof(rest))
+			return 0;
+		memcpy(rest, key + n, key_len - n);
+		rest[key_len - n] = 0;
+		if (sscanf(rest, "/%u/%u", &slot, &chunk) != 2 || slot > 1 ||
+		    chunk >= STATE_CHUNKS_MAX)
+			return 0;
+		s->key_slot = (int)slot;
+		if (chunk >= s->slot_chunks[slot])
+			s->slot_chunks[slot] = chunk + 1;
+	}
+	if (!v)
+		return 0; /* a deleted chunk */
 	kind = cw_wire_decode(v, len, m, NULL, 0);
 
 	if (kind < 0) {
@@ -265,6 +312,7 @@ static int note_chunk(void *arg, int64_t at, const char *key, size_t key_len,
 		k->offset = m.state.offset;
 		k->at = at;
 		k->chunks = m.state.chunks;
+		k->slot = s->key_slot;
 		k->bits = calloc(k->chunks / 8 + 1, 1);
 		if (!k->bits)
 			goto oom;
@@ -383,8 +431,12 @@ static int restore(struct cw_correlator *c, struct cw_part_state *ps)
 	ps->lost = s.lost;
 	ps->next = b->offset;
 	ps->saved = b->offset;
+	ps->slot = b->slot == 0 ? 1 : 0; /* keep b whole: write the other */
 	ret = 1;
 out:
+	/* What each slot holds, whatever was restored: to delete past. */
+	ps->slot_chunks[0] = s.slot_chunks[0];
+	ps->slot_chunks[1] = s.slot_chunks[1];
 	if (s.bad)
 		cw_warn("%" PRIu64 " malformed records in the state topic "
 			"skipped",

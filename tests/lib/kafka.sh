@@ -116,7 +116,11 @@ num.network.threads=2
 num.io.threads=2
 background.threads=2
 num.recovery.threads.per.data.dir=1
+# The log cleaner (compacted topics: P.state) looks for work every 0.5 s,
+# not 15, and keeps its offset map small: test topics hold kilobytes.
 log.cleaner.threads=1
+log.cleaner.backoff.ms=500
+log.cleaner.dedupe.buffer.size=16777216
 EOF
 		kafka_java kafka.tools.StorageTool format \
 			--config "$KAFKA_DIR/$i/server.properties" --cluster-id "$cid" \
@@ -279,6 +283,25 @@ kafka_topic_config() {
 			print v; exit }'
 }
 
+# kafka_topic_alter TOPIC KEY=VALUE[,KEY=VALUE...]: set TOPIC's own
+# settings on the brokers, as `kafka-configs --alter --add-config` does.
+kafka_topic_alter() {
+	kafka_java org.apache.kafka.tools.ConfigCommand --bootstrap-server \
+		"$KAFKA_BOOT" --entity-type topics --entity-name "$1" \
+		--alter --add-config "$2" >"$KAFKA_DIR/alter.log" 2>&1 ||
+		fail "kafka: unable to set $2 on $1: $(cat "$KAFKA_DIR/alter.log")"
+}
+
+# kafka_records TOPIC [KEY_PREFIX]: how many records TOPIC holds now over
+# its partitions (whose key starts with KEY_PREFIX): compaction and
+# retention make it less than kafka_end_offset.
+kafka_records() {
+	kcat -C -q -e -o beginning -m 10 -b "$KAFKA_BOOT" -t "$1" -f '%k\n' \
+		>"$KAFKA_DIR/records.out" 2>"$KAFKA_DIR/records.err" ||
+		fail "kafka: unable to read $1: $(cat "$KAFKA_DIR/records.err")"
+	grep -c "^${2:-}" "$KAFKA_DIR/records.out" || true
+}
+
 # kafka_cleanup: stop every broker (SIGTERM together, SIGKILL after 10 s),
 # keep their logs in $BUILD/test-logs/TEST.kafka/ for a post-mortem and
 # remove their directories.  Registered by kafka_start.
@@ -333,9 +356,14 @@ kafka_agent() {
 }
 
 # kafka_agents_stop HOSTID...: stop the agents (SIGTERM), expect exit 0,
-# and check that each delivered every record it produced and lost none.
+# and check that each delivered every record it made and lost none: with
+# no delivery failed, delivered = produced; after an outage (records
+# spooled), every spooled record was replayed and the spool is empty with
+# nothing evicted or lost.  (`produced` counts the replays too, and the
+# summary does not say how many deliveries failed: then the fleet graph's
+# bytes are the exact check.)  Sets KAFKA_SPOOLED to the records spooled.
 kafka_agents_stop() {
-	local h line produced delivered lost pids=()
+	local h line produced delivered lost spooled replayed holds evicted pids=()
 	for h in "$@"; do
 		pids+=("$(eval echo "\$AGENT_$h")")
 	done
@@ -344,15 +372,24 @@ kafka_agents_stop() {
 		wait "$(eval echo "\$AGENT_$h")" ||
 			fail "agent $h failed: $(cat "$T_TMP/agent-$h.log")"
 	done
+	KAFKA_SPOOLED=0
 	for h in "$@"; do
 		line=$(grep "kafka: [0-9]* produced" "$T_TMP/agent-$h.log" | tail -n 1)
 		[ -n "$line" ] ||
 			fail "agent $h printed no kafka summary: $(cat "$T_TMP/agent-$h.log")"
 		note "agent $h: ${line#*kafka: }"
-		read -r produced delivered lost <<<"$(sed -n 's/.*kafka: \([0-9]*\) produced, \([0-9]*\) delivered, .* \([0-9]*\) lost;.*/\1 \2 \3/p' <<<"$line")"
+		read -r produced delivered spooled replayed lost holds evicted <<<"$(sed -n 's/.*kafka: \([0-9]*\) produced, \([0-9]*\) delivered, \([0-9]*\) spooled, \([0-9]*\) replayed, \([0-9]*\) lost; spool holds \([0-9]*\) records, evicted \([0-9]*\).*/\1 \2 \3 \4 \5 \6 \7/p' <<<"$line")"
 		[ "${produced:-0}" -gt 0 ] || fail "agent $h produced nothing"
-		check_eq "agent $h: delivered = produced" "$delivered" "$produced"
 		check_eq "agent $h: records lost" "$lost" 0
+		check_eq "agent $h: records left in the spool" "$holds" 0
+		check_eq "agent $h: records evicted from the spool" "$evicted" 0
+		if [ "$spooled" -eq 0 ]; then
+			check_eq "agent $h: delivered = produced" "$delivered" "$produced"
+		else
+			[ "$replayed" -ge "$spooled" ] ||
+				fail "agent $h: $spooled records spooled, $replayed replayed"
+		fi
+		KAFKA_SPOOLED=$((KAFKA_SPOOLED + spooled))
 	done
 }
 
@@ -363,6 +400,78 @@ kafka_correlate() {
 		>"$1.txt" 2>"$1.log" || fail "correlate failed: $(cat "$1.log")"
 	head -n 12 "$1.txt"
 	grep "state:" "$1.log" || true
+}
+
+# kafka_member NAME GROUP IDLE [correlate options...]: a correlator member
+# of GROUP in the background (with $T_TMP/kafka.properties, if there),
+# its graph in $T_TMP/NAME and its log in $T_TMP/NAME.log; its pid in
+# KAFKA_LAST.
+kafka_member() {
+	local name=$1 group=$2 idle=$3 props=()
+	shift 3
+	[ -f "$T_TMP/kafka.properties" ] &&
+		props=(--kafka-config "$T_TMP/kafka.properties")
+	"$CW" correlate --kafka "$KAFKA_BOOT" "${props[@]}" --group "$group" \
+		--no-paths --idle "$idle" --snapshot-every 300ms \
+		-o "$T_TMP/$name" "$@" >/dev/null 2>"$T_TMP/$name.log" &
+	KAFKA_LAST=$!
+	bg_pid $KAFKA_LAST
+}
+
+# kafka_member_owns NAME N: until member NAME (the last started) has been
+# given N partitions of causeway.conns.
+kafka_member_owns() {
+	local i
+	for i in $(seq 1 600); do
+		[ "$(grep -cs 'causeway.conns \[[0-9]*\]: \(restored\|no checkpoint\)' \
+			"$T_TMP/$1.log")" -ge "$2" ] 2>/dev/null && return 0
+		kill -0 "$KAFKA_LAST" 2>/dev/null || break
+		sleep 0.05
+	done
+	fail "member $1 got no partitions: $(cat "$T_TMP/$1.log")"
+}
+
+# kafka_member_stat NAME KEY: a counter of member NAME's edges.json.
+kafka_member_stat() {
+	python3 -c 'import json, sys
+print(json.load(open(sys.argv[1]))["stats"][sys.argv[2]])' \
+		"$T_TMP/$1/edges.json" "$2"
+}
+
+# kafka_echo_start PHASES PHASE_BYTES: the echo workload of two test hosts
+# (two_hosts), an agent on each publishing to the brokers (cli, srv), an
+# echo server on SRV and the client's long connection waiting to move
+# PHASE_BYTES each way in each of PHASES phases (kafka_phase runs one);
+# the client's pid in KAFKA_LONG_PID.
+kafka_echo_start() {
+	two_hosts
+	ip netns exec "$SRV" $TRAFFIC echo-stream "$SRV_IP" 7300 &
+	bg_pid $!
+	wait_port "$SRV" 7300
+	kafka_agent "$CLI" cli
+	kafka_agent "$SRV" srv
+	ip netns exec "$CLI" $TRAFFIC phases "$SRV_IP" 7300 "$T_TMP/go" "$1" \
+		"$2" >"$T_TMP/phases.json" &
+	bg_pid $!
+	wait_file "$T_TMP/phases.json"
+	KAFKA_LONG_PID=$(json_get "$(cat "$T_TMP/phases.json")" pid)
+}
+
+# kafka_phase N [PAUSE]: run phase N of the long connection, then let the
+# agents publish for PAUSE seconds (0.7).
+kafka_phase() {
+	touch "$T_TMP/go.$1"
+	wait_file "$T_TMP/go.$1.done"
+	sleep "${2:-0.7}"
+}
+
+# kafka_short_check JSON N BYTES: the short connections' client (its
+# result JSON) sent and received N * BYTES.
+kafka_short_check() {
+	check_eq "short connections: bytes the client sent" \
+		"$(json_get "$1" sent)" $(($2 * $3))
+	check_eq "short connections: bytes the client received" \
+		"$(json_get "$1" received)" $(($2 * $3))
 }
 
 # kafka_check_edge OUT WHAT CLIENT_PID CONNS C2S S2C: the edge of the
