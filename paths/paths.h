@@ -122,6 +122,32 @@ int cw_msgtrace_read_pcap(struct cw_msgtrace *t, const char *path);
 /* Picks the reader by content (pcap magic) or extension; finishes. */
 int cw_msgtrace_read_file(struct cw_msgtrace *t, const char *path);
 
+/*
+ * A span trace as its file gives it, the one reader of span traces for
+ * paths/ and traces/: the span CSV (TraceID,SpanID,ParentID,PodName,...,
+ * StartTimeUnixNano,EndTimeUnixNano; TraceID optional) or Jaeger JSON,
+ * told apart by the first byte; a UTF-8 byte order mark taken.
+ */
+struct cw_span_row {
+	char *trace;   /* "" when the input has none */
+	char *id;
+	char *parent;  /* NULL for a root (ParentID empty or "root") */
+	char *pod;     /* PodName, or Jaeger's processID */
+	char *service; /* Jaeger's serviceName; NULL: named from the pod */
+	uint64_t start_ns, end_ns; /* as given: end may precede start */
+	size_t line;		   /* in a CSV, else 0 */
+};
+
+struct cw_span_rows {
+	struct cw_span_row *rows;
+	size_t n, cap;
+	bool has_trace; /* a TraceID column, or Jaeger */
+};
+
+/* Every span of fp; 0, or -1 (said) on a malformed or empty input. */
+int cw_span_rows_read(struct cw_span_rows *r, FILE *fp, const char *what);
+void cw_span_rows_release(struct cw_span_rows *r);
+
 /* Ground truth from span traces with parent links. */
 struct cw_truth_triple {
 	uint32_t i, j, k; /* i->j causes j->k */

@@ -8,13 +8,11 @@
  * parent's end.  Trace ids are dropped on the way.
  */
 #include <ctype.h>
-#include <json-c/json.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/log.h"
 #include "common/util.h"
-#include "paths/csv.h"
 #include "paths/paths.h"
 
 #define CLIENT_NODE "client"
@@ -111,178 +109,24 @@ static int span_add(struct span_set *ss, struct cw_msgtrace *t, const char *id,
 	return 0;
 }
 
-/* ---- CSV ---------------------------------------------------------------- */
-
-enum { S_SPAN, S_PARENT, S_POD, S_START, S_END, S_NCOL };
-static const char *const span_cols[S_NCOL] = {"SpanID", "ParentID", "PodName",
-					      "StartTimeUnixNano",
-					      "EndTimeUnixNano"};
-
-static int span_header(char *line, int *col, int *nf, const char *what)
+/* The rows, in file order, as spans of services. */
+static int spans_of(struct span_set *ss, struct cw_msgtrace *t,
+		    const struct cw_span_rows *r)
 {
-	char *f[32];
-	int n = cw_csv_split(line, f, 32, false), c;
+	char svc[256];
+	size_t i;
 
-	if (cw_csv_columns(f, n > 32 ? 32 : n, span_cols, S_NCOL, col, what))
-		return -1;
-	for (c = 0; c < S_NCOL; c++)
-		if (col[c] < 0)
-			return cw_error("'%s' line 1: no '%s' column in the "
-					"span header",
-					what, span_cols[c]);
-	*nf = n;
+	for (i = 0; i < r->n; i++) {
+		const struct cw_span_row *x = &r->rows[i];
+
+		if (!x->service)
+			service_of(x->pod, svc, sizeof(svc));
+		if (span_add(ss, t, x->id, x->parent, x->pod,
+			     x->service ? x->service : svc, x->start_ns,
+			     x->end_ns))
+			return -1;
+	}
 	return 0;
-}
-
-static int span_u64(const char *s, uint64_t *v)
-{
-	return cw_parse_u64(s, 0, UINT64_MAX, v);
-}
-
-static int span_row(struct span_set *ss, struct cw_msgtrace *t, char *line,
-		    const int *col, int nf, const char *what, size_t ln)
-{
-	char *f[32], svc[256];
-	int n = cw_csv_split(line, f, 32, false);
-	uint64_t st, en;
-
-	if (n != nf)
-		return cw_error("'%s' line %zu: %d fields, header has %d", what,
-				ln, n > 32 ? 32 : n, nf);
-	if (span_u64(f[col[S_START]], &st) || span_u64(f[col[S_END]], &en))
-		return cw_error("'%s' line %zu: bad start or end time", what,
-				ln);
-	if (!*f[col[S_SPAN]] || !*f[col[S_POD]])
-		return cw_error("'%s' line %zu: empty SpanID or PodName", what,
-				ln);
-	service_of(f[col[S_POD]], svc, sizeof(svc));
-	return span_add(ss, t, f[col[S_SPAN]], f[col[S_PARENT]], f[col[S_POD]],
-			svc, st, en);
-}
-
-static int spans_csv(struct span_set *ss, struct cw_msgtrace *t, FILE *fp,
-		     const char *what)
-{
-	struct cw_csv c;
-	int col[S_NCOL], nf = 0, err = 0, rc;
-
-	cw_csv_open(&c, fp, what);
-	while (!err && (rc = cw_csv_next(&c)) != 0) {
-		if (rc < 0)
-			err = -1;
-		else if (c.line == 1)
-			err = span_header(c.buf, col, &nf, what);
-		else if (c.buf[strspn(c.buf, " \t")])
-			err = span_row(ss, t, c.buf, col, nf, what, c.line);
-	}
-	cw_csv_close(&c);
-	return err;
-}
-
-/* ---- Jaeger JSON -------------------------------------------------------- */
-
-static const char *jstr(json_object *o, const char *key)
-{
-	json_object *v;
-
-	if (!json_object_object_get_ex(o, key, &v) ||
-	    !json_object_is_type(v, json_type_string))
-		return NULL;
-	return json_object_get_string(v);
-}
-
-static const char *jaeger_parent(json_object *span)
-{
-	json_object *refs, *r;
-	size_t i;
-
-	if (!json_object_object_get_ex(span, "references", &refs) ||
-	    !json_object_is_type(refs, json_type_array))
-		return NULL;
-	for (i = 0; i < json_object_array_length(refs); i++) {
-		r = json_object_array_get_idx(refs, i);
-		if (r && jstr(r, "refType") &&
-		    !strcmp(jstr(r, "refType"), "CHILD_OF"))
-			return jstr(r, "spanID");
-	}
-	return NULL;
-}
-
-static int jaeger_span(struct span_set *ss, struct cw_msgtrace *t,
-		       json_object *span, json_object *procs, const char *what)
-{
-	json_object *st, *du, *proc;
-	const char *id = jstr(span, "spanID"), *pid = jstr(span, "processID");
-	const char *svc = NULL;
-	int64_t s, d;
-
-	if (pid && procs && json_object_object_get_ex(procs, pid, &proc))
-		svc = jstr(proc, "serviceName");
-	if (!id || !svc || !json_object_object_get_ex(span, "startTime", &st) ||
-	    !json_object_object_get_ex(span, "duration", &du))
-		return cw_error("'%s': a span lacks spanID, startTime, "
-				"duration or its process's serviceName",
-				what);
-	s = json_object_get_int64(st);
-	d = json_object_get_int64(du);
-	if (s < 0 || d < 0 || s > INT64_MAX / 1000 - d)
-		return cw_error("'%s': span '%s' has a bad time", what, id);
-	/* Jaeger times are microseconds; the process is the pod. */
-	return span_add(ss, t, id, jaeger_parent(span), pid, svc,
-			(uint64_t)s * 1000, (uint64_t)(s + d) * 1000);
-}
-
-static int jaeger_trace(struct span_set *ss, struct cw_msgtrace *t,
-			json_object *tr, const char *what)
-{
-	json_object *spans, *procs = NULL;
-	size_t i;
-	int err = 0;
-
-	json_object_object_get_ex(tr, "processes", &procs);
-	if (!json_object_object_get_ex(tr, "spans", &spans) ||
-	    !json_object_is_type(spans, json_type_array))
-		return cw_error("'%s': a trace has no \"spans\" array", what);
-	for (i = 0; !err && i < json_object_array_length(spans); i++)
-		err = jaeger_span(ss, t, json_object_array_get_idx(spans, i),
-				  procs, what);
-	return err;
-}
-
-static int spans_json(struct span_set *ss, struct cw_msgtrace *t, FILE *fp,
-		      const char *what)
-{
-	char *buf = NULL;
-	size_t cap = 0, n = 0, i;
-	json_object *root, *data;
-	int err = 0;
-
-	for (;;) {
-		if (CW_GROW(buf, cap, n + 2, 65536)) {
-			free(buf);
-			return cw_error("out of memory for the trace file");
-		}
-		i = fread(buf + n, 1, cap - n - 1, fp);
-		if (!i)
-			break;
-		n += i;
-	}
-	if (!buf) /* never: the loop grows it first; for the compiler */
-		return cw_error("out of memory for the trace file");
-	buf[n] = '\0';
-	root = strlen(buf) == n ? json_tokener_parse(buf) : NULL;
-	free(buf);
-	if (!root)
-		return cw_error("'%s': not valid JSON", what);
-	if (!json_object_object_get_ex(root, "data", &data) ||
-	    !json_object_is_type(data, json_type_array))
-		err = cw_error("'%s': no \"data\" array of Jaeger traces",
-			       what);
-	for (i = 0; !err && i < json_object_array_length(data); i++)
-		err = jaeger_trace(ss, t, json_object_array_get_idx(data, i),
-				   what);
-	json_object_put(root);
-	return err;
 }
 
 /* ---- spans to messages and truth ---------------------------------------- */
@@ -466,21 +310,13 @@ void cw_truth_release(struct cw_truth *tr)
 int cw_spans_read(struct cw_msgtrace *t, struct cw_truth *tr, FILE *fp,
 		  const char *what)
 {
+	struct cw_span_rows rows = {0};
 	struct span_set ss = {0};
-	int c, err;
+	int err = cw_span_rows_read(&rows, fp, what);
 
-	cw_skip_bom(fp);
-	do
-		c = fgetc(fp);
-	while (c == ' ' || c == '\n' || c == '\t' || c == '\r');
-	if (c == EOF) {
-		return cw_error("'%s': empty span trace", what);
-	}
-	ungetc(c, fp);
-	err = c == '{' ? spans_json(&ss, t, fp, what)
-		       : spans_csv(&ss, t, fp, what);
-	if (!err && !ss.n)
-		err = cw_error("'%s': no spans in the input", what);
+	if (!err)
+		err = spans_of(&ss, t, &rows);
+	cw_span_rows_release(&rows);
 	if (!err)
 		err = spans_to_messages(&ss, t, tr);
 	if (tr)

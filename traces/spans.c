@@ -14,7 +14,7 @@
 #include "traces/traces.h"
 
 struct srow {
-	char *trace, *id, *parent;
+	const char *trace, *id, *parent; /* in the file's rows; parent NULL */
 	uint32_t svc;
 	uint64_t start, end;
 	int32_t up;    /* parent row, -1 root or missing */
@@ -23,6 +23,7 @@ struct srow {
 };
 
 struct sread {
+	struct cw_span_rows file; /* paths/'s reader: the strings' owner */
 	struct srow *rows;
 	size_t n, cap;
 	int32_t *by_id; /* rows sorted by span id */
@@ -30,22 +31,18 @@ struct sread {
 
 static void sread_release(struct sread *s)
 {
-	size_t i;
-
-	for (i = 0; i < s->n; i++) {
-		free(s->rows[i].trace);
-		free(s->rows[i].id);
-		free(s->rows[i].parent);
-	}
+	cw_span_rows_release(&s->file);
 	free(s->rows);
 	free(s->by_id);
 }
 
 /* Pod names lose their replica suffix: "frontend-579b9bff58-t2dbm". */
-static int service_of(struct cw_traces *t, char *pod)
+static int service_of(struct cw_traces *t, const char *name)
 {
-	char *a = strrchr(pod, '-'), *b;
+	char pod[256], *a, *b;
 
+	snprintf(pod, sizeof(pod), "%s", name);
+	a = strrchr(pod, '-');
 	if (a && a != pod) {
 		*a = 0;
 		b = strrchr(pod, '-');
@@ -57,30 +54,25 @@ static int service_of(struct cw_traces *t, char *pod)
 	return cw_traces_node(t, pod);
 }
 
-static int add_row(struct cw_traces *t, struct sread *s, char **f,
-		   const int *at, int nf, const char *what, size_t line)
+/* Row x of the file as a span of its service (Jaeger's serviceName, else
+ * the pod's name without its replica suffix). */
+static int add_row(struct cw_traces *t, struct sread *s,
+		   const struct cw_span_row *x, const char *what)
 {
-	struct srow r = {0};
-	int k, svc;
+	struct srow r = {.trace = x->trace, .id = x->id, .parent = x->parent};
+	int svc;
 
-	for (k = 0; k < 6; k++)
-		if (at[k] >= nf || (k < 4 && !*f[at[k]]))
-			return cw_error("%s:%zu: missing field", what, line);
-	if (cw_parse_u64(f[at[4]], 1, UINT64_MAX, &r.start) ||
-	    cw_parse_u64(f[at[5]], 0, UINT64_MAX, &r.end) || r.end < r.start)
-		return cw_error("%s:%zu: bad start or end time", what, line);
-	svc = service_of(t, f[at[3]]);
+	if (!x->start_ns || x->end_ns < x->start_ns)
+		return cw_error("%s:%zu: bad start or end time", what, x->line);
+	if (!*x->trace)
+		return cw_error("%s:%zu: missing field", what, x->line);
+	svc = x->service ? cw_traces_node(t, x->service)
+			 : service_of(t, x->pod);
 	if (svc < 0)
 		return cw_error("out of memory for service names");
 	r.svc = (uint32_t)svc;
-	r.trace = strdup(f[at[0]]);
-	r.id = strdup(f[at[1]]);
-	r.parent = strdup(f[at[2]]);
-	if (!r.trace || !r.id || !r.parent ||
-	    CW_GROW(s->rows, s->cap, s->n + 1, 1024)) {
-		free(r.trace), free(r.id), free(r.parent);
-		return cw_error("out of memory for %zu spans", s->n);
-	}
+	r.start = x->start_ns;
+	r.end = x->end_ns;
 	s->rows[s->n++] = r;
 	return 0;
 }
@@ -142,7 +134,8 @@ static int link_rows(struct cw_traces *t, struct sread *s)
 	t->n_true_traces = (size_t)tr + 1;
 	free(ix);
 	for (i = 0; i < s->n; i++)
-		s->rows[i].up = find_id(s, s->rows[i].parent);
+		s->rows[i].up =
+			s->rows[i].parent ? find_id(s, s->rows[i].parent) : -1;
 	for (i = 0; i < s->n; i++) {
 		int32_t e = (int32_t)i;
 
@@ -227,35 +220,23 @@ static int emit(struct cw_traces *t, struct sread *s)
 	return 0;
 }
 
-/* Span rows of the CSV into s; -1 (said) on a malformed one. */
+/* The file's spans into s; -1 (said) on a malformed one. */
 static int read_rows(struct cw_traces *t, struct sread *s, FILE *fp,
 		     const char *what)
 {
-	static const char *const names[6] = {
-		"TraceID",	     "SpanID",	       "ParentID", "PodName",
-		"StartTimeUnixNano", "EndTimeUnixNano"};
-	char *f[32];
-	int at[6], nf, k, rc = 0, r;
-	struct cw_csv c;
+	size_t i;
 
-	if (cw_csv_open_header(&c, fp, what))
+	if (cw_span_rows_read(&s->file, fp, what))
 		return -1;
-	nf = cw_csv_split(c.buf, f, 32, false);
-	rc = cw_csv_columns(f, nf > 32 ? 32 : nf, names, 6, at, what);
-	for (k = 0; !rc && k < 6; k++)
-		if (at[k] < 0)
-			rc = cw_error("%s:1: header has no '%s' column", what,
-				      names[k]);
-	while (!rc && (r = cw_csv_next(&c)) != 0) {
-		if (r < 0)
-			rc = -1;
-		else if (c.buf[0])
-			rc = add_row(t, s, f, at,
-				     cw_csv_split(c.buf, f, 32, false), what,
-				     c.line);
-	}
-	cw_csv_close(&c);
-	return rc;
+	if (!s->file.has_trace)
+		return cw_error("%s:1: header has no 'TraceID' column", what);
+	s->rows = malloc(s->file.n * sizeof(*s->rows));
+	if (!s->rows)
+		return cw_error("out of memory for %zu spans", s->file.n);
+	for (i = 0; i < s->file.n; i++)
+		if (add_row(t, s, &s->file.rows[i], what))
+			return -1;
+	return 0;
 }
 
 int cw_traces_read_spans(struct cw_traces *t, FILE *fp, const char *what)
@@ -291,7 +272,8 @@ int cw_traces_read_file(struct cw_traces *t, const char *path)
 	}
 	rewind(fp);
 	cw_skip_bom(fp); /* the readers drop it themselves */
-	if (fgets(head, sizeof(head), fp) && !strncmp(head, "TraceID,", 8)) {
+	if (fgets(head, sizeof(head), fp) &&
+	    (!strncmp(head, "TraceID,", 8) || head[0] == '{')) {
 		rewind(fp);
 		rc = cw_traces_read_spans(t, fp, path);
 	} else {

@@ -1,5 +1,6 @@
 // fuzz-sources: common/log.c common/util.c paths/trace.c
 // fuzz-sources: paths/spans.c
+// fuzz-sources: paths/names.c paths/csv.c paths/span_rows.c
 // SPDX-License-Identifier: MIT
 /*
  * libFuzzer target for the readers of causeway paths: the observation CSV

@@ -1,5 +1,6 @@
 // fuzz-sources: common/log.c common/util.c common/htab.c common/pcap.c
 // fuzz-sources: paths/trace.c paths/pcap.c
+// fuzz-sources: paths/names.c paths/csv.c
 // SPDX-License-Identifier: MIT
 /*
  * libFuzzer target for the pcap/pcapng reader of causeway paths: any file

@@ -1,4 +1,5 @@
 // fuzz-sources: serve/traces.c common/log.c common/util.c
+// fuzz-sources: traces/critical.c
 // SPDX-License-Identifier: MIT
 /*
  * libFuzzer target for the OTLP/JSON reader of `causeway serve --traces`:

@@ -4,6 +4,7 @@
 // fuzz-sources: common/wire_decode.c common/wire_fast.c common/wire_put.c
 // fuzz-sources: correlator/live.c paths/trace.c paths/graph.c paths/conv.c paths/nest.c
 // fuzz-sources: paths/nest_calls.c paths/signif.c correlator/pair.c correlator/bucket.c graph/graph.c
+// fuzz-sources: paths/names.c paths/csv.c
 // clang-format on
 // SPDX-License-Identifier: MIT
 /*

@@ -2,6 +2,7 @@
 // fuzz-sources: traces/build.c traces/infer.c traces/hungarian.c
 // fuzz-sources: traces/out.c traces/score.c traces/pcap.c common/pcap.c
 // fuzz-sources: common/htab.c traces/links.c
+// fuzz-sources: paths/names.c paths/csv.c paths/span_rows.c traces/critical.c common/jsonw.c
 // SPDX-License-Identifier: MIT
 /*
  * libFuzzer target for the truth-links reader of causeway traces: any

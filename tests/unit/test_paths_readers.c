@@ -2,7 +2,8 @@
 /*
  * Unit tests for the input readers paths/ and traces/ share: a UTF-8 byte
  * order mark at the start is taken, a header naming a column twice is
- * refused, and node names have no cap (more than 65,536 of them).
+ * refused, both read span CSV and Jaeger JSON, and node names have no cap
+ * (more than 65,536 of them).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -25,7 +26,8 @@ static const char spans_csv[] =
 	"t1,s1,root,web-0,100,900\n"
 	"t1,s2,s1,db-0,200,300\n";
 static const char jaeger[] =
-	"{\"data\":[{\"processes\":{\"p1\":{\"serviceName\":\"web\"}},"
+	"{\"data\":[{\"traceID\":\"t1\","
+	"\"processes\":{\"p1\":{\"serviceName\":\"web\"}},"
 	"\"spans\":[{\"spanID\":\"s1\",\"processID\":\"p1\","
 	"\"startTime\":1,\"duration\":5}]}]}";
 
@@ -138,6 +140,7 @@ int main(void)
 	test_bom(SPANS_PATHS, spans_csv);
 	test_bom(SPANS_PATHS, jaeger);
 	test_bom(SPANS_TRACES, spans_csv);
+	test_bom(SPANS_TRACES, jaeger); /* one span reader: Jaeger too */
 	test_twice(MSGTRACE, msgtrace_csv);
 	test_twice(TRACES, traces_csv);
 	test_twice(SPANS_PATHS, spans_csv);
