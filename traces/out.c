@@ -137,20 +137,6 @@ static void walk(const struct cw_traces *t, struct tree *tr, int32_t s,
 	}
 }
 
-static void json_str(FILE *fp, const char *s)
-{
-	fputc('"', fp);
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			fprintf(fp, "\\%c", *s);
-		else if ((unsigned char)*s < 0x20)
-			fprintf(fp, "\\u%04x", *s);
-		else
-			fputc(*s, fp);
-	}
-	fputc('"', fp);
-}
-
 static void span_name(const struct cw_traces *t, int32_t s, char *buf,
 		      size_t len)
 {
@@ -336,75 +322,120 @@ out:
 	return rc;
 }
 
-static void jaeger_trace(const struct cw_traces *t, FILE *fp, struct tree *tr,
-			 int32_t root)
+static void jaeger_tag(struct cw_jsonw *w, const char *key, const char *type)
 {
-	char tid[33], sid[17], pid[17], name[256];
-	size_t k;
+	cw_jsonw_str(w, "key", key);
+	cw_jsonw_str(w, "type", type);
+}
+
+static void jaeger_span(const struct cw_traces *t, struct cw_jsonw *w,
+			const struct tree *tr, size_t k, const char *tid)
+{
+	const struct cw_tspan *x = &t->spans[tr->span[k]];
+	bool call = x->role == CW_TROLE_CONNECTED;
+	char id[24], name[256];
+
+	cw_jsonw_obj_open(w, NULL);
+	cw_jsonw_str(w, "traceID", tid);
+	span_id(t, tr->span[k], id);
+	cw_jsonw_str(w, "spanID", id);
+	span_name(t, tr->span[k], name, sizeof(name));
+	cw_jsonw_str(w, "operationName", name);
+	cw_jsonw_arr_open(w, "references");
+	if (tr->up[k] >= 0) {
+		cw_jsonw_obj_open(w, NULL);
+		cw_jsonw_str(w, "refType", "CHILD_OF");
+		cw_jsonw_str(w, "traceID", tid);
+		span_id(t, tr->up[k], id);
+		cw_jsonw_str(w, "spanID", id);
+		cw_jsonw_obj_close(w);
+	}
+	cw_jsonw_arr_close(w);
+	cw_jsonw_u64(w, "startTime", x->start_ns / 1000);
+	cw_jsonw_u64(w, "duration", (x->end_ns - x->start_ns) / 1000);
+	cw_jsonw_arr_open(w, "tags");
+	cw_jsonw_obj_open(w, NULL);
+	jaeger_tag(w, "causeway.link.method", "string");
+	cw_jsonw_str(w, "value",
+		     call ? cw_link_method_name(x->method) : "connection");
+	cw_jsonw_obj_close(w);
+	cw_jsonw_obj_open(w, NULL);
+	jaeger_tag(w, "causeway.link.confidence", "float64");
+	cw_jsonw_double(w, "value", call ? conf4(x->conf) : 1.0);
+	cw_jsonw_obj_close(w);
+	cw_jsonw_arr_close(w);
+	snprintf(id, sizeof(id), "p%u", x->node);
+	cw_jsonw_str(w, "processID", id);
+	cw_jsonw_obj_close(w);
+}
+
+static int by_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* One trace and the processes (nodes) its spans name: nodes[] is
+ * scratch for tr->n of them, so a trace costs its spans, not every node. */
+static void jaeger_trace(const struct cw_traces *t, struct cw_jsonw *w,
+			 const struct tree *tr, int32_t root, uint32_t *nodes)
+{
+	char tid[33], pid[16];
+	size_t k, n = 0;
 
 	cw_traces_trace_id(t, root, tid);
-	fprintf(fp, "{\"traceID\":\"%s\",\"spans\":[", tid);
+	cw_jsonw_obj_open(w, NULL);
+	cw_jsonw_str(w, "traceID", tid);
+	cw_jsonw_arr_open(w, "spans");
 	for (k = 0; k < tr->n; k++) {
-		const struct cw_tspan *x = &t->spans[tr->span[k]];
-		bool call = x->role == CW_TROLE_CONNECTED;
-
-		span_id(t, tr->span[k], sid);
-		span_name(t, tr->span[k], name, sizeof(name));
-		fprintf(fp,
-			"%s{\"traceID\":\"%s\",\"spanID\":\"%s\","
-			"\"operationName\":",
-			k ? "," : "", tid, sid);
-		json_str(fp, name);
-		fputs(",\"references\":[", fp);
-		if (tr->up[k] >= 0) {
-			span_id(t, tr->up[k], pid);
-			fprintf(fp,
-				"{\"refType\":\"CHILD_OF\",\"traceID\":"
-				"\"%s\",\"spanID\":\"%s\"}",
-				tid, pid);
-		}
-		fprintf(fp,
-			"],\"startTime\":%llu,\"duration\":%llu,\"tags\":["
-			"{\"key\":\"causeway.link.method\",\"type\":\"string\","
-			"\"value\":\"%s\"},{\"key\":\"causeway.link."
-			"confidence\","
-			"\"type\":\"float64\",\"value\":%.4f}],"
-			"\"processID\":\"p%u\"}",
-			(unsigned long long)(x->start_ns / 1000),
-			(unsigned long long)((x->end_ns - x->start_ns) / 1000),
-			call ? cw_link_method_name(x->method) : "connection",
-			call ? x->conf : 1.0, x->node);
+		jaeger_span(t, w, tr, k, tid);
+		nodes[k] = t->spans[tr->span[k]].node;
 	}
-	fputs("],\"processes\":{", fp);
-	for (k = 0; k < t->n_names; k++) {
-		fprintf(fp, "%s\"p%zu\":{\"serviceName\":", k ? "," : "", k);
-		json_str(fp, t->names[k]);
-		fputs(",\"tags\":[]}", fp);
+	cw_jsonw_arr_close(w);
+	qsort(nodes, tr->n, sizeof(*nodes), by_u32);
+	cw_jsonw_obj_open(w, "processes");
+	for (k = 0; k < tr->n; k++) {
+		if (k && nodes[k] == nodes[n - 1])
+			continue;
+		nodes[n++] = nodes[k];
+		snprintf(pid, sizeof(pid), "p%u", nodes[k]);
+		cw_jsonw_obj_open(w, pid);
+		cw_jsonw_str(w, "serviceName", t->names[nodes[k]]);
+		cw_jsonw_arr_open(w, "tags");
+		cw_jsonw_arr_close(w);
+		cw_jsonw_obj_close(w);
 	}
-	fputs("}}", fp);
+	cw_jsonw_obj_close(w);
+	cw_jsonw_obj_close(w);
 }
 
 int cw_traces_write_jaeger(const struct cw_traces *t, FILE *fp)
 {
+	uint32_t *nodes = malloc((t->n_spans + 1) * sizeof(*nodes));
 	struct tree tr = {0};
+	struct cw_jsonw w;
 	size_t i;
-	bool first = true;
 
-	if (tree_init(&tr, t)) {
+	if (!nodes || tree_init(&tr, t)) {
+		free(nodes);
 		tree_free(&tr);
-		return -1;
+		return nodes ? -1 : cw_error("out of memory for traces");
 	}
-	fputs("{\"data\":[", fp);
+	cw_jsonw_init(&w, fp);
+	cw_jsonw_obj_open(&w, NULL);
+	cw_jsonw_arr_open(&w, "data");
 	for (i = 0; i < t->n_spans; i++) {
 		if (!is_root(t, i))
 			continue;
 		tr.n = 0;
 		walk(t, &tr, (int32_t)i, -1, 0);
-		fputs(first ? "" : ",", fp);
-		jaeger_trace(t, fp, &tr, (int32_t)i);
-		first = false;
+		jaeger_trace(t, &w, &tr, (int32_t)i, nodes);
 	}
-	fputs("]}\n", fp);
+	cw_jsonw_arr_close(&w);
+	cw_jsonw_obj_close(&w);
+	cw_jsonw_end_line(&w);
+	free(nodes);
 	tree_free(&tr);
 	return ferror(fp) ? cw_error("cannot write Jaeger JSON: %m") : 0;
 }
@@ -593,8 +624,12 @@ int cw_traces_post(const char *url, const char *body, size_t len, char *why,
 	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
 	cc = curl_easy_perform(c);
 	if (cc != CURLE_OK) {
-		post_fail(why, why_len, "cannot post to '%s': %s", url,
-			  err[0] ? err : curl_easy_strerror(cc));
+		post_fail(why, why_len, "%s '%s': %s",
+			  cc == CURLE_COULDNT_RESOLVE_HOST ? "cannot resolve"
+			  : cc == CURLE_COULDNT_CONNECT	   ? "cannot connect to"
+			  : cc == CURLE_OPERATION_TIMEDOUT ? "no answer from"
+							   : "cannot send to",
+			  url, err[0] ? err : curl_easy_strerror(cc));
 		goto out;
 	}
 	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
