@@ -18,10 +18,8 @@
 #include "common/metrics.h"
 #include "common/util.h"
 #include "correlator/correlator.h"
-#include "correlator/pipeline.h"
 #include "correlator/report.h"
-#include "correlator/live.h"
-#include "paths/paths.h"
+#include "correlator/local.h"
 #include "graph/graph.h"
 #include "viz/viz.h"
 
@@ -34,21 +32,6 @@ struct run_opts {
 	bool paths;
 	const char *metrics; /* --metrics ADDR:PORT, or NULL */
 	const char *traces;  /* --traces FILE: messages CSV, or NULL */
-};
-
-struct run_ctx {
-	struct cw_pairing pairing;
-	struct cw_outfile records; /* conns.jsonl: every record collected */
-	struct cw_jsonw w;
-	struct cw_outfile timing; /* timing.jsonl: message starts per window */
-	struct cw_jsonw tw;
-	struct cw_outfile meta; /* meta.jsonl: processes' resources */
-	struct cw_jsonw mw;
-	uint64_t meta_seq;
-	bool paths; /* keep windows for causal paths */
-	struct cw_timing_record *windows;
-	size_t nwindows, capwindows;
-	int err;
 };
 
 static const char help[] =
@@ -104,109 +87,6 @@ static const char help[] =
 	"  causeway run -d 10s -o /tmp/cw && dot -Tsvg /tmp/cw/graph.dot > g.svg\n"
 	"  causeway run --netns web1 --json\n";
 
-static int on_record(const struct cw_conn_record *r, void *arg)
-{
-	struct run_ctx *rc = arg;
-
-	if (cw_pairing_add(&rc->pairing, r))
-		rc->err = cw_error("out of memory");
-	if (rc->records.fp) {
-		cw_conn_record_json(&rc->w, r);
-		cw_jsonw_end_line(&rc->w);
-	}
-	return rc->err;
-}
-
-static int keep_window(struct run_ctx *rc, const struct cw_timing_record *t)
-{
-	struct cw_timing_record *w;
-
-	if (CW_GROW(rc->windows, rc->capwindows, rc->nwindows + 1, 64))
-		return cw_error("out of memory for timing windows");
-	w = &rc->windows[rc->nwindows];
-	*w = *t;
-	w->msgs = malloc((t->n ? t->n : 1) * sizeof(*t->msgs));
-	if (!w->msgs)
-		return cw_error("out of memory");
-	memcpy(w->msgs, t->msgs, t->n * sizeof(*t->msgs));
-	rc->nwindows++;
-	return 0;
-}
-
-static void free_windows(struct run_ctx *rc)
-{
-	size_t i;
-
-	for (i = 0; i < rc->nwindows; i++)
-		free(rc->windows[i].msgs);
-	free(rc->windows);
-}
-
-/* Causal paths from what the windows saw; text to stdout, JSON to DIR. */
-static int infer_paths(struct run_ctx *rc, const char *out)
-{
-	struct cw_paths_opts po;
-	struct cw_msgtrace t;
-	struct cw_pathset ps;
-	struct cw_outfile of;
-	char path[PATH_MAX];
-	int err = -1;
-
-	cw_msgtrace_init(&t);
-	cw_pathset_init(&ps);
-	cw_paths_opts_default(&po);
-	if (!rc->nwindows) {
-		cw_warn("no message was seen in the timing windows: no paths");
-		err = 0;
-		goto out;
-	}
-	if (cw_live_trace(&rc->pairing, rc->windows, rc->nwindows, false, &t) ||
-	    cw_paths_convolution(&t, &po, &ps))
-		goto out;
-	printf("\nCausal paths (convolution over %zu timing windows):\n",
-	       rc->nwindows);
-	cw_pathset_print_text(stdout, &t, &ps);
-	if (out) {
-		snprintf(path, sizeof(path), "%s/paths.json", out);
-		if (cw_outfile_open(&of, path))
-			goto out;
-		cw_pathset_print_json(of.fp, &t, &ps);
-		if (cw_outfile_commit(&of))
-			goto out;
-	}
-	err = 0;
-out:
-	cw_pathset_release(&ps);
-	cw_msgtrace_release(&t);
-	return err;
-}
-
-static int on_timing(const struct cw_timing_record *t, void *arg)
-{
-	struct run_ctx *rc = arg;
-
-	if (rc->paths && keep_window(rc, t))
-		return -1;
-	if (rc->timing.fp) {
-		cw_timing_record_json(&rc->tw, t);
-		cw_jsonw_end_line(&rc->tw);
-	}
-	return 0;
-}
-
-static int on_meta(const struct cw_proc_meta *pm, void *arg)
-{
-	struct run_ctx *rc = arg;
-	struct cw_wire_msg m = {.kind = CW_WIRE_PROC,
-				.version = CW_WIRE_VERSION};
-
-	m.proc = *pm;
-	m.proc.seq = ++rc->meta_seq;
-	cw_wire_msg_json(&rc->mw, &m);
-	cw_jsonw_end_line(&rc->mw);
-	return 0;
-}
-
 /* Cross-checks and defaults: 0, or -1 after a message. */
 static int check_options(struct run_opts *ro)
 {
@@ -258,33 +138,9 @@ static int parse_args(int argc, char **argv, struct run_opts *ro)
 	return check_options(ro) ? 2 : -1;
 }
 
-/* DIR/conns.jsonl, DIR/meta.jsonl, and DIR/timing.jsonl with windows. */
-static int open_outputs(struct run_ctx *rc, const struct run_opts *ro)
-{
-	char path[PATH_MAX];
-
-	if (!ro->out)
-		return 0;
-	snprintf(path, sizeof(path), "%s/conns.jsonl", ro->out);
-	if (cw_outfile_open(&rc->records, path))
-		return -1;
-	cw_jsonw_init(&rc->w, rc->records.fp);
-	snprintf(path, sizeof(path), "%s/meta.jsonl", ro->out);
-	if (cw_outfile_open(&rc->meta, path))
-		return -1;
-	cw_jsonw_init(&rc->mw, rc->meta.fp);
-	if (!ro->wo.window_ns)
-		return 0;
-	snprintf(path, sizeof(path), "%s/timing.jsonl", ro->out);
-	if (cw_outfile_open(&rc->timing, path))
-		return -1;
-	cw_jsonw_init(&rc->tw, rc->timing.fp);
-	return 0;
-}
-
 /* The graph as JSON or as a table, and the counters to stderr. */
 static void print_results(const struct run_opts *ro, struct cw_agent *a,
-			  const struct cw_graph *g, const struct run_ctx *rc,
+			  const struct cw_graph *g, const struct cw_local *rc,
 			  const struct cw_agent_stats *st)
 {
 	struct cw_jsonw w;
@@ -330,7 +186,7 @@ static struct cw_metrics_server *open_metrics(struct run_opts *ro,
 }
 
 /* Watch, pair, print and write: 0, or -1 after a message. */
-static int run(struct run_opts *ro, struct run_ctx *rc, struct cw_graph *g)
+static int run(struct run_opts *ro, struct cw_local *rc, struct cw_graph *g)
 {
 	struct cw_metrics_server *ms = NULL;
 	struct cw_msgs_trace *tr = NULL;
@@ -346,7 +202,7 @@ static int run(struct run_opts *ro, struct run_ctx *rc, struct cw_graph *g)
 	/* As the agent does: no bounding set, no new privileges after this. */
 	if (cw_drop_privileges(NULL))
 		cw_warn("running with more privileges than needed");
-	if (open_outputs(rc, ro))
+	if (cw_local_open(rc, ro->out, ro->wo.window_ns))
 		goto out;
 	if (ro->traces &&
 	    cw_msgs_trace_start(&tr, ro->traces, &mo, ro->wo.window_ns,
@@ -355,7 +211,8 @@ static int run(struct run_opts *ro, struct run_ctx *rc, struct cw_graph *g)
 	cw_info("watching with the %s hooks%s; Ctrl-C to stop",
 		cw_attach_name(cw_agent_attach(a)),
 		ro->w.ao.netns ? " in one namespace" : "");
-	if (cw_agent_watch(a, &ro->wo, on_record, on_timing, rc))
+	if (cw_agent_watch(a, &ro->wo, cw_local_on_record, cw_local_on_timing,
+			   rc))
 		goto out;
 	if (tr) {
 		int terr = cw_msgs_trace_finish(tr); /* frees tr either way */
@@ -365,20 +222,16 @@ static int run(struct run_opts *ro, struct run_ctx *rc, struct cw_graph *g)
 			goto out;
 	}
 	cw_agent_stats(a, &st);
-	if (cw_pairing_graph(&rc->pairing, g)) {
-		cw_error("out of memory while pairing");
+	if (cw_local_graph(rc, g))
 		goto out;
-	}
-	cw_graph_sort_edges(g);
 	print_results(ro, a, g, rc, &st);
-	if (rc->paths && infer_paths(rc, ro->out))
+	if (rc->paths && cw_local_paths(rc, ro->out))
 		goto out;
 	if (ro->out &&
 	    (cli_write_outputs(ro->out, g, cw_agent_host(a),
 			       cw_attach_name(cw_agent_attach(a)), &st,
 			       &rc->pairing.st, ro->min_share) ||
-	     cw_outfile_commit(&rc->records) || cw_outfile_commit(&rc->meta) ||
-	     (rc->timing.fp && cw_outfile_commit(&rc->timing))))
+	     cw_local_commit(rc)))
 		goto out;
 	err = 0;
 out:
@@ -399,32 +252,24 @@ int cmd_run(int argc, char **argv)
 			     .hooks = CW_HOOKS_ALWAYS},
 		      .interval_ns = NSEC_PER_SEC},
 		.wo = {.sz = sizeof(ro.wo)}};
-	struct run_ctx rc = {0};
+	struct cw_local rc;
 	struct cw_graph g;
 	int err;
 
 	err = parse_args(argc, argv, &ro);
 	if (err >= 0)
 		return err;
-	rc.paths = ro.paths;
 	/* Resources only go to DIR/meta.jsonl: the printed graph has none. */
 	if (ro.out)
-		ro.wo.on_meta = on_meta;
+		ro.wo.on_meta = cw_local_on_meta;
 	/* Refuse a bad output folder before spending a whole run. */
 	if (ro.out && (cw_mkdir_p(ro.out) || cw_check_writable_dir(ro.out)))
 		return 1;
-	cw_pairing_init(&rc.pairing);
+	cw_local_init(&rc, ro.paths);
 	cw_graph_init(&g);
 	cw_catch_signals();
 	err = run(&ro, &rc, &g) ? 1 : 0;
-	if (rc.records.fp)
-		cw_outfile_abort(&rc.records);
-	if (rc.timing.fp)
-		cw_outfile_abort(&rc.timing);
-	if (rc.meta.fp)
-		cw_outfile_abort(&rc.meta);
 	cw_graph_release(&g);
-	cw_pairing_release(&rc.pairing);
-	free_windows(&rc);
+	cw_local_release(&rc);
 	return err;
 }
