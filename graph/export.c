@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: MIT
 /*
- * A view written out: GraphML and DOT through igraph's writers, CSV, the
- * host matrix, and the JSON that `graph --format json` and the page's API
- * share.
+ * A view written out: GraphML through igraph's writer, DOT through
+ * cgraph's, CSV, the host matrix, and the JSON that `graph --format json`
+ * and the page's API share.
  */
+#include <graphviz/cgraph.h>
 #include <igraph.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -39,34 +41,177 @@ static igraph_error_t select_edges(const struct cw_view *v, igraph_t *out,
 	return IGRAPH_SUCCESS;
 }
 
-static int write_igraph(const struct cw_view *v, FILE *fp, const size_t *edges,
-			size_t n, bool graphml)
+int cw_view_write_graphml(const struct cw_view *v, FILE *fp,
+			  const size_t *edges, size_t n)
 {
 	igraph_error_t err;
 	igraph_t sub;
 
 	if (select_edges(v, &sub, edges, n))
 		return cw_error("unable to select the edges to write");
-	err = graphml ? igraph_write_graph_graphml(&sub, fp,
-						   /*prefixattr=*/false)
-		      : igraph_write_graph_dot(&sub, fp);
+	err = igraph_write_graph_graphml(&sub, fp, /*prefixattr=*/false);
 	igraph_destroy(&sub);
 	if (err || ferror(fp))
-		return cw_error("unable to write the %s",
-				graphml ? "GraphML" : "DOT graph");
+		return cw_error("unable to write the GraphML");
 	return 0;
 }
 
-int cw_view_write_graphml(const struct cw_view *v, FILE *fp,
-			  const size_t *edges, size_t n)
+/*
+ * A string for agwrite, which quotes it and escapes its quotes but not its
+ * backslashes: DOT's lexer reads "\\" as a pair, so a backslash before a
+ * quote or at the end would end the string early.  Doubled, every name
+ * reads back (a name's backslashes doubled, as DOT writes them).  NULL
+ * when out of memory.
+ */
+static const char *dot_string(const char *s, char **buf, size_t *cap)
 {
-	return write_igraph(v, fp, edges, n, true);
+	size_t n = 0;
+
+	for (;; s++) {
+		if (CW_GROW(*buf, *cap, n + 3, 64))
+			return NULL;
+		if (*s == '\\')
+			(*buf)[n++] = '\\';
+		if (!((*buf)[n++] = *s))
+			return *buf;
+	}
 }
 
+/*
+ * An attribute's value as DOT text: strings with their backslashes
+ * doubled (agwrite quotes them), numbers whole when they are (the byte
+ * counts: no "1.56467e+06"), booleans as true/false.
+ */
+static const char *attr_text(const igraph_t *g, const char *name, int type,
+			     bool vertex, igraph_integer_t i, char *buf,
+			     size_t len, char **sbuf, size_t *scap)
+{
+	double x;
+
+	if (type == IGRAPH_ATTRIBUTE_STRING)
+		return dot_string(vertex ? VAS(g, name, i) : EAS(g, name, i),
+				  sbuf, scap);
+	if (type == IGRAPH_ATTRIBUTE_BOOLEAN)
+		return (vertex ? VAB(g, name, i) : EAB(g, name, i)) ? "true"
+								   : "false";
+	x = vertex ? VAN(g, name, i) : EAN(g, name, i);
+	if (x == (double)(int64_t)x && fabs(x) < 9007199254740992.0)
+		snprintf(buf, len, "%" PRId64, (int64_t)x);
+	else
+		snprintf(buf, len, "%.17g", x);
+	return buf;
+}
+
+/* Declare each attribute (default "": agwrite leaves out an empty one)
+ * and set it on every vertex or edge. */
+static int dot_attrs(const igraph_t *g, Agraph_t *dg, bool vertex,
+		     const igraph_strvector_t *names,
+		     const igraph_vector_int_t *types, void **objs,
+		     igraph_integer_t n)
+{
+	igraph_integer_t a, i;
+	char buf[64], *sbuf = NULL;
+	const char *val;
+	size_t scap = 0;
+	int ret = -1;
+
+	for (a = 0; a < igraph_strvector_size(names); a++) {
+		const char *name = igraph_strvector_get(names, a);
+		Agsym_t *sym = agattr(dg, vertex ? AGNODE : AGEDGE,
+				      (char *)name, "");
+
+		if (!sym)
+			goto out;
+		for (i = 0; i < n; i++) {
+			val = attr_text(g, name, VECTOR(*types)[a], vertex, i,
+					buf, sizeof(buf), &sbuf, &scap);
+			if (!val || agxset(objs[i], sym, (char *)val))
+				goto out;
+		}
+	}
+	ret = 0;
+out:
+	free(sbuf);
+	return ret;
+}
+
+/* The subgraph as a cgraph graph: vertex i is node "i", every attribute
+ * kept. */
+static int dot_graph(const igraph_t *g, Agraph_t *dg)
+{
+	igraph_strvector_t gn, vn, en;
+	igraph_vector_int_t gt, vt, et;
+	igraph_integer_t i, nv = igraph_vcount(g), ne = igraph_ecount(g);
+	void **objs = calloc((size_t)(nv > ne ? nv : ne) + 1, sizeof(*objs));
+	char id[32];
+	int ret = -1;
+
+	if (!objs)
+		return -1;
+	if (igraph_strvector_init(&gn, 0) || igraph_strvector_init(&vn, 0) ||
+	    igraph_strvector_init(&en, 0) || igraph_vector_int_init(&gt, 0) ||
+	    igraph_vector_int_init(&vt, 0) || igraph_vector_int_init(&et, 0))
+		goto out;
+	if (igraph_cattribute_list(g, &gn, &gt, &vn, &vt, &en, &et))
+		goto out;
+	for (i = 0; i < nv; i++) {
+		snprintf(id, sizeof(id), "%" PRId64, (int64_t)i);
+		if (!(objs[i] = agnode(dg, id, 1)))
+			goto out;
+	}
+	if (dot_attrs(g, dg, true, &vn, &vt, objs, nv))
+		goto out;
+	for (i = 0; i < ne; i++) {
+		Agnode_t *t;
+
+		snprintf(id, sizeof(id), "%" PRId64, (int64_t)IGRAPH_FROM(g, i));
+		t = agnode(dg, id, 0);
+		snprintf(id, sizeof(id), "%" PRId64, (int64_t)IGRAPH_TO(g, i));
+		if (!t || !(objs[i] = agedge(dg, t, agnode(dg, id, 0), NULL, 1)))
+			goto out;
+	}
+	ret = dot_attrs(g, dg, false, &en, &et, objs, ne);
+out:
+	igraph_strvector_destroy(&gn);
+	igraph_strvector_destroy(&vn);
+	igraph_strvector_destroy(&en);
+	igraph_vector_int_destroy(&gt);
+	igraph_vector_int_destroy(&vt);
+	igraph_vector_int_destroy(&et);
+	free(objs);
+	return ret;
+}
+
+/*
+ * DOT through cgraph's writer, the one DOT writer of causeway (viz/ draws
+ * with it too): it quotes what must be quoted (addresses such as
+ * 10.0.0.1:80, IPv6, hostile names), so `dot` reads every export.
+ */
 int cw_view_write_dot(const struct cw_view *v, FILE *fp, const size_t *edges,
 		      size_t n)
 {
-	return write_igraph(v, fp, edges, n, false);
+	Agraph_t *dg = NULL;
+	igraph_t sub;
+	int ret = -1;
+
+	if (select_edges(v, &sub, edges, n))
+		return cw_error("unable to select the edges to write");
+	agseterr(AGMAX);
+	dg = agopen("causeway", Agdirected, NULL);
+	if (!dg || dot_graph(&sub, dg)) {
+		cw_error("unable to make the DOT graph");
+		goto out;
+	}
+	if (agwrite(dg, fp) || ferror(fp)) {
+		cw_error("unable to write the DOT graph");
+		goto out;
+	}
+	ret = 0;
+out:
+	if (dg)
+		agclose(dg);
+	igraph_destroy(&sub);
+	return ret;
 }
 
 static void csv_str(FILE *fp, const char *s)
