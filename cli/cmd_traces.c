@@ -1,25 +1,11 @@
 // SPDX-License-Identifier: MIT
 /* causeway traces: per-request traces from black boxes. */
-#include <unistd.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include "cli/cli.h"
 #include "cli/commands.h"
-#include "common/kafka.h"
 #include "common/log.h"
 #include "common/util.h"
-#include "common/wire.h"
-#include "traces/traces.h"
-
-struct traces_args {
-	struct cw_traces_opts o;
-	const char *input, *truth, *links, *output, *otlp, *trace, *format;
-	bool waterfall;
-	/* --kafka: MsgWindow records from the timing topic. */
-	struct cw_kafka_conf kc;
-	uint64_t idle_ns;
-};
+#include "traces/cmd.h"
 
 static const char help[] =
 	"usage: causeway traces [options] INPUT\n"
@@ -58,7 +44,7 @@ static const char help[] =
 
 static const char *const formats[] = {"otlp", "jaeger", NULL};
 
-static int parse_args(struct traces_args *a, int argc, char **argv)
+static int parse_args(struct cw_traces_cmd *a, int argc, char **argv)
 {
 	uint64_t window = 0, cands = 0, rounds = 0;
 	int format = 0;
@@ -104,217 +90,9 @@ static int parse_args(struct traces_args *a, int argc, char **argv)
 	return 0;
 }
 
-static void print_scores(const struct cw_traces *t,
-			 const struct cw_traces_eval *ev)
-{
-	size_t v;
-
-	printf("%-28s %8s %9s %9s %9s %9s %9s\n", "service", "requests",
-	       "right", "fcfs", "top5", "link-P", "link-R");
-	for (v = 0; v <= t->n_names; v++) {
-		const struct cw_traces_score *s = &ev->node[v];
-		double n = s->requests ? (double)s->requests : 1;
-
-		if (!s->requests)
-			continue;
-		printf("%-28s %8zu %9.3f %9.3f %9.3f %9.3f %9.3f\n",
-		       v < t->n_names ? t->names[v] : "(all)", s->requests,
-		       s->right / n, s->right_fcfs / n, s->top5 / n,
-		       s->links_found ? (double)s->links_hit / s->links_found
-				      : 0,
-		       s->links_true ? (double)s->links_hit / s->links_true
-				     : 0);
-	}
-	printf("traces right end to end: %.3f (FCFS %.3f) of %zu\n",
-	       ev->traces ? (double)ev->traces_right / ev->traces : 0,
-	       ev->traces ? (double)ev->traces_right_fcfs / ev->traces : 0,
-	       ev->traces);
-}
-
-static int read_links(struct cw_traces *t, const char *path)
-{
-	const struct cw_tlinks_stats *l = &t->links;
-	FILE *fp = fopen(path, "r");
-	int rc;
-
-	if (!fp)
-		return cw_error("unable to open '%s': %m", path);
-	rc = cw_traces_read_truth_links(t, fp, path);
-	fclose(fp);
-	if (rc)
-		return -1;
-	fprintf(stderr,
-		"causeway: truth links: %zu lines; %zu requests and %zu calls "
-		"found; %zu outside the capture, %zu on connections it lacks, "
-		"%zu unmatched, %zu conflicting\n",
-		l->records, l->requests, l->calls, l->outside, l->no_conn,
-		l->unmatched, l->conflicts);
-	return 0;
-}
-
-static int write_out(const struct cw_traces *t, const struct traces_args *a)
-{
-	struct cw_outfile of;
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *mem;
-	int rc;
-
-	if (a->output) {
-		if (cw_outfile_open(&of, a->output))
-			return -1;
-		rc = !strcmp(a->format, "jaeger")
-			     ? cw_traces_write_jaeger(t, of.fp)
-			     : cw_traces_write_otlp(t, of.fp);
-		if (rc) {
-			cw_outfile_abort(&of);
-			return -1;
-		}
-		if (cw_outfile_commit(&of))
-			return -1;
-	}
-	if (!a->otlp)
-		return 0;
-	mem = open_memstream(&buf, &len);
-	if (!mem)
-		return cw_error("out of memory for the OTLP body");
-	rc = cw_traces_write_otlp(t, mem);
-	fclose(mem);
-	if (!rc)
-		rc = cw_traces_post(a->otlp, buf, len, NULL, 0);
-	free(buf);
-	return rc;
-}
-
-/* Every MsgWindow record on the timing topic, as a new reader. */
-static int read_kafka(struct cw_traces *t, const struct traces_args *a)
-{
-	static struct cw_wire_msg wm; /* large: off the stack */
-	struct cw_kafka_conf kc = a->kc;
-	char topic[CW_KAFKA_TOPIC_MAX], group[64], why[160];
-	const char *topics[1] = {topic};
-	struct cw_kafka_consumer *c;
-	struct cw_kafka_msg m;
-	uint64_t last = cw_now_mono_ns(), reb;
-	int r, rc = 0;
-
-	snprintf(group, sizeof(group), "causeway-traces-%d-%llu", (int)getpid(),
-		 (unsigned long long)cw_now_real_ns());
-	kc.group = group; /* never committed: reads the topic whole */
-	kc.from_beginning = true;
-	cw_kafka_topic(&kc, CW_WIRE_TIMING, topic, sizeof(topic));
-	c = cw_kafka_consumer_new(&kc, topics, 1);
-	if (!c)
-		return -1;
-	while (!rc && cw_now_mono_ns() - last < a->idle_ns) {
-		r = cw_kafka_consume(c, 200, &m);
-		/* Joining the group is no idle time: nothing could come. */
-		if (!cw_kafka_consumer_member(c, &reb))
-			last = cw_now_mono_ns();
-		if (r < 0)
-			rc = -1;
-		if (r <= 0)
-			continue;
-		last = cw_now_mono_ns();
-		if (cw_wire_decode(m.value, m.len, &wm, why, sizeof(why)) ==
-		    CW_WIRE_MSGS)
-			rc = cw_traces_add_wire(t, &wm.msgs);
-		cw_wire_msg_release(&wm);
-		cw_kafka_msg_release(&m);
-	}
-	cw_kafka_consumer_free(c);
-	if (!rc && !t->n_msgs)
-		return cw_error("%s: no messages (no records of 'causeway "
-				"agent --traces')",
-				topic);
-	return rc;
-}
-
-/* A wire stream file, or what cw_traces_read_file() reads. */
-static int read_input(struct cw_traces *t, const char *path)
-{
-	char head[CW_WIRE_MAGIC_LEN];
-	FILE *fp = fopen(path, "r");
-	int rc;
-
-	if (!fp)
-		return cw_error("cannot open '%s': %m", path);
-	if (fread(head, 1, sizeof(head), fp) != sizeof(head) ||
-	    memcmp(head, CW_WIRE_MAGIC, sizeof(head))) {
-		fclose(fp);
-		return cw_traces_read_file(t, path);
-	}
-	rewind(fp);
-	rc = cw_traces_read_wire(t, fp, path);
-	fclose(fp);
-	return rc;
-}
-
-static int read_any(struct cw_traces *t, const struct traces_args *a)
-{
-	int rc;
-
-	if (a->truth)
-		return cw_traces_read_file(t, a->truth);
-	rc = a->kc.brokers ? read_kafka(t, a) : read_input(t, a->input);
-	cw_traces_wire_done(t);
-	if (!rc && t->wire_records)
-		fprintf(stderr,
-			"causeway: %zu records from %zu hosts: %zu messages, "
-			"%zu left out (loopback or link-local), %llu "
-			"events the kernel lost\n",
-			t->wire_records, t->wire_hosts, t->n_msgs,
-			t->wire_left_out, (unsigned long long)t->wire_lost);
-	return rc;
-}
-
-static int run(struct cw_traces *t, const struct traces_args *a)
-{
-	struct cw_traces_eval ev;
-	uint64_t t0;
-	int32_t root;
-
-	if (read_any(t, a) || cw_traces_build(t))
-		return -1;
-	if (a->links && read_links(t, a->links))
-		return -1;
-	t0 = cw_now_mono_ns();
-	if (cw_traces_infer(t, &a->o))
-		return -1;
-	fprintf(stderr,
-		"causeway: %zu spans linked in %.6fs; %zu windows, %zu cut; "
-		"%zu thread links%s, %zu ambiguous; %zu multiplexed "
-		"connections\n",
-		t->n_spans, (double)(cw_now_mono_ns() - t0) / 1e9, t->n_windows,
-		t->n_cut, t->n_thread_links,
-		t->has_ctx ? " (the kernel's context)" : "",
-		t->n_ambiguous_thread, t->n_multiplexed);
-	if (t->n_ctx_missing)
-		fprintf(stderr,
-			"causeway: %zu calls name a request not recorded "
-			"(read before the recording began): linked by "
-			"timing\n",
-			t->n_ctx_missing);
-	if (a->truth || a->links) {
-		if (cw_traces_evaluate(t, &ev))
-			return -1;
-		print_scores(t, &ev);
-		cw_traces_eval_release(&ev);
-	}
-	if (write_out(t, a))
-		return -1;
-	if (!a->waterfall)
-		return 0;
-	root = cw_traces_find(t, a->trace);
-	if (root < 0)
-		return cw_error("no trace '%s'", a->trace ? a->trace : "");
-	cw_traces_print_waterfall(t, root, stdout);
-	return 0;
-}
-
 int cmd_traces(int argc, char **argv)
 {
-	struct traces_args a = {0};
+	struct cw_traces_cmd a = {0};
 	struct cw_traces t;
 	int rc;
 
@@ -322,7 +100,7 @@ int cmd_traces(int argc, char **argv)
 	if (rc)
 		return rc > 0 ? 0 : 2;
 	cw_traces_init(&t);
-	rc = run(&t, &a);
+	rc = cw_traces_cmd_run(&t, &a);
 	cw_traces_release(&t);
 	return rc ? 1 : 0;
 }
