@@ -79,6 +79,20 @@ int cw_names_id(struct cw_names *nm, const char *name)
 	return (int)nm->n_names - 1;
 }
 
+void cw_names_reindex(struct cw_names *nm)
+{
+	size_t i, s;
+
+	if (!nm->n_slots)
+		return;
+	memset(nm->slots, 0, nm->n_slots * sizeof(*nm->slots));
+	for (i = 0; i < nm->n_names; i++) {
+		s = slot_of(nm, nm->names[i]);
+		if (!nm->slots[s])
+			nm->slots[s] = (uint32_t)i + 1;
+	}
+}
+
 void cw_names_release(struct cw_names *nm)
 {
 	size_t i;

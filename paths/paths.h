@@ -66,6 +66,9 @@ int cw_names_id(struct cw_names *nm, const char *name);
 /* The id of a known name, or -1. */
 int cw_names_find(const struct cw_names *nm, const char *name);
 void cw_names_release(struct cw_names *nm);
+/* After names[] were renamed in place: the index made again (a name that
+ * two ids now share is found as the lower id). */
+void cw_names_reindex(struct cw_names *nm);
 
 /* A set of observations and the node names they refer to. */
 struct cw_msgtrace {

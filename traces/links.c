@@ -119,12 +119,7 @@ static int index_build(const struct cw_traces *t, struct tl_index *ix)
 /* The node named by address `addr`, without making one; -1 none. */
 static int node_of(const struct cw_traces *t, const char *addr)
 {
-	size_t i;
-
-	for (i = 0; i < t->n_names; i++)
-		if (!strcmp(t->names[i], addr))
-			return (int)i;
-	return -1;
+	return cw_names_find(&t->nodes, addr);
 }
 
 /* "ADDR:PORT" or "[ADDR6]:PORT" -> the address as the capture names it
@@ -389,25 +384,37 @@ static int tl_traces(struct cw_traces *t, const struct tl_index *ix)
 	return 0;
 }
 
-/* Nodes named by address take their service's name where it is unique. */
+/*
+ * Nodes named by address take their service's name where it is unique:
+ * no other node's label and no other node's name.  Labels are counted in
+ * a name index of their own, so this is linear in the nodes.
+ */
 static void tl_relabel(struct cw_traces *t, struct tl_index *ix)
 {
-	size_t i, j;
+	struct cw_names seen = {0};
+	uint32_t *count = calloc(t->n_names + 1, sizeof(*count));
+	size_t i;
+	int id;
 
-	for (i = 0; i < t->n_names; i++) {
+	for (i = 0; count && i < t->n_names; i++)
+		if (ix->label[i] && (id = cw_names_id(&seen, ix->label[i])) >= 0)
+			count[id]++;
+	for (i = 0; count && i < t->n_names; i++) {
 		if (!ix->label[i])
 			continue;
-		for (j = 0; j < t->n_names; j++)
-			if (j != i && ((ix->label[j] &&
-					!strcmp(ix->label[j], ix->label[i])) ||
-				       !strcmp(t->names[j], ix->label[i])))
-				break;
-		if (j < t->n_names)
+		id = cw_names_find(&seen, ix->label[i]);
+		if (id < 0 || count[id] != 1)
+			continue;
+		id = cw_names_find(&t->nodes, ix->label[i]);
+		if (id >= 0 && (size_t)id != i)
 			continue;
 		free(t->names[i]);
 		t->names[i] = ix->label[i];
 		ix->label[i] = NULL;
 	}
+	free(count);
+	cw_names_release(&seen);
+	cw_names_reindex(&t->nodes);
 }
 
 /* Splits at commas, empty fields kept; the field count or -1. */

@@ -131,6 +131,22 @@ static void test_many_names(void)
 	free(text);
 }
 
+/* Renamed in place and indexed again: found by the new name only. */
+static void test_rename(void)
+{
+	struct cw_names nm = {0};
+	char *z = strdup("z");
+
+	CHECK(cw_names_id(&nm, "a") == 0 && cw_names_id(&nm, "b") == 1);
+	CHECK(cw_names_id(&nm, "a") == 0 && z);
+	free(nm.names[1]);
+	nm.names[1] = z;
+	cw_names_reindex(&nm);
+	CHECK(cw_names_find(&nm, "z") == 1 && cw_names_find(&nm, "b") == -1);
+	CHECK(cw_names_id(&nm, "b") == 2 && nm.n_names == 3);
+	cw_names_release(&nm);
+}
+
 int main(void)
 {
 	size_t n;
@@ -149,5 +165,6 @@ int main(void)
 	CHECK(read_with(MSGTRACE, "ts_ns,node,peer,dir\n" BOM "1,a,b,out\n",
 			&n) == -1);
 	test_many_names();
+	test_rename();
 	return failures ? 1 : 0;
 }
