@@ -29,19 +29,7 @@ for t in causeway.edges causeway.state; do
 done
 note "$CONNS_TOPIC (partition leader replicas isr):" $(kafka_partitions "$CONNS_TOPIC" | paste -sd'|')
 
-two_hosts
-ip netns exec "$SRV" $TRAFFIC echo-stream "$SRV_IP" 7300 &
-bg_pid $!
-wait_port "$SRV" 7300
-kafka_agent "$CLI" cli
-kafka_agent "$SRV" srv
-
-go=$T_TMP/go
-ip netns exec "$CLI" $TRAFFIC phases "$SRV_IP" 7300 "$go" "$PHASES" \
-	"$PHASE_BYTES" >"$T_TMP/phases.json" &
-bg_pid $!
-wait_file "$T_TMP/phases.json"
-phase() { touch "$go.$1"; wait_file "$go.$1.done"; sleep 0.7; }
+kafka_echo_start "$PHASES" "$PHASE_BYTES"
 
 # A correlator reads live through the crash (its group coordinator and its
 # checkpoints' partitions lose their broker too, when broker 1 holds them).
@@ -56,7 +44,7 @@ for _ in $(seq 1 600); do
 	sleep 0.1
 done
 
-phase 1
+kafka_phase 1
 leaders=$(kafka_partitions "$CONNS_TOPIC" | awk '{print $2}' | sort -u)
 check_eq "the leader of every partition of $CONNS_TOPIC" "$leaders" 1
 before=$(kafka_end_offset "$CONNS_TOPIC")
@@ -66,13 +54,10 @@ ip netns exec "$CLI" $TRAFFIC short "$SRV_IP" 7300 "$SHORT" "$SHORT_BYTES" \
 SHORT_PID=$!
 bg_pid $SHORT_PID
 kafka_kill 1
-phase 2
+kafka_phase 2
 wait $SHORT_PID || fail "short connections failed"
 res=$(cat "$T_TMP/short.json")
-check_eq "short connections: bytes the client sent" \
-	"$(json_get "$res" sent)" $((SHORT * SHORT_BYTES))
-check_eq "short connections: bytes the client received" \
-	"$(json_get "$res" received)" $((SHORT * SHORT_BYTES))
+kafka_short_check "$res" "$SHORT" "$SHORT_BYTES"
 # New leaders come from the in-sync replicas once broker 1 is fenced.
 for _ in $(seq 1 300); do
 	kafka_partitions "$CONNS_TOPIC" | awk '$2 == 1 || $2 < 0 { bad = 1 }
@@ -83,7 +68,7 @@ leaders=$(kafka_partitions "$CONNS_TOPIC")
 awk '$2 == 1 || $2 < 0 { bad = 1 } END { exit bad }' <<<"$leaders" ||
 	fail "no new leaders for $CONNS_TOPIC without broker 1: $leaders"
 note "$CONNS_TOPIC without broker 1:" $(paste -sd'|' <<<"$leaders")
-phase 3
+kafka_phase 3
 # Records went on being stored while broker 1, their partitions' old
 # leader, was down: the failover was exercised, not slept through.
 during=$(( $(kafka_end_offset "$CONNS_TOPIC") - before ))
@@ -93,7 +78,7 @@ note "records stored in $CONNS_TOPIC while broker 1 was down: $during"
 kafka_restart 1
 kafka_wait_isr "$CONNS_TOPIC" 3
 note "$CONNS_TOPIC with broker 1 back:" $(kafka_partitions "$CONNS_TOPIC" | paste -sd'|')
-phase 4
+kafka_phase 4
 sleep 2	# the last counts (and the long connection's close) published
 kafka_agents_stop cli srv
 grep -h "kafka:" "$T_TMP"/agent-*.log >&2
@@ -118,10 +103,10 @@ kill -INT $LIVE
 wait $LIVE || fail "the live correlator failed: $(cat "$T_TMP/live.log")"
 grep "state:" "$T_TMP/live.log" || true
 kafka_check_echo_edges "$T_TMP/live" "live: " \
-	"$(json_get "$(cat "$T_TMP/phases.json")" pid)" $((PHASES * PHASE_BYTES)) \
+	"$KAFKA_LONG_PID" $((PHASES * PHASE_BYTES)) \
 	"$(json_get "$res" pid)" "$SHORT" "$SHORT_BYTES"
 
 # And a new reader of everything the brokers hold.
-kafka_check_echo_graph "$(json_get "$(cat "$T_TMP/phases.json")" pid)" \
+kafka_check_echo_graph "$KAFKA_LONG_PID" \
 	$((PHASES * PHASE_BYTES)) "$(json_get "$res" pid)" "$SHORT" "$SHORT_BYTES"
 echo ok

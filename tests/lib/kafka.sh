@@ -330,6 +330,8 @@ kafka_cleanup() {
 		cp "$KAFKA_DIR/$i"/*.log "$KAFKA_DIR/$i/server.properties" \
 			"$logs/$i/" 2>/dev/null
 	done
+	# The agents' and correlators' logs and summaries too.
+	cp "$T_TMP"/*.log "$T_TMP"/*.txt "$logs/" 2>/dev/null
 	rm -rf "$KAFKA_DIR"
 }
 
@@ -394,12 +396,19 @@ kafka_agents_stop() {
 }
 
 # kafka_correlate OUT: `causeway correlate` over everything the brokers
-# hold, until idle, with its graph in OUT (its log in OUT.log).
+# hold, until idle, with its graph in OUT (its log in OUT.log); it must
+# have applied every record causeway.conns holds.
 kafka_correlate() {
+	local total
+	total=$(kafka_end_offset causeway.conns)
 	"$CW" correlate --kafka "$KAFKA_BOOT" --from-beginning --idle 4s -o "$1" \
 		>"$1.txt" 2>"$1.log" || fail "correlate failed: $(cat "$1.log")"
 	head -n 12 "$1.txt"
 	grep "state:" "$1.log" || true
+	check_eq "correlator: records applied (all causeway.conns holds)" \
+		"$(python3 -c 'import json, sys
+print(json.load(open(sys.argv[1]))["stats"]["applied"])' "$1/edges.json")" \
+		"$total"
 }
 
 # kafka_member NAME GROUP IDLE [correlate options...]: a correlator member
