@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: MIT
+/* Drawings of a view (cw_render_view) and the process graph's DOT
+ * source (cw_viz_write_dot), in the house style of viz/style.c. */
 #include <errno.h>
 #include <graphviz/cgraph.h>
 #include <graphviz/gvc.h>
@@ -11,72 +13,6 @@
 #include "common/util.h"
 #include "common/utf8.h"
 #include "viz/viz.h"
-
-/* Graphviz reports through agerr(); keep its last message for ours. */
-static char gv_msg[256];
-
-static int gv_error(char *msg)
-{
-	size_t n;
-
-	snprintf(gv_msg, sizeof(gv_msg), "%s", msg);
-	n = strlen(gv_msg);
-	while (n && (gv_msg[n - 1] == '\n' || gv_msg[n - 1] == ' '))
-		gv_msg[--n] = '\0';
-	return 0;
-}
-
-static int gv_fail(const char *what)
-{
-	return cw_error("graphviz: %s%s%s", what, gv_msg[0] ? ": " : "",
-			gv_msg);
-}
-
-static int set(void *obj, const char *name, const char *val)
-{
-	if (agsafeset(obj, (char *)name, (char *)val, ""))
-		return gv_fail("unable to set an attribute");
-	return 0;
-}
-
-/*
- * Text for a Graphviz label: at most max bytes of s in whole characters,
- * clean (names from records are; a host id from a file may not be), and
- * the two characters Graphviz reads inside a label spelled out: '\'
- * starts an escape (\N, \n) and '&' an entity, which Graphviz turns
- * into bytes before it writes SVG (so "&#27;" in a name would put an ESC
- * into the XML).  Returns out.
- */
-static const char *gv_text(char *out, size_t size, const char *s, size_t max)
-{
-	char clean[512];
-	size_t i, o = 0, ch, n;
-
-	if (!size)
-		return out;
-	n = cw_utf8_clean(clean,
-			  max + 1 < sizeof(clean) ? max + 1 : sizeof(clean), s,
-			  strlen(s));
-	for (i = 0; i < n; i += ch) {
-		const char *put = clean + i;
-		size_t len;
-
-		ch = cw_utf8_next(clean + i, n - i);
-		if (!ch) /* clean text always has one: defensive */
-			break;
-		len = ch;
-		if (clean[i] == '\\')
-			put = "\\\\", len = 2;
-		else if (clean[i] == '&')
-			put = "&amp;", len = 5;
-		if (len >= size - o)
-			break;
-		memcpy(out + o, put, len);
-		o += len;
-	}
-	out[o] = 0;
-	return out;
-}
 
 static const char *vertex_color(const struct cw_view *v, size_t i)
 {
@@ -107,44 +43,6 @@ static void usage_max_of(const struct cw_view *v, const bool *vertex_on,
 		if (u->cpu_cores > m->cpu)
 			m->cpu = u->cpu_cores;
 	}
-}
-
-/* Height from memory, line width from CPU, and both in the label. */
-static int usage_attrs(const struct cw_view *v, size_t i, Agnode_t *node,
-		       const struct usage_max *m, char *label, size_t len)
-{
-	const struct cw_usage_stats *u = &v->v[i].usage;
-	char buf[32], rss[32];
-	size_t n = strlen(label);
-
-	if (!u->known)
-		return 0;
-	snprintf(label + n, len - n, "\nCPU %.2f cores, RAM %s", u->cpu_cores,
-		 cw_fmt_bytes(u->rss_bytes, rss, sizeof(rss)));
-	snprintf(buf, sizeof(buf), "%.2f",
-		 cw_viz_height_of_rss(u->rss_bytes, m->rss));
-	if (set(node, "height", buf))
-		return -1;
-	snprintf(buf, sizeof(buf), "%.2f",
-		 cw_viz_width_of_cpu(u->cpu_cores, m->cpu));
-	return set(node, "penwidth", buf);
-}
-
-/* The scales, under the picture: only when it has resources. */
-static int legend(Agraph_t *g, const struct usage_max *m)
-{
-	char text[256], rss[32];
-
-	snprintf(text, sizeof(text),
-		 "node height: memory (2.5 in = %s, by square root); node "
-		 "line: CPU (8 pt = %.2f cores); edge width: bytes; edge "
-		 "colour: command pair",
-		 cw_fmt_bytes(m->rss, rss, sizeof(rss)), m->cpu);
-	if (!agattr(g, AGRAPH, "label", text) ||
-	    !agattr(g, AGRAPH, "labelloc", "b") ||
-	    !agattr(g, AGRAPH, "fontsize", "10"))
-		return gv_fail("unable to set the legend");
-	return 0;
 }
 
 /* Which edges to draw, and which vertices they leave. */
@@ -184,12 +82,10 @@ static int add_vertices(const struct cw_view *v, Agraph_t *g,
 	size_t i;
 
 	usage_max_of(v, vertex_on, &m);
-	if (v->has_usage && legend(g, &m))
+	if (v->has_usage && cw_viz_legend(g, m.rss, m.cpu))
 		return -1;
 	for (i = 0; i < v->nv; i++) {
 		const struct cw_view_vertex *x = &v->v[i];
-		double f = (double)(x->bytes_out + x->bytes_in) /
-			   (double)max_bytes;
 
 		if (!vertex_on[i])
 			continue;
@@ -199,38 +95,41 @@ static int add_vertices(const struct cw_view *v, Agraph_t *g,
 				 x->node->host);
 			sub = agsubg(g, cluster, 1);
 			if (!sub)
-				return gv_fail("unable to add a cluster");
-			if (set(sub, "label",
-				gv_text(text[0], sizeof(text[0]), x->node->host,
+				return cw_viz_fail("unable to add a cluster");
+			if (cw_viz_set(sub, "label",
+				cw_viz_text(text[0], sizeof(text[0]), x->node->host,
 					CW_HOST_LEN)))
 				return -1;
 		}
 		snprintf(name, sizeof(name), "v%zu", i);
 		nodes[i] = agnode(sub, name, 1);
 		if (!nodes[i])
-			return gv_fail("unable to add a node");
+			return cw_viz_fail("unable to add a node");
 		cw_fmt_bytes(x->bytes_out + x->bytes_in, bytes, sizeof(bytes));
 		if (v->by == CW_BY_PROCESS && x->node->kind == CW_NODE_PROCESS)
 			snprintf(label, sizeof(label), "%s\n%s\n%s",
-				 gv_text(text[0], sizeof(text[0]),
+				 cw_viz_text(text[0], sizeof(text[0]),
 					 cw_node_label(x->node, buf,
 						       sizeof(buf)),
 					 sizeof(buf)),
-				 gv_text(text[1], sizeof(text[1]),
+				 cw_viz_text(text[1], sizeof(text[1]),
 					 x->node->proc.cmdline, 40),
 				 bytes);
 		else
 			snprintf(label, sizeof(label), "%s\n%s",
-				 gv_text(text[0], sizeof(text[0]), x->label,
+				 cw_viz_text(text[0], sizeof(text[0]), x->label,
 					 sizeof(text[0]) / 5),
 				 bytes);
-		snprintf(buf, sizeof(buf), "%.2f", 0.5 + 1.5 * sqrt(f));
-		if (set(nodes[i], "height", buf) ||
-		    usage_attrs(v, i, nodes[i], &m, label, sizeof(label)) ||
-		    set(nodes[i], "label", label) ||
-		    set(nodes[i], "color", vertex_color(v, i)) ||
+		snprintf(buf, sizeof(buf), "%.2f",
+			 cw_viz_height_of_bytes(x->bytes_out + x->bytes_in,
+						max_bytes));
+		if (cw_viz_set(nodes[i], "height", buf) ||
+		    cw_viz_usage_attrs(nodes[i], &x->usage, m.rss, m.cpu, label,
+				       sizeof(label)) ||
+		    cw_viz_set(nodes[i], "label", label) ||
+		    cw_viz_set(nodes[i], "color", vertex_color(v, i)) ||
 		    (x->node->kind == CW_NODE_EXTERNAL &&
-		     set(nodes[i], "style", "dashed")))
+		     cw_viz_set(nodes[i], "style", "dashed")))
 			return -1;
 	}
 	return 0;
@@ -253,50 +152,21 @@ static int add_edges(const struct cw_view *v, Agraph_t *g, const bool *edge_on,
 			continue;
 		e = agedge(g, nodes[x->from], nodes[x->to], NULL, 1);
 		if (!e)
-			return gv_fail("unable to add an edge");
+			return cw_viz_fail("unable to add an edge");
 		share = total > 0 ? cw_view_edge_bytes(v, i) / total : 0;
-		snprintf(width, sizeof(width), "%.2f", 1 + 9 * sqrt(share));
+		snprintf(width, sizeof(width), "%.2f",
+			 cw_viz_width_of_share(share));
 		snprintf(label, sizeof(label), "%s / %s",
 			 cw_fmt_bytes(x->bytes_c2s, a, sizeof(a)),
 			 cw_fmt_bytes(x->bytes_s2c, b, sizeof(b)));
 		/* xlabel: dot 2.4x loses (and double-frees) labelled edges
 		 * between nodes of one rank inside clusters. */
-		if (set(e, "penwidth", width) || set(e, "xlabel", label) ||
-		    set(e, "color",
+		if (cw_viz_set(e, "penwidth", width) || cw_viz_set(e, "xlabel", label) ||
+		    cw_viz_set(e, "color",
 			cw_viz_pair_color(cw_viz_vertex_command(v, x->from),
 					  cw_viz_vertex_command(v, x->to))))
 			return -1;
 	}
-	return 0;
-}
-
-static int defaults(Agraph_t *g)
-{
-	static const char *const attrs[][3] = {
-		{"G", "rankdir", "LR"},		{"G", "fontname", "Helvetica"},
-		{"N", "shape", "box"},		{"N", "style", "rounded"},
-		{"N", "fontname", "Helvetica"}, {"N", "fontsize", "10"},
-		{"E", "fontname", "Helvetica"}, {"E", "fontsize", "8"},
-	};
-	size_t i;
-
-	for (i = 0; i < CW_ARRAY_SIZE(attrs); i++) {
-		int kind = attrs[i][0][0] == 'G'   ? AGRAPH
-			   : attrs[i][0][0] == 'N' ? AGNODE
-						   : AGEDGE;
-
-		if (!agattr(g, kind, (char *)attrs[i][1], (char *)attrs[i][2]))
-			return gv_fail("unable to set a default attribute");
-	}
-	/* Declared once so agsafeset never needs to add them per object. */
-	if (!agattr(g, AGNODE, "label", "\\N") ||
-	    !agattr(g, AGNODE, "height", "0.5") ||
-	    !agattr(g, AGNODE, "color", "black") ||
-	    !agattr(g, AGNODE, "penwidth", "1") ||
-	    !agattr(g, AGEDGE, "penwidth", "1") ||
-	    !agattr(g, AGEDGE, "color", "black") ||
-	    !agattr(g, AGEDGE, "xlabel", ""))
-		return gv_fail("unable to set a default attribute");
 	return 0;
 }
 
@@ -329,23 +199,23 @@ static int graph_node(const struct cw_graph *g, size_t i, Agraph_t *sub,
 	char label[2 * 512 + 64], name[128], id[32], text[2][512];
 
 	cw_node_label(n, name, sizeof(name));
-	gv_text(text[0], sizeof(text[0]), name, sizeof(name));
+	cw_viz_text(text[0], sizeof(text[0]), name, sizeof(name));
 	/* One line: the label's break is a space, as it always was. */
 	if (n->kind == CW_NODE_PROCESS)
 		snprintf(
 			label, sizeof(label), "%s %s", text[0],
-			gv_text(text[1], sizeof(text[1]), n->proc.cmdline, 60));
+			cw_viz_text(text[1], sizeof(text[1]), n->proc.cmdline, 60));
 	else
 		snprintf(label, sizeof(label), "%s", text[0]);
 	snprintf(id, sizeof(id), "n%zu", i);
 	nodes[i] = agnode(sub, id, 1);
 	if (!nodes[i])
-		return gv_fail("unable to add a node");
-	if (set(nodes[i], "label", label))
+		return cw_viz_fail("unable to add a node");
+	if (cw_viz_set(nodes[i], "label", label))
 		return -1;
 	if (n->kind == CW_NODE_PROCESS)
-		return set(nodes[i], "color", cw_viz_color(n->proc.comm));
-	return set(nodes[i], "style", "dashed");
+		return cw_viz_set(nodes[i], "color", cw_viz_color(n->proc.comm));
+	return cw_viz_set(nodes[i], "style", "dashed");
 }
 
 /* Processes in a cluster per host and network namespace. */
@@ -365,12 +235,12 @@ static int graph_nodes(const struct cw_graph *g, Agraph_t *gr, Agnode_t **nodes)
 		}
 		snprintf(cname, sizeof(cname), "cluster_%zu", clusters++);
 		snprintf(label, sizeof(label), "%s netns %u",
-			 gv_text(host, sizeof(host), g->nodes[i].host, 20),
+			 cw_viz_text(host, sizeof(host), g->nodes[i].host, 20),
 			 g->nodes[i].netns);
 		sub = agsubg(gr, cname, 1);
 		if (!sub)
-			return gv_fail("unable to add a cluster");
-		if (set(sub, "label", label))
+			return cw_viz_fail("unable to add a cluster");
+		if (cw_viz_set(sub, "label", label))
 			return -1;
 		for (j = i; j < g->nnodes; j++)
 			if (!nodes[j] &&
@@ -400,13 +270,13 @@ static int graph_edges(const struct cw_graph *g, Agraph_t *gr, Agnode_t **nodes,
 			continue;
 		e = agedge(gr, nodes[x->client], nodes[x->server], NULL, 1);
 		if (!e)
-			return gv_fail("unable to add an edge");
+			return cw_viz_fail("unable to add an edge");
 		snprintf(width, sizeof(width), "%.2f", 1 + 7 * sqrt(share));
 		snprintf(label, sizeof(label), "%s %s / %s",
 			 cw_proto_name(x->protocol),
 			 cw_fmt_bytes(x->bytes_c2s, a, sizeof(a)),
 			 cw_fmt_bytes(x->bytes_s2c, b, sizeof(b)));
-		if (set(e, "penwidth", width) || set(e, "label", label))
+		if (cw_viz_set(e, "penwidth", width) || cw_viz_set(e, "label", label))
 			return -1;
 	}
 	return 0;
@@ -425,7 +295,7 @@ static int graph_defaults(Agraph_t *g)
 	    !agattr(g, AGNODE, "color", "black") ||
 	    !agattr(g, AGEDGE, "penwidth", "1") ||
 	    !agattr(g, AGEDGE, "label", ""))
-		return gv_fail("unable to set a default attribute");
+		return cw_viz_fail("unable to set a default attribute");
 	return 0;
 }
 
@@ -436,14 +306,12 @@ int cw_viz_write_dot(const struct cw_graph *g, FILE *fp,
 	Agraph_t *gr = NULL;
 	int ret = -1;
 
-	gv_msg[0] = '\0';
-	agseterrf(gv_error);
-	agseterr(AGERR);
+	cw_viz_errors_begin();
 	if (!nodes)
 		return cw_error("out of memory");
 	gr = agopen("causeway", Agdirected, NULL);
 	if (!gr) {
-		gv_fail("unable to create a graph");
+		cw_viz_fail("unable to create a graph");
 		goto out;
 	}
 	if (graph_defaults(gr) || graph_nodes(g, gr, nodes) ||
@@ -456,7 +324,7 @@ int cw_viz_write_dot(const struct cw_graph *g, FILE *fp,
 	ret = 0;
 out:
 	if (gr && agclose(gr))
-		ret = gv_fail("unable to close the graph");
+		ret = cw_viz_fail("unable to close the graph");
 	free(nodes);
 	return ret;
 }
@@ -477,9 +345,7 @@ int cw_render_view(const struct cw_view *v, const char *path,
 	size_t n;
 	int ret = -1;
 
-	gv_msg[0] = '\0';
-	agseterrf(gv_error);
-	agseterr(AGERR);
+	cw_viz_errors_begin();
 	if (!edge_on || !vertex_on || !nodes ||
 	    asprintf(&tmp, "%s.tmp.%d", path, (int)getpid()) < 0) {
 		tmp = NULL;
@@ -490,15 +356,15 @@ int cw_render_view(const struct cw_view *v, const char *path,
 			 &max_bytes);
 	gvc = gvContext();
 	if (!gvc) {
-		gv_fail("unable to create a context");
+		cw_viz_fail("unable to create a context");
 		goto out;
 	}
 	g = agopen("causeway", Agdirected, NULL);
 	if (!g) {
-		gv_fail("unable to create a graph");
+		cw_viz_fail("unable to create a graph");
 		goto out;
 	}
-	if (defaults(g) || add_vertices(v, g, vertex_on, max_bytes, nodes) ||
+	if (cw_viz_defaults(g, false) || add_vertices(v, g, vertex_on, max_bytes, nodes) ||
 	    add_edges(v, g, edge_on, nodes))
 		goto out;
 	if (!strcmp(format, "dot")) {
@@ -506,12 +372,12 @@ int cw_render_view(const struct cw_view *v, const char *path,
 			goto out;
 	} else {
 		if (gvLayout(gvc, g, layout)) {
-			gv_fail("layout failed");
+			cw_viz_fail("layout failed");
 			goto out;
 		}
 		laid_out = true;
 		if (gvRenderFilename(gvc, g, format, tmp)) {
-			gv_fail("unable to render");
+			cw_viz_fail("unable to render");
 			goto out;
 		}
 	}
@@ -526,11 +392,11 @@ out:
 	if (ret && tmp)
 		unlink(tmp);
 	if (laid_out && gvFreeLayout(gvc, g))
-		ret = gv_fail("unable to free the layout");
+		ret = cw_viz_fail("unable to free the layout");
 	if (g && agclose(g))
-		ret = gv_fail("unable to close the graph");
+		ret = cw_viz_fail("unable to close the graph");
 	if (gvc && gvFreeContext(gvc))
-		ret = gv_fail("unable to free the context");
+		ret = cw_viz_fail("unable to free the context");
 	free(tmp);
 	free(edge_on);
 	free(vertex_on);

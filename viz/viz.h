@@ -76,6 +76,43 @@ int cw_render_view(const struct cw_view *v, const char *path,
 		   const struct cw_render_opts *opts, size_t *drawn);
 
 /*
+ * The house style (viz/style.c), for every drawing made with cgraph:
+ * `causeway render`'s and serve's page's.  Agraph_t is cgraph's
+ * (<graphviz/cgraph.h>); a node, edge or graph is passed as void *.
+ */
+typedef struct Agraph_s Agraph_t;
+
+/* Collect Graphviz's messages from now on, for cw_viz_fail(). */
+void cw_viz_errors_begin(void);
+/* "graphviz: WHAT: its last message"; returns -1. */
+int cw_viz_fail(const char *what);
+/* Set an attribute declared by cw_viz_defaults (or declare it); 0 or -1
+ * after a message. */
+int cw_viz_set(void *obj, const char *name, const char *val);
+/* Declare the defaults of a drawing (page: the page's, with ids and
+ * tooltips); 0 or -1 after a message. */
+int cw_viz_defaults(Agraph_t *g, bool page);
+/*
+ * Text for a label: at most max bytes of s in whole characters, cleaned
+ * (common/utf8.h), with the two characters Graphviz reads inside a label
+ * spelled out: '\' starts an escape (\N, \n) and '&' an entity, which
+ * Graphviz turns into bytes before it writes SVG (so "&#27;" in a name
+ * would put an ESC into the XML).  Returns out.
+ */
+const char *cw_viz_text(char *out, size_t size, const char *s, size_t max);
+/* Node height in inches from its bytes (0.5 to 2, by square root), edge
+ * width in points from its share of all bytes (1 to 10). */
+double cw_viz_height_of_bytes(uint64_t bytes, uint64_t max_bytes);
+double cw_viz_width_of_share(double share);
+/* A node's resources (u->known): height, line width and a line of label
+ * (appended to label[len]).  0 or -1 after a message. */
+int cw_viz_usage_attrs(void *node, const struct cw_usage_stats *u,
+		       uint64_t max_rss, double max_cpu, char *label,
+		       size_t len);
+/* The scales under the picture, when it shows resources. */
+int cw_viz_legend(Agraph_t *g, uint64_t max_rss, double max_cpu);
+
+/*
  * A layout that can be stopped (viz/layout.c): DOT source laid out by dot
  * and rendered as SVG in a child process, which is killed when it runs
  * past timeout_ms, writes more than max_svg_bytes, or cancelled(arg)
