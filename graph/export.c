@@ -378,26 +378,67 @@ static void sampled_json(struct cw_jsonw *w, bool has, bool est,
 			bytes ? (double)sampled / (double)bytes : 1.0);
 }
 
-static void edge_json(const struct cw_view *v, size_t i, struct cw_jsonw *w)
+void cw_edge_json(struct cw_jsonw *w, const struct cw_edge_json *e,
+		  enum cw_json_ends ends)
 {
-	const struct cw_view_edge *e = &v->e[i];
-
-	cw_jsonw_obj_open(w, NULL);
-	cw_jsonw_u64(w, "id", i);
-	cw_jsonw_u64(w, "client", e->from);
-	cw_jsonw_u64(w, "server", e->to);
-	cw_jsonw_str(w, "client_name", v->v[e->from].name);
-	cw_jsonw_str(w, "server_name", v->v[e->to].name);
+	if (ends == CW_JSON_ENDS_NAME) {
+		cw_jsonw_str(w, "client", e->client_name);
+		cw_jsonw_str(w, "server", e->server_name);
+	} else {
+		cw_jsonw_u64(w, "client", e->client);
+		cw_jsonw_u64(w, "server", e->server);
+		if (e->client_name && e->server_name) {
+			cw_jsonw_str(w, "client_name", e->client_name);
+			cw_jsonw_str(w, "server_name", e->server_name);
+		}
+	}
+	if (e->protocol >= 0)
+		cw_jsonw_str(w, "proto", cw_proto_name((uint8_t)e->protocol));
 	cw_jsonw_u64(w, "conns", e->conns);
 	cw_jsonw_u64(w, "paired", e->paired);
 	cw_jsonw_u64(w, "bytes_c2s", e->bytes_c2s);
 	cw_jsonw_u64(w, "bytes_s2c", e->bytes_s2c);
 	cw_jsonw_u64(w, "msgs_c2s", e->msgs_c2s);
 	cw_jsonw_u64(w, "msgs_s2c", e->msgs_s2c);
-	sampled_json(w, e->has_sampled, e->est_conns > 0, e->sampled_bytes,
+	sampled_json(w, e->has_sampled, e->msgs_est, e->sampled_bytes,
 		     e->bytes_c2s + e->bytes_s2c);
-	cw_jsonw_u64(w, "first_ns", e->first_ns);
-	cw_jsonw_u64(w, "last_ns", e->last_ns);
+	if (e->has_unreceived) {
+		cw_jsonw_i64(w, "unreceived_c2s", e->diff_c2s);
+		cw_jsonw_i64(w, "unreceived_s2c", e->diff_s2c);
+		cw_jsonw_u64(w, "retrans", e->retrans);
+	}
+	if (e->has_times) {
+		cw_jsonw_u64(w, "first_ns", e->first_ns);
+		cw_jsonw_u64(w, "last_ns", e->last_ns);
+	}
+}
+
+static void edge_json(const struct cw_view *v, size_t i, struct cw_jsonw *w)
+{
+	const struct cw_view_edge *e = &v->e[i];
+	struct cw_edge_json j = {
+		.client = e->from,
+		.server = e->to,
+		.client_name = v->v[e->from].name,
+		.server_name = v->v[e->to].name,
+		.protocol = -1,
+		.conns = e->conns,
+		.paired = e->paired,
+		.bytes_c2s = e->bytes_c2s,
+		.bytes_s2c = e->bytes_s2c,
+		.msgs_c2s = e->msgs_c2s,
+		.msgs_s2c = e->msgs_s2c,
+		.has_sampled = e->has_sampled,
+		.msgs_est = e->est_conns > 0,
+		.sampled_bytes = e->sampled_bytes,
+		.has_times = true,
+		.first_ns = e->first_ns,
+		.last_ns = e->last_ns,
+	};
+
+	cw_jsonw_obj_open(w, NULL);
+	cw_jsonw_u64(w, "id", i);
+	cw_edge_json(w, &j, CW_JSON_ENDS_INDEX);
 	cw_jsonw_obj_close(w);
 }
 

@@ -478,30 +478,30 @@ static void node_json(const struct cw_node *n, size_t id, struct cw_jsonw *w)
 
 static void edge_json(const struct cw_edge *e, struct cw_jsonw *w)
 {
-	cw_jsonw_obj_open(w, NULL);
-	cw_jsonw_u64(w, "client", e->client);
-	cw_jsonw_u64(w, "server", e->server);
-	cw_jsonw_str(w, "proto", cw_proto_name(e->protocol));
-	cw_jsonw_u64(w, "conns", e->conns);
-	cw_jsonw_u64(w, "paired", e->paired);
-	cw_jsonw_u64(w, "bytes_c2s", e->bytes_c2s);
-	cw_jsonw_u64(w, "bytes_s2c", e->bytes_s2c);
-	cw_jsonw_u64(w, "msgs_c2s", e->msgs_c2s);
-	cw_jsonw_u64(w, "msgs_s2c", e->msgs_s2c);
-	/* Only where an agent said how it counted: older outputs unchanged. */
-	if (e->has_sampled) {
-		uint64_t bytes = e->bytes_c2s + e->bytes_s2c;
+	struct cw_edge_json j = {
+		.client = e->client,
+		.server = e->server,
+		.protocol = e->protocol,
+		.conns = e->conns,
+		.paired = e->paired,
+		.bytes_c2s = e->bytes_c2s,
+		.bytes_s2c = e->bytes_s2c,
+		.msgs_c2s = e->msgs_c2s,
+		.msgs_s2c = e->msgs_s2c,
+		.has_sampled = e->has_sampled,
+		.msgs_est = e->est_conns > 0,
+		.sampled_bytes = e->sampled_bytes,
+		.has_unreceived = true,
+		.diff_c2s = e->diff_c2s,
+		.diff_s2c = e->diff_s2c,
+		.retrans = e->retrans,
+		.has_times = true,
+		.first_ns = e->first_ns,
+		.last_ns = e->last_ns,
+	};
 
-		cw_jsonw_bool(w, "msgs_estimated", e->est_conns > 0);
-		cw_jsonw_double(w, "sampled_fraction",
-				bytes ? (double)e->sampled_bytes / (double)bytes
-				      : 1.0);
-	}
-	cw_jsonw_i64(w, "unreceived_c2s", e->diff_c2s);
-	cw_jsonw_i64(w, "unreceived_s2c", e->diff_s2c);
-	cw_jsonw_u64(w, "retrans", e->retrans);
-	cw_jsonw_u64(w, "first_ns", e->first_ns);
-	cw_jsonw_u64(w, "last_ns", e->last_ns);
+	cw_jsonw_obj_open(w, NULL);
+	cw_edge_json(w, &j, CW_JSON_ENDS_INDEX);
 	cw_jsonw_obj_close(w);
 }
 

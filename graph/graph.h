@@ -175,6 +175,38 @@ const char *cw_node_label(const struct cw_node *n, char *buf, size_t len);
  */
 void cw_graph_json(const struct cw_graph *g, struct cw_jsonw *w);
 
+/*
+ * One edge in JSON, the one edge schema of every output (edges.json,
+ * `graph --format json`, serve's /api/graph): its members into the open
+ * object w, in this order: the ends, as indices ("client", "server", then
+ * "client_name" and "server_name" when both names are given) or as names
+ * ("client", "server": CW_JSON_ENDS_NAME); "proto" (protocol >= 0);
+ * conns, paired, bytes and messages each way; msgs_estimated and
+ * sampled_fraction (has_sampled: only where an agent said how it
+ * counted); unreceived_c2s, unreceived_s2c and retrans (has_unreceived);
+ * first_ns and last_ns (has_times).  The caller writes what its output
+ * adds before and after (an "id", serve's "share").
+ */
+enum cw_json_ends { CW_JSON_ENDS_INDEX, CW_JSON_ENDS_NAME };
+
+struct cw_edge_json {
+	size_t client, server;
+	const char *client_name, *server_name;
+	int protocol; /* -1: not written */
+	uint64_t conns, paired;
+	uint64_t bytes_c2s, bytes_s2c, msgs_c2s, msgs_s2c;
+	bool has_sampled, msgs_est;
+	uint64_t sampled_bytes;
+	bool has_unreceived;
+	int64_t diff_c2s, diff_s2c;
+	uint64_t retrans;
+	bool has_times;
+	uint64_t first_ns, last_ns;
+};
+
+void cw_edge_json(struct cw_jsonw *w, const struct cw_edge_json *e,
+		  enum cw_json_ends ends);
+
 /* One edge's traffic in one window. */
 struct cw_view_window {
 	size_t edge;

@@ -114,6 +114,21 @@ static void json_graph(struct cw_jsonw *w, const struct serve_graph *g)
 	for (i = 0; i < g->ne; i++) {
 		const struct serve_edge *e = &g->edges[i];
 
+		struct cw_edge_json j = {
+			.client_name = g->nodes[e->from].name,
+			.server_name = g->nodes[e->to].name,
+			.protocol = -1,
+			.conns = e->conns,
+			.paired = e->paired,
+			.bytes_c2s = e->bytes_c2s,
+			.bytes_s2c = e->bytes_s2c,
+			.msgs_c2s = e->msgs_c2s,
+			.msgs_s2c = e->msgs_s2c,
+			.has_sampled = e->has_sampled,
+			.msgs_est = e->msgs_est,
+			.sampled_bytes = e->sampled_bytes,
+		};
+
 		cw_jsonw_obj_open(w, NULL);
 		snprintf(id, sizeof(id), "e%zu", i);
 		cw_jsonw_str(w, "id", id);
@@ -121,22 +136,9 @@ static void json_graph(struct cw_jsonw *w, const struct serve_graph *g)
 		cw_jsonw_str(w, "from", id);
 		snprintf(id, sizeof(id), "n%zu", e->to);
 		cw_jsonw_str(w, "to", id);
-		cw_jsonw_str(w, "client", g->nodes[e->from].name);
-		cw_jsonw_str(w, "server", g->nodes[e->to].name);
-		cw_jsonw_u64(w, "conns", e->conns);
-		cw_jsonw_u64(w, "paired", e->paired);
-		cw_jsonw_u64(w, "bytes_c2s", e->bytes_c2s);
-		cw_jsonw_u64(w, "bytes_s2c", e->bytes_s2c);
-		cw_jsonw_u64(w, "msgs_c2s", e->msgs_c2s);
-		cw_jsonw_u64(w, "msgs_s2c", e->msgs_s2c);
-		/* As edges.json: only where an agent said how it counted. */
-		if (e->has_sampled) {
-			uint64_t b = e->bytes_c2s + e->bytes_s2c;
-
-			cw_jsonw_bool(w, "msgs_estimated", e->msgs_est);
-			cw_jsonw_double(w, "sampled_fraction",
-					b ? (double)e->sampled_bytes / b : 1.0);
-		}
+		/* graph/'s edge schema, the ends by name ("from" and "to"
+		 * are the page's node ids) */
+		cw_edge_json(w, &j, CW_JSON_ENDS_NAME);
 		cw_jsonw_double(
 			w, "share",
 			g->total_bytes ? (double)(e->bytes_c2s + e->bytes_s2c) /
