@@ -118,15 +118,8 @@ static void json_graph(struct cw_jsonw *w, const struct serve_graph *g)
 			.client_name = g->nodes[e->from].name,
 			.server_name = g->nodes[e->to].name,
 			.protocol = -1,
-			.conns = e->conns,
-			.paired = e->paired,
-			.bytes_c2s = e->bytes_c2s,
-			.bytes_s2c = e->bytes_s2c,
-			.msgs_c2s = e->msgs_c2s,
-			.msgs_s2c = e->msgs_s2c,
-			.has_sampled = e->has_sampled,
+			CW_EDGE_JSON_TRAFFIC(e),
 			.msgs_est = e->msgs_est,
-			.sampled_bytes = e->sampled_bytes,
 		};
 
 		cw_jsonw_obj_open(w, NULL);
