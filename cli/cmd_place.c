@@ -17,7 +17,7 @@
 #include "common/log.h"
 #include "common/util.h"
 #include "correlator/pipeline.h"
-#include "place/place.h"
+#include "place/cmd.h"
 
 struct place_cmd {
 	struct cw_place_input in;
@@ -90,26 +90,6 @@ static const char help[] =
 	"  # the last hour of the fleet as an AppGroup\n"
 	"  causeway place --kafka k1:9092 --since -1h --unit workload --format appgroup\n";
 
-static int run(struct place_cmd *c, const char *out)
-{
-	struct cw_outfile of = {0};
-	FILE *fp = stdout;
-
-	if (cw_place_input_load(&c->in) || cw_place_choose(&c->in, &c->res))
-		return 1;
-	if (out) {
-		if (cw_outfile_open(&of, out))
-			return 1;
-		fp = of.fp;
-	}
-	cw_place_write(&c->in, &c->res, c->format, fp);
-	if (out)
-		return cw_outfile_commit(&of) ? 1 : 0;
-	if (fflush(stdout) || ferror(stdout))
-		return cw_error("unable to write to standard output"), 1;
-	return 0;
-}
-
 /* Records or Kafka into the graph JSON place reads, by the correlator. */
 static int measure(struct cw_place_input *in)
 {
@@ -130,44 +110,6 @@ static int measure(struct cw_place_input *in)
 	in->graph_text = m.json;
 	in->graph_len = m.len;
 	return ret;
-}
-
-/* The inputs: one graph, record files, or Kafka; 0 or 2 (told). */
-static int sources(struct place_cmd *c, int n, char **paths)
-{
-	int i;
-
-	if (c->in.since_ns && c->in.until_ns &&
-	    c->in.since_ns >= c->in.until_ns) {
-		cw_error("--since is not before --until");
-		return 2;
-	}
-	if (c->in.brokers) {
-		if (n) {
-			cw_error("--kafka reads the topics: it takes no INPUT");
-			return 2;
-		}
-		return 0;
-	}
-	if (!n) {
-		cw_error("no input: give a GRAPH.json, record files or "
-			 "--kafka (see 'causeway place --help')");
-		return 2;
-	}
-	if (n == 1 && !cw_place_is_records(paths[0])) {
-		c->in.graph_path = paths[0];
-		return 0;
-	}
-	for (i = 0; i < n; i++)
-		if (!cw_place_is_records(paths[i])) {
-			cw_error("'%s' is not a record file (JSON lines or "
-				 "wire): give one graph, or record files",
-				 paths[i]);
-			return 2;
-		}
-	c->in.records = paths;
-	c->in.nrecords = (size_t)n;
-	return 0;
 }
 
 static const char *const units[] = {"container", "pod", "workload", NULL};
@@ -232,13 +174,10 @@ int cmd_place(int argc, char **argv)
 	c.in.measure = measure;
 	c.in.p.headroom = 0.1;
 	r = parse_args(&c, &out, argc, argv);
-	if (r < 0)
-		r = sources(&c, argc - optind, argv + optind);
-	else
-		r = r ? r : -1; /* --help: done */
-	if (!r)
-		r = run(&c, out);
-	r = r < 0 ? 0 : r;
+	if (r < 0 && cw_place_inputs(&c.in, argc - optind, argv + optind))
+		r = 2;
+	else if (r < 0)
+		r = cw_place_run(&c.in, &c.res, c.format, out) ? 1 : 0;
 	cw_place_result_release(&c.res);
 	cw_place_input_release(&c.in);
 	return r;
