@@ -27,20 +27,40 @@
 #include <stdio.h>
 
 enum cw_msg_dir { CW_MSG_IN = 0, CW_MSG_OUT = 1 };
+/* The socket a message was seen on, where the input says (traces/). */
+enum cw_msg_role { CW_ROLE_ACCEPTED = 0, CW_ROLE_CONNECTED = 1 };
 
 /*
- * One observation of a message at `node`, talking with `peer`.  `conn`
- * names the connection (or RPC) it travelled on, the same at both ends;
- * 0 when unknown.  Nesting pairs calls with replies per connection when it
- * is known (exact for call/return traffic), else first in, first out over
- * everything between the two nodes.
+ * One observation of a message at `node`, talking with `peer`: the one
+ * message model of paths/ and traces/, whatever the input (CSV, pcap,
+ * span traces, the agents' records).  `conn` names the connection (or
+ * RPC) it travelled on, the same at both ends; 0 when unknown.  Nesting
+ * pairs calls with replies per connection when it is known (exact for
+ * call/return traffic), else first in, first out over everything between
+ * the two nodes.  paths/ reads the stamp, size, ends, connection and
+ * direction; traces/ also the end, the thread, the role and the kernel's
+ * request context.
  */
 struct cw_msg {
-	uint64_t ts_ns; /* node's own clock */
-	uint64_t bytes; /* 0 if unknown */
+	union {
+		uint64_t ts_ns;	   /* node's own clock: when it began */
+		uint64_t start_ns; /* the same, as traces/ names it */
+	};
+	uint64_t end_ns; /* its last byte (traces/); paths/ leaves it 0 */
+	uint64_t bytes;	 /* 0 if unknown */
 	uint32_t node, peer;
-	uint32_t conn; /* 0: unknown */
-	uint8_t dir;   /* enum cw_msg_dir */
+	uint32_t conn;	 /* 0: unknown */
+	uint32_t thread; /* that sent or received it; 0 unknown */
+	/* The kernel's request context (`agent --traces`, `run --traces`;
+	 * all 0 where the input has none).  A request (accepted, in): its
+	 * number on its socket, from 1.  A call (connected, out): the
+	 * request its thread was serving when it began (that request's
+	 * connection and number; ctx_conn 0: none) and how many requests
+	 * the thread held open then (received, reply not begun). */
+	uint32_t seq;
+	uint32_t ctx_conn, ctx_seq, ctx_open;
+	uint8_t dir;  /* enum cw_msg_dir, as seen at node */
+	uint8_t role; /* enum cw_msg_role of node's socket */
 };
 
 /*

@@ -15,7 +15,7 @@
 
 static int by_conn(const void *a, const void *b)
 {
-	const struct cw_tmsg *x = a, *y = b;
+	const struct cw_msg *x = a, *y = b;
 
 	if (x->node != y->node)
 		return x->node < y->node ? -1 : 1;
@@ -26,8 +26,8 @@ static int by_conn(const void *a, const void *b)
 	return (int)x->dir - (int)y->dir;
 }
 
-static int add_span(struct cw_traces *t, const struct cw_tmsg *req,
-		    const struct cw_tmsg *rep, uint32_t seq)
+static int add_span(struct cw_traces *t, const struct cw_msg *req,
+		    const struct cw_msg *rep, uint32_t seq)
 {
 	struct cw_tspan *s;
 	int k;
@@ -52,12 +52,12 @@ static int add_span(struct cw_traces *t, const struct cw_tmsg *req,
 }
 
 /* One (node, conn) group of messages in time order. */
-static int build_conn(struct cw_traces *t, const struct cw_tmsg *m, size_t n)
+static int build_conn(struct cw_traces *t, const struct cw_msg *m, size_t n)
 {
 	uint8_t req_dir =
-		m[0].role == CW_TROLE_ACCEPTED ? CW_TDIR_IN : CW_TDIR_OUT;
+		m[0].role == CW_ROLE_ACCEPTED ? CW_MSG_IN : CW_MSG_OUT;
 	size_t first = t->n_spans, i;
-	const struct cw_tmsg *open = NULL;
+	const struct cw_msg *open = NULL;
 	uint32_t seq = 0;
 
 	for (i = 0; i < n; i++) {
@@ -122,7 +122,7 @@ static void pair_conn(struct cw_traces *t, const int32_t *ix, size_t n,
 	for (i = 0; i < n; i++) {
 		const struct cw_tspan *s = &t->spans[ix[i]];
 
-		if (s->role == CW_TROLE_CONNECTED)
+		if (s->role == CW_ROLE_CONNECTED)
 			cli[nc++] = ix[i];
 		else
 			srv[ns++] = ix[i];
@@ -210,13 +210,13 @@ static int resolve_ctx(struct cw_traces *t)
 	if (!ix)
 		return cw_error("out of memory for %zu spans", t->n_spans);
 	for (i = 0; i < t->n_spans; i++)
-		if (t->spans[i].role == CW_TROLE_ACCEPTED && t->spans[i].kseq)
+		if (t->spans[i].role == CW_ROLE_ACCEPTED && t->spans[i].kseq)
 			ix[n++] = (int32_t)i;
 	qsort_r(ix, n, sizeof(*ix), by_kseq, t->spans);
 	for (i = 0; i < t->n_spans; i++) {
 		struct cw_tspan *x = &t->spans[i];
 
-		if (x->role != CW_TROLE_CONNECTED || !x->ctx_conn)
+		if (x->role != CW_ROLE_CONNECTED || !x->ctx_conn)
 			continue;
 		key.node = x->node, key.conn = x->ctx_conn;
 		key.kseq = x->ctx_seq;
@@ -255,7 +255,7 @@ static void attach_truth(struct cw_traces *t)
 	for (i = 0; i < t->n_truth; i++)
 		req_of[i] = -1;
 	for (i = 0; i < t->n_spans; i++)
-		if (t->spans[i].role == CW_TROLE_ACCEPTED &&
+		if (t->spans[i].role == CW_ROLE_ACCEPTED &&
 		    t->spans[i].conn < t->n_truth)
 			req_of[t->spans[i].conn] = (int32_t)i;
 	for (i = 0; i < t->n_spans; i++) {
@@ -266,7 +266,7 @@ static void attach_truth(struct cw_traces *t)
 			continue;
 		s->trace = t->truth_trace[s->conn];
 		pc = t->truth_conn[s->conn];
-		if (s->role == CW_TROLE_CONNECTED && pc && pc < t->n_truth)
+		if (s->role == CW_ROLE_CONNECTED && pc && pc < t->n_truth)
 			s->truth = req_of[pc];
 	}
 	free(req_of);

@@ -481,7 +481,7 @@ static int ctx_init(struct node_ctx *c, uint32_t v, const int32_t *mine,
 	for (i = 0; i < n; i++) {
 		const struct cw_tspan *s = &t->spans[mine[i]];
 
-		if (s->role == CW_TROLE_ACCEPTED) {
+		if (s->role == CW_ROLE_ACCEPTED) {
 			if (c->rcmap[s->peer] < 0)
 				c->rcmap[s->peer] = (int32_t)c->n_rc++;
 			c->loc[mine[i]] = (int32_t)c->n_reqs;

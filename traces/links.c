@@ -220,7 +220,7 @@ static int32_t find_request(const struct cw_traces *t,
 		return -1;
 	s = &t->spans[ix->spans[i - 1]];
 	if (s->conn != conn || s->node != node ||
-	    s->role != CW_TROLE_ACCEPTED || at > s->end_ns + TL_SLACK_NS)
+	    s->role != CW_ROLE_ACCEPTED || at > s->end_ns + TL_SLACK_NS)
 		return -1;
 	return ix->spans[i - 1];
 }
@@ -237,7 +237,7 @@ static int32_t find_call(const struct cw_traces *t, const struct tl_index *ix,
 	if (i >= t->n_spans)
 		return -1;
 	s = &t->spans[ix->spans[i]];
-	if (s->conn != conn || s->node != node || s->role != CW_TROLE_CONNECTED)
+	if (s->conn != conn || s->node != node || s->role != CW_ROLE_CONNECTED)
 		return -1;
 	return ix->spans[i];
 }
@@ -396,9 +396,11 @@ static void tl_relabel(struct cw_traces *t, struct tl_index *ix)
 	size_t i;
 	int id;
 
-	for (i = 0; count && i < t->n_names; i++)
-		if (ix->label[i] && (id = cw_names_id(&seen, ix->label[i])) >= 0)
+	for (i = 0; count && i < t->n_names; i++) {
+		id = ix->label[i] ? cw_names_id(&seen, ix->label[i]) : -1;
+		if (id >= 0)
 			count[id]++;
+	}
 	for (i = 0; count && i < t->n_names; i++) {
 		if (!ix->label[i])
 			continue;

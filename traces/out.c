@@ -52,7 +52,7 @@ static bool is_root(const struct cw_traces *t, size_t i)
 {
 	const struct cw_tspan *s = &t->spans[i];
 
-	return s->role == CW_TROLE_ACCEPTED &&
+	return s->role == CW_ROLE_ACCEPTED &&
 	       (s->peer_span < 0 || t->spans[s->peer_span].parent < 0);
 }
 
@@ -104,7 +104,7 @@ static int tree_init(struct tree *tr, const struct cw_traces *t)
 	for (k = t->n_spans; k-- > 0;) {
 		int32_t s = tr->span[k], p = t->spans[s].parent;
 
-		if (t->spans[s].role == CW_TROLE_CONNECTED && p >= 0) {
+		if (t->spans[s].role == CW_ROLE_CONNECTED && p >= 0) {
 			tr->next[s] = tr->first[p];
 			tr->first[p] = s;
 		}
@@ -142,7 +142,7 @@ static void span_name(const struct cw_traces *t, int32_t s, char *buf,
 {
 	const struct cw_tspan *x = &t->spans[s];
 
-	if (x->role == CW_TROLE_ACCEPTED)
+	if (x->role == CW_ROLE_ACCEPTED)
 		snprintf(buf, len, "%s from %s", t->names[x->node],
 			 t->names[x->peer]);
 	else
@@ -203,7 +203,7 @@ static void otlp_span(const struct cw_traces *t, struct cw_jsonw *w, int32_t s,
 {
 	const struct cw_tspan *x = &t->spans[s];
 	char id[33], name[256];
-	bool call = x->role == CW_TROLE_CONNECTED;
+	bool call = x->role == CW_ROLE_CONNECTED;
 
 	cw_jsonw_obj_open(w, NULL);
 	cw_traces_trace_id(t, root, id);
@@ -332,7 +332,7 @@ static void jaeger_span(const struct cw_traces *t, struct cw_jsonw *w,
 			const struct tree *tr, size_t k, const char *tid)
 {
 	const struct cw_tspan *x = &t->spans[tr->span[k]];
-	bool call = x->role == CW_TROLE_CONNECTED;
+	bool call = x->role == CW_ROLE_CONNECTED;
 	char id[24], name[256];
 
 	cw_jsonw_obj_open(w, NULL);
@@ -520,7 +520,7 @@ void cw_traces_print_waterfall(const struct cw_traces *t, int32_t root,
 			2 * tr.depth[k], "",
 			64 - 2 * (tr.depth[k] < 24 ? tr.depth[k] : 24), name,
 			bar, (double)(x->end_ns - x->start_ns) / 1e6);
-		if (x->role == CW_TROLE_CONNECTED)
+		if (x->role == CW_ROLE_CONNECTED)
 			fprintf(fp, "  %s %.2f", cw_link_method_name(x->method),
 				x->conf);
 		fputc('\n', fp);

@@ -13,7 +13,7 @@
 static int on_msg(void *ctx, const struct cw_pcap_msg *pm)
 {
 	struct cw_traces *t = ctx;
-	struct cw_tmsg m = {.start_ns = pm->start_ns,
+	struct cw_msg m = {.start_ns = pm->start_ns,
 			    .end_ns = pm->end_ns,
 			    .bytes = pm->bytes,
 			    .conn = pm->conn};
@@ -28,12 +28,12 @@ static int on_msg(void *ctx, const struct cw_pcap_msg *pm)
 		    : cw_traces_set_ends(t, pm->conn, (uint32_t)b, pm->to_port,
 					 (uint32_t)a, pm->from_port))
 		return -1;
-	m.node = (uint32_t)a, m.peer = (uint32_t)b, m.dir = CW_TDIR_OUT;
-	m.role = pm->from_client ? CW_TROLE_CONNECTED : CW_TROLE_ACCEPTED;
+	m.node = (uint32_t)a, m.peer = (uint32_t)b, m.dir = CW_MSG_OUT;
+	m.role = pm->from_client ? CW_ROLE_CONNECTED : CW_ROLE_ACCEPTED;
 	if (cw_traces_add_msg(t, &m))
 		return -1;
-	m.node = (uint32_t)b, m.peer = (uint32_t)a, m.dir = CW_TDIR_IN;
-	m.role = pm->from_client ? CW_TROLE_ACCEPTED : CW_TROLE_CONNECTED;
+	m.node = (uint32_t)b, m.peer = (uint32_t)a, m.dir = CW_MSG_IN;
+	m.role = pm->from_client ? CW_ROLE_ACCEPTED : CW_ROLE_CONNECTED;
 	return cw_traces_add_msg(t, &m);
 }
 

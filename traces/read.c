@@ -45,7 +45,7 @@ int cw_traces_set_ends(struct cw_traces *t, uint32_t conn, uint32_t client,
 	return 0;
 }
 
-int cw_traces_add_msg(struct cw_traces *t, const struct cw_tmsg *m)
+int cw_traces_add_msg(struct cw_traces *t, const struct cw_msg *m)
 {
 	if (CW_GROW(t->msgs, t->cap_msgs, t->n_msgs + 1, 1024))
 		return cw_error("out of memory for %zu messages", t->n_msgs);
@@ -90,7 +90,7 @@ static const char *const msg_cols[N_COLS] = {
 /* Ends are kept in an array by conn id: ids above this are refused. */
 #define MAX_ENDS_CONN (1u << 22)
 
-static int msg_ends(struct cw_traces *t, const struct cw_tmsg *m, char **f,
+static int msg_ends(struct cw_traces *t, const struct cw_msg *m, char **f,
 		    const int *at)
 {
 	uint64_t np, pp;
@@ -100,14 +100,14 @@ static int msg_ends(struct cw_traces *t, const struct cw_tmsg *m, char **f,
 	if (cw_parse_u64(f[at[C_NODE_PORT]], 1, 65535, &np) ||
 	    cw_parse_u64(f[at[C_PEER_PORT]], 1, 65535, &pp))
 		return 1;
-	if (m->role == CW_TROLE_CONNECTED)
+	if (m->role == CW_ROLE_CONNECTED)
 		return cw_traces_set_ends(t, m->conn, m->node, (uint16_t)np,
 					  m->peer, (uint16_t)pp);
 	return cw_traces_set_ends(t, m->conn, m->peer, (uint16_t)pp, m->node,
 				  (uint16_t)np);
 }
 
-static int msg_field(struct cw_traces *t, struct cw_tmsg *m, int c,
+static int msg_field(struct cw_traces *t, struct cw_msg *m, int c,
 		     const char *s)
 {
 	uint64_t v = 0;
@@ -126,13 +126,13 @@ static int msg_field(struct cw_traces *t, struct cw_tmsg *m, int c,
 	case C_DIR:
 		if (strcmp(s, "in") && strcmp(s, "out"))
 			return -1;
-		m->dir = !strcmp(s, "out") ? CW_TDIR_OUT : CW_TDIR_IN;
+		m->dir = !strcmp(s, "out") ? CW_MSG_OUT : CW_MSG_IN;
 		return 0;
 	case C_ROLE:
 		if (strcmp(s, "accepted") && strcmp(s, "connected"))
 			return -1;
-		m->role = !strcmp(s, "connected") ? CW_TROLE_CONNECTED
-						  : CW_TROLE_ACCEPTED;
+		m->role = !strcmp(s, "connected") ? CW_ROLE_CONNECTED
+						  : CW_ROLE_ACCEPTED;
 		return 0;
 	}
 	if (parse_u64(s, &v))
@@ -163,7 +163,7 @@ static int msg_field(struct cw_traces *t, struct cw_tmsg *m, int c,
 static int msg_row(struct cw_traces *t, char **f, int nf, const int *at,
 		   const char *what, size_t line)
 {
-	struct cw_tmsg m = {0};
+	struct cw_msg m = {0};
 	int c;
 
 	for (c = 0; c < N_COLS; c++) {

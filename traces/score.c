@@ -25,7 +25,7 @@ static void mark_calls(const struct cw_traces *t, uint8_t *wrong,
 		struct cw_traces_score *s = &sc[x->node];
 		bool top = false;
 
-		if (x->role != CW_TROLE_CONNECTED || x->truth < 0)
+		if (x->role != CW_ROLE_CONNECTED || x->truth < 0)
 			continue;
 		s->links_true++;
 		s->links_found += x->parent >= 0;
@@ -67,7 +67,7 @@ int cw_traces_evaluate(const struct cw_traces *t, struct cw_traces_eval *ev)
 	}
 	mark_calls(t, wrong, ev->node);
 	for (i = 0; i < t->n_spans; i++)
-		if (t->spans[i].role == CW_TROLE_CONNECTED &&
+		if (t->spans[i].role == CW_ROLE_CONNECTED &&
 		    (!t->truth_by_links || t->spans[i].truth >= 0))
 			calls_at[t->spans[i].node] = 1;
 	all = &ev->node[nn];
@@ -75,7 +75,7 @@ int cw_traces_evaluate(const struct cw_traces *t, struct cw_traces_eval *ev)
 		const struct cw_tspan *r = &t->spans[i];
 		struct cw_traces_score *s = &ev->node[r->node];
 
-		if (r->role != CW_TROLE_ACCEPTED || !calls_at[r->node] ||
+		if (r->role != CW_ROLE_ACCEPTED || !calls_at[r->node] ||
 		    (t->truth_by_links && r->trace < 0))
 			continue;
 		s->requests++;

@@ -176,24 +176,24 @@ static int emit_call(struct cw_traces *t, const struct sread *s, size_t i,
 	const struct srow *r = &s->rows[i],
 			  *p = r->up >= 0 ? &s->rows[r->up] : NULL;
 	uint32_t conn = (uint32_t)i + 1, pconn = 0;
-	struct cw_tmsg m = {.conn = conn};
+	struct cw_msg m = {.conn = conn};
 
 	if (p)
 		pconn = (uint32_t)s->rows[p->entry].entry + 1;
-	m.node = client, m.peer = r->svc, m.role = CW_TROLE_CONNECTED;
-	m.dir = CW_TDIR_OUT;
+	m.node = client, m.peer = r->svc, m.role = CW_ROLE_CONNECTED;
+	m.dir = CW_MSG_OUT;
 	m.start_ns = m.end_ns = p ? p->start : r->start;
 	if (cw_traces_add_msg(t, &m))
 		return -1;
-	m.dir = CW_TDIR_IN;
+	m.dir = CW_MSG_IN;
 	m.start_ns = m.end_ns = p ? p->end : r->end;
 	if (cw_traces_add_msg(t, &m))
 		return -1;
-	m.node = r->svc, m.peer = client, m.role = CW_TROLE_ACCEPTED;
+	m.node = r->svc, m.peer = client, m.role = CW_ROLE_ACCEPTED;
 	m.start_ns = m.end_ns = r->start;
 	if (cw_traces_add_msg(t, &m))
 		return -1;
-	m.dir = CW_TDIR_OUT;
+	m.dir = CW_MSG_OUT;
 	m.start_ns = m.end_ns = r->end;
 	if (cw_traces_add_msg(t, &m))
 		return -1;

@@ -14,8 +14,9 @@
  *	cw_traces_write_otlp(&t, fp);
  *	cw_traces_release(&t);
  *
- * A message is one run of bytes in one direction on one connection, seen
- * at `node` (its own clock).  A span is a request and its reply on one
+ * A message (paths.h's struct cw_msg, the one model of both) is one run of
+ * bytes in one direction on one connection, seen at `node` (its own
+ * clock).  A span is a request and its reply on one
  * connection: at a server ("accepted" socket) it is a request the node
  * serves, at a client ("connected") a call the node makes.  Linking gives
  * every call the request it was made for, at the same node.  Functions
@@ -30,26 +31,6 @@
 #include <stdio.h>
 
 #include "paths/paths.h"
-
-enum cw_tdir { CW_TDIR_IN = 0, CW_TDIR_OUT = 1 };
-enum cw_trole { CW_TROLE_ACCEPTED = 0, CW_TROLE_CONNECTED = 1 };
-
-struct cw_tmsg {
-	uint64_t start_ns, end_ns, bytes;
-	uint32_t node, peer;
-	uint32_t conn;	 /* the same id at both ends of a connection */
-	uint32_t thread; /* that sent or received it; 0 unknown */
-	/* The kernel's request context (`agent --traces`, `run --traces`;
-	 * all 0 where the input has none).  A request (accepted, in): its
-	 * number on its socket, from 1.  A call (connected, out): the
-	 * request its thread was serving when it began (that request's
-	 * connection and number; ctx_conn 0: none) and how many requests
-	 * the thread held open then (received, reply not begun). */
-	uint32_t seq;
-	uint32_t ctx_conn, ctx_seq, ctx_open;
-	uint8_t dir;	 /* enum cw_tdir, as seen at node */
-	uint8_t role;	 /* enum cw_trole of node's socket */
-};
 
 /* How a call got its request. */
 enum cw_link_method {
@@ -107,7 +88,7 @@ struct cw_traces {
 	 * output then carries it as causeway.window.slot_ns, so an export
 	 * request names the window it is. */
 	uint64_t window_slot;
-	struct cw_tmsg *msgs;
+	struct cw_msg *msgs;
 	size_t n_msgs, cap_msgs;
 	union { /* node names: paths/'s index (paths.h) */
 		struct cw_names nodes;
@@ -117,7 +98,7 @@ struct cw_traces {
 	};
 	struct cw_tspan *spans;
 	size_t n_spans, cap_spans;
-	/* The input carries the kernel's request context (cw_tmsg's seq
+	/* The input carries the kernel's request context (cw_msg's seq
 	 * and ctx_*): thread links come from it, not from span times. */
 	bool has_ctx;
 	/* --truth: per connection id, the connection of the true parent
@@ -155,7 +136,7 @@ void cw_traces_init(struct cw_traces *t);
 void cw_traces_release(struct cw_traces *t);
 /* The id of a node name, created on first use; -1 on allocation failure. */
 int cw_traces_node(struct cw_traces *t, const char *name);
-int cw_traces_add_msg(struct cw_traces *t, const struct cw_tmsg *m);
+int cw_traces_add_msg(struct cw_traces *t, const struct cw_msg *m);
 
 /*
  * Message observations CSV: a header naming start_ns,node,peer,conn,dir

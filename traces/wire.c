@@ -118,7 +118,7 @@ static uint32_t wconn_id(struct cw_traces *t, struct cw_traces_wire *w,
  */
 static int wire_sock(struct cw_traces *t, struct cw_traces_wire *w,
 		     uint32_t host, uint64_t slot, const struct cw_wire_msock *s,
-		     struct cw_tmsg *m)
+		     struct cw_msg *m)
 {
 	char a[INET6_ADDRSTRLEN + 8], b[INET6_ADDRSTRLEN + 8];
 	bool client = s->role == CW_REC_ROLE_CLIENT, created = false;
@@ -142,7 +142,7 @@ static int wire_sock(struct cw_traces *t, struct cw_traces_wire *w,
 		return -1;
 	m->node = (uint32_t)node;
 	m->peer = (uint32_t)peer;
-	m->role = client ? CW_TROLE_CONNECTED : CW_TROLE_ACCEPTED;
+	m->role = client ? CW_ROLE_CONNECTED : CW_ROLE_ACCEPTED;
 	return 0;
 }
 
@@ -151,7 +151,7 @@ static int wire_msg(struct cw_traces *t, struct cw_traces_wire *w,
 		    uint32_t host, const struct cw_wire_msgs *r,
 		    const struct cw_wire_mmsg *wm)
 {
-	struct cw_tmsg m = {0}, ctx = {0};
+	struct cw_msg m = {0}, ctx = {0};
 	int rc = wire_sock(t, w, host, r->slot_ns, &r->socks[wm->sock], &m);
 
 	if (rc)
@@ -172,7 +172,7 @@ static int wire_msg(struct cw_traces *t, struct cw_traces_wire *w,
 	m.end_ns = wm->end_ns;
 	m.bytes = wm->bytes;
 	m.thread = wm->tid;
-	m.dir = wm->out ? CW_TDIR_OUT : CW_TDIR_IN;
+	m.dir = wm->out ? CW_MSG_OUT : CW_MSG_IN;
 	return cw_traces_add_msg(t, &m);
 }
 

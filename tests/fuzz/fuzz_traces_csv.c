@@ -31,7 +31,7 @@ static void check(const struct cw_traces *t)
 		if (x->parent < 0)
 			continue;
 		r = &t->spans[x->parent];
-		if (r->node != x->node || r->role != CW_TROLE_ACCEPTED ||
+		if (r->node != x->node || r->role != CW_ROLE_ACCEPTED ||
 		    r->start_ns > x->start_ns || r->end_ns < x->start_ns ||
 		    !(x->conf >= 0 && x->conf <= 1.0f))
 			abort();

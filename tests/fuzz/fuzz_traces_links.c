@@ -24,13 +24,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static void msg(struct cw_traces *t, uint64_t at, uint32_t from, uint32_t to,
 		uint32_t conn, int from_client)
 {
-	struct cw_tmsg m = {.start_ns = at, .end_ns = at + 10, .conn = conn};
+	struct cw_msg m = {.start_ns = at, .end_ns = at + 10, .conn = conn};
 
-	m.node = from, m.peer = to, m.dir = CW_TDIR_OUT;
-	m.role = from_client ? CW_TROLE_CONNECTED : CW_TROLE_ACCEPTED;
+	m.node = from, m.peer = to, m.dir = CW_MSG_OUT;
+	m.role = from_client ? CW_ROLE_CONNECTED : CW_ROLE_ACCEPTED;
 	cw_traces_add_msg(t, &m);
-	m.node = to, m.peer = from, m.dir = CW_TDIR_IN;
-	m.role = from_client ? CW_TROLE_ACCEPTED : CW_TROLE_CONNECTED;
+	m.node = to, m.peer = from, m.dir = CW_MSG_IN;
+	m.role = from_client ? CW_ROLE_ACCEPTED : CW_ROLE_CONNECTED;
 	cw_traces_add_msg(t, &m);
 }
 
@@ -73,8 +73,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			const struct cw_tspan *x = &t.spans[i];
 
 			if (x->truth >= 0 &&
-			    (x->role != CW_TROLE_CONNECTED ||
-			     t.spans[x->truth].role != CW_TROLE_ACCEPTED ||
+			    (x->role != CW_ROLE_CONNECTED ||
+			     t.spans[x->truth].role != CW_ROLE_ACCEPTED ||
 			     t.spans[x->truth].node != x->node))
 				abort();
 		}

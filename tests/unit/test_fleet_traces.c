@@ -144,7 +144,7 @@ static void test_two_hosts(void)
 	cw_traces_opts_default(&o);
 	CHECK(cw_traces_infer(&t, &o) == 0);
 	for (i = 0; i < t.n_spans; i++)
-		if (t.spans[i].role == CW_TROLE_CONNECTED)
+		if (t.spans[i].role == CW_ROLE_CONNECTED)
 			linked += t.spans[i].parent >= 0 &&
 				  t.spans[i].method == CW_LINK_THREAD;
 	/* By the kernel's context, each call to its own request. */

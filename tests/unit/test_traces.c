@@ -11,19 +11,19 @@ static void rpc(struct cw_traces *t, int client, int server, uint32_t conn,
 		uint64_t start_us, uint64_t end_us, uint32_t cthr,
 		uint32_t sthr)
 {
-	struct cw_tmsg m = {.conn = conn, .thread = cthr};
+	struct cw_msg m = {.conn = conn, .thread = cthr};
 
 	m.node = (uint32_t)client, m.peer = (uint32_t)server;
-	m.role = CW_TROLE_CONNECTED, m.dir = CW_TDIR_OUT;
+	m.role = CW_ROLE_CONNECTED, m.dir = CW_MSG_OUT;
 	m.start_ns = m.end_ns = start_us * 1000;
 	CHECK(!cw_traces_add_msg(t, &m));
-	m.dir = CW_TDIR_IN, m.start_ns = m.end_ns = end_us * 1000;
+	m.dir = CW_MSG_IN, m.start_ns = m.end_ns = end_us * 1000;
 	CHECK(!cw_traces_add_msg(t, &m));
 	m.node = (uint32_t)server, m.peer = (uint32_t)client;
-	m.role = CW_TROLE_ACCEPTED, m.thread = sthr;
+	m.role = CW_ROLE_ACCEPTED, m.thread = sthr;
 	m.start_ns = m.end_ns = start_us * 1000 + 10;
 	CHECK(!cw_traces_add_msg(t, &m));
-	m.dir = CW_TDIR_OUT, m.start_ns = m.end_ns = end_us * 1000 - 10;
+	m.dir = CW_MSG_OUT, m.start_ns = m.end_ns = end_us * 1000 - 10;
 	CHECK(!cw_traces_add_msg(t, &m));
 }
 
@@ -66,13 +66,13 @@ static void test_thread(bool same_thread)
 	rpc(&t, web, db, 3, 200, 300, same_thread ? 7 : 8, 0);
 	rpc(&t, web, db, 4, 400, 500, 7, 0);
 	build_and_infer(&t, &o);
-	r1 = call_on(&t, "web", 1, CW_TROLE_ACCEPTED);
-	r2 = call_on(&t, "web", 2, CW_TROLE_ACCEPTED);
-	c1 = call_on(&t, "web", 3, CW_TROLE_CONNECTED);
-	c2 = call_on(&t, "web", 4, CW_TROLE_CONNECTED);
+	r1 = call_on(&t, "web", 1, CW_ROLE_ACCEPTED);
+	r2 = call_on(&t, "web", 2, CW_ROLE_ACCEPTED);
+	c1 = call_on(&t, "web", 3, CW_ROLE_CONNECTED);
+	c2 = call_on(&t, "web", 4, CW_ROLE_CONNECTED);
 	CHECK(r1 >= 0 && r2 >= 0 && c1 >= 0 && c2 >= 0);
 	CHECK(t.spans[c1].fcfs == r1);
-	CHECK(t.spans[c1].peer_span == call_on(&t, "db", 3, CW_TROLE_ACCEPTED));
+	CHECK(t.spans[c1].peer_span == call_on(&t, "db", 3, CW_ROLE_ACCEPTED));
 	if (!same_thread) {
 		CHECK(t.spans[c1].method == CW_LINK_THREAD);
 		CHECK(t.spans[c1].parent == r2 && t.spans[c1].conf == 1.0f);
@@ -100,13 +100,13 @@ static void set_ctx(struct cw_traces *t, int node, uint32_t conn, uint32_t seq,
 	size_t i;
 
 	for (i = 0; i < t->n_msgs; i++) {
-		struct cw_tmsg *m = &t->msgs[i];
+		struct cw_msg *m = &t->msgs[i];
 
 		if (m->node != (uint32_t)node || m->conn != conn)
 			continue;
-		if (m->role == CW_TROLE_ACCEPTED && m->dir == CW_TDIR_IN)
+		if (m->role == CW_ROLE_ACCEPTED && m->dir == CW_MSG_IN)
 			m->seq = seq;
-		if (m->role == CW_TROLE_CONNECTED && m->dir == CW_TDIR_OUT) {
+		if (m->role == CW_ROLE_CONNECTED && m->dir == CW_MSG_OUT) {
 			m->ctx_conn = ctx_conn, m->ctx_seq = ctx_seq;
 			m->ctx_open = ctx_open;
 		}
@@ -147,12 +147,12 @@ static void test_ctx(bool has_ctx)
 	set_ctx(&t, web, 5, 0, 1, 1, 2);
 	set_ctx(&t, web, 6, 0, 9, 1, 1);
 	build_and_infer(&t, &o);
-	r1 = call_on(&t, "web", 1, CW_TROLE_ACCEPTED);
-	r2 = call_on(&t, "web", 2, CW_TROLE_ACCEPTED);
-	c1 = call_on(&t, "web", 3, CW_TROLE_CONNECTED);
-	c2 = call_on(&t, "web", 4, CW_TROLE_CONNECTED);
-	c3 = call_on(&t, "web", 5, CW_TROLE_CONNECTED);
-	c4 = call_on(&t, "web", 6, CW_TROLE_CONNECTED);
+	r1 = call_on(&t, "web", 1, CW_ROLE_ACCEPTED);
+	r2 = call_on(&t, "web", 2, CW_ROLE_ACCEPTED);
+	c1 = call_on(&t, "web", 3, CW_ROLE_CONNECTED);
+	c2 = call_on(&t, "web", 4, CW_ROLE_CONNECTED);
+	c3 = call_on(&t, "web", 5, CW_ROLE_CONNECTED);
+	c4 = call_on(&t, "web", 6, CW_ROLE_CONNECTED);
 	CHECK(r1 >= 0 && r2 >= 0 && c1 >= 0 && c2 >= 0 && c3 >= 0 && c4 >= 0);
 	if (!has_ctx) {
 		CHECK(!t.n_thread_links && t.n_ambiguous_thread == 4);
@@ -223,11 +223,11 @@ static void test_timing(size_t threaded, double *ours, double *fcfs)
 		int32_t want;
 		uint32_t c = x->conn - 1;
 
-		if (x->role != CW_TROLE_CONNECTED || x->node != (uint32_t)web)
+		if (x->role != CW_ROLE_CONNECTED || x->node != (uint32_t)web)
 			continue;
-		while (call_on(&t, "web", c, CW_TROLE_ACCEPTED) < 0)
+		while (call_on(&t, "web", c, CW_ROLE_ACCEPTED) < 0)
 			c--;
-		want = call_on(&t, "web", c, CW_TROLE_ACCEPTED);
+		want = call_on(&t, "web", c, CW_ROLE_ACCEPTED);
 		calls++;
 		hits += x->parent == want;
 		fh += x->fcfs == want;
@@ -242,18 +242,18 @@ static void test_timing(size_t threaded, double *ours, double *fcfs)
 static void test_multiplexed(void)
 {
 	struct cw_traces t;
-	struct cw_tmsg m = {.conn = 5, .role = CW_TROLE_ACCEPTED};
+	struct cw_msg m = {.conn = 5, .role = CW_ROLE_ACCEPTED};
 	int a, b;
 
 	cw_traces_init(&t);
 	a = cw_traces_node(&t, "a"), b = cw_traces_node(&t, "b");
 	rpc(&t, a, b, 1, 0, 100, 0, 0);
 	m.node = (uint32_t)b, m.peer = (uint32_t)a;
-	m.dir = CW_TDIR_IN, m.start_ns = 1000;
+	m.dir = CW_MSG_IN, m.start_ns = 1000;
 	CHECK(!cw_traces_add_msg(&t, &m));
 	m.start_ns = 2000; /* a second request before the first's reply */
 	CHECK(!cw_traces_add_msg(&t, &m));
-	m.dir = CW_TDIR_OUT, m.start_ns = 3000;
+	m.dir = CW_MSG_OUT, m.start_ns = 3000;
 	CHECK(!cw_traces_add_msg(&t, &m));
 	m.start_ns = 4000;
 	CHECK(!cw_traces_add_msg(&t, &m));
@@ -291,9 +291,9 @@ static void test_spans_truth(void)
 	fclose(fp);
 	CHECK(!cw_traces_build(&t));
 	CHECK(t.n_true_traces == 2);
-	call = call_on(&t, "web", 3, CW_TROLE_CONNECTED);
+	call = call_on(&t, "web", 3, CW_ROLE_CONNECTED);
 	CHECK(call >= 0 &&
-	      t.spans[call].truth == call_on(&t, "web", 1, CW_TROLE_ACCEPTED));
+	      t.spans[call].truth == call_on(&t, "web", 1, CW_ROLE_ACCEPTED));
 	cw_traces_opts_default(&o);
 	CHECK(!cw_traces_infer(&t, &o));
 	CHECK(t.spans[call].fcfs == t.spans[call].truth);
@@ -351,8 +351,8 @@ static void test_csv_ends(void)
 	CHECK(fp && !cw_traces_read_truth_links(&t, fp, "truth"));
 	fclose(fp);
 	CHECK(t.links.requests == 1 && t.links.calls == 1);
-	call = call_on(&t, "mid", 2, CW_TROLE_CONNECTED);
-	req = call_on(&t, "mid", 1, CW_TROLE_ACCEPTED);
+	call = call_on(&t, "mid", 2, CW_ROLE_CONNECTED);
+	req = call_on(&t, "mid", 1, CW_ROLE_ACCEPTED);
 	CHECK(call >= 0 && req >= 0 && t.spans[call].truth == req);
 	cw_traces_opts_default(&o);
 	CHECK(!cw_traces_infer(&t, &o));
@@ -390,8 +390,8 @@ static void test_csv_ctx(void)
 	CHECK(t.has_ctx && !cw_traces_build(&t));
 	cw_traces_opts_default(&o);
 	CHECK(!cw_traces_infer(&t, &o));
-	call = call_on(&t, "b", 2, CW_TROLE_CONNECTED);
-	req = call_on(&t, "b", 1, CW_TROLE_ACCEPTED);
+	call = call_on(&t, "b", 2, CW_ROLE_CONNECTED);
+	req = call_on(&t, "b", 1, CW_ROLE_ACCEPTED);
 	CHECK(call >= 0 && req >= 0 && t.spans[req].kseq == 4);
 	CHECK(t.spans[call].parent == req &&
 	      t.spans[call].method == CW_LINK_THREAD && t.n_thread_links == 1);
