@@ -679,7 +679,8 @@ int cw_correlator_write_edges(struct cw_correlator *c, bool all);
 /* Drop every partition's state. */
 void cw_correlator_parts_release(struct cw_correlator *c);
 
-/* Apply one message (released): a bad record is counted and skipped. */
+/* Apply one message (released): a bad record, or a connection record
+ * beyond the skew bound (cw_pairing_skewed()), is counted and skipped. */
 void cw_correlator_apply(struct cw_correlator *c, struct cw_kafka_msg *m);
 /* Infer and write every complete window (all: every pending one).  0, or
  * -1 after a message (a window not written stays pending). */
