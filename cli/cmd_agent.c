@@ -98,40 +98,40 @@ int cmd_agent(int argc, char **argv)
 	const uint64_t day = 86400 * NSEC_PER_SEC;
 	struct cw_agent_run r;
 	struct cw_daemon_opts *d = &r.d;
-	const struct cli_opt t[] = {
+	const struct cw_opt t[] = {
 		CLI_WATCH(&r),
-		CLI_STR("out", 'o', &r.out),
-		{.name = "host", .key = 'H', .kind = CLI_KSTR, .to = &r.ao.host,
+		CW_OPT_STR("out", 'o', &r.out),
+		{.name = "host", .key = 'H', .kind = CW_OPT_KSTR, .to = &r.ao.host,
 		 .max = CW_HOST_LEN - 1},
 		CLI_KAFKA(&r.kc),
-		CLI_STR("spool", 0, &r.spool_dir),
-		{.name = "spool-max", .kind = CLI_KSIZE, .to = &r.spool_max,
+		CW_OPT_STR("spool", 0, &r.spool_dir),
+		{.name = "spool-max", .kind = CW_OPT_KSIZE, .to = &r.spool_max,
 		 .min = 1000000, .max = UINT64_MAX,
 		 .want = "a size of at least 1M, such as 512Mi or 2G"},
-		CLI_STR("pin", 0, &r.ao.pin_dir),
-		{.name = "samples-every", .kind = CLI_KDUR,
+		CW_OPT_STR("pin", 0, &r.ao.pin_dir),
+		{.name = "samples-every", .kind = CW_OPT_KDUR,
 		 .to = &d->samples_every_ns, .min = NSEC_PER_SEC, .max = day,
-		 .flags = CLI_ZERO_OFF},
-		CLI_STR("samples-store", 0, &d->samples_store),
-		CLI_DUR("window", 'w', &d->window_ns, NSEC_PER_MSEC,
+		 .flags = CW_OPT_ZERO_OFF},
+		CW_OPT_STR("samples-store", 0, &d->samples_store),
+		CW_OPT_DUR("window", 'w', &d->window_ns, NSEC_PER_MSEC,
 			3600 * NSEC_PER_SEC),
-		CLI_DUR("window-every", 0, &d->window_every_ns, NSEC_PER_MSEC,
+		CW_OPT_DUR("window-every", 0, &d->window_every_ns, NSEC_PER_MSEC,
 			day),
-		{.name = "meta-every", .kind = CLI_KDUR,
+		{.name = "meta-every", .kind = CW_OPT_KDUR,
 		 .to = &d->meta_every_ns, .min = NSEC_PER_SEC, .max = day,
-		 .flags = CLI_ZERO_OFF},
-		CLI_STR("user", 0, &r.user),
-		CLI_STR("runtime-root", 0, &d->runtime_root),
-		CLI_STR("metrics", 0, &r.metrics),
-		CLI_FLAG("traces", 0, &r.traces),
+		 .flags = CW_OPT_ZERO_OFF},
+		CW_OPT_STR("user", 0, &r.user),
+		CW_OPT_STR("runtime-root", 0, &d->runtime_root),
+		CW_OPT_STR("metrics", 0, &r.metrics),
+		CW_OPT_FLAG("traces", 0, &r.traces),
 		{0}};
 	int rc;
 
 	cw_agent_run_defaults(&r, CW_VERSION);
-	rc = cli_parse("agent", t, argc, argv, help);
+	rc = cw_opts_parse("agent", t, argc, argv, help);
 	if (rc >= 0)
 		return rc;
-	if (cli_one_operand(argc, argv, NULL) || cw_agent_run_check(&r))
+	if (cw_opts_one_operand(argc, argv, NULL) || cw_agent_run_check(&r))
 		return 2;
 	return cw_agent_run(&r) ? 1 : 0;
 }

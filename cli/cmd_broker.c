@@ -33,7 +33,7 @@ static const char help[] =
 	"  causeway broker -t causeway.conns:16 -t causeway.edges:16 > /tmp/bootstrap &\n"
 	"  causeway agent --kafka $(cat /tmp/bootstrap)\n";
 
-static int topic_opt(const struct cli_opt *o, const char *arg)
+static int topic_opt(const struct cw_opt *o, const char *arg)
 {
 	return cw_broker_topic(o->to, arg);
 }
@@ -41,17 +41,17 @@ static int topic_opt(const struct cli_opt *o, const char *arg)
 int cmd_broker(int argc, char **argv)
 {
 	struct cw_broker a = {.n = 1};
-	const struct cli_opt t[] = {
-		CLI_U64("brokers", 'b', &a.n, 1, 9),
-		CLI_DUR("duration", 'd', &a.duration, NSEC_PER_MSEC,
+	const struct cw_opt t[] = {
+		CW_OPT_U64("brokers", 'b', &a.n, 1, 9),
+		CW_OPT_DUR("duration", 'd', &a.duration, NSEC_PER_MSEC,
 			365 * 86400 * NSEC_PER_SEC),
-		CLI_CALL("topic", 't', &a, topic_opt),
+		CW_OPT_CALL("topic", 't', &a, topic_opt),
 		{0}};
-	int rc = cli_parse("broker", t, argc, argv, help);
+	int rc = cw_opts_parse("broker", t, argc, argv, help);
 
 	if (rc >= 0)
 		return rc;
-	if (cli_one_operand(argc, argv, NULL))
+	if (cw_opts_one_operand(argc, argv, NULL))
 		return 2;
 	return cw_broker_run(&a) ? 1 : 0;
 }

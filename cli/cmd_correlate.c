@@ -88,39 +88,39 @@ static int parse_args(int argc, char **argv, struct cw_member *m)
 	const uint64_t day = 86400 * NSEC_PER_SEC;
 	struct cw_correlator_opts *o = &m->o;
 	bool no_paths = false;
-	const struct cli_opt t[] = {
+	const struct cw_opt t[] = {
 		CLI_KAFKA(&m->kc),
-		CLI_STR("group", 'g', &m->kc.group),
-		CLI_FLAG("from-beginning", 0, &m->kc.from_beginning),
-		CLI_STR("out", 'o', &o->out),
-		CLI_CALL("otlp", 0, &o->otlp, cli_otlp_url),
-		CLI_DUR("snapshot-every", 0, &m->every_ns, 100 * NSEC_PER_MSEC,
+		CW_OPT_STR("group", 'g', &m->kc.group),
+		CW_OPT_FLAG("from-beginning", 0, &m->kc.from_beginning),
+		CW_OPT_STR("out", 'o', &o->out),
+		CW_OPT_CALL("otlp", 0, &o->otlp, cli_otlp_url),
+		CW_OPT_DUR("snapshot-every", 0, &m->every_ns, 100 * NSEC_PER_MSEC,
 			day),
-		CLI_DUR("duration", 'd', &m->duration_ns, NSEC_PER_MSEC,
+		CW_OPT_DUR("duration", 'd', &m->duration_ns, NSEC_PER_MSEC,
 			365 * day),
-		CLI_DUR("idle", 0, &m->idle_ns, NSEC_PER_MSEC, day),
-		CLI_FLAG("json", 'j', &m->json),
-		CLI_REAL("min-share", 0, m->write_arg, 0, 1),
-		CLI_FLAG("no-paths", 0, &no_paths),
-		CLI_FLAG("no-checkpoints", 0, &m->no_checkpoints),
-		CLI_DUR("window-grace", 0, &o->grace_ns, 0,
+		CW_OPT_DUR("idle", 0, &m->idle_ns, NSEC_PER_MSEC, day),
+		CW_OPT_FLAG("json", 'j', &m->json),
+		CW_OPT_REAL("min-share", 0, m->write_arg, 0, 1),
+		CW_OPT_FLAG("no-paths", 0, &no_paths),
+		CW_OPT_FLAG("no-checkpoints", 0, &m->no_checkpoints),
+		CW_OPT_DUR("window-grace", 0, &o->grace_ns, 0,
 			3600 * NSEC_PER_SEC),
-		CLI_DUR("bin", 0, &o->po.bin_ns, NSEC_PER_USEC, NSEC_PER_SEC),
-		CLI_DUR("max-delay", 0, &o->po.max_delay_ns, NSEC_PER_MSEC,
+		CW_OPT_DUR("bin", 0, &o->po.bin_ns, NSEC_PER_USEC, NSEC_PER_SEC),
+		CW_OPT_DUR("max-delay", 0, &o->po.max_delay_ns, NSEC_PER_MSEC,
 			60 * NSEC_PER_SEC),
-		CLI_DUR("bucket", 0, &o->bucket_ns, 0, day),
-		CLI_DUR("ttl", 0, &o->ttl_ns, NSEC_PER_SEC, 30 * day),
-		CLI_DUR("lateness", 0, &o->lateness_ns, 0, day),
-		CLI_DUR("view", 0, &o->view_ns, 0, 365 * day),
+		CW_OPT_DUR("bucket", 0, &o->bucket_ns, 0, day),
+		CW_OPT_DUR("ttl", 0, &o->ttl_ns, NSEC_PER_SEC, 30 * day),
+		CW_OPT_DUR("lateness", 0, &o->lateness_ns, 0, day),
+		CW_OPT_DUR("view", 0, &o->view_ns, 0, 365 * day),
 		{0}};
 	int rc;
 
 	cw_member_defaults(m);
-	rc = cli_parse("correlate", t, argc, argv, help);
+	rc = cw_opts_parse("correlate", t, argc, argv, help);
 	o->paths = !no_paths;
 	if (rc >= 0)
 		return rc;
-	if (cli_one_operand(argc, argv, NULL))
+	if (cw_opts_one_operand(argc, argv, NULL))
 		return 2;
 	if (!m->kc.brokers)
 		return cw_error("--kafka is needed (see 'causeway correlate "

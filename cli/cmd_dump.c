@@ -56,7 +56,7 @@ struct dump_args {
 };
 
 /* --topic NAME, up to DUMP_MAX_TOPICS of them. */
-static int topic_opt(const struct cli_opt *o, const char *arg)
+static int topic_opt(const struct cw_opt *o, const char *arg)
 {
 	struct dump_args *a = o->to;
 
@@ -103,18 +103,18 @@ static int parse_args(int argc, char **argv, struct dump_args *a,
 		      struct cw_dump *d)
 {
 	struct cw_kafka_conf *conf = &a->conf;
-	const struct cli_opt t[] = {
-		CLI_STR("kafka", 0, &conf->brokers),
-		CLI_CALL("topic", 0, a, topic_opt),
-		CLI_FLAG("from-beginning", 0, &conf->from_beginning),
-		CLI_U64("count", 0, &d->count, 1, UINT64_MAX),
-		CLI_DUR("timeout", 0, &a->timeout_ns, 1, UINT64_MAX),
-		CLI_STR("group", 0, &conf->group),
-		CLI_STR("properties", 0, &conf->properties),
-		{.name = "topic-prefix", .kind = CLI_KSTR,
+	const struct cw_opt t[] = {
+		CW_OPT_STR("kafka", 0, &conf->brokers),
+		CW_OPT_CALL("topic", 0, a, topic_opt),
+		CW_OPT_FLAG("from-beginning", 0, &conf->from_beginning),
+		CW_OPT_U64("count", 0, &d->count, 1, UINT64_MAX),
+		CW_OPT_DUR("timeout", 0, &a->timeout_ns, 1, UINT64_MAX),
+		CW_OPT_STR("group", 0, &conf->group),
+		CW_OPT_STR("properties", 0, &conf->properties),
+		{.name = "topic-prefix", .kind = CW_OPT_KSTR,
 		 .to = &conf->topic_prefix, .max = 100},
 		{0}};
-	int rc = cli_parse("dump", t, argc, argv, help);
+	int rc = cw_opts_parse("dump", t, argc, argv, help);
 
 	if (rc >= 0)
 		return rc;

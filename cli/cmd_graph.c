@@ -101,23 +101,23 @@ static int format_of_path(const char *path)
 static int parse_args(int argc, char **argv, struct cw_graph_query *a)
 {
 	const char *since = NULL, *until = NULL;
-	const struct cli_opt t[] = {
-		CLI_CALL("by", 'b', &a->by, cli_group_by),
-		{.name = "window", .key = 'w', .kind = CLI_KDUR,
+	const struct cw_opt t[] = {
+		CW_OPT_CALL("by", 'b', &a->by, cli_group_by),
+		{.name = "window", .key = 'w', .kind = CW_OPT_KDUR,
 		 .to = &a->window_ns, .min = NSEC_PER_MSEC,
-		 .max = 7 * 24 * 3600 * NSEC_PER_SEC, .flags = CLI_ZERO_OFF},
-		CLI_U64("top", 't', &a->top, 1, 100000000),
-		CLI_STR("neighbours", 'n', &a->neighbours),
-		CLI_STR("neighbors", 0, &a->neighbours),
-		CLI_FLAG("matrix", 'm', &a->matrix),
-		CLI_ENUM("format", 'f', &a->format, format_names),
-		CLI_STR("out", 'o', &a->out),
-		CLI_FLAG("skip-bad", 0, &a->skip_bad),
-		CLI_FLAG("bench", 0, &a->bench),
+		 .max = 7 * 24 * 3600 * NSEC_PER_SEC, .flags = CW_OPT_ZERO_OFF},
+		CW_OPT_U64("top", 't', &a->top, 1, 100000000),
+		CW_OPT_STR("neighbours", 'n', &a->neighbours),
+		CW_OPT_STR("neighbors", 0, &a->neighbours),
+		CW_OPT_FLAG("matrix", 'm', &a->matrix),
+		CW_OPT_ENUM("format", 'f', &a->format, format_names),
+		CW_OPT_STR("out", 'o', &a->out),
+		CW_OPT_FLAG("skip-bad", 0, &a->skip_bad),
+		CW_OPT_FLAG("bench", 0, &a->bench),
 		CLI_KAFKA(&a->kc),
-		CLI_STR("group", 'g', &a->kc.group),
-		CLI_STR("since", 0, &since),
-		CLI_STR("until", 0, &until),
+		CW_OPT_STR("group", 'g', &a->kc.group),
+		CW_OPT_STR("since", 0, &since),
+		CW_OPT_STR("until", 0, &until),
 		{0}};
 	int rc;
 
@@ -125,7 +125,7 @@ static int parse_args(int argc, char **argv, struct cw_graph_query *a)
 	a->window_ns = 60 * NSEC_PER_SEC;
 	a->by = CLI_BY_UNSET;
 	a->format = -1;
-	rc = cli_parse("graph", t, argc, argv, help);
+	rc = cw_opts_parse("graph", t, argc, argv, help);
 	if (rc >= 0)
 		return rc;
 	if (a->kc.brokers && optind < argc)

@@ -40,34 +40,34 @@ static const char *const methods[] = {"convolution", "nesting", "both", NULL};
 static int parse_args(struct cw_paths_cmd *a, int argc, char **argv)
 {
 	uint64_t threads = 0;
-	const struct cli_opt t[] = {
-		CLI_STR("root", 0, &a->root),
-		{.name = "bin", .kind = CLI_KDUR, .to = &a->o.bin_ns,
+	const struct cw_opt t[] = {
+		CW_OPT_STR("root", 0, &a->root),
+		{.name = "bin", .kind = CW_OPT_KDUR, .to = &a->o.bin_ns,
 		 .min = 1, .max = UINT64_MAX, .unit = NSEC_PER_USEC,
 		 .want = "a duration such as 100us or 1ms"},
-		{.name = "max-delay", .kind = CLI_KDUR, .to = &a->o.max_delay_ns,
+		{.name = "max-delay", .kind = CW_OPT_KDUR, .to = &a->o.max_delay_ns,
 		 .max = UINT64_MAX, .unit = NSEC_PER_MSEC,
 		 .want = "a duration such as 500ms or 1s"},
-		CLI_ENUM("method", 0, &a->methods, methods),
-		{.name = "alpha", .kind = CLI_KREAL, .to = &a->o.alpha,
-		 .lo = 0, .hi = 1, .flags = CLI_OPEN},
-		CLI_U64("threads", 0, &threads, 1, 8),
-		CLI_FLAG("json", 0, &a->json),
-		CLI_STR("truth", 0, &a->truth),
-		CLI_STR("synthetic", 0, &a->synthetic), /* hidden */
-		CLI_FLAG("fft-only", 0, &a->o.fft_only), /* hidden */
+		CW_OPT_ENUM("method", 0, &a->methods, methods),
+		{.name = "alpha", .kind = CW_OPT_KREAL, .to = &a->o.alpha,
+		 .lo = 0, .hi = 1, .flags = CW_OPT_OPEN},
+		CW_OPT_U64("threads", 0, &threads, 1, 8),
+		CW_OPT_FLAG("json", 0, &a->json),
+		CW_OPT_STR("truth", 0, &a->truth),
+		CW_OPT_STR("synthetic", 0, &a->synthetic), /* hidden */
+		CW_OPT_FLAG("fft-only", 0, &a->o.fft_only), /* hidden */
 		{0}};
 	int rc;
 
 	cw_paths_opts_default(&a->o);
 	a->methods = 0;
-	rc = cli_parse("paths", t, argc, argv, help);
+	rc = cw_opts_parse("paths", t, argc, argv, help);
 	a->methods++;
 	if (threads)
 		a->o.threads = (int)threads;
 	if (rc >= 0)
 		return rc ? -1 : 1;
-	if (cli_one_operand(argc, argv, &a->input))
+	if (cw_opts_one_operand(argc, argv, &a->input))
 		return -1;
 	if (!a->synthetic && !a->input && !a->truth)
 		return cw_error("no input (see 'causeway paths --help')");

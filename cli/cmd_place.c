@@ -126,29 +126,29 @@ static int parse_args(struct place_cmd *c, const char **out, int argc,
 	int method = CW_PLACE_PARTITION, fixed = 0;
 	uint64_t moves = UINT64_MAX, max_hosts = 0, limit = 0;
 	struct cw_kafka_conf kc = {0};
-	const struct cli_opt t[] = {
-		CLI_STR("hosts-file", 'H', &in->hosts_path),
-		CLI_STR("units", 'U', &in->units_path),
-		CLI_ENUM("unit", 'u', &in->by, units),
-		CLI_ENUM("method", 'm', &method, methods),
-		CLI_ENUM("hosts", 0, &fixed, hosts),
-		CLI_U64("max-moves", 0, &moves, 0, 1000000000),
-		CLI_U64("max-hosts", 0, &max_hosts, 1, 100000000),
-		CLI_REAL("headroom", 0, &in->p.headroom, 0, 0.9),
-		CLI_U64("seed", 's', &in->p.seed, 0, UINT64_MAX),
-		CLI_U64("time-limit", 0, &limit, 1, 86400),
-		CLI_ENUM("format", 'f', &c->format, formats),
-		CLI_STR("namespace", 'n', &in->ns),
-		CLI_STR("out", 'o', out),
+	const struct cw_opt t[] = {
+		CW_OPT_STR("hosts-file", 'H', &in->hosts_path),
+		CW_OPT_STR("units", 'U', &in->units_path),
+		CW_OPT_ENUM("unit", 'u', &in->by, units),
+		CW_OPT_ENUM("method", 'm', &method, methods),
+		CW_OPT_ENUM("hosts", 0, &fixed, hosts),
+		CW_OPT_U64("max-moves", 0, &moves, 0, 1000000000),
+		CW_OPT_U64("max-hosts", 0, &max_hosts, 1, 100000000),
+		CW_OPT_REAL("headroom", 0, &in->p.headroom, 0, 0.9),
+		CW_OPT_U64("seed", 's', &in->p.seed, 0, UINT64_MAX),
+		CW_OPT_U64("time-limit", 0, &limit, 1, 86400),
+		CW_OPT_ENUM("format", 'f', &c->format, formats),
+		CW_OPT_STR("namespace", 'n', &in->ns),
+		CW_OPT_STR("out", 'o', out),
 		CLI_KAFKA(&kc),
-		CLI_DUR("idle", 0, &in->idle_ns, NSEC_PER_MSEC,
+		CW_OPT_DUR("idle", 0, &in->idle_ns, NSEC_PER_MSEC,
 			3600 * NSEC_PER_SEC),
-		CLI_DUR("window", 0, &in->window_ns, NSEC_PER_MSEC,
+		CW_OPT_DUR("window", 0, &in->window_ns, NSEC_PER_MSEC,
 			86400 * NSEC_PER_SEC),
-		CLI_TIME("since", 0, &in->since_ns),
-		CLI_TIME("until", 0, &in->until_ns),
+		CW_OPT_TIME("since", 0, &in->since_ns),
+		CW_OPT_TIME("until", 0, &in->until_ns),
 		{0}};
-	int rc = cli_parse("place", t, argc, argv, help);
+	int rc = cw_opts_parse("place", t, argc, argv, help);
 
 	c->res.all = method == 3;
 	c->res.method = c->res.all ? CW_PLACE_PARTITION : method;

@@ -40,16 +40,16 @@ int cmd_probe(int argc, char **argv)
 {
 	struct probe_args a = {0};
 	int load = -1;
-	const struct cli_opt t[] = {CLI_FLAG("json", 'j', &a.json),
-				    CLI_ENUM("load", 'l', &load, variants),
+	const struct cw_opt t[] = {CW_OPT_FLAG("json", 'j', &a.json),
+				    CW_OPT_ENUM("load", 'l', &load, variants),
 				    {0}};
 	struct cw_kernel_caps c;
 	int rc;
 
-	rc = cli_parse("probe", t, argc, argv, help);
+	rc = cw_opts_parse("probe", t, argc, argv, help);
 	if (rc >= 0)
 		return rc;
-	if (cli_one_operand(argc, argv, NULL))
+	if (cw_opts_one_operand(argc, argv, NULL))
 		return 2;
 	a.load = load < 0 ? CW_ATTACH_AUTO : CW_ATTACH_FENTRY + load;
 	if (a.load != CW_ATTACH_AUTO)

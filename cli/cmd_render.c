@@ -95,18 +95,18 @@ static const char *const formats[] = {"svg", "png", "dot", NULL};
 static int parse_args(int argc, char **argv, struct render_args *a)
 {
 	int format = -1;
-	const struct cli_opt t[] = {
-		CLI_CALL("by", 'b', &a->by, cli_group_by),
-		CLI_ENUM("format", 'f', &format, formats),
-		CLI_REAL("min-share", 's', &a->ro.min_share, 0, 1),
-		CLI_STR("out", 'o', &a->out),
-		CLI_FLAG("skip-bad", 0, &a->skip_bad),
+	const struct cw_opt t[] = {
+		CW_OPT_CALL("by", 'b', &a->by, cli_group_by),
+		CW_OPT_ENUM("format", 'f', &format, formats),
+		CW_OPT_REAL("min-share", 's', &a->ro.min_share, 0, 1),
+		CW_OPT_STR("out", 'o', &a->out),
+		CW_OPT_FLAG("skip-bad", 0, &a->skip_bad),
 		CLI_KAFKA(&a->kc),
-		CLI_STR("group", 'g', &a->kc.group),
-		CLI_STR("since", 0, &a->since),
-		CLI_STR("until", 0, &a->until),
+		CW_OPT_STR("group", 'g', &a->kc.group),
+		CW_OPT_STR("since", 0, &a->since),
+		CW_OPT_STR("until", 0, &a->until),
 		{0}};
-	int rc = cli_parse("render", t, argc, argv, help);
+	int rc = cw_opts_parse("render", t, argc, argv, help);
 
 	if (rc >= 0)
 		return rc;

@@ -112,21 +112,21 @@ static const char *const modes[] = {"aggregate", "conn-only", "per-event",
 static int parse_args(int argc, char **argv, struct run_opts *ro)
 {
 	const uint64_t day = 86400 * NSEC_PER_SEC;
-	const struct cli_opt t[] = {
+	const struct cw_opt t[] = {
 		CLI_WATCH(&ro->w),
-		CLI_STR("out", 'o', &ro->out),
-		CLI_FLAG("json", 'j', &ro->json),
-		CLI_ENUM("mode", 0, &ro->w.ao.mode, modes),
-		CLI_REAL("min-share", 0, &ro->min_share, 0, 1),
-		CLI_DUR("window", 'w', &ro->wo.window_ns, NSEC_PER_MSEC, day),
-		CLI_DUR("window-every", 0, &ro->wo.window_every_ns,
+		CW_OPT_STR("out", 'o', &ro->out),
+		CW_OPT_FLAG("json", 'j', &ro->json),
+		CW_OPT_ENUM("mode", 0, &ro->w.ao.mode, modes),
+		CW_OPT_REAL("min-share", 0, &ro->min_share, 0, 1),
+		CW_OPT_DUR("window", 'w', &ro->wo.window_ns, NSEC_PER_MSEC, day),
+		CW_OPT_DUR("window-every", 0, &ro->wo.window_every_ns,
 			NSEC_PER_MSEC, day),
-		CLI_FLAG("paths", 'p', &ro->paths),
-		CLI_STR("runtime-root", 0, &ro->wo.runtime_root),
-		CLI_STR("metrics", 0, &ro->metrics),
-		CLI_STR("traces", 0, &ro->traces),
+		CW_OPT_FLAG("paths", 'p', &ro->paths),
+		CW_OPT_STR("runtime-root", 0, &ro->wo.runtime_root),
+		CW_OPT_STR("metrics", 0, &ro->metrics),
+		CW_OPT_STR("traces", 0, &ro->traces),
 		{0}};
-	int rc = cli_parse("run", t, argc, argv, help);
+	int rc = cw_opts_parse("run", t, argc, argv, help);
 
 	if (rc >= 0)
 		return rc;

@@ -42,7 +42,7 @@ struct record_args {
 };
 
 /* --dev A,B: each into the list. */
-static int dev_opt(const struct cli_opt *opt, const char *arg)
+static int dev_opt(const struct cw_opt *opt, const char *arg)
 {
 	struct record_args *a = opt->to;
 	char *copy = strdup(arg), *save = NULL, *tok;
@@ -58,7 +58,7 @@ static int dev_opt(const struct cli_opt *opt, const char *arg)
 	return 0;
 }
 
-static int region_opt(const struct cli_opt *opt, const char *arg)
+static int region_opt(const struct cw_opt *opt, const char *arg)
 {
 	struct record_args *a = opt->to;
 
@@ -72,21 +72,21 @@ static int region_opt(const struct cli_opt *opt, const char *arg)
 static int record_args(int argc, char **argv, struct record_args *a)
 {
 	uint64_t samples = CW_SAMPLER_DEF_SAMPLES;
-	const struct cli_opt t[] = {
-		CLI_CALL("dev", 'd', a, dev_opt),
-		{.name = "interval", .key = 'i', .kind = CLI_KDUR,
+	const struct cw_opt t[] = {
+		CW_OPT_CALL("dev", 'd', a, dev_opt),
+		{.name = "interval", .key = 'i', .kind = CW_OPT_KDUR,
 		 .to = &a->o.interval_ns, .min = CW_SAMPLER_MIN_INTERVAL_NS,
 		 .max = CW_SAMPLER_MAX_INTERVAL_NS, .unit = NSEC_PER_MSEC},
-		CLI_U64("samples", 'n', &samples, CW_SAMPLER_MIN_SAMPLES,
+		CW_OPT_U64("samples", 'n', &samples, CW_SAMPLER_MIN_SAMPLES,
 			CW_SAMPLER_MAX_SAMPLES),
-		CLI_CALL("in-region", 0, a, region_opt),
-		CLI_U64("link-speed", 0, &a->o.link_speed_bps, 1,
+		CW_OPT_CALL("in-region", 0, a, region_opt),
+		CW_OPT_U64("link-speed", 0, &a->o.link_speed_bps, 1,
 			UINT64_MAX / 8),
-		CLI_STR("store", 0, &a->store),
-		CLI_DUR("keep", 0, &a->lim.keep_ns, 1, UINT64_MAX),
-		{.name = "max-size", .kind = CLI_KSIZE, .to = &a->lim.max_bytes,
+		CW_OPT_STR("store", 0, &a->store),
+		CW_OPT_DUR("keep", 0, &a->lim.keep_ns, 1, UINT64_MAX),
+		{.name = "max-size", .kind = CW_OPT_KSIZE, .to = &a->lim.max_bytes,
 		 .min = 1, .max = UINT64_MAX, .want = "a byte count"},
-		CLI_STR("output", 'o', &a->output),
+		CW_OPT_STR("output", 'o', &a->output),
 		{0}};
 	int rc;
 
@@ -94,11 +94,11 @@ static int record_args(int argc, char **argv, struct record_args *a)
 	a->o.devs = a->devs;
 	a->o.in_region = a->prefixes;
 	a->o.interval_ns = CW_SAMPLER_DEF_INTERVAL_NS;
-	rc = cli_parse("samples record", t, argc, argv, help);
+	rc = cw_opts_parse("samples record", t, argc, argv, help);
 	a->o.samples = samples;
 	if (rc >= 0)
 		return rc;
-	return cli_one_operand(argc, argv, NULL) ? 2 : -1;
+	return cw_opts_one_operand(argc, argv, NULL) ? 2 : -1;
 }
 
 static int cmd_record(int argc, char **argv)
@@ -136,13 +136,13 @@ static int cmd_record(int argc, char **argv)
 }
 
 /* One RUN after the options of t; -1 to go on, else the exit status. */
-static int one_run(const struct cli_opt *t, int argc, char **argv)
+static int one_run(const struct cw_opt *t, int argc, char **argv)
 {
 	char cmd[32];
 	int rc;
 
 	snprintf(cmd, sizeof(cmd), "samples %s", argv[0]);
-	rc = cli_parse(cmd, t, argc, argv, help);
+	rc = cw_opts_parse(cmd, t, argc, argv, help);
 	if (rc >= 0)
 		return rc;
 	if (optind + 1 != argc)
@@ -154,9 +154,9 @@ static int cmd_list(int argc, char **argv)
 {
 	const char *store = NULL;
 	bool json = false;
-	const struct cli_opt t[] = {CLI_STR("store", 0, &store),
-				    CLI_FLAG("json", 'j', &json), {0}};
-	int rc = cli_parse("samples list", t, argc, argv, help);
+	const struct cw_opt t[] = {CW_OPT_STR("store", 0, &store),
+				    CW_OPT_FLAG("json", 'j', &json), {0}};
+	int rc = cw_opts_parse("samples list", t, argc, argv, help);
 
 	if (rc >= 0)
 		return rc;
@@ -168,7 +168,7 @@ static int cmd_list(int argc, char **argv)
 static int cmd_show(int argc, char **argv)
 {
 	const char *store = NULL;
-	const struct cli_opt t[] = {CLI_STR("store", 0, &store), {0}};
+	const struct cw_opt t[] = {CW_OPT_STR("store", 0, &store), {0}};
 	struct cw_sample_run *run;
 	int err = one_run(t, argc, argv);
 
@@ -188,9 +188,9 @@ static int cmd_output(int argc, char **argv, bool plot)
 {
 	const char *store = NULL, *output = NULL;
 	int format = -1;
-	const struct cli_opt t[] = {CLI_STR("store", 0, &store),
-				    CLI_ENUM("format", 0, &format, formats),
-				    CLI_STR("output", 'o', &output), {0}};
+	const struct cw_opt t[] = {CW_OPT_STR("store", 0, &store),
+				    CW_OPT_ENUM("format", 0, &format, formats),
+				    CW_OPT_STR("output", 'o', &output), {0}};
 	struct cw_sample_run *run;
 	int err = one_run(t, argc, argv);
 
@@ -218,13 +218,13 @@ static int cmd_bursts(int argc, char **argv)
 	struct cw_sample_run *run = NULL;
 	uint64_t speed = 0, pct = 50, top = 5;
 	bool json = false;
-	const struct cli_opt t[] = {
-		CLI_STR("store", 0, &store),
-		CLI_U64("threshold", 0, &pct, 1, 1000),
-		CLI_U64("link-speed", 0, &speed, 1, UINT64_MAX / 8),
-		CLI_STR("conns", 0, &conns),
-		CLI_U64("top", 0, &top, 1, 1000),
-		CLI_FLAG("json", 'j', &json),
+	const struct cw_opt t[] = {
+		CW_OPT_STR("store", 0, &store),
+		CW_OPT_U64("threshold", 0, &pct, 1, 1000),
+		CW_OPT_U64("link-speed", 0, &speed, 1, UINT64_MAX / 8),
+		CW_OPT_STR("conns", 0, &conns),
+		CW_OPT_U64("top", 0, &top, 1, 1000),
+		CW_OPT_FLAG("json", 'j', &json),
 		{0}};
 	int err = one_run(t, argc, argv);
 

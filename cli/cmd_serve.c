@@ -56,23 +56,23 @@ static const char help[] =
 
 static int parse_args(int argc, char **argv, struct cw_serve_opts *o)
 {
-	const struct cli_opt t[] = {
-		CLI_STR("listen", 'l', &o->listen),
-		CLI_DUR("window", 'w', &o->window_ns, NSEC_PER_SEC,
+	const struct cw_opt t[] = {
+		CW_OPT_STR("listen", 'l', &o->listen),
+		CW_OPT_DUR("window", 'w', &o->window_ns, NSEC_PER_SEC,
 			86400 * NSEC_PER_SEC),
-		CLI_DUR("poll", 0, &o->poll_ns, 10 * NSEC_PER_MSEC,
+		CW_OPT_DUR("poll", 0, &o->poll_ns, 10 * NSEC_PER_MSEC,
 			3600 * NSEC_PER_SEC),
-		CLI_STR("paths", 0, &o->paths),
-		CLI_STR("samples", 0, &o->samples_dir),
-		CLI_STR("plan", 0, &o->plan),
-		CLI_STR("traces", 0, &o->traces),
-		CLI_FLAG("skip-bad", 0, &o->skip_bad),
-		CLI_STR("kafka", 'k', &o->brokers),
-		CLI_STR("kafka-config", 0, &o->kafka_properties),
-		CLI_STR("topic-prefix", 0, &o->topic_prefix),
-		CLI_STR("group", 0, &o->group),
+		CW_OPT_STR("paths", 0, &o->paths),
+		CW_OPT_STR("samples", 0, &o->samples_dir),
+		CW_OPT_STR("plan", 0, &o->plan),
+		CW_OPT_STR("traces", 0, &o->traces),
+		CW_OPT_FLAG("skip-bad", 0, &o->skip_bad),
+		CW_OPT_STR("kafka", 'k', &o->brokers),
+		CW_OPT_STR("kafka-config", 0, &o->kafka_properties),
+		CW_OPT_STR("topic-prefix", 0, &o->topic_prefix),
+		CW_OPT_STR("group", 0, &o->group),
 		{0}};
-	int rc = cli_parse("serve", t, argc, argv, help);
+	int rc = cw_opts_parse("serve", t, argc, argv, help);
 
 	if (rc >= 0)
 		return rc;

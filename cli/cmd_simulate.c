@@ -167,12 +167,12 @@ static int check_options(struct simulate_args *a)
 	return 0;
 }
 
-static int speedup_opt(const struct cli_opt *o, const char *arg)
+static int speedup_opt(const struct cw_opt *o, const char *arg)
 {
 	struct simulate_args *a = o->to;
 
 	if (cw_parse_u64(arg, 0, 10000000, &a->speedup))
-		return cli_bad("--speedup", arg, "a number from 0 to 10000000"),
+		return cw_opts_bad("--speedup", arg, "a number from 0 to 10000000"),
 		       -1;
 	a->speedup_set = true;
 	return 0;
@@ -188,39 +188,39 @@ int cmd_simulate(int argc, char **argv)
 		.churn_mode = churn_mode(argc, argv)};
 	struct cw_sim_fleet_opts *f = &a.fleet;
 	struct cw_sim_churn_opts *c = &a.churn;
-	const struct cli_opt t[] = {
-		CLI_FLAG("churn", 0, &a.churn_mode),
-		CLI_U64("hosts", 'H', &f->hosts, 1, 1000000),
-		CLI_U64("procs", 'p', &f->procs, 1, 64),
-		CLI_U64("seed", 's', &f->seed, 0, UINT64_MAX),
-		CLI_ENUM("format", 'f', &a.format, formats),
-		CLI_STR("out", 'o', &a.sink.out),
-		CLI_STR("kafka", 'k', &a.sink.kafka),
+	const struct cw_opt t[] = {
+		CW_OPT_FLAG("churn", 0, &a.churn_mode),
+		CW_OPT_U64("hosts", 'H', &f->hosts, 1, 1000000),
+		CW_OPT_U64("procs", 'p', &f->procs, 1, 64),
+		CW_OPT_U64("seed", 's', &f->seed, 0, UINT64_MAX),
+		CW_OPT_ENUM("format", 'f', &a.format, formats),
+		CW_OPT_STR("out", 'o', &a.sink.out),
+		CW_OPT_STR("kafka", 'k', &a.sink.kafka),
 		/* the batch mode */
-		CLI_U64("conns", 'c', &f->conns, 1, 1000000),
-		CLI_STR("units-out", 0, &f->units_out),
-		CLI_STR("hosts-out", 0, &f->hosts_out),
-		CLI_ENUM("pattern", 0, &a.pattern, patterns),
-		CLI_U64("rate", 0, &a.sink.rate, 1, 100000000),
+		CW_OPT_U64("conns", 'c', &f->conns, 1, 1000000),
+		CW_OPT_STR("units-out", 0, &f->units_out),
+		CW_OPT_STR("hosts-out", 0, &f->hosts_out),
+		CW_OPT_ENUM("pattern", 0, &a.pattern, patterns),
+		CW_OPT_U64("rate", 0, &a.sink.rate, 1, 100000000),
 		/* the churn mode */
-		CLI_U64("live", 'L', &c->live, 1, 20000),
-		CLI_DUR("lifetime", 0, &c->lifetime_ns, NSEC_PER_MSEC,
+		CW_OPT_U64("live", 'L', &c->live, 1, 20000),
+		CW_OPT_DUR("lifetime", 0, &c->lifetime_ns, NSEC_PER_MSEC,
 			30 * day),
-		CLI_DUR("interval", 'i', &c->interval_ns, NSEC_PER_MSEC, day),
-		CLI_DUR("duration", 'd', &c->duration_ns, NSEC_PER_SEC,
+		CW_OPT_DUR("interval", 'i', &c->interval_ns, NSEC_PER_MSEC, day),
+		CW_OPT_DUR("duration", 'd', &c->duration_ns, NSEC_PER_SEC,
 			366 * day),
-		CLI_CALL("speedup", 'x', &a, speedup_opt),
+		CW_OPT_CALL("speedup", 'x', &a, speedup_opt),
 		{0}};
 	int rc;
 
 	/* --pattern q1|q2 is 1 or 2; none is 0 */
 	a.pattern = -1;
-	rc = cli_parse("simulate", t, argc, argv,
+	rc = cw_opts_parse("simulate", t, argc, argv,
 		       a.churn_mode ? churn_help : help);
 	a.pattern++;
 	if (rc >= 0)
 		return rc;
-	if (cli_one_operand(argc, argv, NULL) || check_options(&a))
+	if (cw_opts_one_operand(argc, argv, NULL) || check_options(&a))
 		return 2;
 	if (a.churn_mode)
 		return cw_sim_churn(c, &a.sink) ? 1 : 0;

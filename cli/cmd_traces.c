@@ -48,28 +48,28 @@ static int parse_args(struct cw_traces_cmd *a, int argc, char **argv)
 {
 	uint64_t window = 0, cands = 0, rounds = 0;
 	int format = 0;
-	const struct cli_opt t[] = {
-		CLI_STR("truth", 0, &a->truth),
-		CLI_STR("truth-links", 0, &a->links),
-		CLI_STR("output", 'o', &a->output),
-		CLI_ENUM("format", 0, &format, formats),
-		CLI_CALL("otlp", 0, &a->otlp, cli_otlp_url),
-		CLI_STR("trace", 0, &a->trace),
-		CLI_FLAG("waterfall", 0, &a->waterfall),
-		CLI_U64("window", 0, &window, 1, 256),
-		CLI_U64("candidates", 0, &cands, 1, 16),
-		CLI_U64("rounds", 0, &rounds, 1, 20),
-		CLI_FLAG("no-thread", 0, &a->o.no_thread),
-		CLI_STR("kafka", 'k', &a->kc.brokers),
-		CLI_STR("topic-prefix", 0, &a->kc.topic_prefix),
-		CLI_DUR("idle", 0, &a->idle_ns, NSEC_PER_MSEC,
+	const struct cw_opt t[] = {
+		CW_OPT_STR("truth", 0, &a->truth),
+		CW_OPT_STR("truth-links", 0, &a->links),
+		CW_OPT_STR("output", 'o', &a->output),
+		CW_OPT_ENUM("format", 0, &format, formats),
+		CW_OPT_CALL("otlp", 0, &a->otlp, cli_otlp_url),
+		CW_OPT_STR("trace", 0, &a->trace),
+		CW_OPT_FLAG("waterfall", 0, &a->waterfall),
+		CW_OPT_U64("window", 0, &window, 1, 256),
+		CW_OPT_U64("candidates", 0, &cands, 1, 16),
+		CW_OPT_U64("rounds", 0, &rounds, 1, 20),
+		CW_OPT_FLAG("no-thread", 0, &a->o.no_thread),
+		CW_OPT_STR("kafka", 'k', &a->kc.brokers),
+		CW_OPT_STR("topic-prefix", 0, &a->kc.topic_prefix),
+		CW_OPT_DUR("idle", 0, &a->idle_ns, NSEC_PER_MSEC,
 			3600 * NSEC_PER_SEC),
 		{0}};
 	int rc;
 
 	cw_traces_opts_default(&a->o);
 	a->idle_ns = 3 * NSEC_PER_SEC;
-	rc = cli_parse("traces", t, argc, argv, help);
+	rc = cw_opts_parse("traces", t, argc, argv, help);
 	a->format = formats[format];
 	a->waterfall |= a->trace != NULL;
 	a->o.window = window ? window : a->o.window;
@@ -77,7 +77,7 @@ static int parse_args(struct cw_traces_cmd *a, int argc, char **argv)
 	a->o.rounds = rounds ? (int)rounds : a->o.rounds;
 	if (rc >= 0)
 		return rc ? -1 : 1;
-	if (cli_one_operand(argc, argv, &a->input))
+	if (cw_opts_one_operand(argc, argv, &a->input))
 		return -1;
 	if (!a->input && !a->truth && !a->kc.brokers)
 		return cw_error("no input (see 'causeway traces --help')");

@@ -1,254 +1,16 @@
 // SPDX-License-Identifier: MIT
-/* The commands' option parser (cli/cli.h) and the handlers they share. */
-#include <ctype.h>
+/* The option handlers the commands share (cli/cli.h). */
 #include <errno.h>
-#include <getopt.h>
-#include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "cli/cli.h"
 #include "common/log.h"
 #include "common/util.h"
-#include "correlator/pipeline.h"
 #include "graph/graph.h"
 
-#define MAX_OPTS 64
-/* getopt values of options with no short letter: 256 + table index. */
-#define LONG_ONLY 256
-
-int cli_bad(const char *opt, const char *val, const char *fmt, ...)
-{
-	char want[512];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(want, sizeof(want), fmt, ap);
-	va_end(ap);
-	cw_error("%s '%s': want %s", opt, val, want);
-	return 2;
-}
-
-/* "a, b or c" of a NULL-terminated list. */
-static const char *name_list(const char *const *names, char *buf, size_t len)
-{
-	size_t i, n = 0, at = 0;
-
-	while (names[n])
-		n++;
-	buf[0] = '\0';
-	for (i = 0; i < n && at < len; i++)
-		at += (size_t)snprintf(buf + at, len - at, "%s%s",
-				       i == 0 ? "" : i + 1 == n ? " or " : ", ",
-				       names[i]);
-	return buf;
-}
-
-/* What the kind wants, for the error line. */
-static const char *want_of(const struct cli_opt *o, char *buf, size_t len)
-{
-	char lo[32], hi[32];
-
-	if (o->want)
-		return o->want;
-	switch (o->kind) {
-	case CLI_KSTR:
-		snprintf(buf, len, "1 to %" PRIu64 " characters", o->max);
-		break;
-	case CLI_KU64:
-		if (o->max == UINT64_MAX)
-			snprintf(buf, len, "a number of at least %" PRIu64,
-				 o->min);
-		else
-			snprintf(buf, len,
-				 "a number from %" PRIu64 " to %" PRIu64,
-				 o->min, o->max);
-		break;
-	case CLI_KDUR:
-		cw_fmt_duration(o->min, lo, sizeof(lo));
-		if (o->max == UINT64_MAX)
-			snprintf(buf, len, "a duration of at least %s (e.g. "
-				 "500ms, 10s, 2m)", lo);
-		else
-			snprintf(buf, len, "a duration from %s to %s (e.g. "
-				 "500ms, 10s, 2m)%s", lo,
-				 cw_fmt_duration(o->max, hi, sizeof(hi)),
-				 o->flags & CLI_ZERO_OFF ? ", or 0: off" : "");
-		break;
-	case CLI_KSIZE:
-		snprintf(buf, len, "a size of at least %" PRIu64
-			 " bytes, such as 512Mi or 2G",
-			 o->min);
-		break;
-	case CLI_KREAL:
-		snprintf(buf, len, "a number from %g to %g%s", o->lo, o->hi,
-			 o->flags & CLI_OPEN ? ", neither included" : "");
-		break;
-	case CLI_KENUM:
-		name_list(o->names, buf, len);
-		break;
-	default:
-		snprintf(buf, len, "a value");
-	}
-	return buf;
-}
-
-static int take_real(const struct cli_opt *o, const char *arg)
-{
-	char *end;
-	double v = strtod(arg, &end);
-
-	if (*end || end == arg || !(v >= o->lo && v <= o->hi) ||
-	    ((o->flags & CLI_OPEN) && (v == o->lo || v == o->hi)))
-		return -1;
-	*(double *)o->to = v;
-	return 0;
-}
-
-static int take_enum(const struct cli_opt *o, const char *arg)
-{
-	int i;
-
-	for (i = 0; o->names[i]; i++)
-		if (!strcmp(arg, o->names[i])) {
-			*(int *)o->to = i;
-			return 0;
-		}
-	return -1;
-}
-
-/* One value into its target: 0, -1 (the kind's error to print), or -2
- * (a handler printed its own). */
-static int take(const struct cli_opt *o, const char *arg)
-{
-	uint64_t *u = o->to, v;
-	char opt[80];
-
-	switch (o->kind) {
-	case CLI_KFLAG:
-		*(bool *)o->to = true;
-		return 0;
-	case CLI_KSTR:
-		if (o->max && (!*arg || strlen(arg) > o->max))
-			return -1;
-		*(const char **)o->to = arg;
-		return 0;
-	case CLI_KU64:
-		return cw_parse_u64(arg, o->min, o->max, u);
-	case CLI_KDUR:
-		if ((o->flags & CLI_ZERO_OFF) && !strcmp(arg, "0"))
-			return *u = 0;
-		if (cw_parse_duration(arg, o->unit ? o->unit : NSEC_PER_SEC,
-				      &v) ||
-		    v < o->min || v > o->max)
-			return -1;
-		return *u = v, 0;
-	case CLI_KSIZE:
-		return cw_parse_size(arg, o->min, o->max, u);
-	case CLI_KREAL:
-		return take_real(o, arg);
-	case CLI_KENUM:
-		return take_enum(o, arg);
-	case CLI_KTIME:
-		snprintf(opt, sizeof(opt), "--%s", o->name);
-		return cw_time_arg(opt, arg, cw_now_real_ns(), u) ? -2 : 0;
-	case CLI_KCALL:
-		return o->call(o, arg) ? -2 : 0;
-	}
-	return -1;
-}
-
-/* getopt found an unknown option or a missing value (opterr 0): 2. */
-static int bad_option(const char *cmd, char **argv)
-{
-	const char *arg = argv[optind - 1];
-
-	/* getopt_long leaves optopt 0 for an unknown long option, and sets
-	 * it to the option's value when that option lacks its argument. */
-	if (!optopt)
-		cw_error("unknown option '%s' (see 'causeway %s --help')", arg,
-			 cmd);
-	else if (arg[0] == '-' && (arg[1] == '-' || arg[1] == optopt))
-		cw_error("option '%s' needs a value (see 'causeway %s --help')",
-			 arg, cmd);
-	else
-		cw_error("unknown option '-%c' (see 'causeway %s --help')",
-			 optopt, cmd);
-	return 2;
-}
-
-/* getopt_long's tables of t, with -h/--help; the count of t, or -1. */
-static int build(const struct cli_opt *t, struct option *lo, char *so)
-{
-	int n, s = 0;
-
-	for (n = 0; t[n].name; n++) {
-		if (n == MAX_OPTS)
-			return cw_error("too many options in one table");
-		lo[n] = (struct option){t[n].name,
-					t[n].kind == CLI_KFLAG ? no_argument
-							       : required_argument,
-					NULL, t[n].key ? t[n].key : LONG_ONLY + n};
-		if (!t[n].key)
-			continue;
-		so[s++] = (char)t[n].key;
-		if (t[n].kind != CLI_KFLAG)
-			so[s++] = ':';
-	}
-	lo[n] = (struct option){"help", no_argument, NULL, 'h'};
-	lo[n + 1] = (struct option){0};
-	so[s++] = 'h';
-	so[s] = '\0';
-	return n;
-}
-
-int cli_parse(const char *cmd, const struct cli_opt *t, int argc, char **argv,
-	      const char *help)
-{
-	struct option lo[MAX_OPTS + 2];
-	char so[3 * MAX_OPTS + 2], want[512], opt[80];
-	const struct cli_opt *o;
-	int c, i, n = build(t, lo, so), r;
-
-	if (n < 0)
-		return 2;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, so, lo, NULL)) != -1) {
-		if (c == 'h') {
-			fputs(help, stdout);
-			return 0;
-		}
-		if (c == '?' || c == ':')
-			return bad_option(cmd, argv);
-		for (i = 0, o = NULL; i < n && !o; i++)
-			if (c == (t[i].key ? t[i].key : LONG_ONLY + i))
-				o = &t[i];
-		r = take(o, optarg);
-		if (r == -2)
-			return 2;
-		if (r) {
-			snprintf(opt, sizeof(opt), "--%s", o->name);
-			return cli_bad(opt, optarg, "%s",
-				       want_of(o, want, sizeof(want)));
-		}
-	}
-	return -1;
-}
-
-int cli_one_operand(int argc, char **argv, const char **input)
-{
-	if (input && optind < argc)
-		*input = argv[optind++];
-	if (optind < argc)
-		return cw_error("unexpected argument '%s'", argv[optind]);
-	return 0;
-}
-
-int cli_netns(const struct cli_opt *o, const char *val)
+int cli_netns(const struct cw_opt *o, const char *val)
 {
 	char path[4096];
 	struct stat st;
@@ -271,7 +33,7 @@ int cli_netns(const struct cli_opt *o, const char *val)
 	return 0;
 }
 
-int cli_attach(const struct cli_opt *o, const char *val)
+int cli_attach(const struct cw_opt *o, const char *val)
 {
 	if (cw_attach_parse(val, o->to))
 		return cw_error("--attach '%s': want auto, fentry, kprobe or "
@@ -280,7 +42,7 @@ int cli_attach(const struct cli_opt *o, const char *val)
 	return 0;
 }
 
-int cli_hooks(const struct cli_opt *o, const char *val)
+int cli_hooks(const struct cw_opt *o, const char *val)
 {
 	enum cw_hooks h;
 
@@ -290,7 +52,7 @@ int cli_hooks(const struct cli_opt *o, const char *val)
 	return 0;
 }
 
-int cli_group_by(const struct cli_opt *o, const char *arg)
+int cli_group_by(const struct cw_opt *o, const char *arg)
 {
 	if (cw_group_by_parse(arg, o->to))
 		return cw_error("--by '%s': want process, cmdline, container, "
@@ -299,7 +61,7 @@ int cli_group_by(const struct cli_opt *o, const char *arg)
 	return 0;
 }
 
-int cli_otlp_url(const struct cli_opt *o, const char *arg)
+int cli_otlp_url(const struct cw_opt *o, const char *arg)
 {
 	if (strncmp(arg, "http://", 7))
 		return cw_error("--otlp wants an http:// URL, not '%s'", arg);

@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "common/log.h"
+#include "common/opts.h"
 #include "common/util.h"
 #include "correlator/pipeline.h"
 
@@ -139,12 +140,7 @@ out:
 
 int cw_time_arg(const char *opt, const char *val, uint64_t now_ns, uint64_t *ns)
 {
-	if (!cw_parse_time(val, now_ns, ns))
-		return 0;
-	return cw_error("%s '%s': want a time: now, a duration back from "
-			"now (1h, -1h), @SECONDS since the epoch, or "
-			"'YYYY-MM-DD HH:MM[:SS]' (UTC, or RFC 3339 with a zone)",
-			opt, val);
+	return cw_time_opt(opt, val, now_ns, ns);
 }
 
 int cw_time_range(const char *since, const char *until, uint64_t *since_ns,
