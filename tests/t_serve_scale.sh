@@ -5,7 +5,8 @@
 # minute for, and the time bound lowered to 12 s), a real Prometheus
 # scrapes serve every 2 s and the JSON API is asked again and again:
 # every scrape succeeds (up == 1) and /api/graph and /metrics answer while
-# the layout runs.  The layout is then stopped at its time bound (503 with
+# the layout runs, and the layout's process holds none of serve's
+# sockets.  The layout is then stopped at its time bound (503 with
 # a message saying so, the child process gone); a second big layout that
 # nobody asks for any more is stopped before it; the default bound (200
 # edges) draws the largest edges at once, and the same view again comes
@@ -115,7 +116,7 @@ t0 = time.time()
 th = threading.Thread(target=page, args=("by=process", "big", 60))
 th.start()
 lat = {"graph": [], "metrics": []}
-during = 0
+during = fd_checks = 0
 while th.is_alive():
     st = layouts()
     running = st["running"] and children()
@@ -127,6 +128,16 @@ while th.is_alive():
     lat["metrics"].append(dt)
     if running and layouts()["running"]:
         during += 1
+    for c in children():
+        # The layout process holds none of serve's sockets.
+        try:
+            fds = [os.readlink("/proc/%d/fd/%s" % (c, f))
+                   for f in os.listdir("/proc/%d/fd" % c) if int(f) > 2]
+        except OSError:
+            continue
+        socks = [f for f in fds if f.startswith("socket:")]
+        assert not socks, ("the layout holds serve's sockets", fds)
+        fd_checks += 1
     time.sleep(0.1)
 th.join()
 t1 = time.time()
@@ -150,6 +161,7 @@ def summary(xs):
 print("-- while it ran: /api/graph (%d edges) %s; /metrics %s" % (
     ne, summary(lat["graph"]), summary(lat["metrics"])))
 assert during >= 5, "only %d probes while the layout ran" % during
+assert fd_checks, "the layout process was never looked at"
 
 # Every scrape of the window succeeded.
 time.sleep(2)

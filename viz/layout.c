@@ -75,6 +75,12 @@ child(int fd, const char *dot, size_t mem_bytes)
 	Agraph_t *g;
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	/* Keep none of the parent's sockets open (a client's connection
+	 * would outlive its answer): only stdio and the pipe, as fd 3. */
+	if (fd != 3 && dup2(fd, 3) == 3)
+		fd = 3;
+	if (fd == 3)
+		close_range(4, ~0U, 0);
 	/* The bound is on what the layout adds to the copy of the parent. */
 	if (mem_bytes) {
 		rl.rlim_cur = rl.rlim_max = data_bytes() + mem_bytes;
