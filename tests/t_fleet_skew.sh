@@ -90,9 +90,10 @@ for p in $(seq 0 $((NPART - 1))); do
 	done
 done
 note "put a 2099, a 1990 and a month-old record on each of $NPART partitions"
-# The next stream starts after the first one's sealing point: none of its
-# records is late unless something moved that point.
-sleep 10
+# The next stream (its span ends as it starts publishing, 12 s long)
+# starts after the first one's last record, so after its sealing point:
+# none of its records is late unless something moved that point.
+sleep 13
 stream B -H 12 -L 4 --lifetime 1s -i 500ms -d 12s -s 6
 
 correlate one
@@ -104,7 +105,7 @@ check_eq "one: set aside" \
 check one $((C2S_A + C2S_B)) $((S2C_A + S2C_B)) $((2 * CONNS_B))
 
 # A restart from the checkpoints: nothing of the bad records came back.
-sleep 10
+sleep 13
 stream C -H 12 -L 4 --lifetime 1s -i 500ms -d 12s -s 7
 correlate two
 check_eq "two: partitions restored" \
