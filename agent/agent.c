@@ -328,10 +328,15 @@ int agent_run_iter(struct bpf_link *link, size_t size,
 
 int agent_scan_files(struct cw_agent *a)
 {
+	int rc;
+
 	if (!a->scan_link)
 		return 0;
 	a->need_scan = false;
-	return agent_run_iter(a->scan_link, 1, NULL, a);
+	rc = agent_run_iter(a->scan_link, 1, NULL, a);
+	/* From now on an unknown established end was born unseen. */
+	a->skel->bss->scan_late = true;
+	return rc;
 }
 
 static const char *pinned_maps[] = {"conns", "conn_hash", "closed", "udp_flows",

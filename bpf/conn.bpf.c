@@ -46,6 +46,7 @@
 #define ETH_P_IPV6   0x86DD
 #define IPV6_HDR_LEN 40
 #define UDP_HDR_LEN  8
+#define SHUTDOWN_MASK 3 /* RCV_SHUTDOWN | SEND_SHUTDOWN */
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
@@ -70,6 +71,9 @@ __u64 window_end_ns = 0;
 /* TCP ends established with no owner yet: the agent scans fd tables when
  * this moves, so a server end gets its owner without a per-call hook. */
 __u64 unowned_ends = 0;
+/* Set by the agent after its start-up scan: an end a later scan finds with
+ * no storage was established unseen, not open before the agent. */
+bool scan_late = false;
 
 static const struct cw_conn zero_conn;
 
@@ -233,9 +237,23 @@ static __always_inline void fill_owner(struct cw_conn *c)
 	c->flags |= CW_F_OWNER;
 }
 
+/*
+ * The local port.  skc_num is 0 once a CLOSE released the port
+ * (inet_put_port()); inet_sport keeps it, and is 0 only before connect()
+ * chose one.
+ */
+static __always_inline __u16 sk_lport(struct sock *sk)
+{
+	__u16 port = BPF_CORE_READ(sk, __sk_common.skc_num);
+
+	return port ? port
+		    : bpf_ntohs(BPF_CORE_READ((struct inet_sock *)sk,
+					      inet_sport));
+}
+
 static __always_inline void fill_addrs(struct cw_conn *c, struct sock *sk)
 {
-	c->lport = BPF_CORE_READ(sk, __sk_common.skc_num);
+	c->lport = sk_lport(sk);
 	c->rport = bpf_ntohs(BPF_CORE_READ(sk, __sk_common.skc_dport));
 	/* bpf_core_read with explicit sizes: the destinations are arrays. */
 	if (c->family == AF_INET) {
@@ -432,6 +450,9 @@ static __always_inline struct cw_conn *conn_touch(struct sock *sk, __u8 proto,
 	fill_addrs(c, sk);
 	return c;
 }
+
+/* Ends whose handshake or close no program saw. */
+#include "conn_late.bpf.h"
 
 static __always_inline void emit_event(struct sock *sk, int bytes, __u8 dir)
 {
@@ -729,6 +750,7 @@ static __always_inline bool close_drains(struct cw_conn *c, struct sock *sk,
  * end (CLOSE with no error): so every end its owner closes has its owner
  * with no per-call program.  A server end that stays open is
  * owned by the agent's fd-table scan, which unowned_ends triggers.
+ * Over 80 lines: one short case per transition, kept side by side.
  */
 static __always_inline void on_state(struct sock *sk, int old, int new)
 {
@@ -736,7 +758,12 @@ static __always_inline void on_state(struct sock *sk, int old, int new)
 
 	if (per_event || sk_protocol_wanted(sk) != IPPROTO_TCP)
 		return;
+	if (new != TCP_ESTABLISHED)
+		late_sight(sk, old);
 	switch (new) {
+	case TCP_LISTEN:
+		listener_note(sk, true);
+		break;
 	case TCP_SYN_SENT:
 		c = conn_touch(sk, IPPROTO_TCP, true);
 		if (!c)
@@ -777,10 +804,18 @@ static __always_inline void on_state(struct sock *sk, int old, int new)
 		if (self_tgid && bpf_get_current_pid_tgid() >> 32 == self_tgid)
 			return;
 		c = conn_get(sk, false);
-		if (c && !(c->flags & CW_F_OWNER))
+		if (!c)
+			return;
+		if (!(c->flags & CW_F_OWNER))
 			fill_owner(c);
+		if (owner_done(c, sk))
+			on_close(sk, c, old);
 		break;
 	case TCP_CLOSE:
+		if (old == TCP_LISTEN) {
+			listener_note(sk, false);
+			return;
+		}
 		c = conn_get(sk, false);
 		if (!c)
 			return;

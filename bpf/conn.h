@@ -35,6 +35,13 @@ enum cw_conn_flag {
 	 * "Final readings").
 	 */
 	CW_F_DRAIN = 1 << 6,
+	/*
+	 * Established unseen: the kernel ran the handshake without running
+	 * our programs, and the end was first seen later (bpf/conn.bpf.c,
+	 * "Ends first seen after their handshake").  Its base is a fresh
+	 * connection's, not a reading.
+	 */
+	CW_F_LATE = 1 << 7,
 };
 
 /* Key of the listeners map: a listening port in one network namespace. */

@@ -51,9 +51,19 @@ int cw_scan_files(struct bpf_iter__task_file *ctx)
 		return 0;
 	if (!(c->flags & (CW_F_ESTABLISHED | CW_F_CLOSED)) &&
 	    proto == IPPROTO_TCP) {
-		c->flags |= CW_F_PREEXISTING | CW_F_ESTABLISHED;
-		/* Counted from now on: what it did before is not ours. */
-		conn_base(c, sk, 0, 0);
+		/*
+		 * After the start-up scan, or for a client whose SYN_SENT
+		 * was seen, an end not yet established is one whose
+		 * handshake went unseen: counted from its birth.
+		 */
+		if (scan_late || c->role == CW_ROLE_CLIENT) {
+			conn_late(c, sk);
+		} else {
+			c->flags |= CW_F_PREEXISTING | CW_F_ESTABLISHED;
+			/* Counted from now on: what it did before is not
+			 * ours. */
+			conn_base(c, sk, 0, 0);
+		}
 	}
 	if (!(c->flags & CW_F_OWNER)) {
 		fill_owner_task(&c->owner, task);
@@ -74,14 +84,22 @@ int cw_collect(struct bpf_iter__bpf_sk_storage_map *ctx)
 	struct sock *sk = ctx->sk;
 	__u64 bout, bin;
 	__u32 zero = 0;
+	int state;
 
 	if (!sk || !c)
 		return 0;
-	if (c->protocol != IPPROTO_TCP || (c->flags & CW_F_CLOSED) ||
-	    !(c->flags & CW_F_ESTABLISHED))
+	if (c->protocol != IPPROTO_TCP || (c->flags & CW_F_CLOSED))
 		return 0;
+	/* The state first: the transition's program ran before its store. */
+	state = BPF_CORE_READ(sk, __sk_common.skc_state);
+	if (!(c->flags & CW_F_ESTABLISHED)) {
+		/* A client whose ESTABLISHED went unseen (conn_late()). */
+		if (c->role != CW_ROLE_CLIENT || !established_like(state))
+			return 0;
+		conn_late(c, sk);
+	}
 	conn_base(c, sk, 0, 0);
-	tcp_bytes(c, sk, BPF_CORE_READ(sk, __sk_common.skc_state), &bout, &bin);
+	tcp_bytes(c, sk, state, &bout, &bin);
 	if (bout != c->bytes_out || bin != c->bytes_in) {
 		c->bytes_out = bout;
 		c->bytes_in = bin;

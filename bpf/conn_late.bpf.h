@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * Ends first seen after their handshake, and the owner's close as the
+ * final reading: conn.bpf.c's answers to the kernel making an end's
+ * transitions without running its programs.
+ *
+ * Part of conn.bpf.c, which includes it once after conn_touch(): one BPF
+ * object, one skeleton.
+ */
+/*
+ * Ends first seen after their handshake.  The kernel does not always run
+ * the tracing programs: under load, a TCP state change made in softirq
+ * work on top of some task reached ftrace's copy of the same tracepoint
+ * but none of the BPF programs attached to it, with no recursion miss
+ * counted (docs/agent-counters.md, "Transitions the programs never see").
+ * A client then has its storage from SYN_SENT but no ESTABLISHED, and a
+ * server end has no storage at all until its next transition.  Such an
+ * end is marked established when it is next seen in a state that only an
+ * established connection reaches, with the base a fresh connection has at
+ * ESTABLISHED: the kernel starts its counters at the handshake (sk_alloc
+ * zeroes them, tcp_disconnect() too), so the client's sent total holds
+ * its SYN (bytes_acked = 1) and nothing else does.  A TCP Fast Open
+ * client's SYN data is then counted, where a reading would absorb it.
+ */
+static __always_inline bool established_like(int state)
+{
+	return state == TCP_ESTABLISHED || state == TCP_CLOSE_WAIT ||
+	       fin_queued(state) || state == TCP_FIN_WAIT2;
+}
+
+/* A listener starts (add) or stops: tells a late end's role. */
+static __always_inline void listener_note(struct sock *sk, bool add)
+{
+	struct cw_listen_key lk = {};
+	__u8 one = 1;
+
+	lk.netns = sk_netns(sk);
+	lk.port = BPF_CORE_READ(sk, __sk_common.skc_num);
+	if (add)
+		bpf_map_update_elem(&listeners, &lk, &one, BPF_ANY);
+	else
+		bpf_map_delete_elem(&listeners, &lk);
+}
+
+static __always_inline void conn_late(struct cw_conn *c, struct sock *sk)
+{
+	struct cw_listen_key lk = {};
+
+	if (use_sk_hash || c->flags & (CW_F_ESTABLISHED | CW_F_CLOSED))
+		return;
+	if (!c->role) {
+		lk.netns = c->netns;
+		lk.port = sk_lport(sk);
+		c->role = bpf_map_lookup_elem(&listeners, &lk)
+				  ? CW_ROLE_SERVER
+				  : CW_ROLE_CLIENT;
+	}
+	c->base_out = c->role == CW_ROLE_CLIENT ? 1 : 0;
+	c->base_in = 0;
+	c->flags |= CW_F_ESTABLISHED | CW_F_BASE | CW_F_LATE;
+	fill_addrs(c, sk);
+	if (!(c->flags & CW_F_OWNER))
+		__sync_fetch_and_add(&unowned_ends, 1);
+}
+
+/*
+ * A transition out of a state only an established end is in: an end whose
+ * handshake went unseen gets its storage, if it has none, and is marked.
+ */
+static __always_inline void late_sight(struct sock *sk, int old)
+{
+	struct cw_conn *c;
+
+	if (use_sk_hash || !established_like(old))
+		return;
+	c = conn_get(sk, false);
+	if (!c)
+		c = conn_touch(sk, IPPROTO_TCP, true);
+	if (c)
+		conn_late(c, sk);
+}
+
+/*
+ * The owner's close(): its bytes are final now, and the record goes at
+ * once rather than at CLOSE, which the kernel may reach in work no program
+ * sees ("Ends first seen after their handshake").  close() set both
+ * shutdown bits and emptied the receive queue before tcp_close_state()
+ * made this transition (__tcp_close), and queues its FIN only after it:
+ * on_close() reads with the state left, so no FIN is taken off.  Nothing
+ * can be written any more, and nothing more read: data arriving later is
+ * never read, and a read of an empty queue after both shutdowns returns
+ * EOF.  shutdown(SHUT_WR) alone leaves RCV_SHUTDOWN clear until the peer's
+ * FIN, and unread data in the queue: such an end waits, as before.
+ */
+static __always_inline bool owner_done(struct cw_conn *c, struct sock *sk)
+{
+	return c->flags & CW_F_ESTABLISHED &&
+	       (BPF_CORE_READ_BITFIELD_PROBED(sk, sk_shutdown) &
+		SHUTDOWN_MASK) == SHUTDOWN_MASK &&
+	       !BPF_CORE_READ(sk, sk_receive_queue.qlen);
+}
