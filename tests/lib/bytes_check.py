@@ -23,8 +23,12 @@ clients wrote and in bytes_s2c what the servers wrote (a paired edge
 takes each direction from the end that sent it), and in unreceived_c2s and
 unreceived_s2c what one side wrote less what the other read (a close with
 unread data, a RST).
+
+With TRUTH_RUNLOG set, RECORDS mode also appends its total line (ends,
+exact, what each side wrote and read) to that file.
 """
 import json
+import os
 import sys
 from collections import defaultdict
 
@@ -112,6 +116,7 @@ def main(argv):
         raise SystemExit(__doc__)
     recs = load_records(argv[0], netns)
     per = defaultdict(lambda: [0, 0])
+    total = defaultdict(int)  # truth bytes by role and direction
     wrong = []
     unseen = 0  # ends whose fault is only that no final record came
     for path in argv[1:]:
@@ -124,6 +129,8 @@ def main(argv):
                 name = "%s %s %s:%d" % (t["pattern"], t["role"], t["laddr"],
                                         t["lport"])
                 per[t["pattern"]][0] += 1
+                total[t["role"] + " wrote"] += t["written"]
+                total[t["role"] + " read"] += t["read"]
                 r = recs.get(k)
                 if r is None:
                     wrong.append("%s: no record" % name)
@@ -153,6 +160,15 @@ def main(argv):
         ends, exact = per[p]
         print("%s%-20s %4d ends %4d exact %4d wrong" % (
             label, p, ends, exact, ends - exact))
+    ends = sum(v[0] for v in per.values())
+    line = ("%d ends, %d exact; clients wrote %d read %d, servers wrote %d "
+            "read %d" % (ends, ends - len(wrong), total["client wrote"],
+                         total["client read"], total["server wrote"],
+                         total["server read"]))
+    print("%stotal: %s" % (label, line))
+    if os.environ.get("TRUTH_RUNLOG"):
+        with open(os.environ["TRUTH_RUNLOG"], "a") as f:
+            f.write("%s %s\n" % (label.rstrip(": ") or "-", line))
     for w in wrong[:40]:
         print("%sWRONG %s" % (label, w))
     if len(wrong) > 40:
