@@ -76,9 +76,8 @@ static const char *want_of(const struct cw_opt *o, char *buf, size_t len)
 				 o->flags & CW_OPT_ZERO_OFF ? ", or 0: off" : "");
 		break;
 	case CW_OPT_KSIZE:
-		snprintf(buf, len, "a size of at least %" PRIu64
-			 " bytes, such as 512Mi or 2G",
-			 o->min);
+		snprintf(buf, len, "a size such as 512Mi or 2G, at least %" PRIu64
+			 " byte%s", o->min, o->min == 1 ? "" : "s");
 		break;
 	case CW_OPT_KREAL:
 		snprintf(buf, len, "a number from %g to %g%s", o->lo, o->hi,
@@ -158,19 +157,18 @@ static int take(const struct cw_opt *o, const char *arg)
 	return -1;
 }
 
-/* getopt found an unknown option or a missing value (opterr 0): 2. */
-static int bad_option(const char *cmd, char **argv)
+/* getopt gave c: '?' an unknown option, ':' one whose value is missing
+ * (the short options start with ':').  One line; 2. */
+static int bad_option(const char *cmd, char **argv, int c)
 {
 	const char *arg = argv[optind - 1];
 
-	/* getopt_long leaves optopt 0 for an unknown long option, and sets
-	 * it to the option's value when that option lacks its argument. */
-	if (!optopt)
-		cw_error("unknown option '%s' (see 'causeway %s --help')", arg,
-			 cmd);
-	else if (arg[0] == '-' && (arg[1] == '-' || arg[1] == optopt))
+	if (c == ':')
 		cw_error("option '%s' needs a value (see 'causeway %s --help')",
 			 arg, cmd);
+	else if (!optopt) /* an unknown long option */
+		cw_error("unknown option '%s' (see 'causeway %s --help')", arg,
+			 cmd);
 	else
 		cw_error("unknown option '-%c' (see 'causeway %s --help')",
 			 optopt, cmd);
@@ -182,6 +180,7 @@ static int build(const struct cw_opt *t, struct option *lo, char *so)
 {
 	int n, s = 0;
 
+	so[s++] = ':'; /* a missing value is ':', not '?' */
 	for (n = 0; t[n].name; n++) {
 		if (n == MAX_OPTS)
 			return cw_error("too many options in one table");
@@ -212,7 +211,7 @@ int cw_opts_parse(const char *cmd, const struct cw_opt *t, int argc, char **argv
 
 	if (n < 0)
 		return 2;
-	optind = 1;
+	optind = 0; /* glibc: start afresh, forgetting a previous parse */
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, so, lo, NULL)) != -1) {
 		if (c == 'h') {
@@ -220,7 +219,7 @@ int cw_opts_parse(const char *cmd, const struct cw_opt *t, int argc, char **argv
 			return 0;
 		}
 		if (c == '?' || c == ':')
-			return bad_option(cmd, argv);
+			return bad_option(cmd, argv, c);
 		for (i = 0, o = NULL; i < n && !o; i++)
 			if (c == (t[i].key ? t[i].key : LONG_ONLY + i))
 				o = &t[i];
