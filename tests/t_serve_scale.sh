@@ -10,7 +10,8 @@
 # a message saying so, the child process gone); a second big layout that
 # nobody asks for any more is stopped before it; the default bound (200
 # edges) draws the largest edges at once, and the same view again comes
-# from the cache.  Latencies are printed, not bounded.
+# from the cache; the page opens on the host view and says what it draws.
+# Latencies are printed, not bounded.
 . "$(dirname "$0")/lib.sh"
 need_cmd curl python3 prometheus
 cd "$T_TMP"
@@ -229,3 +230,69 @@ pyjson 'import json; s = json.load(open("stats.json"))["layouts"]
 assert s["done"] == 1 and s["cache_hits"] == 1, s
 print("-- default bound: 200 of the edges laid out in %d ms, then from the cache" % s["last_ms"])' ||
 	fail "the cache was not used: $(cat stats.json)"
+
+# The page over the same fleet: with no view named it opens on the host
+# view and says why; the process view draws its largest 200 edges and
+# says so.
+need_cmd chromedriver chromium
+dport=$(free_port) || fail "no free port"
+on_exit "pkill -f -- '--user-data-dir=$T_TMP/profile'"
+chromedriver --port=$dport --allowed-ips=127.0.0.1 >driver.log 2>&1 &
+bg_pid $!
+for i in $(seq 100); do
+	curl -sf "http://127.0.0.1:$dport/status" >/dev/null && break
+	sleep 0.1
+done
+cat >page.py <<'EOF'
+import json, sys, time, urllib.request
+serve, driver, profile = sys.argv[1:4]
+
+def http(method, url, body=None):
+    data = json.dumps(body).encode() if body is not None else None
+    req = urllib.request.Request(url, data=data, method=method,
+                                 headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=120) as r:
+        return json.loads(r.read() or b"null")
+
+args = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+        "--user-data-dir=" + profile, "--window-size=1400,1000"]
+caps = {"capabilities": {"alwaysMatch": {"browserName": "chrome",
+        "goog:chromeOptions": {"binary": "/usr/bin/chromium", "args": args}}}}
+S = driver + "/session/" + http("POST", driver + "/session", caps)["value"]["sessionId"]
+
+def js(script):
+    return http("POST", S + "/execute/sync", {"script": script, "args": []})["value"]
+
+STATE = ("const s = document.getElementById('status'),"
+         " n = document.getElementById('graph-note');"
+         "return {state: s.dataset.state, text: s.textContent,"
+         " by: s.dataset.by || '', note: n.hidden ? '' : n.textContent,"
+         " drawn: document.querySelectorAll('#graph g.edge').length};")
+
+def ready(by):
+    # A bound on waiting for the page, not a measurement.
+    for i in range(300):
+        st = js(STATE)
+        if st["state"] == "error" or (st["state"] == "ready" and st["by"] == by):
+            return st
+        time.sleep(0.2)
+    raise SystemExit("the %s view never came: %s" % (by, js(STATE)))
+
+try:
+    http("POST", S + "/url", {"url": serve + "/"})
+    st = ready("host")
+    assert st["state"] == "ready", st
+    assert "showing the host view" in st["note"], st
+    assert 0 < st["drawn"] <= 200, st
+    print("-- the page opened on the host view: %s; %s" % (st["text"], st["note"]))
+    js("const s = document.getElementById('by'); s.value = 'process';"
+       "s.dispatchEvent(new Event('change'));")
+    st = ready("process")
+    assert st["state"] == "ready" and st["drawn"] == 200, st
+    assert "the 200 largest of" in st["note"], st
+    print("-- the process view: %s; %s" % (st["text"], st["note"]))
+finally:
+    http("DELETE", S)
+EOF
+python3 page.py "http://127.0.0.1:$port" "http://127.0.0.1:$dport" "$T_TMP/profile" ||
+	fail "the page at scale: $(tail -3 serve2.err)"
