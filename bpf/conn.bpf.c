@@ -139,9 +139,10 @@ struct {
 	__type(value, __u64);
 } inflight SEC(".maps");
 
-/* Listening ports seen by the start-up scan: tells pre-existing roles. */
+/* Listening ports seen by the scans and LISTEN transitions: tells the
+ * roles of pre-existing ends and of ends first seen late. */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 16384);
 	__type(key, struct cw_listen_key);
 	__type(value, __u8);
@@ -762,7 +763,7 @@ static __always_inline void on_state(struct sock *sk, int old, int new)
 		late_sight(sk, old);
 	switch (new) {
 	case TCP_LISTEN:
-		listener_note(sk, true);
+		listener_note(sk);
 		break;
 	case TCP_SYN_SENT:
 		c = conn_touch(sk, IPPROTO_TCP, true);
@@ -812,10 +813,6 @@ static __always_inline void on_state(struct sock *sk, int old, int new)
 			on_close(sk, c, old);
 		break;
 	case TCP_CLOSE:
-		if (old == TCP_LISTEN) {
-			listener_note(sk, false);
-			return;
-		}
 		c = conn_get(sk, false);
 		if (!c)
 			return;

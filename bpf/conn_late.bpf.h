@@ -28,18 +28,19 @@ static __always_inline bool established_like(int state)
 	       fin_queued(state) || state == TCP_FIN_WAIT2;
 }
 
-/* A listener starts (add) or stops: tells a late end's role. */
-static __always_inline void listener_note(struct sock *sk, bool add)
+/*
+ * A listener starts: tells a late end's role.  Never removed when it
+ * stops, since a pre-existing end takes its role from the map when its
+ * record is made (agent/collect.c): the map is LRU instead.
+ */
+static __always_inline void listener_note(struct sock *sk)
 {
 	struct cw_listen_key lk = {};
 	__u8 one = 1;
 
 	lk.netns = sk_netns(sk);
 	lk.port = BPF_CORE_READ(sk, __sk_common.skc_num);
-	if (add)
-		bpf_map_update_elem(&listeners, &lk, &one, BPF_ANY);
-	else
-		bpf_map_delete_elem(&listeners, &lk);
+	bpf_map_update_elem(&listeners, &lk, &one, BPF_ANY);
 }
 
 static __always_inline void conn_late(struct cw_conn *c, struct sock *sk)
@@ -65,7 +66,10 @@ static __always_inline void conn_late(struct cw_conn *c, struct sock *sk)
 
 /*
  * A transition out of a state only an established end is in: an end whose
- * handshake went unseen gets its storage, if it has none, and is marked.
+ * handshake went unseen is marked.  Storage is made only leaving
+ * ESTABLISHED or CLOSE_WAIT: an end in either state that a process held
+ * when the agent started got storage from the start-up scan, while an end
+ * already closing then (FIN_WAIT1 and after, held by no file) is not ours.
  */
 static __always_inline void late_sight(struct sock *sk, int old)
 {
@@ -74,7 +78,7 @@ static __always_inline void late_sight(struct sock *sk, int old)
 	if (use_sk_hash || !established_like(old))
 		return;
 	c = conn_get(sk, false);
-	if (!c)
+	if (!c && (old == TCP_ESTABLISHED || old == TCP_CLOSE_WAIT))
 		c = conn_touch(sk, IPPROTO_TCP, true);
 	if (c)
 		conn_late(c, sk);
