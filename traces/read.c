@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-/* Traces input: node names, the message CSV, span CSV with its truth. */
+/* Traces input: the messages and their CSV (read with paths/csv.h; node
+ * names in paths/'s index). */
 #include <stdlib.h>
 #include <string.h>
 
