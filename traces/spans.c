@@ -2,8 +2,8 @@
 /*
  * Span traces (CSV or Jaeger JSON, read by paths/span_rows.c) -> messages
  * between services, one connection per remote call, and the truth kept
- * aside: for each connection, the connection of the
- * request it was made for, and its trace.  Inference never reads them.
+ * aside: for each connection, the connection of the request it was made
+ * for, and its trace.  Inference never reads them.
  */
 #include <stdlib.h>
 #include <string.h>
