@@ -243,14 +243,3 @@ int cw_opts_one_operand(int argc, char **argv, const char **input)
 		return cw_error("unexpected argument '%s'", argv[optind]);
 	return 0;
 }
-
-int cw_time_opt(const char *opt, const char *val, uint64_t now_ns,
-		uint64_t *ns)
-{
-	if (!cw_parse_time(val, now_ns, ns))
-		return 0;
-	return cw_error("%s '%s': want a time: now, a duration back from "
-			"now (1h, -1h), @SECONDS since the epoch, or "
-			"'YYYY-MM-DD HH:MM[:SS]' (UTC, or RFC 3339 with a zone)",
-			opt, val);
-}

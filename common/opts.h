@@ -91,9 +91,4 @@ int cw_opts_bad(const char *opt, const char *val, const char *fmt, ...)
  */
 int cw_opts_one_operand(int argc, char **argv, const char **input);
 
-/* A time option's value (the time grammar, common/util.h) into *ns;
- * 0, or -1 after a message naming opt. */
-int cw_time_opt(const char *opt, const char *val, uint64_t now_ns,
-		uint64_t *ns);
-
 #endif

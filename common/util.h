@@ -60,6 +60,9 @@ int cw_parse_duration(const char *s, uint64_t bare_unit_ns, uint64_t *out_ns);
  * bounds).
  */
 int cw_parse_time(const char *s, uint64_t now_ns, uint64_t *ns);
+/* The same for an option: 0, or -1 after "OPT 'VAL': want a time: ...". */
+int cw_time_opt(const char *opt, const char *val, uint64_t now_ns,
+		uint64_t *ns);
 /* Parse an unsigned integer in [min, max]; optional k/M/G (x1000) suffix. */
 int cw_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out);
 /*

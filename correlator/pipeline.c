@@ -9,7 +9,6 @@
 #include <time.h>
 
 #include "common/log.h"
-#include "common/opts.h"
 #include "common/util.h"
 #include "correlator/pipeline.h"
 
