@@ -14,6 +14,7 @@
 
 #include "common/log.h"
 #include "common/util.h"
+#include "paths/csv.h"
 #include "traces/traces.h"
 
 /* Tolerance between a service's clock and the capture's stamps (both
@@ -419,66 +420,61 @@ static void tl_relabel(struct cw_traces *t, struct tl_index *ix)
 	cw_names_reindex(&t->nodes);
 }
 
-/* Splits at commas, empty fields kept; the field count or -1. */
-static int tl_split(char *line, char **f, int max)
-{
-	int n = 0;
-
-	line[strcspn(line, "\r\n")] = 0;
-	while (line) {
-		if (n == max)
-			return -1;
-		f[n++] = strsep(&line, ",");
-	}
-	return n;
-}
-
 static int tl_header(char *buf, int *at, const char *what)
 {
 	char *h[16];
-	int nf = tl_split(buf, h, 16), c, i;
+	int nf = cw_csv_split(buf, h, 16, false), c;
 
-	for (c = 0; c < N_F; c++) {
-		for (i = 0, at[c] = -1; i < nf; i++)
-			if (!strcmp(h[i], tl_cols[c]))
-				at[c] = i;
+	if (cw_csv_columns(h, nf > 16 ? 0 : nf, tl_cols, N_F, at, what))
+		return -1;
+	for (c = 0; c < N_F; c++)
 		if (at[c] < 0)
 			return cw_error("%s:1: header has no '%s' column", what,
 					tl_cols[c]);
-	}
 	return 0;
+}
+
+/* The file's lines after the header, each a record; -1 (said). */
+static int tl_rows(struct cw_traces *t, struct tl_index *ix, struct cw_csv *r,
+		   const int *at, const char *what)
+{
+	char *g[16], *f[N_F];
+	int nf, c, rc;
+
+	while ((rc = cw_csv_next(r)) > 0) {
+		if (!r->buf[0] || r->buf[0] == '#')
+			continue;
+		nf = cw_csv_split(r->buf, g, 16, false);
+		for (c = 0; c < N_F; c++) {
+			if (nf > 16 || at[c] >= nf)
+				return cw_error("%s:%zu: want %d fields", what,
+						r->line, N_F);
+			f[c] = g[at[c]];
+		}
+		if (tl_record(t, ix, f, what, r->line))
+			return -1;
+	}
+	if (!rc && ferror(r->fp))
+		return cw_error("%s: read error", what);
+	return rc;
 }
 
 static int tl_lines(struct cw_traces *t, struct tl_index *ix, FILE *fp,
 		    const char *what)
 {
-	char buf[1024], *g[16], *f[N_F];
-	int at[N_F], nf, c;
-	size_t line = 1;
+	struct cw_csv r;
+	int at[N_F], rc;
 
-	if (!fgets(buf, sizeof(buf), fp))
-		return cw_error("%s: empty truth-links file", what);
-	if (tl_header(buf, at, what))
-		return -1;
-	while (fgets(buf, sizeof(buf), fp)) {
-		line++;
-		if (!strchr(buf, '\n') && !feof(fp))
-			return cw_error("%s:%zu: line too long", what, line);
-		if (buf[0] == '\n' || buf[0] == '\r' || buf[0] == '#')
-			continue;
-		nf = tl_split(buf, g, 16);
-		for (c = 0; c < N_F; c++) {
-			if (nf < 0 || at[c] >= nf)
-				return cw_error("%s:%zu: want %d fields", what,
-						line, N_F);
-			f[c] = g[at[c]];
-		}
-		if (tl_record(t, ix, f, what, line))
-			return -1;
-	}
-	if (ferror(fp))
-		return cw_error("%s: read error", what);
-	return 0;
+	cw_csv_open(&r, fp, what);
+	rc = cw_csv_next(&r);
+	if (!rc)
+		rc = cw_error("%s: empty truth-links file", what);
+	else if (rc > 0)
+		rc = tl_header(r.buf, at, what);
+	if (!rc)
+		rc = tl_rows(t, ix, &r, at, what);
+	cw_csv_close(&r);
+	return rc;
 }
 
 int cw_traces_read_truth_links(struct cw_traces *t, FILE *fp, const char *what)

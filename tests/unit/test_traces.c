@@ -329,7 +329,8 @@ static void test_csv_ends(void)
 		"3000,3000,10.0.0.2,10.0.0.3,2,in,connected,5,7,6000,90,0\n"
 		"4000,4000,10.0.0.2,10.0.0.1,1,out,accepted,10,7,80,5000,0\n"
 		"4000,4000,10.0.0.1,10.0.0.2,1,in,connected,10,3,5000,80,0\n";
-	static const char truth[] =
+	static const char truth[] = /* a byte order mark, taken */
+		"\xef\xbb\xbf"
 		"service,in_client,in_server,in_start_ns,out_client,"
 		"out_server,out_start_ns\n"
 		"mid,10.0.0.1:5000,10.0.0.2:80,1001,10.0.0.2:6000,"
