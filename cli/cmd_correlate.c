@@ -6,7 +6,6 @@
  * graph.dot); the graph and counters at the end.
  */
 #include <stdio.h>
-#include <string.h>
 
 #include "cli/cli.h"
 #include "cli/commands.h"
@@ -14,7 +13,6 @@
 #include "common/log.h"
 #include "common/util.h"
 #include "correlator/member.h"
-#include "graph/graph.h"
 
 static const char help[] =
 	"usage: causeway correlate --kafka BROKERS [--group G] [-o DIR]\n"

@@ -5,7 +5,6 @@
  * neighbours of a node, the traffic matrix; JSON, GraphML, DOT or CSV.
  */
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "cli/commands.h"
@@ -14,7 +13,6 @@
 #include "common/util.h"
 #include "correlator/pipeline.h"
 #include "correlator/query.h"
-#include "graph/graph.h"
 
 static const char *const format_names[] = {"table", "json", "graphml",
 					   "dot",   "csv",  NULL};

@@ -1,12 +1,8 @@
 // SPDX-License-Identifier: MIT
 /* causeway paths: causal paths and per-tier delays from message timing. */
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
 
 #include "cli/cli.h"
 #include "cli/commands.h"
-#include "common/jsonw.h"
 #include "common/log.h"
 #include "common/util.h"
 #include "paths/cmd.h"

@@ -9,8 +9,6 @@
  * hands place the correlator's reader for records and Kafka.
  */
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include "cli/cli.h"
 #include "cli/commands.h"

@@ -4,7 +4,6 @@
  * programs agent/probe.c loads, and which variant --attach auto picks.
  */
 #include <stdio.h>
-#include <string.h>
 
 #include "agent/agent.h"
 #include "agent/probe_report.h"

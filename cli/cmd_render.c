@@ -3,9 +3,7 @@
  * causeway render: draw the traffic graph of agent records with Graphviz
  * (libcgraph + libgvc): SVG, PNG, or DOT source.
  */
-#include <errno.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"

@@ -4,10 +4,7 @@
  * this host, pairs the two ends of local connections (across network
  * namespaces too) and prints process-to-process edges.
  */
-#include <limits.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include "agent/agent.h"
 #include "agent/run.h"
@@ -17,11 +14,9 @@
 #include "common/log.h"
 #include "common/metrics.h"
 #include "common/util.h"
-#include "correlator/correlator.h"
 #include "correlator/report.h"
 #include "correlator/local.h"
 #include "graph/graph.h"
-#include "viz/viz.h"
 
 struct run_opts {
 	struct cli_watch w;

@@ -4,7 +4,6 @@
  * record files, run folders or the fleet's Kafka topics.
  */
 #include <stdio.h>
-#include <string.h>
 
 #include "cli/cli.h"
 #include "cli/commands.h"
