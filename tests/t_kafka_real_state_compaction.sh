@@ -1,11 +1,11 @@
 #!/bin/bash
 # P.state is a compacted topic on real Apache Kafka (issue #30), and a
 # member restores exactly from what the log cleaner left of it.  The
-# correlator makes causeway.state itself with cleanup.policy=compact;
-# the test then gives it short segments and a low dirty ratio so the
-# cleaner works within seconds.  A member checkpoints through a paced
-# stream of `causeway simulate` (checkpoints of more than 500 ends, so
-# several chunks each), is SIGKILLed mid-stream, the cleaner shrinks
+# correlator makes causeway.state itself with cleanup.policy=compact.  A
+# member checkpoints through a paced churn of `causeway simulate --churn`
+# (checkpoints of more than 500 ends, so several chunks each) and is
+# SIGKILLed mid-stream; the test then gives P.state short segments and a
+# low dirty ratio so the cleaner works within seconds, the cleaner shrinks
 # P.state to the newest records of each chunk key, and a successor of the
 # same group restores every partition from that and reads on: its graph
 # is byte for byte the graph of a reference member that read the whole

@@ -396,13 +396,16 @@ kafka_agents_stop() {
 }
 
 # kafka_correlate OUT: `causeway correlate` over everything the brokers
-# hold, until idle, with its graph in OUT (its log in OUT.log); it must
-# have applied every record causeway.conns holds.
+# hold, until idle, with its graph in OUT (its log in OUT.log) and the
+# options in KAFKA_CORRELATE_OPTS; it must have applied every record
+# causeway.conns holds.
 kafka_correlate() {
 	local total
 	total=$(kafka_end_offset causeway.conns)
+	# shellcheck disable=SC2086 # the options are words
 	"$CW" correlate --kafka "$KAFKA_BOOT" --from-beginning --idle 4s -o "$1" \
-		>"$1.txt" 2>"$1.log" || fail "correlate failed: $(cat "$1.log")"
+		${KAFKA_CORRELATE_OPTS:-} >"$1.txt" 2>"$1.log" ||
+		fail "correlate failed: $(cat "$1.log")"
 	head -n 12 "$1.txt"
 	grep "state:" "$1.log" || true
 	check_eq "correlator: records applied (all causeway.conns holds)" \
