@@ -217,6 +217,16 @@ static inline int64_t cw_diff_add(int64_t a, uint64_t b, bool sub)
 	return s;
 }
 
+/* a + b for signed differences, saturating at INT64_MIN and INT64_MAX. */
+static inline int64_t cw_sdiff_add(int64_t a, int64_t b)
+{
+	int64_t s;
+
+	if (__builtin_add_overflow(a, b, &s))
+		return b < 0 ? INT64_MIN : INT64_MAX;
+	return s;
+}
+
 /* x (a count, >= 0), rounded to the nearest integer: 2^64 - 1 at most. */
 static inline uint64_t cw_count_of(double x)
 {

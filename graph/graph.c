@@ -165,16 +165,16 @@ static void edge_start(struct cw_edge *e, size_t client, size_t server,
 static void edge_sum(struct cw_edge *e, const struct cw_conn_traffic *t)
 {
 	e->conns++;
-	e->paired += t->both_ends ? 1 : 0;
-	e->bytes_c2s += t->bytes_c2s;
-	e->bytes_s2c += t->bytes_s2c;
-	e->msgs_c2s += t->msgs_c2s;
-	e->msgs_s2c += t->msgs_s2c;
-	e->diff_c2s += t->diff_c2s;
-	e->diff_s2c += t->diff_s2c;
-	e->retrans += t->retrans;
-	e->est_conns += t->msgs_est ? 1 : 0;
-	e->sampled_bytes += t->sampled_bytes;
+	e->paired = cw_count_add(e->paired, t->both_ends ? 1 : 0);
+	e->bytes_c2s = cw_count_add(e->bytes_c2s, t->bytes_c2s);
+	e->bytes_s2c = cw_count_add(e->bytes_s2c, t->bytes_s2c);
+	e->msgs_c2s = cw_count_add(e->msgs_c2s, t->msgs_c2s);
+	e->msgs_s2c = cw_count_add(e->msgs_s2c, t->msgs_s2c);
+	e->diff_c2s = cw_sdiff_add(e->diff_c2s, t->diff_c2s);
+	e->diff_s2c = cw_sdiff_add(e->diff_s2c, t->diff_s2c);
+	e->retrans = cw_count_add(e->retrans, t->retrans);
+	e->est_conns = cw_count_add(e->est_conns, t->msgs_est ? 1 : 0);
+	e->sampled_bytes = cw_count_add(e->sampled_bytes, t->sampled_bytes);
 	e->has_sampled |= t->has_sampled;
 	if (t->first_ns && (!e->first_ns || t->first_ns < e->first_ns))
 		e->first_ns = t->first_ns;
@@ -255,17 +255,17 @@ int cw_graph_add_total(struct cw_graph *g, size_t client, size_t server,
 		edge_start(&g->edges[*idx], client, server, &first);
 	}
 	e = &g->edges[*idx];
-	e->conns += t->conns;
-	e->paired += t->paired;
-	e->bytes_c2s += t->bytes_c2s;
-	e->bytes_s2c += t->bytes_s2c;
-	e->msgs_c2s += t->msgs_c2s;
-	e->msgs_s2c += t->msgs_s2c;
-	e->diff_c2s += t->diff_c2s;
-	e->diff_s2c += t->diff_s2c;
-	e->retrans += t->retrans;
-	e->est_conns += t->est_conns;
-	e->sampled_bytes += t->sampled_bytes;
+	e->conns = cw_count_add(e->conns, t->conns);
+	e->paired = cw_count_add(e->paired, t->paired);
+	e->bytes_c2s = cw_count_add(e->bytes_c2s, t->bytes_c2s);
+	e->bytes_s2c = cw_count_add(e->bytes_s2c, t->bytes_s2c);
+	e->msgs_c2s = cw_count_add(e->msgs_c2s, t->msgs_c2s);
+	e->msgs_s2c = cw_count_add(e->msgs_s2c, t->msgs_s2c);
+	e->diff_c2s = cw_sdiff_add(e->diff_c2s, t->diff_c2s);
+	e->diff_s2c = cw_sdiff_add(e->diff_s2c, t->diff_s2c);
+	e->retrans = cw_count_add(e->retrans, t->retrans);
+	e->est_conns = cw_count_add(e->est_conns, t->est_conns);
+	e->sampled_bytes = cw_count_add(e->sampled_bytes, t->sampled_bytes);
 	e->has_sampled |= t->has_sampled != 0;
 	if (t->first_ns && (!e->first_ns || t->first_ns < e->first_ns))
 		e->first_ns = t->first_ns;

@@ -134,8 +134,9 @@ static void json_graph(struct cw_jsonw *w, const struct serve_graph *g)
 		cw_edge_json(w, &j, CW_JSON_ENDS_NAME);
 		cw_jsonw_double(
 			w, "share",
-			g->total_bytes ? (double)(e->bytes_c2s + e->bytes_s2c) /
-						 g->total_bytes
+			g->total_bytes ? (double)cw_count_add(e->bytes_c2s,
+							      e->bytes_s2c) /
+						 (double)g->total_bytes
 				       : 0);
 		cw_jsonw_obj_close(w);
 	}

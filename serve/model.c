@@ -228,7 +228,7 @@ static struct cw_view *view_for(struct serve_model *m, enum cw_serve_by by)
 
 static uint64_t edge_bytes(const struct serve_edge *e)
 {
-	return e->bytes_c2s + e->bytes_s2c;
+	return cw_count_add(e->bytes_c2s, e->bytes_s2c);
 }
 
 /* Every view edge's traffic, all of it or only inside [since, until). */
@@ -265,11 +265,16 @@ static struct serve_edge *edge_totals(const struct cw_view *v,
 		if (w->start_ns >= q->until_ns ||
 		    w->start_ns + v->window_ns <= q->since_ns)
 			continue;
-		t[w->edge].bytes_c2s += w->bytes_c2s;
-		t[w->edge].bytes_s2c += w->bytes_s2c;
-		t[w->edge].msgs_c2s += w->msgs_c2s;
-		t[w->edge].msgs_s2c += w->msgs_s2c;
-		t[w->edge].sampled_bytes += w->sampled_bytes;
+		t[w->edge].bytes_c2s = cw_count_add(t[w->edge].bytes_c2s,
+						    w->bytes_c2s);
+		t[w->edge].bytes_s2c = cw_count_add(t[w->edge].bytes_s2c,
+						    w->bytes_s2c);
+		t[w->edge].msgs_c2s = cw_count_add(t[w->edge].msgs_c2s,
+						   w->msgs_c2s);
+		t[w->edge].msgs_s2c = cw_count_add(t[w->edge].msgs_s2c,
+						   w->msgs_s2c);
+		t[w->edge].sampled_bytes =
+			cw_count_add(t[w->edge].sampled_bytes, w->sampled_bytes);
 		t[w->edge].msgs_est |= w->msgs_est;
 		t[w->edge].has_sampled |= w->has_sampled;
 	}
@@ -290,6 +295,13 @@ static char *address_of(const char *label)
 	if (label[0] == '[' && n >= 2 && label[n - 1] == ']')
 		return strndup(label + 1, n - 2);
 	return strndup(label, n);
+}
+
+/* A node's traffic, in and out, saturating as every sum of counters. */
+static void node_add(struct serve_node *n, uint64_t in, uint64_t out)
+{
+	n->bytes_in = cw_count_add(n->bytes_in, in);
+	n->bytes_out = cw_count_add(n->bytes_out, out);
 }
 
 static int copy_vertex(const struct cw_view *v, size_t i,
@@ -349,7 +361,8 @@ static int select_into(const struct cw_view *v, const struct serve_edge *t,
 	for (i = 0; i < v->nv; i++)
 		idx[i] = -1;
 	for (i = 0; i < v->ne; i++)
-		out->total_bytes += edge_bytes(&t[i]);
+		out->total_bytes = cw_count_add(out->total_bytes,
+						edge_bytes(&t[i]));
 	for (i = 0; i < v->ne; i++) {
 		e = t[i];
 		if (!edge_bytes(&e) && !e.conns)
@@ -380,10 +393,8 @@ static int select_into(const struct cw_view *v, const struct serve_edge *t,
 		if (CW_GROW(out->edges, out->cap_edges, out->ne + 1, 16))
 			goto out;
 		out->edges[out->ne++] = e;
-		out->nodes[e.from].bytes_out += e.bytes_c2s;
-		out->nodes[e.from].bytes_in += e.bytes_s2c;
-		out->nodes[e.to].bytes_in += e.bytes_c2s;
-		out->nodes[e.to].bytes_out += e.bytes_s2c;
+		node_add(&out->nodes[e.from], e.bytes_s2c, e.bytes_c2s);
+		node_add(&out->nodes[e.to], e.bytes_c2s, e.bytes_s2c);
 	}
 	qsort(out->edges, out->ne, sizeof(*out->edges), edge_cmp);
 	err = 0;
