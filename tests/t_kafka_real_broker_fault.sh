@@ -6,7 +6,10 @@
 # other two, broker 1 comes back and catches up, and at the end the fleet
 # graph has exactly the bytes the client wrote and read, every connection
 # paired, and every agent delivered all it produced, losing none; so has
-# the graph of a correlator that read live through the crash.
+# the graph of a correlator that read live through the crash, and that of
+# a member of another group SIGKILLed just after the broker (during the
+# failover) whose successor restored its checkpoints from P.state, whose
+# leaders were moving too.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib/kafka.sh"
 need_root
@@ -30,6 +33,12 @@ done
 note "$CONNS_TOPIC (partition leader replicas isr):" $(kafka_partitions "$CONNS_TOPIC" | paste -sd'|')
 
 kafka_echo_start "$PHASES" "$PHASE_BYTES"
+# The doomed member's group hands its partitions on 6 s after its death.
+printf 'session.timeout.ms=6000\nheartbeat.interval.ms=500\n' \
+	>"$T_TMP/kafka.properties"
+kafka_member doomed succ 600s
+DOOMED=$KAFKA_LAST
+kafka_member_owns doomed 4
 
 # A correlator reads live through the crash (its group coordinator and its
 # checkpoints' partitions lose their broker too, when broker 1 holds them).
@@ -54,6 +63,11 @@ ip netns exec "$CLI" $TRAFFIC short "$SRV_IP" 7300 "$SHORT" "$SHORT_BYTES" \
 SHORT_PID=$!
 bg_pid $SHORT_PID
 kafka_kill 1
+kill -9 $DOOMED
+wait $DOOMED 2>/dev/null
+note "member doomed of group succ killed (SIGKILL) in the failover"
+kafka_member heir succ 600s
+HEIR=$KAFKA_LAST
 kafka_phase 2
 wait $SHORT_PID || fail "short connections failed"
 res=$(cat "$T_TMP/short.json")
@@ -86,25 +100,35 @@ grep -h "kafka:" "$T_TMP"/agent-*.log >&2
 # The live member's graph once it has applied every record P.conns holds,
 # and after its stop: exactly the same bytes.
 total=$(kafka_end_offset "$CONNS_TOPIC")
-applied() {
+applied() {	# NAME: the records member NAME's graph reflects
 	python3 -c 'import json, sys
 try:
     print(json.load(open(sys.argv[1]))["stats"]["applied"])
 except (OSError, ValueError, KeyError):
-    print(-1)' "$T_TMP/live/edges.json"
+    print(-1)' "$T_TMP/$1/edges.json"
 }
-for _ in $(seq 1 600); do
-	[ "$(applied)" -ge "$total" ] && break
-	kill -0 $LIVE 2>/dev/null || fail "the live correlator exited: $(cat "$T_TMP/live.log")"
-	sleep 0.1
-done
-check_eq "live correlator: records applied" "$(applied)" "$total"
-kill -INT $LIVE
-wait $LIVE || fail "the live correlator failed: $(cat "$T_TMP/live.log")"
-grep "state:" "$T_TMP/live.log" || true
-kafka_check_echo_edges "$T_TMP/live" "live: " \
-	"$KAFKA_LONG_PID" $((PHASES * PHASE_BYTES)) \
-	"$(json_get "$res" pid)" "$SHORT" "$SHORT_BYTES"
+# settled NAME PID: member NAME has applied every record, stopped (SIGINT)
+# and its graph is the workload's.
+settled() {
+	for _ in $(seq 1 900); do
+		[ "$(applied "$1")" -ge "$total" ] && break
+		kill -0 "$2" 2>/dev/null || fail "member $1 exited: $(cat "$T_TMP/$1.log")"
+		sleep 0.1
+	done
+	check_eq "$1: records applied" "$(applied "$1")" "$total"
+	kill -INT "$2"
+	wait "$2" || fail "member $1 failed: $(cat "$T_TMP/$1.log")"
+	grep "state:" "$T_TMP/$1.log" || true
+	kafka_check_echo_edges "$T_TMP/$1" "$1: " \
+		"$KAFKA_LONG_PID" $((PHASES * PHASE_BYTES)) \
+		"$(json_get "$res" pid)" "$SHORT" "$SHORT_BYTES"
+}
+settled live $LIVE
+settled heir $HEIR
+restored=$(grep -c 'causeway.conns \[[0-9]*\]: restored at offset [1-9]' "$T_TMP/heir.log")
+[ "$restored" -gt 0 ] ||
+	fail "the heir restored no checkpoint of the doomed member: $(grep 'causeway.conns \[' "$T_TMP/heir.log")"
+note "heir: $restored partition(s) restored from the doomed member's checkpoints"
 
 # And a new reader of everything the brokers hold.
 kafka_check_echo_graph "$KAFKA_LONG_PID" \
