@@ -41,6 +41,11 @@
 #                                   SHOSTS=20 SLIVE=25 SSPAN=400s
 #                                   RROUNDS=2 RHOSTS=200 RCONNS=60)
 #
+# BROKER=real: the same streams and modes on one real Apache Kafka broker
+# (tests/lib/kafka.sh, `make deps`; its JVM pinned to CPU 1) instead of
+# the embedded one: one stream at a time in causeway.conns, made anew
+# with 16 partitions for each; no restore rows.
+#
 # No -o: ingest alone (the snapshot files are written on a thread of
 # their own, and cost what the graph's size makes them cost).  A run
 # slowed by other work on the machine costs more CPU per record: hence
@@ -57,6 +62,8 @@ SLIVE=${SLIVE:-25}
 SSPAN=${SSPAN:-400s}
 RHOSTS=${RHOSTS:-200}	# the restore stream: a checkpoint must fit the
 RCONNS=${RCONNS:-60}	# broker's 5 MiB a partition whole
+BROKER=${BROKER:-embedded}
+case $BROKER in embedded | real) ;; *) fail "BROKER: embedded or real" ;; esac
 printf 'session.timeout.ms=6000\nheartbeat.interval.ms=500\n' \
 	>"$T_TMP/kafka.properties"
 
@@ -90,16 +97,45 @@ gcc -O2 -Wall -o "$BB/consume" "$CW_ROOT/bench/consume.c" -lrdkafka ||
 	fail "unable to build bench/consume.c"
 CHURN=(-H "$HOSTS" -L "$LIVE")
 STEADY=(-H "$SHOSTS" -L "$SLIVE" --lifetime 1m -i 1s)
-broker churn_big "$SPAN" "${CHURN[@]}"
-broker churn_small "$(quarter "$SPAN")" "${CHURN[@]}"
-broker steady_big "$SSPAN" "${STEADY[@]}"
-broker steady_small "$(quarter "$SSPAN")" "${STEADY[@]}"
 STREAMS="churn_big churn_small steady_big steady_small"
-for st in $STREAMS; do
-	n="RECORDS_$st"
-	echo "stream $st: ${!n} records" >&2
-	echo "$st ${!n}" >>"$T_TMP/records"
-done
+SPANS=("$SPAN" "$(quarter "$SPAN")" "$SSPAN" "$(quarter "$SSPAN")")
+
+# real_stream NAME DURATION SIMULATE_OPTION...: causeway.conns on the real
+# broker made anew, holding DURATION of a churn; sets BOOT_NAME and
+# RECORDS_NAME.
+real_stream() {
+	local name=$1 span=$2 i
+	shift 2
+	if [ -n "$(kafka_partitions causeway.conns)" ]; then
+		kafka_java org.apache.kafka.tools.TopicCommand --bootstrap-server \
+			"$KAFKA_BOOT" --delete --topic causeway.conns \
+			>"$T_TMP/delete.log" 2>&1 ||
+			fail "unable to delete causeway.conns: $(cat "$T_TMP/delete.log")"
+		for i in $(seq 1 300); do
+			[ -z "$(kafka_partitions causeway.conns)" ] && break
+			sleep 0.2
+		done
+	fi
+	kafka_topic_create causeway.conns --partitions 16
+	printf -v "BOOT_$name" '%s' "$KAFKA_BOOT"
+	"$CW" simulate --churn "$@" -d "$span" -s 5 --kafka "$KAFKA_BOOT" \
+		--speedup 0 2>"$T_TMP/sim-$name.log" ||
+		fail "simulate failed: $(cat "$T_TMP/sim-$name.log")"
+	printf -v "RECORDS_$name" '%s' "$(sed -n \
+		's/.* \([0-9]*\) records published.*/\1/p' "$T_TMP/sim-$name.log")"
+}
+if [ "$BROKER" = real ]; then
+	. "$CW_ROOT/tests/lib/kafka.sh"
+	taskset -cp 1 $$ >/dev/null	# the JVM inherits CPU 1 only
+	kafka_start 1 >&2
+	taskset -cp 0-$(($(nproc) - 1)) $$ >/dev/null
+else
+	i=0
+	for st in $STREAMS; do
+		case $st in churn*) set -- "${CHURN[@]}" ;; *) set -- "${STEADY[@]}" ;; esac
+		broker "$st" "${SPANS[i++]}" "$@"
+	done
+fi
 
 # cpu_time FILE CMD...: run CMD; its CPU seconds (user + system, its
 # threads and children) into FILE, to the microsecond.  CMD's status.
@@ -129,9 +165,12 @@ run() {
 		's/.* \([0-9]*\) records applied.*/\1/p' "$T_TMP/log-$group")"
 }
 
-for r in $(seq 1 "$ROUNDS"); do
+# round R STREAM...: each mode once on each stream.
+round() {
+	local r=$1 m st want cpu n
+	shift
 	for m in floor none ckpt; do
-		for st in $STREAMS; do
+		for st in "$@"; do
 			want="RECORDS_$st"
 			read -r cpu n <<<"$(run "$m" "$r" "$st")"
 			[ "$n" = "${!want}" ] || fail "$m round $r applied $n of ${!want}"
@@ -139,37 +178,66 @@ for r in $(seq 1 "$ROUNDS"); do
 			echo "round $r $m $st: $cpu s CPU, $n records" >&2
 		done
 	done
-done
+}
+if [ "$BROKER" = real ]; then
+	# One stream in the topic at a time: all its rounds, then the next.
+	i=0
+	for st in $STREAMS; do
+		case $st in churn*) set -- "${CHURN[@]}" ;; *) set -- "${STEADY[@]}" ;; esac
+		real_stream "$st" "${SPANS[i++]}" "$@"
+		n="RECORDS_$st"
+		echo "stream $st: ${!n} records" >&2
+		echo "$st ${!n}" >>"$T_TMP/records"
+		for r in $(seq 1 "$ROUNDS"); do
+			round "$r" "$st"
+		done
+	done
+else
+	for st in $STREAMS; do
+		n="RECORDS_$st"
+		echo "stream $st: ${!n} records" >&2
+		echo "$st ${!n}" >>"$T_TMP/records"
+	done
+	for r in $(seq 1 "$ROUNDS"); do
+		round "$r" $STREAMS
+	done
+fi
 
 # Restore: a stream of its own on a broker of its own (the first one's
 # topic holds more than a whole checkpoint the broker would keep).
-"$CW" broker >"$T_TMP/boot2" 2>"$T_TMP/broker2.log" &
-bg_pid $!
-wait_file "$T_TMP/boot2"
-BOOT=$(cat "$T_TMP/boot2")
-"$CW" simulate -H "$RHOSTS" -c "$RCONNS" -s 6 --kafka "$BOOT" 2>"$T_TMP/rsim.log" ||
-	fail "simulate failed"
-for r in $(seq 1 "$RROUNDS"); do
-	for i in 1 2; do
-		"$CW" correlate --kafka "$BOOT" --kafka-config "$T_TMP/kafka.properties" \
-			--group "restore-$r" --from-beginning --no-paths --idle 8s \
-			--snapshot-every 1s -o "$T_TMP/rout-$r" \
-			>/dev/null 2>"$T_TMP/rlog-$r-$i" || fail "correlate failed"
+[ "$BROKER" = real ] && RROUNDS=0
+touch "$T_TMP/restore"
+if [ "$RROUNDS" -gt 0 ]; then
+	"$CW" broker >"$T_TMP/boot2" 2>"$T_TMP/broker2.log" &
+	bg_pid $!
+	wait_file "$T_TMP/boot2"
+	BOOT=$(cat "$T_TMP/boot2")
+	"$CW" simulate -H "$RHOSTS" -c "$RCONNS" -s 6 --kafka "$BOOT" 2>"$T_TMP/rsim.log" ||
+		fail "simulate failed"
+	for r in $(seq 1 "$RROUNDS"); do
+		for i in 1 2; do
+			"$CW" correlate --kafka "$BOOT" --kafka-config "$T_TMP/kafka.properties" \
+				--group "restore-$r" --from-beginning --no-paths --idle 8s \
+				--snapshot-every 1s -o "$T_TMP/rout-$r" \
+				>/dev/null 2>"$T_TMP/rlog-$r-$i" || fail "correlate failed"
+		done
+		sed -n 's/.* partitions restored (\([0-9]*\) ends, \([0-9.]*\) s).*/\1 \2/p' \
+			"$T_TMP/rlog-$r-2" >>"$T_TMP/restore"
+		echo "restore round $r: $(tail -n 1 "$T_TMP/restore")" >&2
 	done
-	sed -n 's/.* partitions restored (\([0-9]*\) ends, \([0-9.]*\) s).*/\1 \2/p' \
-		"$T_TMP/rlog-$r-2" >>"$T_TMP/restore"
-	echo "restore round $r: $(tail -n 1 "$T_TMP/restore")" >&2
-done
+fi
 
 python3 - "$T_TMP/cpu" "$T_TMP/restore" "$T_TMP/records" \
-	"$HOSTS" "$LIVE" "$SPAN" "$SHOSTS" "$SLIVE" "$SSPAN" <<'PY'
+	"$HOSTS" "$LIVE" "$SPAN" "$SHOSTS" "$SLIVE" "$SSPAN" "$BROKER" \
+	"$([ "$BROKER" = real ] && kafka_version)" <<'PY'
 import statistics, sys
 cpu = {}
 for line in open(sys.argv[1]):
     m, st, c = line.split()
     cpu.setdefault((m, st), []).append(float(c))
 rec = dict((l.split()[0], int(l.split()[1])) for l in open(sys.argv[3]))
-hosts, live, span, shosts, slive, sspan = sys.argv[4:10]
+hosts, live, span, shosts, slive, sspan, broker, kver = sys.argv[4:12]
+real = broker == "real"
 rest = [tuple(map(float, l.split())) for l in open(sys.argv[2]) if l.strip()]
 rounds = len(cpu[("none", "churn_big")])
 
@@ -190,16 +258,28 @@ def row(shape, name, m):
 def med(m, shape):
     return statistics.median(marginal(m, shape))
 
-print("<!-- bench_correlate -->")
-print("## Correlator ingest and state in Kafka (`bench/bench_correlate.sh`)")
+tag = "bench_correlate" + ("_real" if real else "")
+print("<!-- %s -->" % tag)
+if real:
+    print("## Correlator ingest on a real Kafka broker "
+          "(`BROKER=real bench/bench_correlate.sh`)")
+else:
+    print("## Correlator ingest and state in Kafka (`bench/bench_correlate.sh`)")
 print()
-print("Command: `bench/run.sh bench_correlate` (ROUNDS=%d HOSTS=%s LIVE=%s "
-      "SPAN=%s SHOSTS=%s SLIVE=%s SSPAN=%s)." % (rounds, hosts, live, span,
-                                                shosts, slive, sspan))
-print("Two streams from `causeway simulate --churn`, each span on one")
-print("embedded broker and its first quarter on another (the records'")
-print("topic made with 16 partitions, `causeway broker -t")
-print("causeway.conns:16`, so that each stream fits the broker whole):")
+print("Command: `%sbench/run.sh bench_correlate` (ROUNDS=%d HOSTS=%s LIVE=%s "
+      "SPAN=%s SHOSTS=%s SLIVE=%s SSPAN=%s)." % (
+          "BROKER=real " if real else "", rounds, hosts, live, span, shosts,
+          slive, sspan))
+if real:
+    print("Two streams from `causeway simulate --churn`, each span and its")
+    print("first quarter in turn in `causeway.conns` (made anew with 16")
+    print("partitions) of one Apache Kafka %s broker (KRaft, on loopback," % kver)
+    print("its JVM pinned to CPU 1):")
+else:
+    print("Two streams from `causeway simulate --churn`, each span on one")
+    print("embedded broker and its first quarter on another (the records'")
+    print("topic made with 16 partitions, `causeway broker -t")
+    print("causeway.conns:16`, so that each stream fits the broker whole):")
 print()
 print("- *churn*: `-H %s -L %s`, %s: connections living about 20 minutes"
       % (hosts, live, span))
@@ -257,5 +337,5 @@ if rest:
     print("median %.2f s per million live ends (measured at this size and"
           % statistics.median(per))
     print("scaled: the embedded broker keeps no larger checkpoint whole).")
-print("<!-- /bench_correlate -->")
+print("<!-- /%s -->" % tag)
 PY
