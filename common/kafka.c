@@ -355,12 +355,14 @@ static int producer_connect(struct cw_kafka_producer *p)
 	conf = kafka_conf_common(c);
 	if (!conf)
 		return -1;
-	if (kafka_conf_set(conf, "enable.idempotence", "true") ||
-	    kafka_conf_set(conf, "compression.type",
+	if (kafka_conf_set(conf, "compression.type",
 			   c->compression ? c->compression
 					  : CW_KAFKA_COMPRESSION) ||
 	    kafka_conf_set(conf, "message.timeout.ms", timeout) ||
-	    (c->properties && kafka_conf_load_file(conf, c->properties))) {
+	    (c->properties && kafka_conf_load_file(conf, c->properties)) ||
+	    /* Last: no properties file turns it off (acks=all, retries
+	     * that neither lose nor reorder). */
+	    kafka_conf_set(conf, "enable.idempotence", "true")) {
 		rd_kafka_conf_destroy(conf);
 		return -1;
 	}
