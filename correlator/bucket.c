@@ -20,7 +20,7 @@
 void cw_buckets_init(struct cw_buckets *b)
 {
 	memset(b, 0, sizeof(*b));
-	cw_htab_init(&b->nodes, sizeof(struct node_key),
+	cw_htab_init(&b->nodes, sizeof(struct cw_node_key),
 		     sizeof(struct cw_edge_node));
 	cw_htab_init(&b->total, sizeof(struct edge_key),
 		     sizeof(struct cw_edge_total));
@@ -152,7 +152,7 @@ bool cw_buckets_revive(struct cw_pairing *p, const struct end_key *k,
 
 /* ---- folding deltas into edges ------------------------------------------ */
 
-static void node_key_of(const struct cw_edge_node *n, struct node_key *k)
+static void node_key_of(const struct cw_edge_node *n, struct cw_node_key *k)
 {
 	memset(k, 0, sizeof(*k));
 	k->kind = n->kind;
@@ -172,7 +172,7 @@ static void node_key_of(const struct cw_edge_node *n, struct node_key *k)
 
 long cw_buckets_node(struct cw_buckets *b, const struct cw_edge_node *n)
 {
-	struct node_key k;
+	struct cw_node_key k;
 	struct cw_edge_node *v;
 	bool created;
 
@@ -549,7 +549,7 @@ int cw_buckets_keep_nodes(struct cw_buckets *b, uint32_t *id,
 		used += !id[j];
 	if (n < 1024 || 2 * used > n)
 		return 0;
-	cw_htab_init(&to, sizeof(struct node_key), sizeof(struct cw_edge_node));
+	cw_htab_init(&to, sizeof(struct cw_node_key), sizeof(struct cw_edge_node));
 	if (cw_htab_reserve(&to, used))
 		return -1;
 	for (j = 0, used = 0; j < n; j++) {

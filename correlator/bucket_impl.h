@@ -11,20 +11,7 @@
 
 #include "correlator/correlator.h"
 #include "correlator/pair_impl.h"
-
-/* A graph node as the buckets key it (graph/graph.c keys it the same). */
-struct node_key {
-	uint8_t kind;
-	uint8_t pad[3];
-	uint32_t netns;
-	uint32_t tgid;
-	uint16_t port;
-	uint16_t pad2;
-	uint64_t start_ns;
-	struct cw_addr addr;
-	uint8_t pad3[7];
-	char host[CW_HOST_LEN];
-};
+#include "graph/graph.h"
 
 /* An edge in a bucket (0: all sealed buckets); nodes are ids in nodes. */
 struct edge_key {

@@ -174,7 +174,7 @@ int cw_windows_add(struct cw_windows *w, const struct cw_conn_record *r)
 
 /* ---- deltas onto the edges of the correlator's graph ------------------ */
 
-/* Nodes are keyed as the buckets key them (struct node_key). */
+/* Nodes are keyed as the buckets key them (struct cw_node_key). */
 struct win_edge_key {
 	uint64_t client, server;
 	uint8_t protocol;
@@ -186,7 +186,7 @@ struct matcher {
 	struct cw_htab nodes, edges;
 };
 
-static void node_key_proc(struct node_key *k, const char *host, bool unknown,
+static void node_key_proc(struct cw_node_key *k, const char *host, bool unknown,
 			  uint32_t netns, uint32_t tgid, uint64_t start_ns)
 {
 	memset(k, 0, sizeof(*k));
@@ -201,7 +201,7 @@ static void node_key_proc(struct node_key *k, const char *host, bool unknown,
 	}
 }
 
-static void node_key_ext(struct node_key *k, const struct cw_addr *a,
+static void node_key_ext(struct cw_node_key *k, const struct cw_addr *a,
 			 uint16_t port)
 {
 	memset(k, 0, sizeof(*k));
@@ -213,7 +213,7 @@ static void node_key_ext(struct node_key *k, const struct cw_addr *a,
 static int matcher_init(struct matcher *m, const struct cw_graph *g)
 {
 	const struct cw_node *n;
-	struct node_key nk;
+	struct cw_node_key nk;
 	struct win_edge_key k;
 	size_t i, *idx;
 
@@ -250,7 +250,7 @@ static void matcher_release(struct matcher *m)
 	cw_htab_release(&m->edges);
 }
 
-static long node_of(const struct matcher *m, const struct node_key *k)
+static long node_of(const struct matcher *m, const struct cw_node_key *k)
 {
 	const size_t *idx = cw_htab_get(&m->nodes, k);
 
@@ -286,7 +286,7 @@ static long partner_node(const struct matcher *m, const struct cw_pairing *p,
 {
 	long i = cw_pairing_find_id(p, id), q;
 	struct cw_end_owner o;
-	struct node_key nk;
+	struct cw_node_key nk;
 
 	if (i < 0 || !p->partner || (q = p->partner[i]) < 0)
 		return -1;
@@ -303,7 +303,7 @@ static void place_end(struct cw_windows *w, const struct matcher *m,
 	const struct cw_end_id *id = cw_htab_key(&w->ends, i);
 	const struct end_state *x = cw_htab_val(&w->ends, i);
 	bool client = is_client(x);
-	struct node_key nk;
+	struct cw_node_key nk;
 	long me, other, e = -1;
 
 	node_key_proc(&nk, id->host, x->flags & CW_REC_NO_OWNER, x->netns,

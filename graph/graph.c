@@ -5,18 +5,6 @@
 #include "common/util.h"
 #include "graph/graph.h"
 
-struct node_key {
-	uint8_t kind;
-	uint8_t pad[3];
-	uint32_t netns;
-	uint32_t tgid;
-	uint16_t port;
-	uint16_t pad2;
-	uint64_t start_ns;
-	struct cw_addr addr;
-	char host[CW_HOST_LEN];
-};
-
 struct edge_key {
 	uint64_t client, server;
 	uint8_t protocol;
@@ -26,7 +14,7 @@ struct edge_key {
 void cw_graph_init(struct cw_graph *g)
 {
 	memset(g, 0, sizeof(*g));
-	cw_htab_init(&g->node_index, sizeof(struct node_key), sizeof(size_t));
+	cw_htab_init(&g->node_index, sizeof(struct cw_node_key), sizeof(size_t));
 	cw_htab_init(&g->edge_index, sizeof(struct edge_key), sizeof(size_t));
 }
 
@@ -72,7 +60,7 @@ int cw_graph_reserve(struct cw_graph *g, size_t nodes, size_t edges)
 }
 
 /* The node of key k; *made points to it, zeroed, when it is new. */
-static long node_get(struct cw_graph *g, const struct node_key *k,
+static long node_get(struct cw_graph *g, const struct cw_node_key *k,
 		     struct cw_node **made)
 {
 	bool created;
@@ -98,7 +86,7 @@ long cw_graph_node_for_proc(struct cw_graph *g, const char *host,
 			    uint32_t netns, bool no_owner,
 			    const struct cw_process *proc)
 {
-	struct node_key k;
+	struct cw_node_key k;
 	struct cw_node *n;
 	size_t len = strnlen(host, CW_HOST_LEN - 1);
 	long i;
@@ -126,7 +114,7 @@ long cw_graph_node_for_proc(struct cw_graph *g, const char *host,
 long cw_graph_node_external(struct cw_graph *g, const struct cw_addr *a,
 			    uint16_t port)
 {
-	struct node_key k;
+	struct cw_node_key k;
 	struct cw_node *n;
 	long i;
 

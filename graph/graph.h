@@ -41,6 +41,24 @@ enum cw_node_kind {
 	CW_NODE_EXTERNAL, /* the other end was not watched: an address */
 };
 
+/*
+ * A node's identity as a hash key: graph/ and the correlator's buckets key
+ * nodes the same way.  Zero it before filling it in, padding included
+ * (keys are hashed 8 bytes at a time).
+ */
+struct cw_node_key {
+	uint8_t kind;
+	uint8_t pad[3];
+	uint32_t netns;
+	uint32_t tgid;
+	uint16_t port;
+	uint16_t pad2;
+	uint64_t start_ns;
+	struct cw_addr addr;
+	uint8_t pad3[7];
+	char host[CW_HOST_LEN];
+};
+
 struct cw_node {
 	enum cw_node_kind kind;
 	char host[CW_HOST_LEN];
