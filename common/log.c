@@ -34,3 +34,15 @@ int cw_error(const char *fmt, ...)
 	va_end(ap);
 	return -1;
 }
+
+int cw_err_buf(char *err, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!err || !len)
+		return -1;
+	va_start(ap, fmt);
+	vsnprintf(err, len, fmt, ap);
+	va_end(ap);
+	return -1;
+}

@@ -20,6 +20,7 @@
 #define CW_LOG_H
 
 #include <stdarg.h>
+#include <stddef.h>
 
 enum cw_log_level { CW_LOG_ERROR, CW_LOG_WARN, CW_LOG_INFO, CW_LOG_DEBUG };
 
@@ -29,6 +30,14 @@ extern enum cw_log_level cw_log_level;
 void cw_log(enum cw_log_level level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 int cw_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/*
+ * For the "no message" functions: the reason into the caller's buffer err
+ * of len bytes (none if err is NULL or len 0); returns -1, so a parser
+ * can write `return cw_err_buf(err, len, "...", ...)`.
+ */
+int cw_err_buf(char *err, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
 #define cw_warn(...)  cw_log(CW_LOG_WARN, __VA_ARGS__)
 #define cw_info(...)  cw_log(CW_LOG_INFO, __VA_ARGS__)

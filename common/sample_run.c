@@ -283,20 +283,6 @@ static int get_varint(struct rbuf *r, uint64_t *out)
 	return -1;
 }
 
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	if (err && errlen)
-		vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return -1;
-}
-
 static int decode_bins(struct rbuf *r, struct cw_sample_run *run)
 {
 	uint64_t mask, v;
@@ -335,41 +321,43 @@ int cw_sample_run_decode(const uint8_t *buf, size_t len,
 
 	*out = NULL;
 	if (len < 8 || memcmp(buf, CW_SAMPLE_FILE_MAGIC, 8))
-		return fail(err, errlen, "not a causeway run file");
+		return cw_err_buf(err, errlen, "not a causeway run file");
 	if (len < HDR_FIXED + 3 + 4)
-		return fail(err, errlen, "truncated (%zu bytes)", len);
+		return cw_err_buf(err, errlen, "truncated (%zu bytes)", len);
 	version = get_le(buf + 8, 2);
 	if (version != CW_SAMPLE_FILE_VERSION)
-		return fail(err, errlen, "unsupported version %u", version);
+		return cw_err_buf(err, errlen, "unsupported version %u",
+				  version);
 	crc = get_le(buf + len - 4, 4);
 	if (crc != crc32(0, buf, len - 4))
-		return fail(err, errlen,
-			    "checksum mismatch (corrupt or "
-			    "truncated)");
+		return cw_err_buf(err, errlen,
+				  "checksum mismatch (corrupt or "
+				  "truncated)");
 	hdr_len = get_le(buf + 10, 2);
 	samples = get_le(buf + 40, 4);
 	nbins = get_le(buf + 44, 4);
 	body_len = get_le(buf + 52, 4);
 	if (hdr_len < HDR_FIXED || hdr_len + 3 > len - 4)
-		return fail(err, errlen, "bad header length %zu", hdr_len);
+		return cw_err_buf(err, errlen, "bad header length %zu",
+				  hdr_len);
 	if (!samples || samples > CW_SAMPLER_MAX_SAMPLES || nbins > samples)
-		return fail(err, errlen, "bad bin count %u of %u", nbins,
-			    samples);
+		return cw_err_buf(err, errlen, "bad bin count %u of %u", nbins,
+				  samples);
 	off = hdr_len;
 	host_len = buf[off++];
 	if (host_len >= CW_SAMPLE_HOST_MAX || off + host_len + 2 > len - 4)
-		return fail(err, errlen, "bad host name length");
+		return cw_err_buf(err, errlen, "bad host name length");
 	off += host_len;
 	dev_len = get_le(buf + off, 2);
 	off += 2;
 	if (dev_len >= CW_SAMPLE_DEV_MAX || off + dev_len > len - 4)
-		return fail(err, errlen, "bad interface name length");
+		return cw_err_buf(err, errlen, "bad interface name length");
 	off += dev_len;
 	if (body_len != len - 4 - off)
-		return fail(err, errlen, "bad body length %u", body_len);
+		return cw_err_buf(err, errlen, "bad body length %u", body_len);
 	run = cw_sample_run_new(nbins);
 	if (!run)
-		return fail(err, errlen, "out of memory");
+		return cw_err_buf(err, errlen, "out of memory");
 	run->flags = get_le(buf + 12, 4);
 	run->start_real_ns = get_le(buf + 16, 8);
 	run->interval_ns = get_le(buf + 24, 8);
@@ -383,12 +371,12 @@ int cw_sample_run_decode(const uint8_t *buf, size_t len,
 	if (run->interval_ns < CW_SAMPLER_MIN_INTERVAL_NS ||
 	    run->interval_ns > CW_SAMPLER_MAX_INTERVAL_NS) {
 		cw_sample_run_free(run);
-		return fail(err, errlen, "bad interval");
+		return cw_err_buf(err, errlen, "bad interval");
 	}
 	r = (struct rbuf){.p = buf, .len = len - 4, .off = off};
 	if (decode_bins(&r, run)) {
 		cw_sample_run_free(run);
-		return fail(err, errlen, "bad bin data");
+		return cw_err_buf(err, errlen, "bad bin data");
 	}
 	*out = run;
 	return 0;

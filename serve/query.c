@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/log.h"
 #include "common/util.h"
 #include "serve/serve.h"
 
@@ -18,19 +19,6 @@ static const char *const by_names[CW_SERVE_BY_N] = {
 const char *cw_serve_by_name(enum cw_serve_by by)
 {
 	return (unsigned)by < CW_SERVE_BY_N ? by_names[by] : "?";
-}
-
-static int fail(char *err, size_t len, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int fail(char *err, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, len, fmt, ap);
-	va_end(ap);
-	return -1;
 }
 
 static int hexval(char c)
@@ -92,16 +80,17 @@ static int parse_time(const char *key, const char *s, uint64_t now,
 	    !s[strspn(s, "0123456789.")])
 		*out = UINT64_MAX;
 	else if (cw_parse_time(s, now, out))
-		return fail(err, len,
-			    "'%s': want seconds since the epoch, 'now', "
-			    "-DURATION (-5m, -2h, -1d) or a time such as "
-			    "2026-11-23T14:00:00Z",
-			    key);
+		return cw_err_buf(err, len,
+				  "'%s': want seconds since the epoch, 'now', "
+				  "-DURATION (-5m, -2h, -1d) or a time such as "
+				  "2026-11-23T14:00:00Z",
+				  key);
 	if (*out < CW_SERVE_TIME_FLOOR || *out > now + 86400 * NS)
-		return fail(err, len,
-			    "'%s': the time is before 2000 or more than a day "
-			    "from now",
-			    key);
+		return cw_err_buf(
+			err, len,
+			"'%s': the time is before 2000 or more than a day "
+			"from now",
+			key);
 	return 0;
 }
 
@@ -111,10 +100,12 @@ static int parse_share(const char *s, double *out, char *err, size_t len)
 	double v;
 
 	if (!((*s >= '0' && *s <= '9') || *s == '.'))
-		return fail(err, len, "'min_share': want a number from 0 to 1");
+		return cw_err_buf(err, len,
+				  "'min_share': want a number from 0 to 1");
 	v = strtod(s, &end);
 	if (end == s || *end || !isfinite(v) || v < 0 || v > 1)
-		return fail(err, len, "'min_share': want a number from 0 to 1");
+		return cw_err_buf(err, len,
+				  "'min_share': want a number from 0 to 1");
 	*out = v;
 	return 0;
 }
@@ -128,10 +119,11 @@ static int parse_trace(const char *s, char out[33], char *err, size_t len)
 	for (i = 0; i < 32 && hexval(s[i]) >= 0; i++)
 		zero = zero && s[i] == '0';
 	if (i < 32 || s[32])
-		return fail(err, len,
-			    "'trace': want a trace id, 32 hex digits");
+		return cw_err_buf(err, len,
+				  "'trace': want a trace id, 32 hex digits");
 	if (zero)
-		return fail(err, len, "'trace': the all-zero id is no trace's");
+		return cw_err_buf(err, len,
+				  "'trace': the all-zero id is no trace's");
 	for (i = 0; i < 32; i++)
 		out[i] = "0123456789abcdef"[hexval(s[i])];
 	out[32] = '\0';
@@ -145,9 +137,9 @@ static int parse_limit(const char *s, unsigned *out, char *err, size_t len)
 
 	v = *s >= '1' && *s <= '9' ? strtoul(s, &end, 10) : 0;
 	if (!v || *end || v > CW_SERVE_LIMIT_MAX)
-		return fail(err, len,
-			    "'limit': want a whole number from 1 to %d",
-			    CW_SERVE_LIMIT_MAX);
+		return cw_err_buf(err, len,
+				  "'limit': want a whole number from 1 to %d",
+				  CW_SERVE_LIMIT_MAX);
 	*out = (unsigned)v;
 	return 0;
 }
@@ -167,10 +159,11 @@ static int apply(struct cw_serve_query *q, int k, const char *v, uint64_t now,
 			if (!strcmp(v, by_names[i]))
 				break;
 		if (i == CW_SERVE_BY_N)
-			return fail(err, len,
-				    "'by': unknown projection; want process, "
-				    "cmdline, container, host, pod or "
-				    "workload");
+			return cw_err_buf(
+				err, len,
+				"'by': unknown projection; want process, "
+				"cmdline, container, host, pod or "
+				"workload");
 		q->by = (enum cw_serve_by)i;
 		q->has_by = true;
 		return 0;
@@ -185,7 +178,7 @@ static int apply(struct cw_serve_query *q, int k, const char *v, uint64_t now,
 	case K_NODE:
 	case K_RUN:
 		if (!*v)
-			return fail(err, len, "'%s': empty", keys[k]);
+			return cw_err_buf(err, len, "'%s': empty", keys[k]);
 		snprintf(k == K_NODE ? q->node : q->run, CW_SERVE_VALUE_MAX,
 			 "%s", v);
 		return 0;
@@ -195,7 +188,7 @@ static int apply(struct cw_serve_query *q, int k, const char *v, uint64_t now,
 		q->has_limit = true;
 		return parse_limit(v, &q->limit, err, len);
 	}
-	return fail(err, len, "internal: key %d", k);
+	return cw_err_buf(err, len, "internal: key %d", k);
 }
 
 /* since and until together: in order, and not too far apart. */
@@ -207,11 +200,11 @@ static int check_range(struct cw_serve_query *q, uint64_t now, char *err,
 	if (!q->has_until)
 		q->until_ns = now > q->since_ns ? now : q->since_ns + 1;
 	if (!q->has_since)
-		return fail(err, len, "'until' without 'since'");
+		return cw_err_buf(err, len, "'until' without 'since'");
 	if (q->since_ns >= q->until_ns)
-		return fail(err, len, "'since' is not before 'until'");
+		return cw_err_buf(err, len, "'since' is not before 'until'");
 	if (q->until_ns - q->since_ns > CW_SERVE_RANGE_MAX)
-		return fail(err, len, "the range is longer than 31 days");
+		return cw_err_buf(err, len, "the range is longer than 31 days");
 	q->has_until = true;
 	return 0;
 }
@@ -229,8 +222,9 @@ int cw_serve_query_parse(const char *qs, uint64_t now_ns,
 	if (!qs)
 		return 0;
 	if (strlen(qs) > CW_SERVE_QUERY_MAX)
-		return fail(err, errlen, "the query string is longer than %d",
-			    CW_SERVE_QUERY_MAX);
+		return cw_err_buf(err, errlen,
+				  "the query string is longer than %d",
+				  CW_SERVE_QUERY_MAX);
 	for (; *p; p = *amp ? amp + 1 : amp) {
 		amp = strchr(p, '&');
 		if (!amp)
@@ -240,22 +234,25 @@ int cw_serve_query_parse(const char *qs, uint64_t now_ns,
 		eq = memchr(p, '=', (size_t)(amp - p));
 		n = (size_t)((eq ? eq : amp) - p);
 		if (decode(p, n, key, &why))
-			return fail(err, errlen, "a key: %s", why);
+			return cw_err_buf(err, errlen, "a key: %s", why);
 		for (k = 0; k < K_N && strcmp(key, keys[k]); k++)
 			;
 		if (k == K_N)
-			return fail(err, errlen,
-				    "unknown parameter '%.64s' (want by, "
-				    "since, until, min_share, node, run, "
-				    "trace or limit)",
-				    key);
+			return cw_err_buf(err, errlen,
+					  "unknown parameter '%.64s' (want by, "
+					  "since, until, min_share, node, run, "
+					  "trace or limit)",
+					  key);
 		if (seen & (1u << k))
-			return fail(err, errlen, "'%s' given twice", keys[k]);
+			return cw_err_buf(err, errlen, "'%s' given twice",
+					  keys[k]);
 		seen |= 1u << k;
 		if (!eq)
-			return fail(err, errlen, "'%s' has no value", keys[k]);
+			return cw_err_buf(err, errlen, "'%s' has no value",
+					  keys[k]);
 		if (decode(eq + 1, (size_t)(amp - eq - 1), val, &why))
-			return fail(err, errlen, "'%s': %s", keys[k], why);
+			return cw_err_buf(err, errlen, "'%s': %s", keys[k],
+					  why);
 		if (apply(q, k, val, now_ns, err, errlen))
 			return -1;
 	}
