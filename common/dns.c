@@ -8,13 +8,13 @@
 #include "common/dns.h"
 #include "common/util.h"
 
-#define HDR_LEN	   12
-#define T_A	   1
-#define T_CNAME	   5
-#define T_AAAA	   28
-#define C_IN	   1
-#define MAX_CHAIN  16 /* names a question's CNAMEs may lead through */
-#define MAX_JUMPS  64 /* compression pointers followed in one name */
+#define HDR_LEN	  12
+#define T_A	  1
+#define T_CNAME	  5
+#define T_AAAA	  28
+#define C_IN	  1
+#define MAX_CHAIN 16 /* names a question's CNAMEs may lead through */
+#define MAX_JUMPS 64 /* compression pointers followed in one name */
 
 static uint16_t get16(const uint8_t *p)
 {
@@ -110,8 +110,7 @@ static int read_rr(const uint8_t *m, size_t len, size_t *off, struct rr *rr,
 	return 0;
 }
 
-static bool in_chain(char (*chain)[CW_DNS_NAME_MAX], size_t n,
-		     const char *name)
+static bool in_chain(char (*chain)[CW_DNS_NAME_MAX], size_t n, const char *name)
 {
 	for (size_t i = 0; i < n; i++)
 		if (!strcmp(chain[i], name))
@@ -189,7 +188,7 @@ int cw_dns_parse(const uint8_t *msg, size_t len, cw_dns_fn fn, void *ctx)
 		goto bad;
 	off = answers;
 	for (i = 0; i < an; i++) {
-		struct cw_dns_answer a = { 0 };
+		struct cw_dns_answer a = {0};
 		struct rr rr;
 
 		read_rr(msg, len, &off, &rr, name);

@@ -47,10 +47,10 @@ int cw_dns_parse(const uint8_t *msg, size_t len, cw_dns_fn fn, void *ctx);
 
 struct cw_dns_cache {
 	struct cw_htab h;
-	size_t cap;	    /* entries kept at most */
-	size_t cursor;	    /* where the next eviction scan starts */
+	size_t cap;    /* entries kept at most */
+	size_t cursor; /* where the next eviction scan starts */
 	uint64_t min_ttl_ns, max_ttl_ns;
-	uint64_t evicted;   /* live entries pushed out when full */
+	uint64_t evicted; /* live entries pushed out when full */
 };
 
 /* A cache of at most cap names; TTLs are clamped to [min, max] seconds. */

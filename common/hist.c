@@ -73,7 +73,7 @@ int cw_hist_add(struct cw_hist *h, uint64_t v, uint64_t count)
 			return -1;
 		memmove(&h->bin[at + 1], &h->bin[at],
 			(h->n - at) * sizeof(h->bin[0]));
-		h->bin[at] = (struct cw_hist_bin){ .idx = idx };
+		h->bin[at] = (struct cw_hist_bin){.idx = idx};
 		h->n++;
 	}
 	h->bin[at].count = sat_add(h->bin[at].count, count);
@@ -103,8 +103,8 @@ int cw_hist_merge(struct cw_hist *dst, const struct cw_hist *src)
 			out[n++] = src->bin[j++];
 		} else {
 			out[n] = dst->bin[i++];
-			out[n].count = sat_add(out[n].count,
-					       src->bin[j++].count);
+			out[n].count =
+				sat_add(out[n].count, src->bin[j++].count);
 			n++;
 		}
 	}
@@ -228,11 +228,10 @@ int cw_hist_decode(struct cw_hist *h, const uint8_t *buf, size_t len)
 	}
 	for (i = 0; i < n; i++) {
 		if (!get_varint(&p, end, &delta) ||
-		    !get_varint(&p, end, &count) || !count ||
-		    (i && !delta) || delta >= CW_HIST_BINS ||
-		    (idx += delta) >= CW_HIST_BINS)
+		    !get_varint(&p, end, &count) || !count || (i && !delta) ||
+		    delta >= CW_HIST_BINS || (idx += delta) >= CW_HIST_BINS)
 			goto bad;
-		h->bin[i] = (struct cw_hist_bin){ (uint32_t)idx, count };
+		h->bin[i] = (struct cw_hist_bin){(uint32_t)idx, count};
 		h->count = sat_add(h->count, count);
 	}
 	if (p != end)

@@ -37,11 +37,14 @@ struct cw_hist_bin {
 struct cw_hist {
 	struct cw_hist_bin *bin; /* sorted by idx, no count of 0 */
 	size_t n, cap;
-	uint64_t count;		 /* sum of the bins' counts (saturating) */
-	uint64_t min, max;	 /* of the values added; min > max if empty */
+	uint64_t count;	   /* sum of the bins' counts (saturating) */
+	uint64_t min, max; /* of the values added; min > max if empty */
 };
 
-#define CW_HIST_INIT { .min = UINT64_MAX }
+#define CW_HIST_INIT                                                           \
+	{                                                                      \
+		.min = UINT64_MAX                                              \
+	}
 
 /* The bin a value falls in, and the lowest and highest value of a bin. */
 uint32_t cw_hist_index(uint64_t v);

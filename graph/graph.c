@@ -14,7 +14,8 @@ struct edge_key {
 void cw_graph_init(struct cw_graph *g)
 {
 	memset(g, 0, sizeof(*g));
-	cw_htab_init(&g->node_index, sizeof(struct cw_node_key), sizeof(size_t));
+	cw_htab_init(&g->node_index, sizeof(struct cw_node_key),
+		     sizeof(size_t));
 	cw_htab_init(&g->edge_index, sizeof(struct edge_key), sizeof(size_t));
 }
 

@@ -226,10 +226,10 @@ void cw_edge_json(struct cw_jsonw *w, const struct cw_edge_json *e,
 		  enum cw_json_ends ends);
 /* The initialisers of the traffic members from any edge struct that
  * names them alike (struct cw_edge, cw_view_edge, serve's). */
-#define CW_EDGE_JSON_TRAFFIC(e)                                               \
-	.conns = (e)->conns, .paired = (e)->paired,                           \
-	.bytes_c2s = (e)->bytes_c2s, .bytes_s2c = (e)->bytes_s2c,             \
-	.msgs_c2s = (e)->msgs_c2s, .msgs_s2c = (e)->msgs_s2c,                 \
+#define CW_EDGE_JSON_TRAFFIC(e)                                                \
+	.conns = (e)->conns, .paired = (e)->paired,                            \
+	.bytes_c2s = (e)->bytes_c2s, .bytes_s2c = (e)->bytes_s2c,              \
+	.msgs_c2s = (e)->msgs_c2s, .msgs_s2c = (e)->msgs_s2c,                  \
 	.has_sampled = (e)->has_sampled, .sampled_bytes = (e)->sampled_bytes
 
 /* One edge's traffic in one window. */

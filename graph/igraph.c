@@ -393,21 +393,21 @@ static size_t *make_edges(struct cw_view *v, const struct cw_graph *g)
 		e->msgs_c2s = cw_count_add(e->msgs_c2s, b->msgs_c2s);
 		e->msgs_s2c = cw_count_add(e->msgs_s2c, b->msgs_s2c);
 		e->est_conns = cw_count_add(e->est_conns, b->est_conns);
-		e->sampled_bytes = cw_count_add(e->sampled_bytes,
-						b->sampled_bytes);
+		e->sampled_bytes =
+			cw_count_add(e->sampled_bytes, b->sampled_bytes);
 		e->has_sampled |= b->has_sampled;
 		if (b->first_ns && (!e->first_ns || b->first_ns < e->first_ns))
 			e->first_ns = b->first_ns;
 		if (b->last_ns > e->last_ns)
 			e->last_ns = b->last_ns;
-		v->v[from].bytes_out = cw_count_add(v->v[from].bytes_out,
-						    b->bytes_c2s);
-		v->v[from].bytes_in = cw_count_add(v->v[from].bytes_in,
-						   b->bytes_s2c);
-		v->v[to].bytes_out = cw_count_add(v->v[to].bytes_out,
-						  b->bytes_s2c);
-		v->v[to].bytes_in = cw_count_add(v->v[to].bytes_in,
-						 b->bytes_c2s);
+		v->v[from].bytes_out =
+			cw_count_add(v->v[from].bytes_out, b->bytes_c2s);
+		v->v[from].bytes_in =
+			cw_count_add(v->v[from].bytes_in, b->bytes_s2c);
+		v->v[to].bytes_out =
+			cw_count_add(v->v[to].bytes_out, b->bytes_s2c);
+		v->v[to].bytes_in =
+			cw_count_add(v->v[to].bytes_in, b->bytes_c2s);
 	}
 	free(key);
 	free(order);
@@ -457,10 +457,10 @@ static int make_windows(struct cw_view *v, const struct cw_graph *g,
 						       cells[i].bytes_c2s);
 			c[-1].bytes_s2c = cw_count_add(c[-1].bytes_s2c,
 						       cells[i].bytes_s2c);
-			c[-1].msgs_c2s = cw_count_add(c[-1].msgs_c2s,
-						      cells[i].msgs_c2s);
-			c[-1].msgs_s2c = cw_count_add(c[-1].msgs_s2c,
-						      cells[i].msgs_s2c);
+			c[-1].msgs_c2s =
+				cw_count_add(c[-1].msgs_c2s, cells[i].msgs_c2s);
+			c[-1].msgs_s2c =
+				cw_count_add(c[-1].msgs_s2c, cells[i].msgs_s2c);
 			c[-1].sampled_bytes = cw_count_add(
 				c[-1].sampled_bytes, cells[i].sampled_bytes);
 			c[-1].msgs_est |= cells[i].msgs_est;
@@ -780,7 +780,8 @@ uint64_t cw_view_sent(const struct cw_view *v, size_t from, size_t to)
 		sum = 0;
 	for (i = 0; from == to && i < v->ne; i++)
 		if (v->e[i].from == from && v->e[i].to == from)
-			sum = cw_count_add(sum, cw_count_add(v->e[i].bytes_c2s,
-							     v->e[i].bytes_s2c));
+			sum = cw_count_add(sum,
+					   cw_count_add(v->e[i].bytes_c2s,
+							v->e[i].bytes_s2c));
 	return sum;
 }

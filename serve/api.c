@@ -132,12 +132,12 @@ static void json_graph(struct cw_jsonw *w, const struct serve_graph *g)
 		/* graph/'s edge schema, the ends by name ("from" and "to"
 		 * are the page's node ids) */
 		cw_edge_json(w, &j, CW_JSON_ENDS_NAME);
-		cw_jsonw_double(
-			w, "share",
-			g->total_bytes ? (double)cw_count_add(e->bytes_c2s,
-							      e->bytes_s2c) /
-						 (double)g->total_bytes
-				       : 0);
+		cw_jsonw_double(w, "share",
+				g->total_bytes
+					? (double)cw_count_add(e->bytes_c2s,
+							       e->bytes_s2c) /
+						  (double)g->total_bytes
+					: 0);
 		cw_jsonw_obj_close(w);
 	}
 	cw_jsonw_arr_close(w);

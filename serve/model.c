@@ -265,16 +265,16 @@ static struct serve_edge *edge_totals(const struct cw_view *v,
 		if (w->start_ns >= q->until_ns ||
 		    w->start_ns + v->window_ns <= q->since_ns)
 			continue;
-		t[w->edge].bytes_c2s = cw_count_add(t[w->edge].bytes_c2s,
-						    w->bytes_c2s);
-		t[w->edge].bytes_s2c = cw_count_add(t[w->edge].bytes_s2c,
-						    w->bytes_s2c);
-		t[w->edge].msgs_c2s = cw_count_add(t[w->edge].msgs_c2s,
-						   w->msgs_c2s);
-		t[w->edge].msgs_s2c = cw_count_add(t[w->edge].msgs_s2c,
-						   w->msgs_s2c);
-		t[w->edge].sampled_bytes =
-			cw_count_add(t[w->edge].sampled_bytes, w->sampled_bytes);
+		t[w->edge].bytes_c2s =
+			cw_count_add(t[w->edge].bytes_c2s, w->bytes_c2s);
+		t[w->edge].bytes_s2c =
+			cw_count_add(t[w->edge].bytes_s2c, w->bytes_s2c);
+		t[w->edge].msgs_c2s =
+			cw_count_add(t[w->edge].msgs_c2s, w->msgs_c2s);
+		t[w->edge].msgs_s2c =
+			cw_count_add(t[w->edge].msgs_s2c, w->msgs_s2c);
+		t[w->edge].sampled_bytes = cw_count_add(
+			t[w->edge].sampled_bytes, w->sampled_bytes);
 		t[w->edge].msgs_est |= w->msgs_est;
 		t[w->edge].has_sampled |= w->has_sampled;
 	}
@@ -361,8 +361,8 @@ static int select_into(const struct cw_view *v, const struct serve_edge *t,
 	for (i = 0; i < v->nv; i++)
 		idx[i] = -1;
 	for (i = 0; i < v->ne; i++)
-		out->total_bytes = cw_count_add(out->total_bytes,
-						edge_bytes(&t[i]));
+		out->total_bytes =
+			cw_count_add(out->total_bytes, edge_bytes(&t[i]));
 	for (i = 0; i < v->ne; i++) {
 		e = t[i];
 		if (!edge_bytes(&e) && !e.conns)

@@ -101,12 +101,12 @@ static void record(const char *nm, const struct cw_dns_answer *a, void *ctx)
 	s->n++;
 }
 
-static const uint8_t ip1[4] = { 10, 0, 0, 1 }, ip2[4] = { 10, 0, 0, 2 };
+static const uint8_t ip1[4] = {10, 0, 0, 1}, ip2[4] = {10, 0, 0, 2};
 
 static void test_simple(void)
 {
 	struct msg m;
-	struct seen s = { 0 };
+	struct seen s = {0};
 
 	header(&m, 0x8180, 2);
 	question(&m, "WWW.Example.COM", 1);
@@ -118,7 +118,7 @@ static void test_simple(void)
 	      s.a[0].ttl == 300);
 	/* Every cut of it is refused: the header promises two answers. */
 	for (size_t i = 0; i < m.n; i++) {
-		struct seen t = { 0 };
+		struct seen t = {0};
 
 		CHECK(cw_dns_parse(m.b, i, record, &t) == -1);
 		CHECK(errno == EINVAL && t.n == 0);
@@ -127,9 +127,9 @@ static void test_simple(void)
 
 static void test_cname_and_pointers(void)
 {
-	static const uint8_t ip6[16] = { 0xfd, 0, [15] = 7 };
+	static const uint8_t ip6[16] = {0xfd, 0, [15] = 7};
 	struct msg m;
-	struct seen s = { 0 };
+	struct seen s = {0};
 	size_t target;
 
 	header(&m, 0x8180, 3);
@@ -158,7 +158,7 @@ static void test_cname_and_pointers(void)
 static void test_refused(void)
 {
 	struct msg m;
-	struct seen s = { 0 };
+	struct seen s = {0};
 	size_t at;
 
 	header(&m, 0x0100, 0); /* a query */
@@ -204,7 +204,7 @@ static void test_refused(void)
 static void test_escapes(void)
 {
 	struct msg m;
-	struct seen s = { 0 };
+	struct seen s = {0};
 
 	header(&m, 0x8180, 1);
 	m.b[m.n++] = 4;
@@ -223,16 +223,15 @@ static void test_escapes(void)
 
 static void test_cache(void)
 {
-	static const uint8_t v6[16] = { 10, 0, 0, 1 }; /* same bytes as ip1 */
-	struct cw_dns_answer a = { .family = AF_INET, .ttl = 60 };
+	static const uint8_t v6[16] = {10, 0, 0, 1}; /* same bytes as ip1 */
+	struct cw_dns_answer a = {.family = AF_INET, .ttl = 60};
 	struct cw_dns_cache c;
 	const uint64_t s = 1000000000ULL;
 
 	cw_dns_cache_init(&c, 4, 5, 3600);
 	memcpy(a.addr, ip1, 4);
 	CHECK(cw_dns_cache_put(&c, "one.test", &a, 100 * s) == 0);
-	CHECK(!strcmp(cw_dns_cache_get(&c, AF_INET, ip1, 159 * s),
-		      "one.test"));
+	CHECK(!strcmp(cw_dns_cache_get(&c, AF_INET, ip1, 159 * s), "one.test"));
 	CHECK(cw_dns_cache_get(&c, AF_INET6, v6, 101 * s) == NULL);
 	CHECK(cw_dns_cache_get(&c, AF_INET, ip1, 160 * s) == NULL);
 	CHECK(c.h.len == 0); /* expired entries are dropped when met */

@@ -64,7 +64,7 @@ static uint64_t latency(void)
 
 static void test_quantiles(void)
 {
-	static const double qs[] = { 0.001, 0.1, 0.5, 0.9, 0.99, 0.999 };
+	static const double qs[] = {0.001, 0.1, 0.5, 0.9, 0.99, 0.999};
 	struct cw_hist h = CW_HIST_INIT;
 	enum { N = 20000 };
 	uint64_t *v = malloc(N * sizeof(*v));
@@ -105,10 +105,9 @@ static bool same(const struct cw_hist *a, const struct cw_hist *b)
 
 static void test_merge(void)
 {
-	struct cw_hist part[4] = { CW_HIST_INIT, CW_HIST_INIT, CW_HIST_INIT,
-				   CW_HIST_INIT };
-	struct cw_hist all = CW_HIST_INIT, ab = CW_HIST_INIT,
-		       ba = CW_HIST_INIT;
+	struct cw_hist part[4] = {CW_HIST_INIT, CW_HIST_INIT, CW_HIST_INIT,
+				  CW_HIST_INIT};
+	struct cw_hist all = CW_HIST_INIT, ab = CW_HIST_INIT, ba = CW_HIST_INIT;
 	size_t i;
 
 	for (i = 0; i < 5000; i++) {
@@ -125,7 +124,8 @@ static void test_merge(void)
 	CHECK(ab.min == all.min && ab.max == all.max);
 	/* Merging with itself doubles every bin. */
 	CHECK(cw_hist_merge(&ab, &ab) == 0);
-	CHECK(ab.count == 2 * all.count && ab.bin[0].count == 2 * all.bin[0].count);
+	CHECK(ab.count == 2 * all.count &&
+	      ab.bin[0].count == 2 * all.bin[0].count);
 	for (i = 0; i < 4; i++)
 		cw_hist_release(&part[i]);
 	cw_hist_release(&all);
@@ -151,13 +151,13 @@ static void test_wire(void)
 	uint8_t *buf;
 	size_t len, i;
 	static const uint8_t bad[][6] = {
-		{ 0x01 },			/* a pair missing */
-		{ 0x01, 0x05, 0x00 },		/* a count of 0 */
-		{ 0x02, 0x05, 0x01, 0x00, 0x01 }, /* index not increasing */
-		{ 0x01, 0x80, 0x0f, 0x01 },	/* index 1920: out of range */
-		{ 0x00, 0x00 },			/* trailing byte */
+		{0x01},				/* a pair missing */
+		{0x01, 0x05, 0x00},		/* a count of 0 */
+		{0x02, 0x05, 0x01, 0x00, 0x01}, /* index not increasing */
+		{0x01, 0x80, 0x0f, 0x01},	/* index 1920: out of range */
+		{0x00, 0x00},			/* trailing byte */
 	};
-	static const size_t bad_len[] = { 1, 3, 5, 4, 2 };
+	static const size_t bad_len[] = {1, 3, 5, 4, 2};
 
 	for (i = 0; i < 3000; i++)
 		cw_hist_add(&h, latency(), 1 + next() % 1000);
