@@ -198,7 +198,7 @@ check-core:
 		BPFTOOL=false core-units
 	$(Q)tests/run_units.sh $(BUILD)/core/tests
 
-test: check-layers check-core $(BIN) $(UNIT_BINS) fuzz
+test: check-layers check-funcs check-core $(BIN) $(UNIT_BINS) fuzz
 	$(Q)BUILD=$(BUILD) tests/run.sh $(TESTS)
 
 bench: $(BIN)
