@@ -57,6 +57,8 @@ static void print_json(const struct cw_correlator *c, const struct cw_graph *g)
 	cw_jsonw_u64(&w, "malformed", c->errors.count[-CW_WIRE_EMALFORMED]);
 	cw_jsonw_u64(&w, "unknown_version", c->errors.count[-CW_WIRE_EVERSION]);
 	cw_jsonw_u64(&w, "unknown_kind", c->errors.count[-CW_WIRE_EKIND]);
+	cw_jsonw_u64(&w, "future", c->errors.count[-CW_WIRE_EFUTURE]);
+	cw_jsonw_u64(&w, "past", c->errors.count[-CW_WIRE_EPAST]);
 	cw_jsonw_obj_close(&w);
 	if (c->o.kafka) {
 		/* Loss and state counters beside the bad records. */

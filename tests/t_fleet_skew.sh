@@ -42,8 +42,8 @@ stream() {
 correlate() {
 	"$CW" correlate --kafka "$BOOT" --kafka-config "$T_TMP/kafka.properties" \
 		--group g --from-beginning --no-paths --idle 3s \
-		--snapshot-every 300ms --bucket 2s --lateness 2s \
-		-o "$T_TMP/$1" >/dev/null 2>"$T_TMP/$1.log" ||
+		--snapshot-every 300ms --bucket 2s --lateness 2s --json \
+		-o "$T_TMP/$1" >"$T_TMP/$1.json" 2>"$T_TMP/$1.log" ||
 		fail "correlator $1 failed: $(cat "$T_TMP/$1.log")"
 }
 # buckets NAME: "LIVE LATE SEALED" of NAME's summary.
@@ -102,6 +102,9 @@ grep -q "skipping future record at $TOPIC \[[0-9]*\] offset [0-9]*: last_ns 4070
 check_eq "one: set aside" \
 	"$(sed -n 's/.*records: skipped \(.*\)/\1/p' "$T_TMP/one.log")" \
 	"$NPART future, $((2 * NPART)) past"
+check_eq "one: --json's bad_records future, past" "$(python3 -c 'import json, sys
+b = json.load(open(sys.argv[1]))["bad_records"]
+print(b["future"], b["past"])' "$T_TMP/one.json")" "$NPART $((2 * NPART))"
 check one $((C2S_A + C2S_B)) $((S2C_A + S2C_B)) $((2 * CONNS_B))
 
 # A restart from the checkpoints: nothing of the bad records came back.
