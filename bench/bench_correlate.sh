@@ -262,13 +262,13 @@ tag = "bench_correlate" + ("_real" if real else "")
 print("<!-- %s -->" % tag)
 if real:
     print("## Correlator ingest on a real Kafka broker "
-          "(`BROKER=real bench/bench_correlate.sh`)")
+          "(`bench/bench_correlate_real.sh`)")
 else:
     print("## Correlator ingest and state in Kafka (`bench/bench_correlate.sh`)")
 print()
-print("Command: `%sbench/run.sh bench_correlate` (ROUNDS=%d HOSTS=%s LIVE=%s "
+print("Command: `bench/run.sh %s` (ROUNDS=%d HOSTS=%s LIVE=%s "
       "SPAN=%s SHOSTS=%s SLIVE=%s SSPAN=%s)." % (
-          "BROKER=real " if real else "", rounds, hosts, live, span, shosts,
+          tag, rounds, hosts, live, span, shosts,
           slive, sspan))
 if real:
     print("Two streams from `causeway simulate --churn`, each span and its")
