@@ -83,8 +83,14 @@ kafka_start() {
 		voters+="${voters:+,}$i@127.0.0.1:$((p + 1))"
 		KAFKA_BOOT+="${KAFKA_BOOT:+,}127.0.0.1:$p"
 	done
+	# A cluster id as Kafka makes them: never one starting with '-', which
+	# the tools' argument parser would take for an option (1 in 64).
 	cid=$(python3 -c 'import base64, uuid
-print(base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("="))')
+while True:
+    c = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+    if not c.startswith("-"):
+        break
+print(c)')
 	for ((i = 1; i <= n; i++)); do
 		p=${KAFKA_PORTS[i]}
 		mkdir -p "$KAFKA_DIR/$i"
