@@ -39,13 +39,13 @@
 
 #include "conn.h"
 
-#define AF_INET	     2
-#define AF_INET6     10
-#define MSG_PEEK     2
-#define ETH_P_IP     0x0800
-#define ETH_P_IPV6   0x86DD
-#define IPV6_HDR_LEN 40
-#define UDP_HDR_LEN  8
+#define AF_INET	      2
+#define AF_INET6      10
+#define MSG_PEEK      2
+#define ETH_P_IP      0x0800
+#define ETH_P_IPV6    0x86DD
+#define IPV6_HDR_LEN  40
+#define UDP_HDR_LEN   8
 #define SHUTDOWN_MASK 3 /* RCV_SHUTDOWN | SEND_SHUTDOWN */
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
@@ -63,6 +63,12 @@ const volatile __u32 self_tgid = 0;
 /* --hooks sampled: note what the per-call programs saw (the bytes, where
  * each window starts) for the estimate of messages outside windows. */
 const volatile bool count_sampled = false;
+
+/* Running in the agent's own process (never watched: its Kafka traffic). */
+static __always_inline bool in_self(void)
+{
+	return self_tgid && bpf_get_current_pid_tgid() >> 32 == self_tgid;
+}
 
 /* Set by the agent before each collection: skip what did not change. */
 __u64 collect_since_ns = 0;
@@ -333,7 +339,8 @@ static __always_inline void tcp_seq_now(struct sock *sk, struct seq_now *s)
 	__u32 nxt = BPF_CORE_READ(tp, rcv_nxt);
 	__u32 copied = BPF_CORE_READ(tp, copied_seq);
 	__s32 queued = (__s32)(wseq - una), unread = (__s32)(nxt - copied);
-	bool fin_rcvd = BPF_CORE_READ(sk, __sk_common.skc_flags) & (1UL << SOCK_DONE);
+	bool fin_rcvd =
+		BPF_CORE_READ(sk, __sk_common.skc_flags) & (1UL << SOCK_DONE);
 
 	s->sent = acked + (queued > 0 ? queued : 0);
 	s->consumed = rcvd - (unread > 0 ? unread : 0);
@@ -528,7 +535,7 @@ static __always_inline struct cw_conn *io_end(struct sock *sk)
 	proto = sk_protocol_wanted(sk);
 	if (!proto)
 		return NULL;
-	if (self_tgid && bpf_get_current_pid_tgid() >> 32 == self_tgid)
+	if (in_self())
 		return NULL;
 	c = conn_touch(sk, proto, true);
 	if (c && c->flags & CW_F_SELF)
@@ -597,9 +604,7 @@ static __always_inline void on_io(struct sock *sk, int bytes, __u8 dir)
 	if (bytes <= 0 || !sk)
 		return;
 	if (per_event) {
-		if (!sk_protocol_wanted(sk) ||
-		    (self_tgid &&
-		     bpf_get_current_pid_tgid() >> 32 == self_tgid))
+		if (!sk_protocol_wanted(sk) || in_self())
 			return;
 		emit_event(sk, bytes, dir);
 		return;
@@ -772,8 +777,7 @@ static __always_inline void on_state(struct sock *sk, int old, int new)
 		c->role = CW_ROLE_CLIENT;
 		/* Marked once here, so the per-call programs test a flag
 		 * instead of calling for the pid on every call. */
-		if (self_tgid &&
-		    bpf_get_current_pid_tgid() >> 32 == self_tgid) {
+		if (in_self()) {
 			c->flags |= CW_F_SELF;
 			return;
 		}
@@ -802,7 +806,7 @@ static __always_inline void on_state(struct sock *sk, int old, int new)
 		break;
 	case TCP_FIN_WAIT1:
 	case TCP_LAST_ACK:
-		if (self_tgid && bpf_get_current_pid_tgid() >> 32 == self_tgid)
+		if (in_self())
 			return;
 		c = conn_get(sk, false);
 		if (!c)
@@ -824,9 +828,7 @@ static __always_inline void on_state(struct sock *sk, int old, int new)
 		 */
 		if (!(c->flags & CW_F_OWNER) &&
 		    (old == TCP_ESTABLISHED || old == TCP_CLOSE_WAIT) &&
-		    !SK_FIELD(sk, sk_err) &&
-		    !(self_tgid &&
-		      bpf_get_current_pid_tgid() >> 32 == self_tgid))
+		    !SK_FIELD(sk, sk_err) && !in_self())
 			fill_owner(c);
 		if (close_drains(c, sk, old))
 			return;
@@ -850,8 +852,7 @@ static __always_inline void on_destroy(struct sock *sk)
 	c = bpf_sk_storage_get(&conns, sk, 0, 0);
 	if (!c || !(c->flags & CW_F_DRAIN))
 		return;
-	if (!(c->flags & CW_F_OWNER) &&
-	    !(self_tgid && bpf_get_current_pid_tgid() >> 32 == self_tgid))
+	if (!(c->flags & CW_F_OWNER) && !in_self())
 		fill_owner(c);
 	on_close(sk, c, c->close_state);
 }
