@@ -671,6 +671,8 @@ int cw_wire_encode_pb(const struct cw_wire_msg *m, uint8_t **buf, size_t *len)
 		return encode_edge(&env, &m->edge, buf, len);
 	case CW_WIRE_MSGS:
 		return encode_msgs(&env, &m->msgs, buf, len);
+	case CW_WIRE_DNS:
+		return cw_wire_dns_encode(&env, &m->dns, buf, len);
 	}
 	return -1;
 }
@@ -806,6 +808,11 @@ int cw_wire_key(const struct cw_wire_msg *m, char *buf, size_t len)
 		break;
 	case CW_WIRE_MSGS:
 		n = snprintf(buf, len, "%" PRIu64, m->msgs.slot_ns);
+		break;
+	case CW_WIRE_DNS:
+		n = snprintf(buf, len, "%.*s",
+			     (int)strnlen(m->dns.host, sizeof(m->dns.host)),
+			     m->dns.host);
 		break;
 	case CW_WIRE_SAMPLES:
 		if (!m->samples.run)

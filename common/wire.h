@@ -49,6 +49,7 @@ enum cw_wire_kind {
 	CW_WIRE_STATE = 6,   /* a correlator checkpoint chunk: cw_wire_state */
 	CW_WIRE_EDGE = 7,    /* an edge's time bucket: struct cw_wire_edge */
 	CW_WIRE_MSGS = 8,    /* a window's messages for traces: cw_wire_msgs */
+	CW_WIRE_DNS = 9,     /* a name for an address: struct cw_wire_dns */
 };
 /* The kinds agents publish (the correlators' own come after). */
 #define CW_WIRE_KIND_MAX CW_WIRE_SAMPLES
@@ -286,6 +287,27 @@ struct cw_wire_msgs {
 };
 
 /*
+ * A name an agent learned for an address from a DNS answer its host
+ * received (Envelope field 18, DnsName, topic <prefix>.meta, keyed by
+ * host; common/wire_dns.c).  name: as common/dns.h writes it, non-empty
+ * printable ASCII.
+ */
+#define CW_WIRE_DNS_NAME_MAX 1024 /* CW_DNS_NAME_MAX */
+struct cw_wire_dns {
+	char host[CW_HOST_LEN];
+	char boot_id[CW_BOOT_ID_LEN];
+	struct cw_addr addr;
+	char name[CW_WIRE_DNS_NAME_MAX];
+	uint32_t ttl_s;
+	uint64_t time_ns; /* CLOCK_REALTIME */
+	uint64_t seq;
+};
+
+struct cw_jsonw;
+/* One DnsName as the JSON object `causeway dump` prints (kind "dns"). */
+void cw_wire_dns_json(struct cw_jsonw *w, const struct cw_wire_dns *d);
+
+/*
  * One decoded record; `kind` says which member is set.  Timing windows and
  * sample runs own memory: cw_wire_msg_release() frees it (and is a no-op
  * for the other kinds, so consumers may call it on every message).
@@ -302,6 +324,7 @@ struct cw_wire_msg {
 		struct cw_wire_state state;	/* ends malloc'ed */
 		struct cw_wire_edge edge;
 		struct cw_wire_msgs msgs; /* socks and msgs malloc'ed */
+		struct cw_wire_dns dns;
 	};
 };
 
@@ -367,7 +390,7 @@ int cw_wire_decode_pb(const uint8_t *buf, size_t len, struct cw_wire_msg *out,
 /* "malformed", "unknown version", "unknown kind", "future", "past". */
 const char *cw_wire_strerror(int err);
 /* "conn", "host", "process", "timing", "samples", "state", "edge",
- * "msgs". */
+ * "msgs", "dns". */
 const char *cw_wire_kind_name(int kind);
 /*
  * One decoded message as a JSON object with a "kind" key (what `causeway
@@ -396,7 +419,8 @@ int cw_wire_timing_conn_key(const struct cw_timing_record *t, char *buf,
  * windows by slot_ns in decimal, so a whole window of the fleet is in one
  * partition (path inference needs every connection through a node, which
  * 4-tuple keys would spread over partitions and correlators); sample runs
- * by "<host>/<device>".  Metadata has none: returns 0 with buf "".
+ * by "<host>/<device>"; DNS names by host.  Other metadata has none:
+ * returns 0 with buf "".
  * Returns the length, or -1 if `len` is too small.
  */
 #define CW_WIRE_ANYKEY_MAX (CW_HOST_LEN + 256 + 2)

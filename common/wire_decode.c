@@ -700,6 +700,10 @@ int cw_wire_decode_pb(const uint8_t *buf, size_t len, struct cw_wire_msg *out,
 	case CAUSEWAY__WIRE__ENVELOPE__KIND_MSGS:
 		ret = decode_msgs(&d, env->msgs, &out->msgs);
 		break;
+	case CAUSEWAY__WIRE__ENVELOPE__KIND_DNS:
+		ret = cw_wire_dns_from_pb(env->dns, &out->dns, err ? err : NULL,
+					  err ? errlen : 0);
+		break;
 	default:
 		ret = fail(&d, CW_WIRE_EKIND,
 			   "no record kind this build knows");
@@ -746,6 +750,8 @@ const char *cw_wire_kind_name(int kind)
 		return "edge";
 	case CW_WIRE_MSGS:
 		return "msgs";
+	case CW_WIRE_DNS:
+		return "dns";
 	}
 	return "unknown";
 }

@@ -151,6 +151,9 @@ static void msgs_json(struct cw_jsonw *w, const struct cw_wire_msgs *m)
 void cw_wire_msg_json(struct cw_jsonw *w, const struct cw_wire_msg *m)
 {
 	switch (m->kind) {
+	case CW_WIRE_DNS:
+		cw_wire_dns_json(w, &m->dns);
+		break;
 	case CW_WIRE_MSGS:
 		msgs_json(w, &m->msgs);
 		break;

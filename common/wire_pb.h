@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Short names for the generated protobuf-c types, for the codec's two
- * halves (common/wire.c encodes, common/wire_decode.c decodes).  Nothing
- * else includes this.
+ * halves (common/wire.c encodes, common/wire_decode.c decodes) and the
+ * DnsName part (common/wire_dns.c).  Nothing else includes this.
  */
 #ifndef CW_WIRE_PB_H
 #define CW_WIRE_PB_H
@@ -24,5 +24,15 @@ typedef Causeway__Wire__BucketState pb_bucket_state;
 typedef Causeway__Wire__MsgWindow pb_msgs;
 typedef Causeway__Wire__MsgSocket pb_msock;
 typedef Causeway__Wire__Msg pb_mmsg;
+typedef Causeway__Wire__DnsName pb_dns;
+
+/* DnsName (common/wire_dns.c): env with d packed into a new buffer; 0,
+ * or -1 (out of memory, an address of no family).  Decoded: its kind or
+ * CW_WIRE_EMALFORMED with the reason in err. */
+struct cw_wire_dns;
+int cw_wire_dns_encode(pb_envelope *env, const struct cw_wire_dns *d,
+		       uint8_t **buf, size_t *len);
+int cw_wire_dns_from_pb(const pb_dns *r, struct cw_wire_dns *d, char *err,
+			size_t errlen);
 
 #endif
