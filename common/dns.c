@@ -154,7 +154,9 @@ static int follow_cnames(const uint8_t *m, size_t len, size_t off,
 	return 0;
 }
 
-int cw_dns_parse(const uint8_t *msg, size_t len, cw_dns_fn fn, void *ctx)
+/* cw_dns_parse(), or with cut cw_dns_parse_cut(). */
+static int parse(const uint8_t *msg, size_t len, bool cut, cw_dns_fn fn,
+		 void *ctx)
 {
 	char chain[MAX_CHAIN][CW_DNS_NAME_MAX], name[CW_DNS_NAME_MAX];
 	unsigned int qd, an, i;
@@ -181,8 +183,12 @@ int cw_dns_parse(const uint8_t *msg, size_t len, cw_dns_fn fn, void *ctx)
 	for (i = 0; i < an; i++) {
 		struct rr rr;
 
-		if (read_rr(msg, len, &off, &rr, name))
+		if (!read_rr(msg, len, &off, &rr, name))
+			continue;
+		if (!cut)
 			goto bad;
+		an = i; /* the record the cut runs through ends them */
+		break;
 	}
 	if (follow_cnames(msg, len, answers, an, chain, &nchain))
 		goto bad;
@@ -211,6 +217,16 @@ bad:
 	return -1;
 }
 
+int cw_dns_parse(const uint8_t *msg, size_t len, cw_dns_fn fn, void *ctx)
+{
+	return parse(msg, len, false, fn, ctx);
+}
+
+int cw_dns_parse_cut(const uint8_t *msg, size_t len, cw_dns_fn fn, void *ctx)
+{
+	return parse(msg, len, true, fn, ctx);
+}
+
 struct cache_key {
 	uint8_t family;
 	uint8_t pad[7];
@@ -219,6 +235,7 @@ struct cache_key {
 
 struct cache_val {
 	uint64_t expires_ns;
+	uint64_t news_until_ns; /* reported as news until then */
 	char name[CW_DNS_NAME_MAX];
 };
 
@@ -292,6 +309,26 @@ int cw_dns_cache_put(struct cw_dns_cache *c, const char *name,
 	v->expires_ns = now_ns + ttl;
 	snprintf(v->name, sizeof(v->name), "%s", name);
 	return 0;
+}
+
+int cw_dns_cache_learn(struct cw_dns_cache *c, const char *name,
+		       const struct cw_dns_answer *a, uint64_t now_ns)
+{
+	struct cache_key k;
+	struct cache_val *v;
+	bool news;
+
+	key_of(&k, a->family, a->addr);
+	v = cw_htab_get(&c->h, &k);
+	news = !v || v->expires_ns <= now_ns || v->news_until_ns <= now_ns ||
+	       strcmp(v->name, name);
+	if (cw_dns_cache_put(c, name, a, now_ns))
+		return -1;
+	if (!news)
+		return 0;
+	v = cw_htab_get(&c->h, &k);
+	v->news_until_ns = v->expires_ns;
+	return 1;
 }
 
 const char *cw_dns_cache_get(struct cw_dns_cache *c, int family,

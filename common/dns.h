@@ -44,6 +44,12 @@ typedef void (*cw_dns_fn)(const char *name, const struct cw_dns_answer *a,
  * bytes, a record running past the end).
  */
 int cw_dns_parse(const uint8_t *msg, size_t len, cw_dns_fn fn, void *ctx);
+/*
+ * The same for the first len bytes of a longer message (a capture cut it
+ * short): the answers wholly inside count, the first one running past
+ * the cut ends the answer section; what comes before it must be whole.
+ */
+int cw_dns_parse_cut(const uint8_t *msg, size_t len, cw_dns_fn fn, void *ctx);
 
 struct cw_dns_cache {
 	struct cw_htab h;
@@ -60,6 +66,15 @@ void cw_dns_cache_release(struct cw_dns_cache *c);
 /* Keep a's address -> name until now + ttl; 0 or -1 (out of memory). */
 int cw_dns_cache_put(struct cw_dns_cache *c, const char *name,
 		     const struct cw_dns_answer *a, uint64_t now_ns);
+/*
+ * cw_dns_cache_put(), saying whether the answer is news to report: 1 when
+ * the address had no live name or another one, or its name was last
+ * reported one (clamped) TTL ago or more; else 0, the entry renewed all
+ * the same.  So an address is reported at most once per TTL however
+ * often it is answered.  -1: out of memory.
+ */
+int cw_dns_cache_learn(struct cw_dns_cache *c, const char *name,
+		       const struct cw_dns_answer *a, uint64_t now_ns);
 /* The name of an address, or NULL (unknown or expired). */
 const char *cw_dns_cache_get(struct cw_dns_cache *c, int family,
 			     const void *addr, uint64_t now_ns);

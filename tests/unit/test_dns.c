@@ -255,8 +255,64 @@ static void test_cache(void)
 	cw_dns_cache_release(&c);
 }
 
+/* A capture cut short: whole answers before the cut count, never one
+ * running past it; without the cut flag the same bytes are refused. */
+static void test_cut(void)
+{
+	struct msg m;
+	size_t q, one, two;
+
+	header(&m, 0x8180, 3);
+	question(&m, "cut.test", 1);
+	q = m.n;
+	rr_a(&m, "cut.test", 60, ip1);
+	one = m.n;
+	rr_a(&m, "cut.test", 60, ip2);
+	two = m.n;
+	rr_a(&m, "cut.test", 60, ip1);
+	for (size_t i = 0; i <= m.n; i++) {
+		struct seen s = {0};
+		int n = cw_dns_parse_cut(m.b, i, record, &s);
+
+		if (i < q) /* the header and question must be whole */
+			CHECK(n == -1);
+		else
+			CHECK(n == (i < one ? 0 : i < two ? 1 : i < m.n ? 2 : 3));
+		CHECK(s.n == (n < 0 ? 0 : n));
+		if (i < m.n)
+			CHECK(cw_dns_parse(m.b, i, record, &s) == -1);
+	}
+}
+
+/* News at most once per TTL per address: first answer, a changed name
+ * and a renewal after the TTL are news; a repeat inside it is not. */
+static void test_learn(void)
+{
+	struct cw_dns_answer a = {.family = AF_INET, .ttl = 10};
+	struct cw_dns_cache c;
+	const uint64_t s = 1000000000ULL;
+
+	cw_dns_cache_init(&c, 4, 5, 3600);
+	memcpy(a.addr, ip1, 4);
+	CHECK(cw_dns_cache_learn(&c, "a.test", &a, 100 * s) == 1);
+	CHECK(cw_dns_cache_learn(&c, "a.test", &a, 105 * s) == 0);
+	CHECK(cw_dns_cache_learn(&c, "a.test", &a, 109 * s) == 0);
+	/* Renewed in time, so still live at 112 s, but reported 10 s ago. */
+	CHECK(cw_dns_cache_get(&c, AF_INET, ip1, 112 * s) != NULL);
+	CHECK(cw_dns_cache_learn(&c, "a.test", &a, 110 * s) == 1);
+	CHECK(cw_dns_cache_learn(&c, "b.test", &a, 111 * s) == 1);
+	CHECK(!strcmp(cw_dns_cache_get(&c, AF_INET, ip1, 111 * s), "b.test"));
+	a.ttl = 0; /* clamped to 5 s: news at most every 5 s */
+	CHECK(cw_dns_cache_learn(&c, "b.test", &a, 130 * s) == 1);
+	CHECK(cw_dns_cache_learn(&c, "b.test", &a, 134 * s) == 0);
+	CHECK(cw_dns_cache_learn(&c, "b.test", &a, 135 * s) == 1);
+	cw_dns_cache_release(&c);
+}
+
 int main(void)
 {
+	test_cut();
+	test_learn();
 	test_simple();
 	test_cname_and_pointers();
 	test_refused();
