@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * A view written out: GraphML through igraph's writer, DOT through
- * cgraph's, CSV, the host matrix, and the JSON that `graph --format json`
- * and the page's API share.
+ * cgraph's, CSV, the host matrix; and the JSON of nodes and edges that
+ * edges.json, `graph --format json` and the page's API share.
  */
 #include <graphviz/cgraph.h>
 #include <igraph.h>
@@ -335,34 +335,111 @@ void cw_identity_json(struct cw_jsonw *w, enum cw_group_by by,
 	}
 }
 
+void cw_node_json(struct cw_jsonw *w, const struct cw_node_json *n)
+{
+	if (n->name)
+		cw_jsonw_str(w, "name", n->name);
+	cw_jsonw_str(w, "label", n->label);
+	if (n->kind)
+		cw_jsonw_str(w, "kind", n->kind);
+	if (n->has_external)
+		cw_jsonw_bool(w, "external", n->external);
+	if (n->addr)
+		cw_jsonw_str(w, "addr", n->addr);
+	if (n->has_port)
+		cw_jsonw_u64(w, "port", n->port);
+	if (n->host)
+		cw_jsonw_str(w, "host", n->host);
+	if (n->has_netns)
+		cw_jsonw_u64(w, "netns", n->netns);
+	if (n->has_pid)
+		cw_jsonw_u64(w, "pid", n->pid);
+	if (n->has_start)
+		cw_jsonw_u64(w, "start_ns", n->start_ns);
+	if (n->comm)
+		cw_jsonw_str(w, "comm", n->comm);
+	if (n->cmdline)
+		cw_jsonw_str(w, "cmdline", n->cmdline);
+	if (n->container)
+		cw_jsonw_str(w, "container", n->container);
+	if (n->pod)
+		cw_jsonw_str(w, "pod", n->pod);
+	if (n->identity)
+		cw_identity_json(w, (enum cw_group_by)n->by, n->identity,
+				 n->container_id);
+	if (n->has_traffic) {
+		cw_jsonw_u64(w, "members", n->members);
+		cw_jsonw_u64(w, "bytes_out", n->bytes_out);
+		cw_jsonw_u64(w, "bytes_in", n->bytes_in);
+	}
+	if (n->usage && n->usage->known)
+		cw_usage_json(w, n->usage);
+}
+
+/* A view's vertex: a group, named, with its members' traffic. */
 static void vertex_json(const struct cw_view *v, size_t i, struct cw_jsonw *w)
 {
 	const struct cw_view_vertex *x = &v->v[i];
 	const struct cw_node *n = x->node;
+	bool proc = n->kind == CW_NODE_PROCESS;
+	bool by_proc = proc && v->by == CW_BY_PROCESS;
 	char buf[64];
+	struct cw_node_json j = {
+		.name = x->name,
+		.label = x->label,
+		.kind = cw_node_kind_name(n->kind),
+		.host = n->kind != CW_NODE_EXTERNAL && x->same_host ? n->host
+								    : NULL,
+		.has_pid = by_proc,
+		.pid = n->proc.tgid,
+		.comm = by_proc ? n->proc.comm : NULL,
+		.cmdline = by_proc ? n->proc.cmdline : NULL,
+		.identity = proc ? &n->proc : NULL,
+		.by = v->by,
+		.container_id = true,
+		.has_traffic = true,
+		.members = x->members,
+		.bytes_out = x->bytes_out,
+		.bytes_in = x->bytes_in,
+		.usage = &x->usage,
+	};
 
+	if (n->kind == CW_NODE_EXTERNAL)
+		j.addr = cw_addr_str(&n->addr, buf, sizeof(buf));
 	cw_jsonw_obj_open(w, NULL);
 	cw_jsonw_u64(w, "id", i);
-	cw_jsonw_str(w, "name", x->name);
-	cw_jsonw_str(w, "label", x->label);
-	cw_jsonw_str(w, "kind", cw_node_kind_name(n->kind));
-	if (n->kind == CW_NODE_EXTERNAL)
-		cw_jsonw_str(w, "addr",
-			     cw_addr_str(&n->addr, buf, sizeof(buf)));
-	else if (x->same_host)
-		cw_jsonw_str(w, "host", n->host);
-	if (n->kind == CW_NODE_PROCESS && v->by == CW_BY_PROCESS) {
-		cw_jsonw_u64(w, "pid", n->proc.tgid);
-		cw_jsonw_str(w, "comm", n->proc.comm);
-		cw_jsonw_str(w, "cmdline", n->proc.cmdline);
-	}
-	if (n->kind == CW_NODE_PROCESS)
-		cw_identity_json(w, v->by, &n->proc, true);
-	cw_jsonw_u64(w, "members", x->members);
-	cw_jsonw_u64(w, "bytes_out", x->bytes_out);
-	cw_jsonw_u64(w, "bytes_in", x->bytes_in);
-	if (x->usage.known)
-		cw_usage_json(w, &x->usage);
+	cw_node_json(w, &j);
+	cw_jsonw_obj_close(w);
+}
+
+/* A node of the process graph (edges.json): every fact of it, no group. */
+static void node_json(const struct cw_node *n, size_t id, struct cw_jsonw *w)
+{
+	char label[128], addr[64];
+	bool ext = n->kind == CW_NODE_EXTERNAL;
+	bool proc = n->kind == CW_NODE_PROCESS;
+	struct cw_node_json j = {
+		.label = cw_node_label(n, label, sizeof(label)),
+		.kind = cw_node_kind_name(n->kind),
+		.addr = ext ? cw_addr_str(&n->addr, addr, sizeof(addr)) : NULL,
+		.has_port = ext,
+		.port = n->port,
+		.host = ext ? NULL : n->host,
+		.has_netns = !ext,
+		.netns = n->netns,
+		.has_pid = proc,
+		.pid = n->proc.tgid,
+		.has_start = proc,
+		.start_ns = n->proc.start_ns,
+		.comm = proc ? n->proc.comm : NULL,
+		.cmdline = proc ? n->proc.cmdline : NULL,
+		.container = proc ? n->proc.container : NULL,
+		.pod = proc ? n->proc.pod : NULL,
+	};
+
+	cw_jsonw_obj_open(w, NULL);
+	cw_jsonw_u64(w, "id", id);
+	cw_node_json(w, &j);
 	cw_jsonw_obj_close(w);
 }
 
@@ -433,6 +510,44 @@ static void edge_json(const struct cw_view *v, size_t i, struct cw_jsonw *w)
 	cw_jsonw_u64(w, "id", i);
 	cw_edge_json(w, &j, CW_JSON_ENDS_INDEX);
 	cw_jsonw_obj_close(w);
+}
+
+/* An edge of the process graph (edges.json): per protocol, with the
+ * bytes unreceived and the retransmits. */
+static void graph_edge_json(const struct cw_edge *e, struct cw_jsonw *w)
+{
+	struct cw_edge_json j = {
+		.client = e->client,
+		.server = e->server,
+		.protocol = e->protocol,
+		CW_EDGE_JSON_TRAFFIC(e),
+		.msgs_est = e->est_conns > 0,
+		.has_unreceived = true,
+		.diff_c2s = e->diff_c2s,
+		.diff_s2c = e->diff_s2c,
+		.retrans = e->retrans,
+		.has_times = true,
+		.first_ns = e->first_ns,
+		.last_ns = e->last_ns,
+	};
+
+	cw_jsonw_obj_open(w, NULL);
+	cw_edge_json(w, &j, CW_JSON_ENDS_INDEX);
+	cw_jsonw_obj_close(w);
+}
+
+void cw_graph_json(const struct cw_graph *g, struct cw_jsonw *w)
+{
+	size_t i;
+
+	cw_jsonw_arr_open(w, "nodes");
+	for (i = 0; i < g->nnodes; i++)
+		node_json(&g->nodes[i], i, w);
+	cw_jsonw_arr_close(w);
+	cw_jsonw_arr_open(w, "edges");
+	for (i = 0; i < g->nedges; i++)
+		graph_edge_json(&g->edges[i], w);
+	cw_jsonw_arr_close(w);
 }
 
 /* Each host's capacity as its agent last told it (HostMeta). */

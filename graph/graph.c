@@ -438,69 +438,6 @@ const char *cw_node_kind_name(enum cw_node_kind k)
 				      : "external";
 }
 
-static void node_json(const struct cw_node *n, size_t id, struct cw_jsonw *w)
-{
-	char buf[128];
-
-	cw_jsonw_obj_open(w, NULL);
-	cw_jsonw_u64(w, "id", id);
-	cw_jsonw_str(w, "kind", cw_node_kind_name(n->kind));
-	cw_jsonw_str(w, "label", cw_node_label(n, buf, sizeof(buf)));
-	if (n->kind == CW_NODE_EXTERNAL) {
-		cw_jsonw_str(w, "addr",
-			     cw_addr_str(&n->addr, buf, sizeof(buf)));
-		cw_jsonw_u64(w, "port", n->port);
-	} else {
-		cw_jsonw_str(w, "host", n->host);
-		cw_jsonw_u64(w, "netns", n->netns);
-	}
-	if (n->kind == CW_NODE_PROCESS) {
-		cw_jsonw_u64(w, "pid", n->proc.tgid);
-		cw_jsonw_u64(w, "start_ns", n->proc.start_ns);
-		cw_jsonw_str(w, "comm", n->proc.comm);
-		cw_jsonw_str(w, "cmdline", n->proc.cmdline);
-		cw_jsonw_str(w, "container", n->proc.container);
-		cw_jsonw_str(w, "pod", n->proc.pod);
-	}
-	cw_jsonw_obj_close(w);
-}
-
-static void edge_json(const struct cw_edge *e, struct cw_jsonw *w)
-{
-	struct cw_edge_json j = {
-		.client = e->client,
-		.server = e->server,
-		.protocol = e->protocol,
-		CW_EDGE_JSON_TRAFFIC(e),
-		.msgs_est = e->est_conns > 0,
-		.has_unreceived = true,
-		.diff_c2s = e->diff_c2s,
-		.diff_s2c = e->diff_s2c,
-		.retrans = e->retrans,
-		.has_times = true,
-		.first_ns = e->first_ns,
-		.last_ns = e->last_ns,
-	};
-
-	cw_jsonw_obj_open(w, NULL);
-	cw_edge_json(w, &j, CW_JSON_ENDS_INDEX);
-	cw_jsonw_obj_close(w);
-}
-
-void cw_graph_json(const struct cw_graph *g, struct cw_jsonw *w)
-{
-	size_t i;
-
-	cw_jsonw_arr_open(w, "nodes");
-	for (i = 0; i < g->nnodes; i++)
-		node_json(&g->nodes[i], i, w);
-	cw_jsonw_arr_close(w);
-	cw_jsonw_arr_open(w, "edges");
-	for (i = 0; i < g->nedges; i++)
-		edge_json(&g->edges[i], w);
-	cw_jsonw_arr_close(w);
-}
-
 long cw_graph_node_of(struct cw_graph *g, const struct cw_edge_node *n)
 {
 	if (n->kind == CW_EDGE_NODE_EXTERNAL)

@@ -188,10 +188,45 @@ const char *cw_node_label(const struct cw_node *n, char *buf, size_t len);
 /*
  * The process graph's "nodes" and "edges" members into the open object w
  * (edges.json: per protocol, with netns, start_ns, unreceived bytes and
- * retransmits).  cw_view_json() writes a view, another schema: grouped
- * vertices with members, protocols summed, windows.
+ * retransmits).  cw_view_json() writes a view: grouped vertices with
+ * members, protocols summed, windows; both with cw_node_json() and
+ * cw_edge_json().
  */
 void cw_graph_json(const struct cw_graph *g, struct cw_jsonw *w);
+
+/*
+ * One node in JSON, the one node schema of every output (edges.json,
+ * `graph --format json`, serve's /api/graph): its members into the open
+ * object w, each only where the output has it, in this order: name (a
+ * view's unique group name), label, kind, external (has_external); an
+ * external peer's addr and port (has_port); host, netns (has_netns); a
+ * process's pid (has_pid), start_ns (has_start), comm, cmdline, and its
+ * container and pod as the agent gave them; who it is at the projection
+ * `by` (identity: cw_identity_json()); members, bytes_out, bytes_in
+ * (has_traffic); what the members used (usage, when known).  Strings are
+ * left out when NULL.  The caller writes its own "id" first: an index
+ * (edges.json, views) or serve's page id.
+ */
+struct cw_node_json {
+	const char *name, *label, *kind;
+	bool has_external, external;
+	const char *addr;
+	bool has_port;
+	uint16_t port;
+	const char *host;
+	bool has_netns, has_pid, has_start;
+	uint32_t netns, pid;
+	uint64_t start_ns;
+	const char *comm, *cmdline, *container, *pod;
+	const struct cw_process *identity;
+	int by;		   /* enum cw_group_by, for identity */
+	bool container_id; /* identity: with the container's id */
+	bool has_traffic;
+	uint64_t members, bytes_out, bytes_in;
+	const struct cw_usage_stats *usage;
+};
+
+void cw_node_json(struct cw_jsonw *w, const struct cw_node_json *n);
 
 /*
  * One edge in JSON, the one edge schema of every output (edges.json,

@@ -89,24 +89,29 @@ static void json_graph(struct cw_jsonw *w, const struct serve_graph *g)
 	cw_jsonw_arr_open(w, "nodes");
 	for (i = 0; i < g->nn; i++) {
 		const struct serve_node *n = &g->nodes[i];
+		/* graph/'s node schema; the page's id ("n<i>") first */
+		struct cw_node_json j = {
+			.name = n->name,
+			.label = n->label,
+			.kind = n->kind,
+			.has_external = true,
+			.external = n->external,
+			.host = n->host,
+			.comm = n->comm,
+			.container = n->container,
+			.identity = n->proc,
+			.by = serve_group_by(g->by),
+			.has_traffic = true,
+			.members = n->members,
+			.bytes_out = n->bytes_out,
+			.bytes_in = n->bytes_in,
+			.usage = &n->usage,
+		};
 
 		cw_jsonw_obj_open(w, NULL);
 		snprintf(id, sizeof(id), "n%zu", i);
 		cw_jsonw_str(w, "id", id);
-		cw_jsonw_str(w, "name", n->name);
-		cw_jsonw_str(w, "label", n->label);
-		cw_jsonw_str(w, "host", n->host);
-		cw_jsonw_str(w, "comm", n->comm);
-		cw_jsonw_str(w, "container", n->container);
-		cw_jsonw_bool(w, "external", n->external);
-		cw_jsonw_u64(w, "members", n->members);
-		cw_jsonw_u64(w, "bytes_out", n->bytes_out);
-		cw_jsonw_u64(w, "bytes_in", n->bytes_in);
-		if (n->proc)
-			cw_identity_json(w, serve_group_by(g->by), n->proc,
-					 false);
-		if (n->usage.known)
-			cw_usage_json(w, &n->usage);
+		cw_node_json(w, &j);
 		cw_jsonw_obj_close(w);
 	}
 	cw_jsonw_arr_close(w);

@@ -314,6 +314,7 @@ static int copy_vertex(const struct cw_view *v, size_t i,
 
 	memset(out, 0, sizeof(*out));
 	out->external = ext;
+	out->kind = cw_node_kind_name(n->kind);
 	out->members = x->members;
 	out->usage = x->usage;
 	if (n->kind == CW_NODE_PROCESS) {

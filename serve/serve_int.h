@@ -57,6 +57,7 @@ struct serve_node {
 	char *host;  /* its host ("": several), an external peer's address */
 	char *comm;  /* command ("" for hosts and external peers) */
 	char *container;
+	const char *kind; /* cw_node_kind_name() of its first member */
 	bool external;
 	uint64_t members;
 	uint64_t bytes_out, bytes_in;
