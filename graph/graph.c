@@ -28,32 +28,10 @@ void cw_graph_release(struct cw_graph *g)
 	memset(g, 0, sizeof(*g));
 }
 
-static int grow_nodes(struct cw_graph *g, size_t cap)
-{
-	struct cw_node *n = realloc(g->nodes, cap * sizeof(*n));
-
-	if (!n)
-		return -1;
-	g->nodes = n;
-	g->cap_nodes = cap;
-	return 0;
-}
-
-static int grow_edges(struct cw_graph *g, size_t cap)
-{
-	struct cw_edge *e = realloc(g->edges, cap * sizeof(*e));
-
-	if (!e)
-		return -1;
-	g->edges = e;
-	g->cap_edges = cap;
-	return 0;
-}
-
 int cw_graph_reserve(struct cw_graph *g, size_t nodes, size_t edges)
 {
-	if ((nodes > g->cap_nodes && grow_nodes(g, nodes)) ||
-	    (edges > g->cap_edges && grow_edges(g, edges)) ||
+	if (CW_GROW(g->nodes, g->cap_nodes, nodes, nodes) ||
+	    CW_GROW(g->edges, g->cap_edges, edges, edges) ||
 	    cw_htab_reserve(&g->node_index, nodes) ||
 	    cw_htab_reserve(&g->edge_index, edges))
 		return -1;
@@ -151,10 +129,11 @@ static void edge_start(struct cw_edge *e, size_t client, size_t server,
 	e->first_ns = t->first_ns;
 }
 
-static void edge_sum(struct cw_edge *e, const struct cw_conn_traffic *t)
+/* The one sum of an edge: totals over time (a bucket) into e. */
+static void edge_add(struct cw_edge *e, const struct cw_edge_total *t)
 {
-	e->conns++;
-	e->paired = cw_count_add(e->paired, t->both_ends ? 1 : 0);
+	e->conns = cw_count_add(e->conns, t->conns);
+	e->paired = cw_count_add(e->paired, t->paired);
 	e->bytes_c2s = cw_count_add(e->bytes_c2s, t->bytes_c2s);
 	e->bytes_s2c = cw_count_add(e->bytes_s2c, t->bytes_s2c);
 	e->msgs_c2s = cw_count_add(e->msgs_c2s, t->msgs_c2s);
@@ -162,13 +141,36 @@ static void edge_sum(struct cw_edge *e, const struct cw_conn_traffic *t)
 	e->diff_c2s = cw_sdiff_add(e->diff_c2s, t->diff_c2s);
 	e->diff_s2c = cw_sdiff_add(e->diff_s2c, t->diff_s2c);
 	e->retrans = cw_count_add(e->retrans, t->retrans);
-	e->est_conns = cw_count_add(e->est_conns, t->msgs_est ? 1 : 0);
+	e->est_conns = cw_count_add(e->est_conns, t->est_conns);
 	e->sampled_bytes = cw_count_add(e->sampled_bytes, t->sampled_bytes);
-	e->has_sampled |= t->has_sampled;
+	e->has_sampled |= t->has_sampled != 0;
 	if (t->first_ns && (!e->first_ns || t->first_ns < e->first_ns))
 		e->first_ns = t->first_ns;
 	if (t->last_ns > e->last_ns)
 		e->last_ns = t->last_ns;
+}
+
+/* One connection into e: the totals of one connection. */
+static void edge_sum(struct cw_edge *e, const struct cw_conn_traffic *t)
+{
+	struct cw_edge_total one = {
+		.conns = 1,
+		.paired = t->both_ends ? 1 : 0,
+		.bytes_c2s = t->bytes_c2s,
+		.bytes_s2c = t->bytes_s2c,
+		.msgs_c2s = t->msgs_c2s,
+		.msgs_s2c = t->msgs_s2c,
+		.diff_c2s = t->diff_c2s,
+		.diff_s2c = t->diff_s2c,
+		.first_ns = t->first_ns,
+		.last_ns = t->last_ns,
+		.retrans = t->retrans,
+		.est_conns = t->msgs_est ? 1 : 0,
+		.sampled_bytes = t->sampled_bytes,
+		.has_sampled = t->has_sampled,
+	};
+
+	edge_add(e, &one);
 }
 
 /* The edge index after cw_graph_add_links() or a sort; 0 or -1. */
@@ -192,74 +194,56 @@ static int edge_index_rebuild(struct cw_graph *g)
 	return 0;
 }
 
-int cw_graph_add(struct cw_graph *g, size_t client, size_t server,
-		 const struct cw_conn_traffic *t)
+/* The client -> server edge of that protocol, made (starting at
+ * first_ns) if new; NULL when out of memory. */
+static struct cw_edge *edge_get(struct cw_graph *g, size_t client,
+				size_t server, uint8_t protocol,
+				uint64_t first_ns)
 {
+	struct cw_conn_traffic first = {.protocol = protocol,
+					.first_ns = first_ns};
 	struct edge_key k;
 	bool created;
 	size_t *idx;
 
 	if (g->edge_index_stale && edge_index_rebuild(g))
-		return -1;
-	edge_key_of(&k, client, server, t->protocol);
+		return NULL;
+	edge_key_of(&k, client, server, protocol);
 	idx = cw_htab_upsert(&g->edge_index, &k, &created);
 	if (!idx)
-		return -1;
+		return NULL;
 	if (created) {
 		if (g->nedges == g->cap_edges &&
 		    CW_GROW(g->edges, g->cap_edges, g->nedges + 1, 64)) {
 			cw_htab_delete(&g->edge_index, &k);
-			return -1;
+			return NULL;
 		}
 		*idx = g->nedges++;
-		edge_start(&g->edges[*idx], client, server, t);
+		edge_start(&g->edges[*idx], client, server, &first);
 	}
-	edge_sum(&g->edges[*idx], t);
+	return &g->edges[*idx];
+}
+
+int cw_graph_add(struct cw_graph *g, size_t client, size_t server,
+		 const struct cw_conn_traffic *t)
+{
+	struct cw_edge *e = edge_get(g, client, server, t->protocol,
+				     t->first_ns);
+
+	if (!e)
+		return -1;
+	edge_sum(e, t);
 	return 0;
 }
 
 int cw_graph_add_total(struct cw_graph *g, size_t client, size_t server,
 		       uint8_t protocol, const struct cw_edge_total *t)
 {
-	struct cw_conn_traffic first = {.protocol = protocol};
-	struct cw_edge *e;
-	struct edge_key k;
-	bool created;
-	size_t *idx;
+	struct cw_edge *e = edge_get(g, client, server, protocol, t->first_ns);
 
-	if (g->edge_index_stale && edge_index_rebuild(g))
+	if (!e)
 		return -1;
-	edge_key_of(&k, client, server, protocol);
-	idx = cw_htab_upsert(&g->edge_index, &k, &created);
-	if (!idx)
-		return -1;
-	if (created) {
-		if (g->nedges == g->cap_edges &&
-		    CW_GROW(g->edges, g->cap_edges, g->nedges + 1, 64)) {
-			cw_htab_delete(&g->edge_index, &k);
-			return -1;
-		}
-		*idx = g->nedges++;
-		first.first_ns = t->first_ns;
-		edge_start(&g->edges[*idx], client, server, &first);
-	}
-	e = &g->edges[*idx];
-	e->conns = cw_count_add(e->conns, t->conns);
-	e->paired = cw_count_add(e->paired, t->paired);
-	e->bytes_c2s = cw_count_add(e->bytes_c2s, t->bytes_c2s);
-	e->bytes_s2c = cw_count_add(e->bytes_s2c, t->bytes_s2c);
-	e->msgs_c2s = cw_count_add(e->msgs_c2s, t->msgs_c2s);
-	e->msgs_s2c = cw_count_add(e->msgs_s2c, t->msgs_s2c);
-	e->diff_c2s = cw_sdiff_add(e->diff_c2s, t->diff_c2s);
-	e->diff_s2c = cw_sdiff_add(e->diff_s2c, t->diff_s2c);
-	e->retrans = cw_count_add(e->retrans, t->retrans);
-	e->est_conns = cw_count_add(e->est_conns, t->est_conns);
-	e->sampled_bytes = cw_count_add(e->sampled_bytes, t->sampled_bytes);
-	e->has_sampled |= t->has_sampled != 0;
-	if (t->first_ns && (!e->first_ns || t->first_ns < e->first_ns))
-		e->first_ns = t->first_ns;
-	if (t->last_ns > e->last_ns)
-		e->last_ns = t->last_ns;
+	edge_add(e, t);
 	return 0;
 }
 
@@ -362,7 +346,7 @@ int cw_graph_add_links(struct cw_graph *g, const struct cw_conn_link *l,
 			lead[order[j]] = order[i];
 	free(key);
 	key = NULL;
-	if (runs > g->cap_edges && grow_edges(g, runs))
+	if (CW_GROW(g->edges, g->cap_edges, runs, runs))
 		goto out;
 	/* In link order, as cw_graph_add() would: order[] now edge ids. */
 	for (i = 0; i < n; i++) {
