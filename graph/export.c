@@ -182,10 +182,17 @@ out:
 	return ret;
 }
 
+int cw_dot_write(struct Agraph_s *dg, FILE *fp)
+{
+	if (agwrite(dg, fp) || ferror(fp))
+		return cw_error("unable to write the DOT graph");
+	return 0;
+}
+
 /*
- * DOT through cgraph's writer, the one DOT writer of causeway (viz/ draws
- * with it too): it quotes what must be quoted (addresses such as
- * 10.0.0.1:80, IPv6, hostile names), so `dot` reads every export.
+ * DOT through cgraph's writer (cw_dot_write): it quotes what must be
+ * quoted (addresses such as 10.0.0.1:80, IPv6, hostile names), so `dot`
+ * reads every export.
  */
 int cw_view_write_dot(const struct cw_view *v, FILE *fp, const size_t *edges,
 		      size_t n)
@@ -202,11 +209,7 @@ int cw_view_write_dot(const struct cw_view *v, FILE *fp, const size_t *edges,
 		cw_error("unable to make the DOT graph");
 		goto out;
 	}
-	if (agwrite(dg, fp) || ferror(fp)) {
-		cw_error("unable to write the DOT graph");
-		goto out;
-	}
-	ret = 0;
+	ret = cw_dot_write(dg, fp);
 out:
 	if (dg)
 		agclose(dg);

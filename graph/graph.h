@@ -477,6 +477,14 @@ int cw_view_write_dot(const struct cw_view *v, FILE *fp, const size_t *edges,
 		      size_t n);
 int cw_view_write_csv(const struct cw_view *v, FILE *fp, const size_t *edges,
 		      size_t n);
+/*
+ * The one DOT writer: a cgraph graph (Agraph_t of <graphviz/cgraph.h>)
+ * through agwrite, which quotes what DOT must have quoted; the export
+ * above, viz/'s drawings and graph.dot, serve's page.  0, or -1 after a
+ * message.
+ */
+struct Agraph_s;
+int cw_dot_write(struct Agraph_s *dg, FILE *fp);
 void cw_view_json(const struct cw_view *v, struct cw_jsonw *w,
 		  const size_t *edges, size_t n);
 /*

@@ -177,11 +177,7 @@ static int trimmed_label(Agraph_t *g, size_t drawn, size_t total)
 	snprintf(text, sizeof(text), "%s%sthe %zu largest of %zu edges drawn",
 		 old && *old ? old : "", old && *old ? "\n" : "", drawn,
 		 total);
-	if (!agattr(g, AGRAPH, "label", text) ||
-	    !agattr(g, AGRAPH, "labelloc", "b") ||
-	    !agattr(g, AGRAPH, "fontsize", "10"))
-		return cw_error("graphviz: unable to set the graph's label");
-	return 0;
+	return cw_viz_caption(g, text);
 }
 
 int serve_render_dot(const struct serve_graph *sg, size_t max_edges,
@@ -221,9 +217,9 @@ int serve_render_dot(const struct serve_graph *sg, size_t max_edges,
 		cw_error("out of memory");
 		goto unlock;
 	}
-	ret = agwrite(g, fp) ? -1 : 0;
-	if (fclose(fp) || ret)
-		ret = cw_error("graphviz: unable to write the DOT source");
+	ret = cw_dot_write(g, fp);
+	if (fclose(fp) && !ret)
+		ret = cw_error("out of memory for the DOT source");
 unlock:
 	if (g)
 		agclose(g);

@@ -4,7 +4,6 @@
 #include <errno.h>
 #include <graphviz/cgraph.h>
 #include <graphviz/gvc.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -178,7 +177,7 @@ static int write_dot_source(Agraph_t *g, const char *tmp)
 	if (!fp)
 		return cw_error("unable to create '%s': %s", tmp,
 				strerror(errno));
-	err = agwrite(g, fp);
+	err = cw_dot_write(g, fp);
 	if (fclose(fp) || err)
 		return cw_error("unable to write '%s'", tmp);
 	return 0;
@@ -271,31 +270,17 @@ static int graph_edges(const struct cw_graph *g, Agraph_t *gr, Agnode_t **nodes,
 		e = agedge(gr, nodes[x->client], nodes[x->server], NULL, 1);
 		if (!e)
 			return cw_viz_fail("unable to add an edge");
-		snprintf(width, sizeof(width), "%.2f", 1 + 7 * sqrt(share));
+		snprintf(width, sizeof(width), "%.2f",
+			 cw_viz_width_of_share(share));
 		snprintf(label, sizeof(label), "%s %s / %s",
 			 cw_proto_name(x->protocol),
 			 cw_fmt_bytes(x->bytes_c2s, a, sizeof(a)),
 			 cw_fmt_bytes(x->bytes_s2c, b, sizeof(b)));
-		if (cw_viz_set(e, "penwidth", width) || cw_viz_set(e, "label", label))
+		/* xlabel, as every drawing: see add_edges() */
+		if (cw_viz_set(e, "penwidth", width) ||
+		    cw_viz_set(e, "xlabel", label))
 			return -1;
 	}
-	return 0;
-}
-
-static int graph_defaults(Agraph_t *g)
-{
-	if (!agattr(g, AGRAPH, "rankdir", "LR") ||
-	    !agattr(g, AGNODE, "shape", "box") ||
-	    !agattr(g, AGNODE, "style", "rounded") ||
-	    !agattr(g, AGNODE, "fontname", "Helvetica") ||
-	    !agattr(g, AGEDGE, "fontname", "Helvetica") ||
-	    !agattr(g, AGEDGE, "fontsize", "10") ||
-	    !agattr(g, AGRAPH, "label", "") ||
-	    !agattr(g, AGNODE, "label", "\\N") ||
-	    !agattr(g, AGNODE, "color", "black") ||
-	    !agattr(g, AGEDGE, "penwidth", "1") ||
-	    !agattr(g, AGEDGE, "label", ""))
-		return cw_viz_fail("unable to set a default attribute");
 	return 0;
 }
 
@@ -314,14 +299,10 @@ int cw_viz_write_dot(const struct cw_graph *g, FILE *fp,
 		cw_viz_fail("unable to create a graph");
 		goto out;
 	}
-	if (graph_defaults(gr) || graph_nodes(g, gr, nodes) ||
+	if (cw_viz_defaults(gr, false) || graph_nodes(g, gr, nodes) ||
 	    graph_edges(g, gr, nodes, opts ? opts->min_share : 0))
 		goto out;
-	if (agwrite(gr, fp) || ferror(fp)) {
-		cw_error("unable to write the DOT graph");
-		goto out;
-	}
-	ret = 0;
+	ret = cw_dot_write(gr, fp);
 out:
 	if (gr && agclose(gr))
 		ret = cw_viz_fail("unable to close the graph");

@@ -171,9 +171,14 @@ int cw_viz_legend(Agraph_t *g, uint64_t max_rss, double max_cpu)
 		 "line: CPU (8 pt = %.2f cores); edge width: bytes; edge "
 		 "colour: command pair",
 		 cw_fmt_bytes(max_rss, rss, sizeof(rss)), max_cpu);
-	if (!agattr(g, AGRAPH, "label", text) ||
+	return cw_viz_caption(g, text);
+}
+
+int cw_viz_caption(Agraph_t *g, const char *text)
+{
+	if (!agattr(g, AGRAPH, "label", (char *)text) ||
 	    !agattr(g, AGRAPH, "labelloc", "b") ||
 	    !agattr(g, AGRAPH, "fontsize", "10"))
-		return cw_viz_fail("unable to set the legend");
+		return cw_viz_fail("unable to set the graph's label");
 	return 0;
 }

@@ -3,9 +3,10 @@
  * Views of the traffic graph for people, all made with Graphviz's libraries
  * (libcgraph builds the graph and writes DOT, libgvc lays it out): the
  * process graph as DOT source (graph.dot, for `dot -Tsvg`), and drawings
- * of a view.  Edge width from bytes, colours stable per command.  (The
- * data export `causeway graph --format dot` is igraph's writer, with every
- * attribute and no style: graph/graph.h.)
+ * of a view, all in the house style (viz/style.c).  Edge width from bytes,
+ * colours stable per command.  (The data export `causeway graph --format
+ * dot` has every attribute and no style: graph/graph.h; every DOT is
+ * written by its cw_dot_write.)
  */
 #ifndef CW_VIZ_H
 #define CW_VIZ_H
@@ -111,6 +112,9 @@ int cw_viz_usage_attrs(void *node, const struct cw_usage_stats *u,
 		       size_t len);
 /* The scales under the picture, when it shows resources. */
 int cw_viz_legend(Agraph_t *g, uint64_t max_rss, double max_cpu);
+/* A line under the picture (the legend's place); 0 or -1 after a
+ * message. */
+int cw_viz_caption(Agraph_t *g, const char *text);
 
 /*
  * A layout that can be stopped (viz/layout.c): DOT source laid out by dot
