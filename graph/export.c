@@ -349,6 +349,8 @@ void cw_node_json(struct cw_jsonw *w, const struct cw_node_json *n)
 		cw_jsonw_bool(w, "external", n->external);
 	if (n->addr)
 		cw_jsonw_str(w, "addr", n->addr);
+	if (n->dns_name && n->dns_name[0])
+		cw_jsonw_str(w, "dns_name", n->dns_name);
 	if (n->has_port)
 		cw_jsonw_u64(w, "port", n->port);
 	if (n->host)
@@ -407,8 +409,10 @@ static void vertex_json(const struct cw_view *v, size_t i, struct cw_jsonw *w)
 		.usage = &x->usage,
 	};
 
-	if (n->kind == CW_NODE_EXTERNAL)
+	if (n->kind == CW_NODE_EXTERNAL) {
 		j.addr = cw_addr_str(&n->addr, buf, sizeof(buf));
+		j.dns_name = n->name;
+	}
 	cw_jsonw_obj_open(w, NULL);
 	cw_jsonw_u64(w, "id", i);
 	cw_node_json(w, &j);
@@ -425,6 +429,7 @@ static void node_json(const struct cw_node *n, size_t id, struct cw_jsonw *w)
 		.label = cw_node_label(n, label, sizeof(label)),
 		.kind = cw_node_kind_name(n->kind),
 		.addr = ext ? cw_addr_str(&n->addr, addr, sizeof(addr)) : NULL,
+		.dns_name = ext ? n->name : NULL,
 		.has_port = ext,
 		.port = n->port,
 		.host = ext ? NULL : n->host,

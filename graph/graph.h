@@ -59,6 +59,8 @@ struct cw_node_key {
 	char host[CW_HOST_LEN];
 };
 
+#define CW_NODE_NAME_MAX 256 /* a DNS name, cut past 255 bytes */
+
 struct cw_node {
 	enum cw_node_kind kind;
 	char host[CW_HOST_LEN];
@@ -66,6 +68,9 @@ struct cw_node {
 	struct cw_process proc; /* CW_NODE_PROCESS */
 	struct cw_addr addr;	/* CW_NODE_EXTERNAL */
 	uint16_t port;		/* CW_NODE_EXTERNAL server: its port */
+	/* CW_NODE_EXTERNAL: its DNS name as an agent learned it ("" none;
+	 * correlator/pipeline.h, cw_peer_names_apply()); labels show it. */
+	char name[CW_NODE_NAME_MAX];
 };
 
 /* Traffic of one connection as both ends (or the one watched end) saw it. */
@@ -199,8 +204,9 @@ void cw_graph_json(const struct cw_graph *g, struct cw_jsonw *w);
  * `graph --format json`, serve's /api/graph): its members into the open
  * object w, each only where the output has it, in this order: name (a
  * view's unique group name), label, kind, external (has_external); an
- * external peer's addr and port (has_port); host, netns (has_netns); a
- * process's pid (has_pid), start_ns (has_start), comm, cmdline, and its
+ * external peer's addr, dns_name (its DNS name when an agent learned one:
+ * "name" is a view's group) and port (has_port); host, netns (has_netns);
+ * a process's pid (has_pid), start_ns (has_start), comm, cmdline, and its
  * container and pod as the agent gave them; who it is at the projection
  * `by` (identity: cw_identity_json()); members, bytes_out, bytes_in
  * (has_traffic); what the members used (usage, when known).  Strings are
@@ -211,6 +217,7 @@ struct cw_node_json {
 	const char *name, *label, *kind;
 	bool has_external, external;
 	const char *addr;
+	const char *dns_name; /* an external peer's, when known */
 	bool has_port;
 	uint16_t port;
 	const char *host;
@@ -441,7 +448,8 @@ struct cw_view {
 	bool has_usage;			/* some vertex has resources */
 	/* Directed, vertex i and edge i as above, with igraph's C attribute
 	 * handler: vertex name, label, kind, host, pid, comm, cmdline,
-	 * container, pod, members, bytes_out, bytes_in; edge weight (bytes
+	 * container, pod, members, bytes_out, bytes_in, dns_name (only
+	 * where an external peer has one); edge weight (bytes
 	 * both ways), bytes_c2s, bytes_s2c, msgs_c2s, msgs_s2c, conns,
 	 * first_seen, last_seen (seconds since the epoch). */
 	struct igraph_s *ig;

@@ -142,7 +142,12 @@ static const char *short_label(const struct cw_node *n, enum cw_group_by by,
 	const struct cw_process *p = &n->proc;
 	bool proc = n->kind == CW_NODE_PROCESS;
 
-	if (proc && by == CW_BY_WORKLOAD && p->workload[0]) {
+	if (n->kind == CW_NODE_EXTERNAL && n->name[0] && n->port &&
+	    by != CW_BY_HOST) { /* a peer by its DNS name, as users know it */
+		snprintf(buf, len, "%s:%u", n->name, n->port);
+	} else if (n->kind == CW_NODE_EXTERNAL && n->name[0]) {
+		snprintf(buf, len, "%s", n->name);
+	} else if (proc && by == CW_BY_WORKLOAD && p->workload[0]) {
 		snprintf(buf, len, "%s", p->workload);
 	} else if (proc && (by == CW_BY_POD || by == CW_BY_WORKLOAD) &&
 		   p->pod_name[0]) {
@@ -550,6 +555,9 @@ static igraph_error_t set_vertex_attrs(igraph_t *ig, const struct cw_view *v)
 				     p && (proc || v->by == CW_BY_CONTAINER)
 					     ? n->proc.pod
 					     : ""));
+		/* Only where a peer has one: other exports stay as they were. */
+		if (n->kind == CW_NODE_EXTERNAL && n->name[0])
+			IGRAPH_CHECK(SETVAS(ig, "dns_name", id, n->name));
 	}
 	IGRAPH_VECTOR_INIT_FINALLY(&num, (igraph_integer_t)v->nv);
 	for (i = 0; i < v->nv; i++)
