@@ -437,6 +437,12 @@ static int load_variant(struct cw_agent *a, const struct cw_agent_opts *opts,
 	err = cw_variant_prepare(a->skel, v, opts->mode, udp,
 				 opts->mode == CW_MODE_AGGREGATE &&
 					 caps->task_file_iter);
+	/* RSTs sent (connection health): a tp_btf hook, in both variants
+	 * that have tp_btf; per RST, never per call. */
+	if (!err)
+		bpf_program__set_autoload(a->skel->progs.cw_tp_send_reset,
+					  v == CW_ATTACH_TRACEPOINT ||
+						  v == CW_ATTACH_FENTRY);
 	if (!err && opts->pin_dir)
 		err = set_pins(a->skel, opts->pin_dir);
 	if (!err) {

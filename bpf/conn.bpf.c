@@ -47,6 +47,9 @@
 #define IPV6_HDR_LEN  40
 #define UDP_HDR_LEN   8
 #define SHUTDOWN_MASK 3 /* RCV_SHUTDOWN | SEND_SHUTDOWN */
+#define EPIPE	      32
+#define ECONNRESET    104
+#define ECONNREFUSED  111
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
@@ -654,6 +657,68 @@ static __always_inline void on_io(struct sock *sk, int bytes, __u8 dir)
 	msg_track(c, sk, bytes, dir);
 }
 
+/*
+ * Connection health, from lifecycle transitions only: nothing runs per
+ * call or per packet for it.
+ *
+ * - connect_us: a client's SYN_SENT (in connect(), before the SYN goes)
+ *   to its ESTABLISHED, so SYN retransmissions count in it; 0 when either
+ *   went unseen (an end marked established late has none).
+ * - fail: a client's SYN_SENT -> CLOSE.  The kernel sets sk_err before
+ *   it moves the socket to CLOSE (tcp_done_with_error()): ECONNREFUSED
+ *   when a RST answered our SYN (tcp_reset() in SYN_SENT; an ICMP port
+ *   unreachable gives the same) is CW_FAIL_REFUSED; anything else
+ *   (ETIMEDOUT after the SYN retries, an ICMP host or network
+ *   unreachable, or the owner closing the socket while it waited: an
+ *   application's own connect timeout) is CW_FAIL_TIMEOUT: the peer
+ *   never answered.  Such an end becomes one closed record (connect_failed()).
+ * - resets_in: an established end moved to CLOSE with sk_err ECONNRESET
+ *   (or EPIPE, from CLOSE_WAIT): tcp_reset(), a RST received.  A RST
+ *   that arrives after the owner's close() sent the final record is not
+ *   in it (the peer's end counts it as sent).
+ * - resets_out: RSTs the socket sent while established and not yet final
+ *   (tp_btf/tcp_send_reset).  An owner's close() that aborts (unread
+ *   data, SO_LINGER 0) moves to CLOSE before it sends the RST, so such an
+ *   end's final record waits for the destruction in the same close()
+ *   (owner_abort()).
+ */
+static __always_inline void health_close(struct cw_conn *c, struct sock *sk,
+					 int old)
+{
+	int err = SK_FIELD(sk, sk_err);
+
+	if (c->flags & CW_F_CLOSED)
+		return;
+	if (!(c->flags & CW_F_ESTABLISHED)) {
+		if (old == TCP_SYN_SENT && !c->fail)
+			c->fail = err == ECONNREFUSED ? CW_FAIL_REFUSED
+						      : CW_FAIL_TIMEOUT;
+		return;
+	}
+	if (err == ECONNRESET || err == EPIPE)
+		c->resets_in = 1;
+}
+
+/* A client whose connect failed: one closed record, with its owner. */
+static __always_inline void connect_failed(struct sock *sk, struct cw_conn *c)
+{
+	struct cw_conn *rec;
+
+	if (!c->fail)
+		c->fail = CW_FAIL_TIMEOUT;
+	rec = bpf_ringbuf_reserve(&closed, sizeof(*rec), 0);
+	if (!rec) {
+		stat_inc(CW_STAT_CLOSE_LOST);
+		return;
+	}
+	__builtin_memcpy(rec, c, sizeof(*rec));
+	rec->last_ns = bpf_ktime_get_ns();
+	/* The port was chosen after SYN_SENT (inet_hash_connect()). */
+	if (!rec->lport || !rec->rport)
+		fill_addrs(rec, sk);
+	bpf_ringbuf_submit(rec, 0);
+}
+
 /* old: the state the socket leaves for TCP_CLOSE. */
 static __always_inline void on_close(struct sock *sk, struct cw_conn *c,
 				     int old)
@@ -664,8 +729,11 @@ static __always_inline void on_close(struct sock *sk, struct cw_conn *c,
 		return;
 	c->flags |= CW_F_CLOSED;
 	if (!(c->flags & CW_F_ESTABLISHED)) {
-		if (c->role == CW_ROLE_CLIENT)
+		if (c->role == CW_ROLE_CLIENT) {
 			stat_inc(CW_STAT_CONNECT_FAILED);
+			if (!(c->flags & CW_F_SELF))
+				connect_failed(sk, c);
+		}
 		conn_forget(sk);
 		return;
 	}
@@ -707,6 +775,33 @@ static __always_inline void on_close(struct sock *sk, struct cw_conn *c,
 }
 
 /*
+ * The owner's close() aborting an open end: unread data (a RST instead of
+ * a FIN, __tcp_close()) or SO_LINGER 0 (tcp_disconnect()).  Both move the
+ * socket to CLOSE before they send the RST and destroy it later in the
+ * same call, so the final reading waits for the destruction and holds the
+ * RST sent.  Told apart from every other CLOSE of an open end: no error
+ * (a RST or a timeout received sets sk_err first), both shutdown bits
+ * (close() sets them first; connect(AF_UNSPEC) does not), not orphaned
+ * yet (close()'s FIN_WAIT2 timewait handoff runs after sock_orphan()),
+ * and from FIN_WAIT1/2 no FIN received (tcp_fin() sets RCV_SHUTDOWN too,
+ * with SOCK_DONE).
+ */
+static __always_inline bool owner_abort(struct sock *sk, int old)
+{
+	__u64 fl = BPF_CORE_READ(sk, __sk_common.skc_flags);
+
+	if (SK_FIELD(sk, sk_err) || fl & (1UL << SOCK_DEAD))
+		return false;
+	if ((BPF_CORE_READ_BITFIELD_PROBED(sk, sk_shutdown) & SHUTDOWN_MASK) !=
+	    SHUTDOWN_MASK)
+		return false;
+	if (old == TCP_ESTABLISHED || old == TCP_CLOSE_WAIT)
+		return true;
+	return (old == TCP_FIN_WAIT1 || old == TCP_FIN_WAIT2) &&
+	       !(fl & (1UL << SOCK_DONE));
+}
+
+/*
  * Final readings.  The CLOSE transition is final for an end whose owner
  * has closed it or has nothing left to read.  But the kernel also moves a
  * socket its owner still holds to CLOSE: the peer's FIN reaching FIN_WAIT2
@@ -737,7 +832,8 @@ static __always_inline bool close_drains(struct cw_conn *c, struct sock *sk,
 		return false;
 	tcp_seq_now(sk, &s);
 	if (c->flags & CW_F_OWNER &&
-	    (s.unread_data <= 0 || !BPF_CORE_READ(sk, sk_receive_queue.qlen)))
+	    (s.unread_data <= 0 || !BPF_CORE_READ(sk, sk_receive_queue.qlen)) &&
+	    !owner_abort(sk, old))
 		return false;
 	conn_base(c, sk, 0, 0);
 	tcp_bytes(c, sk, old, &c->bytes_out, &c->bytes_in);
@@ -775,6 +871,8 @@ static __always_inline void on_state(struct sock *sk, int old, int new)
 		if (!c)
 			return;
 		c->role = CW_ROLE_CLIENT;
+		if (!c->syn_ns)
+			c->syn_ns = bpf_ktime_get_ns();
 		/* Marked once here, so the per-call programs test a flag
 		 * instead of calling for the pid on every call. */
 		if (in_self()) {
@@ -797,6 +895,10 @@ static __always_inline void on_state(struct sock *sk, int old, int new)
 			c->role = old == TCP_SYN_SENT	? CW_ROLE_CLIENT
 				  : old == TCP_SYN_RECV ? CW_ROLE_SERVER
 							: CW_ROLE_UNKNOWN;
+		if (old == TCP_SYN_SENT && c->syn_ns &&
+		    !(c->flags & CW_F_ESTABLISHED))
+			c->connect_us =
+				(bpf_ktime_get_ns() - c->syn_ns) / 1000 ?: 1;
 		c->flags |= CW_F_ESTABLISHED;
 		fill_addrs(c, sk);
 		if (!use_sk_hash)
@@ -830,6 +932,7 @@ static __always_inline void on_state(struct sock *sk, int old, int new)
 		    (old == TCP_ESTABLISHED || old == TCP_CLOSE_WAIT) &&
 		    !SK_FIELD(sk, sk_err) && !in_self())
 			fill_owner(c);
+		health_close(c, sk, old);
 		if (close_drains(c, sk, old))
 			return;
 		on_close(sk, c, old);
@@ -850,8 +953,23 @@ static __always_inline void on_destroy(struct sock *sk)
 	if (use_sk_hash || per_event)
 		return;
 	c = bpf_sk_storage_get(&conns, sk, 0, 0);
-	if (!c || !(c->flags & CW_F_DRAIN))
+	if (!c)
 		return;
+	if (!(c->flags & CW_F_DRAIN)) {
+		/*
+		 * A client's connect that failed in work no program saw (a
+		 * SYN timeout runs in a timer): never established, no byte
+		 * acknowledged or received, not final.  Its cause is gone
+		 * (the owner's connect() took sk_err): a timeout, unless
+		 * the CLOSE was seen.
+		 */
+		if (c->role == CW_ROLE_CLIENT &&
+		    !(c->flags & (CW_F_ESTABLISHED | CW_F_CLOSED)) &&
+		    !BPF_CORE_READ((struct tcp_sock *)sk, bytes_acked) &&
+		    !BPF_CORE_READ((struct tcp_sock *)sk, bytes_received))
+			on_close(sk, c, TCP_SYN_SENT);
+		return;
+	}
 	if (!(c->flags & CW_F_OWNER) && !in_self())
 		fill_owner(c);
 	on_close(sk, c, c->close_state);
@@ -881,6 +999,31 @@ static __always_inline void on_retransmit(struct sock *sk)
 	c = conn_get(sk, false);
 	if (c)
 		__sync_fetch_and_add(&c->retrans, 1);
+}
+
+/*
+ * A RST sent: tcp_send_active_reset() by a full socket, or the reply to a
+ * segment (tcp_v4/v6_send_reset()), where sk may be NULL, a request or a
+ * timewait socket: none of those has storage.  Per RST, never per call.
+ */
+static __always_inline void on_send_reset(struct sock *sk)
+{
+	struct cw_conn *c;
+
+	if (!sk || use_sk_hash || per_event)
+		return;
+	c = bpf_sk_storage_get(&conns, sk, 0, 0);
+	if (c && c->flags & CW_F_ESTABLISHED && !(c->flags & CW_F_CLOSED))
+		__sync_fetch_and_add(&c->resets_out, 1);
+}
+
+/* tracepoint and fentry variants (the loader, agent/agent.c); only the
+ * socket is read: it is the first argument since v4.15. */
+SEC("tp_btf/tcp_send_reset")
+int BPF_PROG(cw_tp_send_reset, struct sock *sk)
+{
+	on_send_reset(sk);
+	return 0;
 }
 
 /* The programs, by hook family. */

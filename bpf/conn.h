@@ -44,6 +44,16 @@ enum cw_conn_flag {
 	CW_F_LATE = 1 << 7,
 };
 
+/*
+ * How a client's connect failed (cw_conn.fail); the same values as
+ * common/record.h's CW_REC_FAIL_* (agent/agent_impl.h asserts it).
+ */
+enum cw_fail {
+	CW_FAIL_NONE = 0,
+	CW_FAIL_REFUSED = 1, /* sk_err ECONNREFUSED at CLOSE: a RST to our SYN */
+	CW_FAIL_TIMEOUT = 2, /* any other SYN_SENT -> CLOSE: never answered */
+};
+
 /* Key of the listeners map: a listening port in one network namespace. */
 struct cw_listen_key {
 	__u32 netns;
@@ -118,6 +128,16 @@ struct cw_conn {
 	 * so a gap that ended just after a collection read as no gap.
 	 */
 	__u64 call_ns;
+	/*
+	 * TCP health, from lifecycle transitions only (bpf/conn.bpf.c,
+	 * "Connection health"; docs/agent-counters.md).
+	 */
+	__u64 syn_ns;	  /* client: its SYN_SENT, CLOCK_MONOTONIC */
+	__u32 connect_us; /* client: SYN_SENT -> ESTABLISHED; 0 unknown */
+	__u32 resets_in;  /* RST received after establishment: 0 or 1 */
+	__u32 resets_out; /* RSTs sent after establishment */
+	__u8 fail;	  /* enum cw_fail: a client whose connect failed */
+	__u8 hpad[3];
 };
 
 /* UDP is counted per (socket, peer): unconnected sockets talk to many. */

@@ -100,6 +100,16 @@ int cw_collect(struct bpf_iter__bpf_sk_storage_map *ctx)
 	}
 	conn_base(c, sk, 0, 0);
 	tcp_bytes(c, sk, state, &bout, &bin);
+	if (c->flags & CW_F_DRAIN) {
+		/*
+		 * Nothing is written after CLOSE and a read only adds; and
+		 * tcp_disconnect() (SO_LINGER 0, before the destruction)
+		 * zeroes the counters: the CLOSE reading stands (on_close()).
+		 */
+		bout = c->bytes_out;
+		if (bin < c->bytes_in)
+			bin = c->bytes_in;
+	}
 	if (bout != c->bytes_out || bin != c->bytes_in) {
 		c->bytes_out = bout;
 		c->bytes_in = bin;
