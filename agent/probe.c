@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "agent/dns.h"
 #include "agent/variant.h"
 #include "common/log.h"
 #include "common/util.h"
@@ -165,20 +166,8 @@ int cw_variant_load_check(enum cw_attach variant, char *why, size_t len)
 
 static void find_cgroup2(struct cw_kernel_caps *caps)
 {
-	char dev[64], dir[256], type[32];
-	FILE *fp = fopen("/proc/self/mounts", "r");
-
-	if (!fp)
-		return;
-	while (fscanf(fp, "%63s %255s %31s %*[^\n]", dev, dir, type) == 3) {
-		if (!strcmp(type, "cgroup2")) {
-			caps->cgroup2 = true;
-			snprintf(caps->cgroup2_path, sizeof(caps->cgroup2_path),
-				 "%s", dir);
-			break;
-		}
-	}
-	fclose(fp);
+	caps->cgroup2 = !cw_cgroup2_find(caps->cgroup2_path,
+					 sizeof(caps->cgroup2_path));
 }
 
 static int probe_kernel(struct cw_kernel_caps *caps)
