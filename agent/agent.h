@@ -372,6 +372,7 @@ int cw_meta_seen_publish(struct cw_meta_seen *s, const char *host,
 
 struct cw_kafka_producer;
 struct cw_msgs;
+struct cw_dns;
 
 struct cw_daemon_opts {
 	size_t sz;	      /* sizeof(struct cw_daemon_opts) */
@@ -400,6 +401,10 @@ struct cw_daemon_opts {
 	 * programs, loaded, attached by the daemon only while a timing
 	 * window is open; their records go with the windows'.  NULL: off. */
 	struct cw_msgs *msgs;
+	/* --dns (issue 31), read only if sz covers it: the DNS capture
+	 * (agent/dns.h), polled every pass; its names go out as DnsName
+	 * records beside the metadata.  NULL: off. */
+	struct cw_dns *dns;
 };
 
 struct cw_daemon_stats {
@@ -441,6 +446,11 @@ struct cw_watch_opts {
 	/* --metrics (issue 13): the board the agent's counters are copied
 	 * onto after each collection, or NULL; read only if sz covers it. */
 	struct cw_metrics_board *metrics;
+	/* --dns (issue 31), read only if sz covers them: the DNS capture,
+	 * polled every pass, its names to on_dns (with the callbacks' ctx).
+	 * NULL: off. */
+	struct cw_dns *dns;
+	int (*on_dns)(const struct cw_wire_dns *n, void *ctx);
 };
 
 /*

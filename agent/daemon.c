@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "agent/agent.h"
+#include "agent/dns.h"
 #include "agent/sampler.h"
 #include "agent/workload.h"
 #include "common/jsonw.h"
@@ -46,6 +47,7 @@ struct daemon {
 	struct cw_msgs *msgs;
 	struct cw_msgs_batch mb;
 	uint64_t msgs_lost; /* the kernel's count at the last window's end */
+	struct cw_dns *dns; /* --dns: the capture (NULL: off) */
 };
 
 /* Queue one metadata record, or write it as a JSON line; counted. */
@@ -64,8 +66,10 @@ static void publish_meta(struct daemon *d, struct cw_wire_msg *m)
 		d->st->meta_failures++;
 		return;
 	} else {
-		int err = cw_kafka_produce(d->o->producer, m->kind, NULL, buf,
-					   len);
+		char key[CW_WIRE_ANYKEY_MAX];
+		int err = cw_wire_key(m, key, sizeof(key)) < 0 ||
+			  cw_kafka_produce(d->o->producer, m->kind,
+					   key[0] ? key : NULL, buf, len);
 
 		free(buf);
 		if (err) {
@@ -75,7 +79,7 @@ static void publish_meta(struct daemon *d, struct cw_wire_msg *m)
 	}
 	if (m->kind == CW_WIRE_HOST)
 		d->st->host_meta++;
-	else
+	else if (m->kind == CW_WIRE_PROC)
 		d->st->proc_meta++;
 }
 
@@ -158,6 +162,19 @@ static int usage_step(struct daemon *d)
 	if (!d->o->producer && ferror(d->o->out))
 		return cw_error("unable to write records: %m");
 	return 0;
+}
+
+/* One name the DNS capture learned, beside the metadata. */
+static int publish_dns(const struct cw_wire_dns *n, void *arg)
+{
+	struct daemon *d = arg;
+	struct cw_wire_msg m = {.kind = CW_WIRE_DNS};
+
+	m.dns = *n;
+	publish_meta(d, &m);
+	return d->o->producer || !ferror(d->o->out)
+		       ? 0
+		       : (d->err = cw_error("unable to write records: %m"));
 }
 
 static int on_record(const struct cw_conn_record *r, void *arg)
@@ -399,7 +416,8 @@ static int daemon_loop(struct daemon *d)
 		}
 		meta_step(d);
 		sample_step(d);
-		if (timing_step(d) || msgs_poll(d))
+		if (timing_step(d) || msgs_poll(d) ||
+		    (d->dns && cw_dns_poll(d->dns, publish_dns, d)))
 			return -1;
 		if (d->o->producer)
 			cw_kafka_producer_poll(d->o->producer, 0);
@@ -430,6 +448,7 @@ static void daemon_init(struct daemon *d, struct cw_agent *a,
 	cw_timing_sched_init(&d->ts, o->window_ns, o->window_every_ns, now,
 			     false);
 	d->msgs = HAS_OPT(o, msgs) && o->producer ? o->msgs : NULL;
+	d->dns = HAS_OPT(o, dns) ? o->dns : NULL;
 	if (d->msgs) {
 		char boot[CW_BOOT_ID_LEN] = "";
 
@@ -460,7 +479,7 @@ int cw_daemon_run(struct cw_agent *a, const struct cw_daemon_opts *o,
 		if (timing_collect(&d))
 			goto out;
 	}
-	if (collect(&d))
+	if ((d.dns && cw_dns_poll(d.dns, publish_dns, &d)) || collect(&d))
 		goto out;
 	/* The last health, with the final counts, for the fleet to see. */
 	if (o->producer)
@@ -497,6 +516,8 @@ struct watch {
 	struct cw_meta_seen seen;
 	int stop;			  /* a callback said so */
 	struct cw_metrics_board *metrics; /* or NULL */
+	struct cw_dns *dns;		  /* --dns: the capture, or NULL */
+	int (*on_dns)(const struct cw_wire_dns *n, void *ctx);
 };
 
 /* The agent's collection does not stop on a callback's word: we do. */
@@ -561,10 +582,13 @@ static int watch_loop(struct watch *w, const struct cw_watch_opts *o)
 			if (next < now)
 				next = now + o->interval_ns;
 		}
-		if (cw_agent_poll(w->a, 50))
+		if (cw_agent_poll(w->a, 50) ||
+		    (w->dns && cw_dns_poll(w->dns, w->on_dns, w->ctx)))
 			return -1;
 	}
 	if (o->window_ns && cw_agent_window_collect(w->a, w->on_timing, w->ctx))
+		return -1;
+	if (w->dns && cw_dns_poll(w->dns, w->on_dns, w->ctx))
 		return -1;
 	return watch_collect(w);
 }
@@ -586,6 +610,11 @@ int cw_agent_watch(struct cw_agent *a, const struct cw_watch_opts *o,
 	if (o->sz >=
 	    offsetof(struct cw_watch_opts, metrics) + sizeof(o->metrics))
 		w.metrics = o->metrics;
+	if (o->sz >=
+	    offsetof(struct cw_watch_opts, on_dns) + sizeof(o->on_dns)) {
+		w.dns = o->dns;
+		w.on_dns = o->on_dns;
+	}
 	cw_timing_sched_init(&w.ts, o->window_ns, o->window_every_ns,
 			     cw_now_real_ns(), true);
 	cw_meta_seen_init(&w.seen, META_SEEN_MAX);

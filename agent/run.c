@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "agent/agent.h"
+#include "agent/dns.h"
 #include "agent/run.h"
 #include "common/kafka.h"
 #include "common/log.h"
@@ -175,6 +176,7 @@ static void report(const struct cw_agent_run *c, struct cw_agent *a,
 		cw_info("meta: %" PRIu64 " host and %" PRIu64
 			" process records published, %" PRIu64 " failed",
 			ds->host_meta, ds->proc_meta, ds->meta_failures);
+	cw_dns_report(c->d.dns);
 	report_kafka(c->d.producer, spool);
 }
 
@@ -271,6 +273,14 @@ static int open_msgs(struct cw_agent_run *c)
 }
 
 
+/* --dns: the capture attached with the rest, before privileges go. */
+static int open_dns(struct cw_agent_run *c, struct cw_agent *a)
+{
+	struct cw_dns_opts o = {.sz = sizeof(o), .host = cw_agent_host(a)};
+
+	return cw_dns_open(&c->d.dns, &o);
+}
+
 int cw_agent_run_check(struct cw_agent_run *r)
 {
 	if (check_options(r))
@@ -297,7 +307,8 @@ int cw_agent_run(struct cw_agent_run *c)
 	err = -1;
 	/* The privileges are dropped here, after attaching, not inside. */
 	c->ao.keep_caps = true;
-	if (cw_agent_open_hinted(&a, &c->ao) || drop_privileges(c))
+	if (cw_agent_open_hinted(&a, &c->ao) || (c->dns && open_dns(c, a)) ||
+	    drop_privileges(c))
 		goto out;
 	if (c->kc.brokers && open_kafka(c, &spool))
 		goto out;
@@ -321,6 +332,7 @@ out:
 	cw_metrics_server_stop(ms);
 	cw_metrics_board_free(c->d.metrics);
 	cw_msgs_close(c->d.msgs);
+	cw_dns_close(c->d.dns);
 	cw_agent_close(a);
 	cw_kafka_producer_free(c->d.producer);
 	cw_spool_close(spool);

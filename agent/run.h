@@ -37,6 +37,7 @@ struct cw_agent_run {
 	const char *user;    /* become this user after attaching */
 	const char *metrics; /* serve the counters at ADDR:PORT, or NULL */
 	bool traces;	     /* messages in windows, published */
+	bool dns;	     /* names from DNS answers, published */
 	bool embedded;	     /* (set by the run) the broker is in here */
 };
 

@@ -48,6 +48,10 @@ static const char help[] =
 	"      --host ID        host id in records (default: machine-id)\n"
 	"      --msg-gap D      an idle gap of D also starts a new message\n"
 	"      --no-udp         do not count UDP\n"
+	"      --dns            learn the names of peers from the DNS answers\n"
+	"                       the host receives and publish them (DnsName on\n"
+	"                       the meta topic); off by default: it reads what\n"
+	"                       every process looks up\n"
 	"      --no-nat         keep DNAT'ed (virtual) addresses: no conntrack lookups\n"
 	"      --hooks H        sampled (default): the per-call programs run only\n"
 	"                       inside timing windows, so a send/recv costs\n"
@@ -124,6 +128,7 @@ int cmd_agent(int argc, char **argv)
 		CW_OPT_STR("runtime-root", 0, &d->runtime_root),
 		CW_OPT_STR("metrics", 0, &r.metrics),
 		CW_OPT_FLAG("traces", 0, &r.traces),
+		CW_OPT_FLAG("dns", 0, &r.dns),
 		{0}};
 	int rc;
 
