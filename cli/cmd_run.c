@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "agent/agent.h"
+#include "agent/dns.h"
 #include "agent/run.h"
 #include "cli/cli.h"
 #include "cli/commands.h"
@@ -27,6 +28,7 @@ struct run_opts {
 	bool paths;
 	const char *metrics; /* --metrics ADDR:PORT, or NULL */
 	const char *traces;  /* --traces FILE: messages CSV, or NULL */
+	bool dns;	     /* --dns: external peers named */
 };
 
 static const char help[] =
@@ -34,7 +36,7 @@ static const char help[] =
 	"                    [--attach auto|fentry|kprobe|tracepoint]\n"
 	"                    [--netns NS] [--msg-gap D] [--no-udp]\n"
 	"                    [--no-nat] [--hooks always|sampled] [--metrics A:P]\n"
-	"                    [--traces FILE]\n"
+	"                    [--traces FILE] [--dns]\n"
 	"\n"
 	"Watch TCP and UDP traffic on this host from the kernel, with no\n"
 	"change to the programs watched; pair the two ends of every local\n"
@@ -51,6 +53,8 @@ static const char help[] =
 	"                     name in /run/netns, or /proc/PID/ns/net)\n"
 	"      --msg-gap D    an idle gap of D also starts a new message\n"
 	"      --no-udp       do not count UDP\n"
+	"      --dns          name external peers from the DNS answers the\n"
+	"                     host receives (dns_name, labels; off by default)\n"
 	"      --no-nat       keep DNAT'ed (virtual) addresses: no conntrack lookups\n"
 	"      --hooks H      always (default): a program on every send/recv\n"
 	"                     counts calls and messages exactly, ~100 ns a call;\n"
@@ -120,6 +124,7 @@ static int parse_args(int argc, char **argv, struct run_opts *ro)
 		CW_OPT_STR("runtime-root", 0, &ro->wo.runtime_root),
 		CW_OPT_STR("metrics", 0, &ro->metrics),
 		CW_OPT_STR("traces", 0, &ro->traces),
+		CW_OPT_FLAG("dns", 0, &ro->dns),
 		{0}};
 	int rc = cw_opts_parse("run", t, argc, argv, help);
 
@@ -180,6 +185,15 @@ static struct cw_metrics_server *open_metrics(struct run_opts *ro,
 	return cw_metrics_server_start(ro->metrics, ro->wo.metrics);
 }
 
+/* --dns: the capture, attached before the privileges go. */
+static int open_dns(struct run_opts *ro, struct cw_agent *a)
+{
+	struct cw_dns_opts o = {.sz = sizeof(o), .host = cw_agent_host(a)};
+
+	ro->wo.on_dns = cw_local_on_dns;
+	return cw_dns_open(&ro->wo.dns, &o);
+}
+
 /* Watch, pair, print and write: 0, or -1 after a message. */
 static int run(struct run_opts *ro, struct cw_local *rc, struct cw_graph *g)
 {
@@ -193,6 +207,8 @@ static int run(struct run_opts *ro, struct cw_local *rc, struct cw_graph *g)
 	if (cw_agent_open_hinted(&a, &ro->w.ao))
 		goto out;
 	if (ro->metrics && !(ms = open_metrics(ro, a)))
+		goto out;
+	if (ro->dns && open_dns(ro, a))
 		goto out;
 	/* As the agent does: no bounding set, no new privileges after this. */
 	if (cw_drop_privileges(NULL))
@@ -217,6 +233,7 @@ static int run(struct run_opts *ro, struct cw_local *rc, struct cw_graph *g)
 			goto out;
 	}
 	cw_agent_stats(a, &st);
+	cw_dns_report(ro->wo.dns);
 	if (cw_local_graph(rc, g))
 		goto out;
 	print_results(ro, a, g, rc, &st);
@@ -233,6 +250,7 @@ out:
 	cw_msgs_trace_abort(tr);
 	cw_metrics_server_stop(ms);
 	cw_metrics_board_free(ro->wo.metrics);
+	cw_dns_close(ro->wo.dns);
 	cw_agent_close(a);
 	return err;
 }

@@ -17,6 +17,7 @@ void cw_local_init(struct cw_local *l, bool paths)
 	memset(l, 0, sizeof(*l));
 	l->paths = paths;
 	cw_pairing_init(&l->pairing);
+	cw_peer_names_init(&l->names, 0);
 }
 
 
@@ -123,6 +124,22 @@ int cw_local_on_meta(const struct cw_proc_meta *pm, void *arg)
 	return 0;
 }
 
+int cw_local_on_dns(const struct cw_wire_dns *n, void *arg)
+{
+	struct cw_local *l = arg;
+	struct cw_wire_msg m = {.kind = CW_WIRE_DNS,
+				.version = CW_WIRE_VERSION};
+
+	if (cw_peer_names_add(&l->names, n))
+		return l->err = cw_error("out of memory for names");
+	if (!l->meta.fp)
+		return 0;
+	m.dns = *n;
+	cw_wire_msg_json(&l->mw, &m);
+	cw_jsonw_end_line(&l->mw);
+	return 0;
+}
+
 /* DIR/conns.jsonl, DIR/meta.jsonl, and DIR/timing.jsonl with windows. */
 int cw_local_open(struct cw_local *l, const char *out, bool timing)
 {
@@ -152,6 +169,7 @@ int cw_local_graph(struct cw_local *l, struct cw_graph *g)
 {
 	if (cw_pairing_graph(&l->pairing, g))
 		return cw_error("out of memory while pairing");
+	cw_peer_names_apply(&l->names, g);
 	cw_graph_sort_edges(g);
 	return 0;
 }
@@ -175,4 +193,5 @@ void cw_local_release(struct cw_local *l)
 		cw_outfile_abort(&l->meta);
 	cw_pairing_release(&l->pairing);
 	free_windows(l);
+	cw_peer_names_release(&l->names);
 }

@@ -28,6 +28,7 @@
 #include "common/util.h"
 #include "common/wire.h"
 #include "correlator/correlator.h"
+#include "correlator/pipeline.h"
 #include "graph/graph.h"
 
 struct cw_local {
@@ -39,7 +40,8 @@ struct cw_local {
 	struct cw_outfile meta; /* meta.jsonl: processes' resources */
 	struct cw_jsonw mw;
 	uint64_t meta_seq;
-	bool paths; /* keep windows for causal paths */
+	struct cw_peer_names names; /* --dns: what the agent learned */
+	bool paths;		    /* keep windows for causal paths */
 	struct cw_timing_record *windows;
 	size_t nwindows, capwindows;
 	int err;
@@ -55,7 +57,11 @@ int cw_local_open(struct cw_local *l, const char *dir, bool timing);
 int cw_local_on_record(const struct cw_conn_record *r, void *arg);
 int cw_local_on_timing(const struct cw_timing_record *t, void *arg);
 int cw_local_on_meta(const struct cw_proc_meta *pm, void *arg);
-/* The pairing's graph into g (initialised), edges sorted; 0 or -1. */
+/* A name the DNS capture learned (--dns): kept for the graph's external
+ * nodes, and written to DIR/meta.jsonl. */
+int cw_local_on_dns(const struct cw_wire_dns *n, void *arg);
+/* The pairing's graph into g (initialised), edges sorted, external nodes
+ * named; 0 or -1. */
 int cw_local_graph(struct cw_local *l, struct cw_graph *g);
 /* Causal paths from the windows: text on stdout, DIR/paths.json (dir
  * NULL: none); no window is a warning.  0 or -1 after a message. */

@@ -28,6 +28,7 @@ void cw_pipeline_init(struct cw_pipeline *pl, uint64_t window_ns)
 	cw_windows_init(&pl->windows, window_ns);
 	cw_graph_init(&pl->graph);
 	cw_resources_init(&pl->res);
+	cw_peer_names_init(&pl->names, 0);
 }
 
 void cw_pipeline_release(struct cw_pipeline *pl)
@@ -37,6 +38,7 @@ void cw_pipeline_release(struct cw_pipeline *pl)
 	cw_windows_release(&pl->windows);
 	cw_pairing_release(&pl->pairing);
 	cw_resources_release(&pl->res);
+	cw_peer_names_release(&pl->names);
 }
 
 int cw_pipeline_add(struct cw_pipeline *pl, const struct cw_conn_record *r,
@@ -54,6 +56,8 @@ int cw_pipeline_add(struct cw_pipeline *pl, const struct cw_conn_record *r,
 
 int cw_pipeline_add_meta(struct cw_pipeline *pl, const struct cw_wire_msg *m)
 {
+	if (m->kind == CW_WIRE_DNS && cw_peer_names_add(&pl->names, &m->dns))
+		return cw_error("out of memory for names");
 	if (cw_resources_add(&pl->res, m))
 		return cw_error("out of memory for process metadata");
 	return 0;
@@ -117,7 +121,8 @@ int cw_pipeline_read_kafka(struct cw_pipeline *pl,
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	cw_edge_merge_init(&m, group, since_ns, until_ns);
 	cw_kafka_topic(kc, CW_WIRE_EDGE, topic, sizeof(topic));
-	if (cw_edge_merge_read(&m, kc, topic))
+	if (cw_edge_merge_read(&m, kc, topic) ||
+	    cw_peer_names_read_kafka(&pl->names, kc))
 		goto out;
 	pl->read.records = m.records;
 	pl->read.bad = m.bad;
@@ -196,6 +201,7 @@ int cw_pipeline_finish(struct cw_pipeline *pl, enum cw_group_by by)
 		return cw_error("out of memory pairing connection ends");
 	pl->t_pair = secs_since(&t0);
 	cw_graph_set_resources(&pl->graph, &pl->res);
+	cw_peer_names_apply(&pl->names, &pl->graph);
 	/* The view needs the graph only: its memory can have the ends'. */
 	if (!pl->from_edges)
 		pl->pairs = pl->pairing.st;

@@ -140,6 +140,47 @@ int cw_windows_view(const struct cw_windows *w, struct cw_view *v,
 		    const struct cw_graph *g, enum cw_group_by by);
 
 /*
+ * Names of the peers outside the fleet (correlator/names.c), from the
+ * agents' DnsName records (`causeway agent --dns`): one address -> name
+ * map for the whole fleet.  Hosts may disagree (split-horizon DNS, a name
+ * moved): per address the record with the newest time_ns stands, on a
+ * tie the smaller host id, then the smaller name, so the map is the same
+ * whatever order the records come in.  A name stays past its TTL: the
+ * graph spans the past, when the address had that name.  Bounded: past
+ * cap addresses, one learned long ago (a sample's oldest) goes, counted.
+ *
+ *	cw_peer_names_init(&n, 0);
+ *	cw_peer_names_add(&n, &msg.dns);		// every DnsName record
+ *	cw_peer_names_apply(&n, &graph);		// external nodes named
+ *	cw_peer_names_release(&n);
+ */
+#define CW_PEER_NAMES_MAX (1u << 16)
+
+struct cw_peer_names {
+	struct cw_htab map; /* address -> name, time, host */
+	size_t cap, cursor;
+	uint64_t records;   /* DnsName records taken */
+	uint64_t disagreed; /* ... naming an address otherwise than before */
+	uint64_t evicted;   /* addresses dropped for the bound */
+	uint64_t bad;	    /* undecodable keyed records on the meta topic */
+};
+
+/* Empty, at most cap addresses (0: CW_PEER_NAMES_MAX). */
+void cw_peer_names_init(struct cw_peer_names *n, size_t cap);
+void cw_peer_names_release(struct cw_peer_names *n);
+/* Take one record; 0, or -1 (out of memory; no message). */
+int cw_peer_names_add(struct cw_peer_names *n, const struct cw_wire_dns *d);
+/* The name of an address, or NULL. */
+const char *cw_peer_names_get(const struct cw_peer_names *n,
+			      const struct cw_addr *a);
+/* Every external node of g named (its name "" when none); how many. */
+size_t cw_peer_names_apply(const struct cw_peer_names *n, struct cw_graph *g);
+/* Every DnsName record of the brokers' meta topic, from its start; 0, or
+ * -1 after a message. */
+int cw_peer_names_read_kafka(struct cw_peer_names *n,
+			     const struct cw_kafka_conf *kc);
+
+/*
  * The whole way from records to a view (correlator/pipeline.c), as
  * `causeway graph` and `causeway render` take it; see the sketch at the
  * top.
@@ -150,6 +191,7 @@ struct cw_pipeline {
 	struct cw_graph graph;
 	struct cw_view view;
 	struct cw_resources res;	  /* host and process metadata read */
+	struct cw_peer_names names;	  /* DnsName records read */
 	struct cw_record_read_stats read; /* cw_pipeline_read_files() */
 	struct cw_pairing_stats pairs;	  /* the pairing's, kept */
 	double t_read, t_pair, t_view;	  /* seconds per stage */
@@ -159,7 +201,8 @@ struct cw_pipeline {
 /*
  * The fleet graph from a correlator group's <prefix>.edges instead of
  * records (correlator/edges.c: every member's buckets, merged), of the
- * buckets that start in [since_ns, until_ns) (until_ns 0: no end); no
+ * buckets that start in [since_ns, until_ns) (until_ns 0: no end), with
+ * the names of all <prefix>.meta's DnsName records; no
  * per-window traffic.  pl->pairs counts connections (paired and not).
  * 0, or -1 after a message.
  */
@@ -185,7 +228,8 @@ void cw_pipeline_release(struct cw_pipeline *pl);
 /* Ingest n records (the newest per end wins).  0, or -1 after a message. */
 int cw_pipeline_add(struct cw_pipeline *pl, const struct cw_conn_record *r,
 		    size_t n);
-/* Ingest one host or process metadata record.  0, or -1 after a message. */
+/* Ingest one host or process metadata record, or a DnsName.  0, or -1
+ * after a message. */
 int cw_pipeline_add_meta(struct cw_pipeline *pl, const struct cw_wire_msg *m);
 /*
  * Ingest every record of the files (JSON lines or wire, '-' for stdin),
