@@ -37,7 +37,7 @@ DEPS_TEST  := iproute2 iptables conntrack procps curl iperf3 nginx-light \
 	python3 python3-psycopg2 python3-yaml kcat tcpdump kmod \
 	chromium chromium-driver prometheus nodejs \
 	debhelper pandoc lintian debootstrap python3-venv \
-	openjdk-17-jre-headless maven
+	openjdk-17-jre-headless maven dnsmasq-base
 DEPS       := $(DEPS_BUILD) $(DEPS_TEST)
 
 PKGS       := libbpf libelf zlib json-c fftw3 libpcap rdkafka libprotobuf-c igraph libcgraph libgvc \
