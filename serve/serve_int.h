@@ -21,6 +21,8 @@
  *		  correlate` infers them
  *	traces.c  the OTLP/JSON of `causeway traces -o` (--traces): traces
  *		  in tree order with their critical paths, for /api/traces
+ *		  (the reader's types: serve/tset.h, public for its fuzz
+ *		  target)
  */
 #ifndef CW_SERVE_INT_H
 #define CW_SERVE_INT_H
@@ -38,6 +40,7 @@
 #include "common/wire.h"
 #include "graph/graph.h"
 #include "serve/serve.h"
+#include "serve/tset.h"
 
 /* A file of the page, compiled in from serve/assets (build/serve_assets.c). */
 struct serve_asset {
@@ -258,76 +261,9 @@ void serve_windows_step(struct serve_windows *w);
 /* ---- traces.c ----------------------------------------------------------- */
 
 /*
- * Per-request traces from an OTLP/JSON file:
- *
- *	struct serve_tset set = {0};
- *	if (serve_tset_parse(&set, buf, len, err, sizeof(err)))
- *		... err says where and why ...
- *	for (i = 0; i < set.ntraces; i++)	// slowest first
- *		... set.spans[set.traces[i].first + k], k < .n: tree order ...
- *	serve_tset_release(&set);
- *
  * struct serve_traces follows the file: read at start, read again when it
  * changes.  Only the HTTP thread touches it once serve has started.
  */
-
-/* How a span got its parent: the causeway.link.method attribute. */
-enum serve_link {
-	SERVE_LINK_UNSAID,     /* no attribute (not causeway's span) */
-	SERVE_LINK_CONNECTION, /* a request: paired exactly by connection */
-	SERVE_LINK_THREAD,
-	SERVE_LINK_CONTAINED,
-	SERVE_LINK_TIMING,
-	SERVE_LINK_NONE, /* a call linked to no request */
-	SERVE_LINK_N,
-};
-
-struct serve_tspan {
-	uint64_t start_ns, end_ns;
-	char *name;
-	uint32_t service; /* index in the set's services */
-	int32_t parent;	  /* index in the trace (tree order); -1: a root */
-	uint32_t depth;	  /* 0 for roots */
-	uint8_t kind;	  /* OTLP SpanKind, 0..5 */
-	uint8_t method;	  /* enum serve_link */
-	bool critical;
-	double conf; /* causeway.link.confidence; -1 when not said */
-	char trace_id[33], span_id[17], parent_id[17]; /* lowercase hex */
-};
-
-struct serve_trace {
-	const char *id;	 /* its spans' trace_id */
-	size_t first, n; /* spans[first .. first + n), in tree order */
-	uint64_t start_ns, end_ns;  /* earliest start, latest end */
-	size_t links[SERVE_LINK_N]; /* spans by link method */
-	double min_conf; /* lowest confidence of a call's link; -1 none */
-};
-
-struct serve_tset {
-	struct serve_tspan *spans;
-	size_t nspans, cap_spans;
-	struct serve_trace *traces; /* slowest first */
-	size_t ntraces;
-	char **services; /* service.name of each resourceSpans */
-	size_t nservices, cap_services;
-};
-
-#define SERVE_TRACES_FILE_MAX (256u << 20) /* bytes of OTLP read at most */
-
-/*
- * Parse OTLP/JSON (an object with resourceSpans) from buf into set (zeroed
- * first): spans grouped into traces, each in tree order (children by start
- * time) with depths and the critical path marked.  0, or -1 with the
- * reason in err (no message) and set empty.
- */
-int serve_tset_parse(struct serve_tset *set, const char *buf, size_t len,
-		     char *err, size_t errlen);
-void serve_tset_release(struct serve_tset *set);
-/* The trace with this id (lowercase hex), or -1. */
-ssize_t serve_tset_find(const struct serve_tset *set, const char *id);
-/* "connection", "thread", "contained", "timing", "none", or NULL. */
-const char *serve_link_name(int method);
-
 struct serve_traces;
 
 /* Read path at start: NULL after a message naming the file and why. */

@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "common/log.h"
-#include "serve/serve_int.h"
+#include "serve/tset.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
