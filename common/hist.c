@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "common/hist.h"
+#include "common/record.h"
 #include "common/util.h"
 
 #define SUB	 (1u << CW_HIST_SUB_BITS)
@@ -246,4 +247,187 @@ bad:
 	cw_hist_reset(h);
 	errno = EINVAL;
 	return -1;
+}
+
+uint32_t cw_hist_coarse_index(uint32_t idx, unsigned int level)
+{
+	uint32_t g = idx >> CW_HIST_SUB_BITS, top = CW_HIST_BINS / SUB - 1;
+	uint32_t m, t, c;
+
+	if (!level)
+		return idx;
+	if (level <= CW_HIST_SUB_BITS)
+		return (idx & ~((1u << level) - 1)) | (1u << (level - 1));
+	if (!g)
+		return SUB / 2;
+	/* Runs of 2^m groups from group 1; the one past the middle keeps
+	 * them (the last group when the run passes the end). */
+	m = level - CW_HIST_SUB_BITS;
+	t = (g - 1) >> m;
+	c = 1 + (t << m) + (1u << (m - 1));
+	if (c > top)
+		c = top;
+	return c << CW_HIST_SUB_BITS | SUB / 2;
+}
+
+void cw_hist_coarsen(struct cw_hist *h, unsigned int level)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < h->n; i++) {
+		uint32_t x = cw_hist_coarse_index(h->bin[i].idx, level);
+
+		/* The map never goes down, so equal ones are neighbours. */
+		if (n && h->bin[n - 1].idx == x) {
+			h->bin[n - 1].count =
+				sat_add(h->bin[n - 1].count, h->bin[i].count);
+		} else {
+			h->bin[n].idx = x;
+			h->bin[n++].count = h->bin[i].count;
+		}
+	}
+	h->n = n;
+}
+
+static int copy_hist(struct cw_hist *dst, const struct cw_hist *src)
+{
+	cw_hist_reset(dst);
+	return cw_hist_merge(dst, src);
+}
+
+int cw_rec_hist_set_level(struct cw_rec_hist *r, const struct cw_hist *h,
+			  unsigned int *level)
+{
+	struct cw_hist c = CW_HIST_INIT;
+	uint8_t *buf;
+	unsigned int lv = 0;
+	size_t len;
+
+	if (level)
+		*level = 0;
+	if (!h->n) {
+		r->len = 0;
+		return 0;
+	}
+	buf = malloc(cw_hist_encoded_max(h));
+	if (!buf)
+		return -1;
+	len = cw_hist_encode(h, buf);
+	if (len > CW_REC_HIST_MAX) {
+		if (copy_hist(&c, h)) {
+			free(buf);
+			return -1;
+		}
+		while (len > CW_REC_HIST_MAX && lv < CW_HIST_LEVEL_MAX) {
+			cw_hist_coarsen(&c, ++lv);
+			len = cw_hist_encode(&c, buf);
+		}
+		cw_hist_release(&c);
+	}
+	memcpy(r->b, buf, len);
+	r->len = (uint16_t)len;
+	free(buf);
+	if (level)
+		*level = lv;
+	return 0;
+}
+
+int cw_rec_hist_set(struct cw_rec_hist *r, const struct cw_hist *h)
+{
+	return cw_rec_hist_set_level(r, h, NULL);
+}
+
+int cw_rec_hist_get(const struct cw_rec_hist *r, struct cw_hist *h)
+{
+	if (r->len > CW_REC_HIST_MAX) {
+		cw_hist_reset(h);
+		errno = EINVAL;
+		return -1;
+	}
+	if (!r->len) {
+		cw_hist_reset(h);
+		return 0;
+	}
+	return cw_hist_decode(h, r->b, r->len);
+}
+
+int cw_rec_hist_valid(const uint8_t *b, size_t len)
+{
+	struct cw_hist h = CW_HIST_INIT;
+	int ok;
+
+	if (len > CW_REC_HIST_MAX)
+		return 0;
+	if (!len)
+		return 1;
+	ok = !cw_hist_decode(&h, b, len);
+	cw_hist_release(&h);
+	return ok;
+}
+
+int cw_rec_hist_merge(struct cw_rec_hist *dst, const struct cw_rec_hist *src)
+{
+	struct cw_hist a = CW_HIST_INIT, b = CW_HIST_INIT;
+	int ret = -1;
+
+	if (!src->len)
+		return 0;
+	if (!cw_rec_hist_get(dst, &a) && !cw_rec_hist_get(src, &b) &&
+	    !cw_hist_merge(&a, &b))
+		ret = cw_rec_hist_set(dst, &a);
+	cw_hist_release(&a);
+	cw_hist_release(&b);
+	return ret;
+}
+
+/* Does every bin of b lie in a with at least its count? */
+static bool hist_under(const struct cw_hist *b, const struct cw_hist *a)
+{
+	size_t i, j = 0;
+
+	for (i = 0; i < b->n; i++) {
+		while (j < a->n && a->bin[j].idx < b->bin[i].idx)
+			j++;
+		if (j == a->n || a->bin[j].idx != b->bin[i].idx ||
+		    a->bin[j].count < b->bin[i].count)
+			return false;
+	}
+	return true;
+}
+
+int cw_rec_hist_delta(struct cw_hist *out, const struct cw_rec_hist *now,
+		      const struct cw_rec_hist *before)
+{
+	struct cw_hist a = CW_HIST_INIT, b = CW_HIST_INIT;
+	unsigned int lv = 0;
+	size_t i, j = 0;
+	int ret = -1;
+
+	if (!now->len)
+		return 0;
+	if (cw_rec_hist_get(now, &a) || cw_rec_hist_get(before, &b))
+		goto out;
+	while (!hist_under(&b, &a) && lv < CW_HIST_LEVEL_MAX)
+		cw_hist_coarsen(&b, ++lv);
+	for (i = 0; i < a.n; i++) {
+		uint64_t had = 0, v;
+
+		while (j < b.n && b.bin[j].idx < a.bin[i].idx)
+			j++;
+		if (j < b.n && b.bin[j].idx == a.bin[i].idx)
+			had = b.bin[j].count;
+		if (a.bin[i].count <= had)
+			continue;
+		/* The bin's middle, which lands in the same bin. */
+		v = cw_hist_lower(a.bin[i].idx) +
+		    (cw_hist_upper(a.bin[i].idx) -
+		     cw_hist_lower(a.bin[i].idx)) / 2;
+		if (cw_hist_add(out, v, a.bin[i].count - had))
+			goto out;
+	}
+	ret = 0;
+out:
+	cw_hist_release(&a);
+	cw_hist_release(&b);
+	return ret;
 }

@@ -77,4 +77,47 @@ size_t cw_hist_encode(const struct cw_hist *h, uint8_t *buf);
  */
 int cw_hist_decode(struct cw_hist *h, const uint8_t *buf, size_t len);
 
+/*
+ * Coarser resolutions, for a histogram that must fit a fixed room.  Level
+ * 1 to 5 merges each run of 2^level neighbouring bins of a power of two
+ * into one (level 5: one bin per power of two), levels 6 to 11 merge runs
+ * of 2^(level - 5) powers of two; a run's samples go to the bin nearest
+ * its middle.  Counts stay exact; the quantiles' error grows to about
+ * half a run.  Coarsening is composable: at level a then b (a <= b) is at
+ * level b, so histograms coarsened to one level merge exactly.
+ */
+#define CW_HIST_LEVEL_MAX 11
+uint32_t cw_hist_coarse_index(uint32_t idx, unsigned int level);
+/* h's bins at that level, in place (min and max kept). */
+void cw_hist_coarsen(struct cw_hist *h, unsigned int level);
+
+/*
+ * A histogram in a fixed room (struct cw_rec_hist, common/record.h).
+ * cw_rec_hist_set stores h's encoding, coarsened level by level until it
+ * fits (never past CW_HIST_LEVEL_MAX, which always fits); an empty h is
+ * len 0.  0 (its level in *level if not NULL), or -1 out of memory (r
+ * unchanged).
+ */
+struct cw_rec_hist;
+int cw_rec_hist_set(struct cw_rec_hist *r, const struct cw_hist *h);
+int cw_rec_hist_set_level(struct cw_rec_hist *r, const struct cw_hist *h,
+			  unsigned int *level);
+/* Decode into h (reset first); 0, or -1 with errno EINVAL or ENOMEM. */
+int cw_rec_hist_get(const struct cw_rec_hist *r, struct cw_hist *h);
+/* Is it a well-formed encoding (what a decoder checks)? */
+int cw_rec_hist_valid(const uint8_t *b, size_t len);
+/*
+ * Add src's samples to *dst (coarsening to fit); 0 or -1 (out of memory
+ * or a malformed one: dst unchanged).
+ */
+int cw_rec_hist_merge(struct cw_rec_hist *dst, const struct cw_rec_hist *src);
+/*
+ * What a cumulative histogram gained: add now minus before, bin by bin,
+ * to out.  When now was coarsened further than before, before is taken
+ * to now's level first (the lowest level at which it lies under now); a
+ * bin that went back adds nothing.  0 or -1 (out of memory, malformed).
+ */
+int cw_rec_hist_delta(struct cw_hist *out, const struct cw_rec_hist *now,
+		      const struct cw_rec_hist *before);
+
 #endif

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 #include <arpa/inet.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 
+#include "common/hist.h"
 #include "common/record.h"
 
 const char *cw_addr_str(const struct cw_addr *a, char *buf, size_t len)
@@ -129,6 +131,85 @@ void cw_process_json(struct cw_jsonw *w, uint32_t flags,
 	cw_jsonw_obj_close(w);
 }
 
+const char *cw_rec_fail_name(int fail)
+{
+	switch (fail) {
+	case CW_REC_FAIL_NONE:
+		return "none";
+	case CW_REC_FAIL_REFUSED:
+		return "refused";
+	case CW_REC_FAIL_TIMEOUT:
+		return "timeout";
+	}
+	return "failed";
+}
+
+void cw_hist_quantiles_json(struct cw_jsonw *w, const char *name,
+			    const struct cw_hist *h)
+{
+	static const struct {
+		const char *sfx;
+		double q;
+	} qs[] = {{"p50_ns", 0.5}, {"p90_ns", 0.9}, {"p99_ns", 0.99}};
+	char key[64];
+	size_t i;
+
+	snprintf(key, sizeof(key), "%s_count", name);
+	cw_jsonw_u64(w, key, h->count);
+	for (i = 0; i < sizeof(qs) / sizeof(qs[0]); i++) {
+		snprintf(key, sizeof(key), "%s_%s", name, qs[i].sfx);
+		cw_jsonw_u64(w, key, cw_hist_quantile(h, qs[i].q));
+	}
+}
+
+void cw_rec_hist_json(struct cw_jsonw *w, const char *key,
+		      const struct cw_rec_hist *r)
+{
+	struct cw_hist h = CW_HIST_INIT;
+	size_t i;
+
+	/* A malformed one (never from the codec) shows as empty. */
+	if (cw_rec_hist_get(r, &h))
+		cw_hist_reset(&h);
+	cw_jsonw_obj_open(w, key);
+	cw_jsonw_u64(w, "count", h.count);
+	cw_jsonw_u64(w, "p50_ns", cw_hist_quantile(&h, 0.5));
+	cw_jsonw_u64(w, "p90_ns", cw_hist_quantile(&h, 0.9));
+	cw_jsonw_u64(w, "p99_ns", cw_hist_quantile(&h, 0.99));
+	cw_jsonw_arr_open(w, "bins");
+	for (i = 0; i < h.n; i++) {
+		cw_jsonw_arr_open(w, NULL);
+		cw_jsonw_u64(w, NULL, cw_hist_lower(h.bin[i].idx));
+		cw_jsonw_u64(w, NULL, h.bin[i].count);
+		cw_jsonw_arr_close(w);
+	}
+	cw_jsonw_arr_close(w);
+	cw_jsonw_obj_close(w);
+	cw_hist_release(&h);
+}
+
+bool cw_rec_has_health(const struct cw_conn_record *r)
+{
+	return r->connect_us || r->fail || r->resets_in || r->resets_out ||
+	       r->xchg_pipelined || r->rtt.len || r->xchg.len ||
+	       r->xchg_first.len;
+}
+
+/* The health block: only when there is one, so older outputs stay. */
+static void health_json(struct cw_jsonw *w, const struct cw_conn_record *r)
+{
+	if (!cw_rec_has_health(r))
+		return;
+	cw_jsonw_u64(w, "connect_us", r->connect_us);
+	cw_jsonw_str(w, "fail", cw_rec_fail_name(r->fail));
+	cw_jsonw_u64(w, "resets_in", r->resets_in);
+	cw_jsonw_u64(w, "resets_out", r->resets_out);
+	cw_jsonw_u64(w, "xchg_pipelined", r->xchg_pipelined);
+	cw_rec_hist_json(w, "rtt", &r->rtt);
+	cw_rec_hist_json(w, "xchg", &r->xchg);
+	cw_rec_hist_json(w, "xchg_first", &r->xchg_first);
+}
+
 void cw_conn_record_json(struct cw_jsonw *w, const struct cw_conn_record *r)
 {
 	char buf[64];
@@ -168,6 +249,7 @@ void cw_conn_record_json(struct cw_jsonw *w, const struct cw_conn_record *r)
 		cw_jsonw_u64(w, "sampled_msgs_in", r->sampled_msgs_in);
 		cw_jsonw_u64(w, "sampled_ppm", r->sampled_ppm);
 	}
+	health_json(w, r);
 	cw_process_json(w, r->flags, &r->proc);
 	cw_jsonw_obj_close(w);
 }

@@ -69,6 +69,25 @@ enum cw_rec_flag {
 /* A fraction in parts per million (sampled_ppm). */
 #define CW_PPM 1000000u
 
+/*
+ * A histogram in a record: the wire encoding of a struct cw_hist
+ * (common/hist.h: cw_rec_hist_set, cw_rec_hist_get) in a fixed array, so
+ * a record stays copyable by value.  len 0: empty.  A histogram whose
+ * encoding would not fit is kept at a coarser resolution (counts exact).
+ */
+#define CW_REC_HIST_MAX 256
+struct cw_rec_hist {
+	uint16_t len;
+	uint8_t b[CW_REC_HIST_MAX];
+};
+
+/* cw_conn_record.fail: how a connect failed (a client end, closed). */
+enum cw_rec_fail {
+	CW_REC_FAIL_NONE = 0,
+	CW_REC_FAIL_REFUSED = 1, /* RST to our SYN */
+	CW_REC_FAIL_TIMEOUT = 2, /* SYN never answered */
+};
+
 struct cw_conn_record {
 	char host[CW_HOST_LEN]; /* host id: machine-id or hostname */
 	uint32_t netns;		/* network namespace inode on that host */
@@ -104,6 +123,21 @@ struct cw_conn_record {
 	uint64_t sampled_msgs_out, sampled_msgs_in; /* counted in windows */
 	uint32_t sampled_ppm; /* share of the bytes the per-call programs saw,
 				 CW_PPM = all (exact counts) */
+	/*
+	 * Edge health (wire fields 30-37; docs/edge-health.md), cumulative
+	 * since the end was first seen like every counter here, so the
+	 * correlator adds only what is new (bin-wise for the histograms).
+	 */
+	uint32_t connect_us; /* client: SYN sent -> ESTABLISHED, us; 0 unknown */
+	uint8_t fail;	     /* enum cw_rec_fail */
+	uint32_t resets_in;  /* RSTs received after establishment */
+	uint32_t resets_out; /* RSTs sent after establishment */
+	uint64_t xchg_pipelined; /* exchanges not timed: requests in flight > 1 */
+	struct cw_rec_hist rtt;	 /* srtt readings, ns, one per collection */
+	struct cw_rec_hist xchg; /* client: request start -> reply end;
+				    server: request arrival -> reply sent; ns */
+	struct cw_rec_hist xchg_first; /* client: request start -> reply
+					  start, ns */
 };
 
 /*
@@ -234,6 +268,23 @@ static inline uint64_t cw_count_of(double x)
 		return 0;
 	return x >= 18446744073709551615.0 ? UINT64_MAX : (uint64_t)(x + 0.5);
 }
+
+/*
+ * Edge health in JSON.  cw_rec_fail_name: "none", "refused", "timeout"
+ * ("failed" for a kind this build does not know).  cw_hist_quantiles_json:
+ * <name>_count, <name>_p50_ns, <name>_p90_ns, <name>_p99_ns, the form every
+ * output takes.  cw_rec_hist_json: an object with the same count and
+ * quantiles and "bins", [lowest value of the bin, count] pairs, from which
+ * the histogram reads back exactly (common/record_read.c).
+ */
+struct cw_hist;
+const char *cw_rec_fail_name(int fail);
+void cw_hist_quantiles_json(struct cw_jsonw *w, const char *name,
+			    const struct cw_hist *h);
+void cw_rec_hist_json(struct cw_jsonw *w, const char *key,
+		      const struct cw_rec_hist *r);
+/* Has the record any edge-health field set? */
+bool cw_rec_has_health(const struct cw_conn_record *r);
 
 /* Write a record as one JSON object (no newline). */
 void cw_conn_record_json(struct cw_jsonw *w, const struct cw_conn_record *r);

@@ -7,6 +7,7 @@
 
 #include <json-c/json.h>
 
+#include "common/hist.h"
 #include "common/log.h"
 #include "common/record_read.h"
 #include "common/utf8.h"
@@ -141,6 +142,74 @@ static int get_enum(struct parse_ctx *c, struct json_object *o, const char *key,
 	return bad(c, "field '%s': unknown value '%s'", key, buf);
 }
 
+/* A histogram as cw_rec_hist_json() writes it: its "bins" are read. */
+static int get_hist(struct parse_ctx *c, struct json_object *o, const char *key,
+		    struct cw_rec_hist *r)
+{
+	struct cw_hist h = CW_HIST_INIT;
+	struct json_object *v, *bins, *pair, *x, *n;
+	int err = 0;
+	size_t i, len;
+
+	r->len = 0;
+	v = member(c, o, key, false, &err);
+	if (!v)
+		return 0;
+	if (!json_object_is_type(v, json_type_object) ||
+	    !json_object_object_get_ex(v, "bins", &bins) ||
+	    !json_object_is_type(bins, json_type_array))
+		return bad(c, "field '%s': want an object with \"bins\"", key);
+	len = json_object_array_length(bins);
+	for (i = 0; i < len; i++) {
+		pair = json_object_array_get_idx(bins, i);
+		if (!json_object_is_type(pair, json_type_array) ||
+		    json_object_array_length(pair) != 2)
+			goto bad_bin;
+		x = json_object_array_get_idx(pair, 0);
+		n = json_object_array_get_idx(pair, 1);
+		if (!json_object_is_type(x, json_type_int) ||
+		    !json_object_is_type(n, json_type_int) ||
+		    json_object_get_int64(x) < 0 ||
+		    json_object_get_int64(n) < 0)
+			goto bad_bin;
+		if (cw_hist_add(&h, json_object_get_uint64(x),
+				json_object_get_uint64(n)))
+			goto oom;
+	}
+	if (cw_rec_hist_set(r, &h))
+		goto oom;
+	cw_hist_release(&h);
+	return 0;
+bad_bin:
+	cw_hist_release(&h);
+	return bad(c, "field '%s': bin %zu is not [value, count]", key, i);
+oom:
+	cw_hist_release(&h);
+	return bad(c, "field '%s': out of memory", key);
+}
+
+/* The edge-health block (cw_conn_record_json's, all optional). */
+static int get_health(struct parse_ctx *c, struct json_object *o,
+		      struct cw_conn_record *r)
+{
+	static const char *const fails[] = {"none", "refused", "timeout",
+					     "failed"};
+	static const uint8_t fail_vals[] = {
+		CW_REC_FAIL_NONE, CW_REC_FAIL_REFUSED, CW_REC_FAIL_TIMEOUT,
+		UINT8_MAX};
+
+	if (get_u32(c, o, "connect_us", false, UINT32_MAX, &r->connect_us) ||
+	    get_enum(c, o, "fail", false, fails, fail_vals, 4, &r->fail) ||
+	    get_u32(c, o, "resets_in", false, UINT32_MAX, &r->resets_in) ||
+	    get_u32(c, o, "resets_out", false, UINT32_MAX, &r->resets_out) ||
+	    get_u64(c, o, "xchg_pipelined", false, UINT64_MAX,
+		    &r->xchg_pipelined) ||
+	    get_hist(c, o, "rtt", &r->rtt) || get_hist(c, o, "xchg", &r->xchg) ||
+	    get_hist(c, o, "xchg_first", &r->xchg_first))
+		return -1;
+	return 0;
+}
+
 /* The members of a "process" object that names its owner. */
 static int process_fields(struct parse_ctx *c, struct json_object *v,
 			  struct cw_process *p)
@@ -231,6 +300,8 @@ static int fill(struct parse_ctx *c, struct cw_conn_record *r)
 		return -1;
 	if (r->last_ns < r->first_ns)
 		return bad(c, "last_ns is before first_ns");
+	if (get_health(c, o, r))
+		return -1;
 	return get_process(c, o, r);
 }
 

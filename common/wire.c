@@ -71,6 +71,13 @@ static int pack(const pb_envelope *env, uint8_t **buf, size_t *len)
 	return 0;
 }
 
+/* A record's histogram as bytes (a len past the room: none). */
+static void hist_to_pb(ProtobufCBinaryData *b, const struct cw_rec_hist *h)
+{
+	b->data = (uint8_t *)h->b;
+	b->len = h->len <= CW_REC_HIST_MAX ? h->len : 0;
+}
+
 /* Strings of a record that may lack their terminator, copied. */
 struct conn_strs {
 	char host[CW_HOST_LEN], boot[CW_BOOT_ID_LEN];
@@ -108,6 +115,14 @@ static void conn_to_pb(pb_conn *c, pb_process *p, struct conn_strs *t,
 	c->sampled_msgs_out = r->sampled_msgs_out;
 	c->sampled_msgs_in = r->sampled_msgs_in;
 	c->sampled_ppm = r->sampled_ppm;
+	c->connect_us = r->connect_us;
+	c->fail = (Causeway__Wire__Fail)r->fail;
+	c->resets_in = r->resets_in;
+	c->resets_out = r->resets_out;
+	hist_to_pb(&c->rtt_hist, &r->rtt);
+	hist_to_pb(&c->xchg_hist, &r->xchg);
+	hist_to_pb(&c->xchg_first_hist, &r->xchg_first);
+	c->xchg_pipelined = r->xchg_pipelined;
 	process_to_pb(p, &r->proc, &t->proc);
 	c->process = p;
 }

@@ -14,6 +14,7 @@
 #include "common/log.h"
 #include "common/sample_run.h"
 #include "common/utf8.h"
+#include "common/hist.h"
 #include "common/wire.h"
 #include "common/wire_pb.h"
 
@@ -117,6 +118,39 @@ static int get_process(struct decode_ctx *d, const pb_process *p,
 	return 0;
 }
 
+/* A histogram field (ConnRecord 34-36): at most the room, well formed. */
+static int get_hist(struct decode_ctx *d, const char *field,
+		    const ProtobufCBinaryData *b, struct cw_rec_hist *h)
+{
+	if (!cw_rec_hist_valid(b->data, b->len))
+		return fail(d, CW_WIRE_EMALFORMED,
+			    "field '%s' is not a histogram of at most %d "
+			    "bytes (%zu bytes)",
+			    field, CW_REC_HIST_MAX, b->len);
+	h->len = (uint16_t)b->len;
+	if (b->len)
+		memcpy(h->b, b->data, b->len);
+	return 0;
+}
+
+/* The edge-health block (fields 30-37). */
+static int decode_conn_health(struct decode_ctx *d, const pb_conn *c,
+			      struct cw_conn_record *r)
+{
+	if (get_u(d, "fail", (uint32_t)c->fail, UINT8_MAX) ||
+	    get_hist(d, "rtt_hist", &c->rtt_hist, &r->rtt) ||
+	    get_hist(d, "xchg_hist", &c->xchg_hist, &r->xchg) ||
+	    get_hist(d, "xchg_first_hist", &c->xchg_first_hist,
+		     &r->xchg_first))
+		return CW_WIRE_EMALFORMED;
+	r->connect_us = c->connect_us;
+	r->fail = (uint8_t)c->fail;
+	r->resets_in = c->resets_in;
+	r->resets_out = c->resets_out;
+	r->xchg_pipelined = c->xchg_pipelined;
+	return 0;
+}
+
 static int decode_conn(struct decode_ctx *d, const pb_conn *c,
 		       struct cw_conn_record *r)
 {
@@ -129,7 +163,8 @@ static int decode_conn(struct decode_ctx *d, const pb_conn *c,
 	    get_u(d, "rport", c->rport, UINT16_MAX) ||
 	    get_addr(d, "laddr", &c->laddr, &r->laddr) ||
 	    get_addr(d, "raddr", &c->raddr, &r->raddr) ||
-	    get_process(d, c->process, &r->proc))
+	    get_process(d, c->process, &r->proc) ||
+	    decode_conn_health(d, c, r))
 		return CW_WIRE_EMALFORMED;
 	r->netns = c->netns;
 	r->cookie = c->cookie;

@@ -19,6 +19,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "common/hist.h"
 #include "common/wire.h"
 
 struct rd {
@@ -338,8 +339,39 @@ static bool conn_varint(struct cw_conn_record *c, unsigned int field,
 	case 26:
 		c->sampled_ppm = v > CW_PPM ? CW_PPM : (uint32_t)v;
 		return v <= UINT32_MAX;
+	case 30:
+		c->connect_us = (uint32_t)v;
+		return v <= UINT32_MAX;
+	case 31:
+		c->fail = (uint8_t)v;
+		return v <= UINT8_MAX;
+	case 32:
+		c->resets_in = (uint32_t)v;
+		return v <= UINT32_MAX;
+	case 33:
+		c->resets_out = (uint32_t)v;
+		return v <= UINT32_MAX;
+	case 37:
+		c->xchg_pipelined = v;
+		return true;
 	}
 	return false;
+}
+
+/* A histogram (fields 34-36): well formed and within its room. */
+static bool hist(struct rd *r, struct cw_rec_hist *h)
+{
+	struct rd s;
+	size_t n;
+
+	if (!delimited(r, &s))
+		return false;
+	n = (size_t)(s.end - s.p);
+	if (!cw_rec_hist_valid(s.p, n))
+		return false;
+	memcpy(h->b, s.p, n);
+	h->len = (uint16_t)n;
+	return true;
 }
 
 static bool conn(struct rd *r, struct cw_conn_record *c)
@@ -380,8 +412,17 @@ static bool conn(struct rd *r, struct cw_conn_record *c)
 			if (!name(r, c->boot_id, sizeof(c->boot_id)))
 				return false;
 			break;
+		case 34:
+		case 35:
+		case 36:
+			WANT(2);
+			if (!hist(r, field == 34   ? &c->rtt
+				     : field == 35 ? &c->xchg
+						   : &c->xchg_first))
+				return false;
+			break;
 		default:
-			if (field > 26) {
+			if ((field > 26 && field < 30) || field > 37) {
 				if (!skip(r, wire))
 					return false;
 				break;

@@ -172,6 +172,14 @@ static size_t addr_bytes(const struct cw_addr *a)
 	return a->family == 6 ? 16 : a->family == 4 ? 4 : 0;
 }
 
+/* A record's histogram: its bytes (none when len is past the room, as
+ * common/wire.c does). */
+static void put_hist(struct wr *w, unsigned int field,
+		     const struct cw_rec_hist *h)
+{
+	put_bytes(w, field, h->b, h->len <= CW_REC_HIST_MAX ? h->len : 0);
+}
+
 static void put_conn(struct wr *w, const struct cw_conn_record *r)
 {
 	put_str(w, 1, r->host, sizeof(r->host));
@@ -200,6 +208,14 @@ static void put_conn(struct wr *w, const struct cw_conn_record *r)
 	put_u(w, 24, r->sampled_msgs_out);
 	put_u(w, 25, r->sampled_msgs_in);
 	put_u(w, 26, r->sampled_ppm);
+	put_u(w, 30, r->connect_us);
+	put_u(w, 31, r->fail);
+	put_u(w, 32, r->resets_in);
+	put_u(w, 33, r->resets_out);
+	put_hist(w, 34, &r->rtt);
+	put_hist(w, 35, &r->xchg);
+	put_hist(w, 36, &r->xchg_first);
+	put_u(w, 37, r->xchg_pipelined);
 }
 
 static void put_node(struct wr *w, unsigned int field,

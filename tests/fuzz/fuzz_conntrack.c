@@ -1,5 +1,6 @@
 // fuzz-sources: common/log.c common/util.c common/htab.c common/record.c
 // fuzz-sources: common/jsonw.c agent/nat.c
+// fuzz-sources: common/hist.c
 // SPDX-License-Identifier: MIT
 /*
  * libFuzzer target for the conntrack answers the agent reads.  The agent's

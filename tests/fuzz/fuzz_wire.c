@@ -1,6 +1,7 @@
 // clang-format off
 // fuzz-sources: common/log.c common/util.c common/record.c common/jsonw.c common/wire.c common/wire_json.c common/wire_file.c build/common/wire.pb-c.c common/sample_run.c
 // fuzz-sources: common/wire_decode.c common/wire_fast.c common/wire_put.c
+// fuzz-sources: common/hist.c
 // clang-format on
 // SPDX-License-Identifier: MIT
 /*
@@ -19,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/hist.h"
 #include "common/sample_run.h"
 #include "common/wire.h"
 
@@ -110,6 +112,12 @@ static void check_msg(const struct cw_wire_msg *m)
 	switch (m->kind) {
 	case CW_WIRE_CONN:
 		if (memcmp(&again.conn, &m->conn, sizeof(m->conn)))
+			abort();
+		/* Its histograms are well formed and within their room. */
+		if (!cw_rec_hist_valid(m->conn.rtt.b, m->conn.rtt.len) ||
+		    !cw_rec_hist_valid(m->conn.xchg.b, m->conn.xchg.len) ||
+		    !cw_rec_hist_valid(m->conn.xchg_first.b,
+				       m->conn.xchg_first.len))
 			abort();
 		if (cw_wire_conn_key(&m->conn, key, sizeof(key)) < 0)
 			abort();

@@ -5,6 +5,9 @@
  * quantile is within the bin's error of the exact nearest-rank value;
  * merging in any order gives the same bins as adding all samples to one;
  * counts saturate; and the wire form round-trips and refuses bad bytes.
+ * A record's histogram (struct cw_rec_hist) round-trips exactly while it
+ * fits, coarsens with exact counts when it does not, merges the same in
+ * any order, and gives back a cumulative histogram's gain bin by bin.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -12,6 +15,7 @@
 #include <string.h>
 
 #include "common/hist.h"
+#include "common/record.h"
 
 #include "tests/unit/check.h"
 
@@ -181,6 +185,115 @@ static void test_wire(void)
 	cw_hist_release(&back);
 }
 
+/* Coarsening: composable, monotone, counts kept, and each level's run
+ * of bins holds the run's middle. */
+static void test_coarsen(void)
+{
+	struct cw_hist h = CW_HIST_INIT, a = CW_HIST_INIT, b = CW_HIST_INIT;
+	unsigned int lv, lw;
+	uint32_t i;
+
+	for (i = 0; i + 1 < CW_HIST_BINS; i++)
+		for (lv = 0; lv <= CW_HIST_LEVEL_MAX; lv++) {
+			uint32_t x = cw_hist_coarse_index(i, lv);
+
+			CHECK(x < CW_HIST_BINS);
+			CHECK(x <= cw_hist_coarse_index(i + 1, lv));
+			for (lw = lv; lw <= CW_HIST_LEVEL_MAX; lw++)
+				CHECK(cw_hist_coarse_index(x, lw) ==
+				      cw_hist_coarse_index(i, lw));
+		}
+	/* Level 5 keeps one bin per power of two, at its middle. */
+	CHECK(cw_hist_coarse_index(cw_hist_index(1000), 5) ==
+	      cw_hist_index(768));
+	for (i = 0; i < 4000; i++)
+		cw_hist_add(&h, latency(), 1 + next() % 5);
+	for (lv = 1; lv <= CW_HIST_LEVEL_MAX; lv++) {
+		cw_hist_reset(&a);
+		cw_hist_merge(&a, &h);
+		cw_hist_coarsen(&a, lv);
+		CHECK(a.count == h.count);
+		CHECK(a.n <= h.n);
+	}
+	CHECK(a.n <= 2);
+	cw_hist_release(&h);
+	cw_hist_release(&a);
+	cw_hist_release(&b);
+}
+
+static void test_rec_hist(void)
+{
+	struct cw_hist h = CW_HIST_INIT, back = CW_HIST_INIT, p1 = CW_HIST_INIT,
+		       p2 = CW_HIST_INIT, d = CW_HIST_INIT;
+	struct cw_rec_hist r, r1, r2, all, before;
+	unsigned int lv;
+	size_t i;
+
+	/* Empty: len 0 both ways. */
+	CHECK(cw_rec_hist_set(&r, &h) == 0 && r.len == 0);
+	CHECK(cw_rec_hist_get(&r, &back) == 0 && back.count == 0);
+	/* Tens of bins fit whole: the same bins back. */
+	for (i = 0; i < 500; i++)
+		cw_hist_add(&h, 200000 + (next() % 40) * 1000, 1);
+	CHECK(cw_rec_hist_set_level(&r, &h, &lv) == 0 && lv == 0);
+	CHECK(cw_rec_hist_get(&r, &back) == 0 && same(&back, &h));
+	/* Parts of one stream merged in either order: the one pass's bins. */
+	for (i = 0; i < 500; i++) {
+		uint64_t v = 200000 + (next() % 40) * 1000;
+
+		cw_hist_add(i % 2 ? &p1 : &p2, v, 1);
+	}
+	cw_hist_merge(&h, &p1);
+	cw_hist_merge(&h, &p2);
+	cw_rec_hist_set(&all, &h);
+	cw_rec_hist_set(&r1, &p1);
+	cw_rec_hist_set(&r2, &p2);
+	cw_rec_hist_set(&r, &h);
+	CHECK(cw_rec_hist_delta(&d, &r, &r1) == 0);
+	/* now - before, bin by bin: h minus p1 is p2 plus the first 500. */
+	CHECK(d.count == h.count - p1.count);
+	cw_rec_hist_set(&before, &d);
+	CHECK(cw_rec_hist_merge(&before, &r1) == 0);
+	CHECK(before.len == all.len && !memcmp(before.b, all.b, all.len));
+	/* Wide ones coarsen, counts exact, still mergeable and readable. */
+	cw_hist_reset(&h);
+	for (i = 0; i < 20000; i++)
+		cw_hist_add(&h, latency(), 1 + next() % 100000);
+	CHECK(cw_rec_hist_set_level(&r, &h, &lv) == 0 && lv > 0);
+	CHECK(r.len <= CW_REC_HIST_MAX);
+	CHECK(cw_rec_hist_get(&r, &back) == 0 && back.count == h.count);
+	{
+		uint64_t exact = cw_hist_quantile(&h, 0.5),
+			 got = cw_hist_quantile(&back, 0.5);
+		uint64_t err = got > exact ? got - exact : exact - got;
+
+		/* half a run of 2^lv bins of 1/32 each */
+		CHECK(lv > CW_HIST_SUB_BITS ||
+		      err <= exact / 64 * (1u << lv) + 1);
+	}
+	/* A gain across a coarsening: before taken to now's level. */
+	cw_rec_hist_set(&r1, &p1);
+	cw_hist_merge(&h, &p1);
+	cw_rec_hist_set(&r2, &h);
+	cw_hist_reset(&d);
+	CHECK(cw_rec_hist_delta(&d, &r2, &r1) == 0);
+	CHECK(d.count == h.count - p1.count);
+	/* Malformed bytes are refused. */
+	r.len = 2;
+	r.b[0] = 1;
+	r.b[1] = 0;
+	CHECK(cw_rec_hist_get(&r, &back) == -1 && errno == EINVAL);
+	CHECK(!cw_rec_hist_valid(r.b, r.len));
+	CHECK(cw_rec_hist_merge(&all, &r) == -1);
+	r.len = CW_REC_HIST_MAX + 1;
+	CHECK(cw_rec_hist_get(&r, &back) == -1);
+	cw_hist_release(&h);
+	cw_hist_release(&back);
+	cw_hist_release(&p1);
+	cw_hist_release(&p2);
+	cw_hist_release(&d);
+}
+
 int main(void)
 {
 	test_bins();
@@ -188,5 +301,7 @@ int main(void)
 	test_merge();
 	test_saturate();
 	test_wire();
+	test_coarsen();
+	test_rec_hist();
 	return failures ? 1 : 0;
 }

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/jsonw.h"
+#include "common/record_read.h"
 #include "common/sample_run.h"
 #include "common/wire.h"
 #include "common/wire.pb-c.h"
@@ -200,6 +202,80 @@ static void test_errors(void)
 
 	CHECK(strcmp(cw_wire_strerror(CW_WIRE_EVERSION), "unknown version") ==
 	      0);
+}
+
+/*
+ * The edge-health block (fields 30-37): both decoders read it, a
+ * histogram that is not well formed or too long is refused by name, and
+ * the JSON form reads back to the same bytes.
+ */
+static void test_health(void)
+{
+	struct cw_conn_record r, back;
+	struct cw_wire_msg m;
+	uint8_t *buf, *fast;
+	size_t len, flen;
+	char err[160], *text = NULL;
+	size_t tlen = 0;
+	struct cw_jsonw w;
+	FILE *fp;
+
+	fill(&r);
+	CHECK(r.rtt.len > 0 && r.xchg.len > 0 && r.xchg_first.len > 0);
+	CHECK(cw_wire_encode_pb(&(struct cw_wire_msg){.kind = CW_WIRE_CONN,
+						       .conn = r},
+				&buf, &len) == 0);
+	CHECK(cw_wire_encode_conn_fast(&r, &fast, &flen) == 0);
+	CHECK(len == flen && !memcmp(buf, fast, len));
+	CHECK(cw_wire_decode_conn_fast(buf, len, &m) == CW_WIRE_CONN);
+	CHECK(!memcmp(&m.conn, &r, sizeof(r)));
+	free(buf);
+	free(fast);
+
+	/* A bin of count 0 is no histogram: refused, naming the field. */
+	r.xchg.len = 2;
+	r.xchg.b[0] = 1;
+	r.xchg.b[1] = 0;
+	CHECK(cw_wire_encode_conn(&r, &buf, &len) == 0);
+	CHECK(cw_wire_decode_conn_fast(buf, len, &m) == 0);
+	CHECK(cw_wire_decode(buf, len, &m, err, sizeof(err)) ==
+	      CW_WIRE_EMALFORMED);
+	CHECK(strstr(err, "xchg_hist") != NULL);
+	free(buf);
+	/* An unknown failure kind reads back as it was. */
+	fill(&r);
+	r.fail = 9;
+	CHECK(cw_wire_encode_conn(&r, &buf, &len) == 0);
+	CHECK(cw_wire_decode(buf, len, &m, err, sizeof(err)) == CW_WIRE_CONN);
+	CHECK(m.conn.fail == 9);
+	free(buf);
+
+	/* JSON: written, read back, the same fields and bins. */
+	fill(&r);
+	fp = open_memstream(&text, &tlen);
+	cw_jsonw_init(&w, fp);
+	cw_conn_record_json(&w, &r);
+	fclose(fp);
+	CHECK(strstr(text, "\"fail\":\"timeout\"") != NULL);
+	CHECK(strstr(text, "\"xchg\":{\"count\":") != NULL);
+	CHECK(cw_record_parse(text, tlen, &back, err, sizeof(err)) == 0);
+	CHECK(back.connect_us == r.connect_us && back.fail == r.fail &&
+	      back.resets_in == r.resets_in &&
+	      back.resets_out == r.resets_out &&
+	      back.xchg_pipelined == r.xchg_pipelined);
+	CHECK(!memcmp(&back.rtt, &r.rtt, sizeof(r.rtt)) &&
+	      !memcmp(&back.xchg, &r.xchg, sizeof(r.xchg)) &&
+	      !memcmp(&back.xchg_first, &r.xchg_first, sizeof(r.xchg_first)));
+	free(text);
+	/* No health, no keys: older outputs stay as they were. */
+	memset(&r, 0, sizeof(r));
+	text = NULL;
+	fp = open_memstream(&text, &tlen);
+	cw_jsonw_init(&w, fp);
+	cw_conn_record_json(&w, &r);
+	fclose(fp);
+	CHECK(strstr(text, "\"fail\"") == NULL);
+	free(text);
 }
 
 /* A timing window of n messages: alternating out/in, sizes 100 + i. */
@@ -655,6 +731,7 @@ int main(void)
 	test_meta();
 	test_key();
 	test_errors();
+	test_health();
 	test_error_counts();
 	test_frames();
 	test_timing();

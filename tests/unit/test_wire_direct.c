@@ -71,8 +71,8 @@ static void test_fast(void)
 	/* An unknown field (a newer agent's) is skipped by both. */
 	c = conn_of(buf, &n);
 	memcpy(body, c, n);
-	body[n] = 0xf0; /* field 30, varint */
-	body[n + 1] = 0x01;
+	body[n] = 0xc0; /* field 40, varint */
+	body[n + 1] = 0x02;
 	body[n + 2] = 0x05;
 	at = envelope(body, n + 3, msg);
 	CHECK(cw_wire_decode_conn_fast(msg, at, &a) == CW_WIRE_CONN);
@@ -178,9 +178,9 @@ static void test_fast_varints(void)
 			for (i = 0; i < k; i++, v >>= 7)
 				body[at++] = (uint8_t)((v & 0x7f) |
 						       (i + 1 < k ? 0x80 : 0));
-			if (pad) { /* an unknown field 30 of pad bytes */
-				body[at++] = 0xf2;
-				body[at++] = 0x01;
+			if (pad) { /* an unknown field 40 of pad bytes */
+				body[at++] = 0xc2;
+				body[at++] = 0x02;
 				body[at++] = (uint8_t)pad;
 				memset(body + at, 'x', pad);
 				at += pad;

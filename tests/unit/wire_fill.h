@@ -5,6 +5,7 @@
 
 #include <string.h>
 
+#include "common/hist.h"
 #include "common/record.h"
 
 static void fill(struct cw_conn_record *r)
@@ -43,6 +44,25 @@ static void fill(struct cw_conn_record *r)
 	r->sampled_msgs_out = 2;
 	r->sampled_msgs_in = UINT64_MAX;
 	r->sampled_ppm = CW_PPM;
+	/* The edge-health block (fields 30-37). */
+	r->connect_us = 1234;
+	r->fail = CW_REC_FAIL_TIMEOUT;
+	r->resets_in = 2;
+	r->resets_out = UINT32_MAX;
+	r->xchg_pipelined = 17;
+	{
+		struct cw_hist h = CW_HIST_INIT;
+
+		cw_hist_add(&h, 250000, 3);
+		cw_hist_add(&h, 1000000, 1);
+		cw_rec_hist_set(&r->rtt, &h);
+		cw_hist_add(&h, 5000000, UINT64_MAX);
+		cw_rec_hist_set(&r->xchg, &h);
+		cw_hist_reset(&h);
+		cw_hist_add(&h, 0, 1);
+		cw_rec_hist_set(&r->xchg_first, &h);
+		cw_hist_release(&h);
+	}
 }
 
 
