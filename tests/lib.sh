@@ -157,14 +157,74 @@ for line in sys.stdin:
 print(sum(r["bytes_out"] for r in last.values()), sum(r["bytes_in"] for r in last.values()))'
 }
 
+# broker_start [-n NS] [broker options...]: `causeway broker` in the
+# background (inside test host NS with -n), its address in BOOT (and in
+# $T_TMP/boot), its pid in BROKER, its log in $T_TMP/broker.log; waits
+# until it listens.
+broker_start() {
+	local in=()
+	[ "${1:-}" = -n ] && in=(ip netns exec "$2") && shift 2
+	"${in[@]}" "$CW" broker "$@" >"$T_TMP/boot" 2>"$T_TMP/broker.log" &
+	BROKER=$!
+	bg_pid $BROKER
+	wait_file "$T_TMP/boot"
+	BOOT=$(head -n 1 "$T_TMP/boot")
+	[ -n "$BOOT" ] || fail "the broker gave no address: $(cat "$T_TMP/broker.log")"
+}
+
+# serve_start PORT [serve options and inputs...]: `causeway serve` on
+# 127.0.0.1:PORT in the background, its pid in SERVE_PID, its output in
+# $T_TMP/serve.out and serve.err; waits until /api/stats answers.
+serve_start() {
+	local port=$1 i
+	shift
+	"$CW" serve --listen "127.0.0.1:$port" "$@" >"$T_TMP/serve.out" \
+		2>"$T_TMP/serve.err" &
+	SERVE_PID=$!
+	bg_pid $SERVE_PID
+	for i in $(seq 1 200); do
+		curl -sf "http://127.0.0.1:$port/api/stats" >/dev/null && return 0
+		kill -0 $SERVE_PID 2>/dev/null ||
+			fail "serve exited: $(cat "$T_TMP/serve.err")"
+		sleep 0.1
+	done
+	fail "serve did not answer: $(cat "$T_TMP/serve.err")"
+}
+
+# prometheus_start PORT TARGET [INTERVAL [JOB]]: a Prometheus server on
+# 127.0.0.1:PORT scraping 127.0.0.1:TARGET every INTERVAL (default 1s;
+# the scrape timeout the same), its data and log in $T_TMP; waits until
+# it is ready.
+prometheus_start() {
+	local port=$1 target=$2 every=${3:-1s} job=${4:-causeway} i
+	cat >"$T_TMP/prom.yml" <<EOF
+global:
+  scrape_interval: $every
+  scrape_timeout: $every
+  evaluation_interval: 1s
+scrape_configs:
+  - job_name: $job
+    static_configs:
+      - targets: ['127.0.0.1:$target']
+EOF
+	prometheus --config.file="$T_TMP/prom.yml" \
+		--storage.tsdb.path="$T_TMP/tsdb" \
+		--web.listen-address="127.0.0.1:$port" >"$T_TMP/prom.log" 2>&1 &
+	PROM_PID=$!
+	bg_pid $PROM_PID
+	for i in $(seq 1 300); do
+		curl -sf "http://127.0.0.1:$port/-/ready" >/dev/null && return 0
+		kill -0 $PROM_PID 2>/dev/null || break
+		sleep 0.1
+	done
+	fail "prometheus did not start: $(tail -5 "$T_TMP/prom.log")"
+}
+
 # churn_published SIM...: an embedded broker (BOOT) holding `causeway
 # simulate SIM...`'s records, and the same run in a file for the truth:
 # sets CONNS, and C2S and S2C (what the graph's edges must add up to).
 churn_published() {
-	"$CW" broker >"$T_TMP/boot" 2>"$T_TMP/broker.log" &
-	bg_pid $!
-	wait_file "$T_TMP/boot"
-	BOOT=$(cat "$T_TMP/boot")
+	broker_start
 	"$CW" simulate "$@" --kafka "$BOOT" --speedup 0 2>"$T_TMP/k.log" ||
 		fail "simulate --kafka failed: $(cat "$T_TMP/k.log")"
 	"$CW" simulate "$@" -o "$T_TMP/k.cww" 2>/dev/null ||

@@ -6,10 +6,7 @@
 # written whole, and nothing but the live writer's temporary left beside.
 . "$(dirname "$0")/lib.sh"
 
-"$CW" broker >"$T_TMP/boot" 2>"$T_TMP/broker.log" &
-bg_pid $!
-wait_file "$T_TMP/boot"
-BOOT=$(cat "$T_TMP/boot")
+broker_start
 "$CW" simulate --hosts 3 --conns 5 --kafka "$BOOT" 2>"$T_TMP/sim.log" ||
 	fail "simulate --kafka failed: $(cat "$T_TMP/sim.log")"
 

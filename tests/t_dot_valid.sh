@@ -80,9 +80,7 @@ grep -Eq 'name="\[?fd00::[0-9a-f:]*(\]:[0-9]+)?"' g-v6-process.dot ||
 grep -q 'e+0' g-*-process.dot && fail "a number in exponent notation in the DOT"
 
 # The correlator's snapshot (graph.dot in -o), from an embedded broker.
-"$CW" broker >boot 2>broker.log &
-bg_pid $!
-wait_file boot
+broker_start
 "$CW" simulate --hosts 4 --conns 20 --seed 7 --kafka "$(cat boot)" 2>sim.log ||
 	fail "simulate --kafka failed: $(cat sim.log)"
 "$CW" correlate --kafka "$(cat boot)" --from-beginning --no-paths --idle 2s \

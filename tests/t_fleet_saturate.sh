@@ -8,10 +8,7 @@
 . "$(dirname "$0")/lib.sh"
 need_cmd python3 kcat curl
 
-"$CW" broker >"$T_TMP/boot" 2>"$T_TMP/broker.log" &
-bg_pid $!
-wait_file "$T_TMP/boot"
-BOOT=$(cat "$T_TMP/boot")
+broker_start
 TOPIC=causeway.conns
 MAX=18446744073709551615 # bash arithmetic is signed: literals only
 

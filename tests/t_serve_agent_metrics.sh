@@ -35,18 +35,7 @@ grep -q "metrics at http://127.0.0.1:$aport/metrics" "$T_TMP/agent.log" ||
 ss -Htln "sport = :$aport" | grep -q "127.0.0.1:$aport" ||
 	fail "the metrics port is not on loopback: $(ss -Htln "sport = :$aport")"
 
-cat >"$T_TMP/prom.yml" <<EOF
-global:
-  scrape_interval: 1s
-  evaluation_interval: 1s
-scrape_configs:
-  - job_name: agent
-    static_configs:
-      - targets: ['127.0.0.1:$aport']
-EOF
-prometheus --config.file="$T_TMP/prom.yml" --storage.tsdb.path="$T_TMP/tsdb" \
-	--web.listen-address=127.0.0.1:$pport >"$T_TMP/prom.log" 2>&1 &
-bg_pid $!
+prometheus_start $pport $aport 1s agent
 
 ip netns exec "$CLI" $TRAFFIC short "$SRV_IP" 7600 $N 1000 >"$T_TMP/client.out" ||
 	fail "client failed"

@@ -25,15 +25,7 @@ port=$(free_port) || fail "no free port"
 cp fleet.jsonl live.jsonl
 mkdir store
 echo '{"chosen": "ga", "plans": [{"method": "ga", "units": []}]}' >plan.json
-"$CW" serve --listen 127.0.0.1:$port --samples store --plan plan.json \
-	live.jsonl >serve.out 2>serve.err &
-SERVE_PID=$!
-bg_pid $SERVE_PID
-for i in $(seq 100); do
-	curl -sf "http://127.0.0.1:$port/api/stats" >/dev/null && break
-	sleep 0.1
-done
-curl -sf "http://127.0.0.1:$port/api/stats" >/dev/null || fail "serve did not start: $(cat serve.err)"
+serve_start $port --samples store --plan plan.json live.jsonl
 
 # The same port again: taken.
 expect_error 1 "unable to listen on '127.0.0.1:$port'" \

@@ -11,28 +11,11 @@ cd "$T_TMP"
 "$CW" simulate --hosts 5 --conns 30 --seed 11 -o fleet.jsonl || fail "simulate failed"
 port=$(free_port) || fail "no free port"
 pport=$((port + 1))
-"$CW" serve --listen 127.0.0.1:$port --poll 200ms fleet.jsonl >serve.out 2>serve.err &
-bg_pid $!
-for i in $(seq 100); do
-	curl -sf "http://127.0.0.1:$port/api/stats" >/dev/null && break
-	sleep 0.1
-done
+serve_start $port --poll 200ms fleet.jsonl
 curl -sf "http://127.0.0.1:$port/metrics" >metrics.txt || fail "no /metrics: $(cat serve.err)"
 grep -q '^# TYPE causeway_edge_bytes_total counter' metrics.txt || fail "no edge counter"
 grep -E 'pid=|port=' metrics.txt && fail "pid or port labels in the metrics"
-
-cat >prom.yml <<EOF
-global:
-  scrape_interval: 1s
-  evaluation_interval: 1s
-scrape_configs:
-  - job_name: causeway
-    static_configs:
-      - targets: ['127.0.0.1:$port']
-EOF
-prometheus --config.file=prom.yml --storage.tsdb.path="$T_TMP/tsdb" \
-	--web.listen-address=127.0.0.1:$pport >prom.log 2>&1 &
-bg_pid $!
+prometheus_start $pport $port
 
 cat >check.py <<'EOF'
 import json, sys, time, urllib.parse, urllib.request

@@ -13,13 +13,7 @@ cd "$T_TMP"
 "$CW" simulate --hosts 3 --conns 10 -o fleet.jsonl || fail "simulate failed"
 sport=$(free_port) || fail "no free port"
 pport=$((sport + 1))
-"$CW" serve --listen 127.0.0.1:$sport fleet.jsonl >serve.out 2>serve.err &
-bg_pid $!
-for _ in $(seq 100); do
-	curl -sf "http://127.0.0.1:$sport/api/stats" >/dev/null && break
-	sleep 0.1
-done
-curl -sf "http://127.0.0.1:$sport/api/stats" >/dev/null || fail "serve did not start: $(cat serve.err)"
+serve_start $sport fleet.jsonl
 
 # The documented block, with this test's port, files and serve.
 awk '/^    limit_conn_zone/ {on = 1} on {print substr($0, 5)} on && /^    }$/ {exit}' \

@@ -161,13 +161,7 @@ binary() {
 
 "$CW" simulate --hosts 3 --conns 10 -o fleet.jsonl || fail "simulate failed"
 port=$(free_port) || fail "no free port"
-"$CW" serve --listen 127.0.0.1:$port fleet.jsonl >serve.out 2>serve.err &
-bg_pid $!
-for _ in $(seq 100); do
-	curl -sf "http://127.0.0.1:$port/api/stats" >/dev/null && break
-	sleep 0.1
-done
-curl -sf "http://127.0.0.1:$port/api/stats" >/dev/null || fail "serve did not start: $(cat serve.err)"
+serve_start $port fleet.jsonl
 grep -q "beyond loopback" serve.err && fail "a warning on loopback: $(cat serve.err)"
 attack serve "$port" /metrics /api/graph
 binary serve "$port"

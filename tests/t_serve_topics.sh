@@ -8,10 +8,7 @@
 . "$(dirname "$0")/lib.sh"
 need_cmd python3 kcat curl
 
-"$CW" broker >"$T_TMP/boot" 2>"$T_TMP/broker.log" &
-bg_pid $!
-wait_file "$T_TMP/boot"
-BOOT=$(cat "$T_TMP/boot")
+broker_start
 
 # conn N COMM TOPIC: both ends of connection N, COMM -> serve, on TOPIC.
 conn() {

@@ -80,14 +80,7 @@ EOF2
 
 cp tt.json live.json
 port=$(free_port) || fail "no free port"
-"$CW" serve --listen 127.0.0.1:$port --traces live.json >serve.out 2>serve.err &
-SERVE_PID=$!
-bg_pid $SERVE_PID
-for i in $(seq 100); do
-	curl -sf "http://127.0.0.1:$port/api/stats" >/dev/null && break
-	kill -0 $SERVE_PID 2>/dev/null || fail "serve exited: $(cat serve.err)"
-	sleep 0.1
-done
+serve_start $port --traces live.json
 API=http://127.0.0.1:$port
 
 cat >check.py <<'EOF'

@@ -125,10 +125,7 @@ for bad in "-t conns" "-t :3" "-t a/b:3" "-t ..:3" "-t conns:0" "-t conns:1025" 
 	[ "$(wc -l <"$T_TMP/bad.log")" = 1 ] ||
 		fail "broker $bad: not one line: $(cat "$T_TMP/bad.log")"
 done
-"$CW" broker -t causeway.conns:6 >"$T_TMP/boot" 2>"$T_TMP/broker.log" &
-bg_pid $!
-wait_file "$T_TMP/boot"
-BOOT=$(cat "$T_TMP/boot")
+broker_start -t causeway.conns:6
 "$CW" simulate --churn -H 20 -L 5 --lifetime 1m -i 30s -d 30m -s 9 \
 	--kafka "$BOOT" --speedup 0 2>"$T_TMP/k.log" ||
 	fail "simulate --kafka failed: $(cat "$T_TMP/k.log")"
