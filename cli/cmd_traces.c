@@ -35,6 +35,8 @@ static const char help[] =
 	"  --candidates N    requests kept per call (default 8)\n"
 	"  --rounds N        timing-only learning rounds (default 1)\n"
 	"  --no-thread       ignore thread evidence\n"
+	"  --fold-replicas   with --truth: name services by pod without its replica\n"
+	"                    suffix (default: as the data names them)\n"
 	"\n"
 	"Examples:\n"
 	"  causeway traces --truth ../shared/data/spans/x.csv\n"
@@ -60,6 +62,7 @@ static int parse_args(struct cw_traces_cmd *a, int argc, char **argv)
 		CW_OPT_U64("candidates", 0, &cands, 1, 16),
 		CW_OPT_U64("rounds", 0, &rounds, 1, 20),
 		CW_OPT_FLAG("no-thread", 0, &a->o.no_thread),
+		CW_OPT_FLAG("fold-replicas", 0, &a->fold_replicas),
 		CW_OPT_STR("kafka", 'k', &a->kc.brokers),
 		CW_OPT_STR("topic-prefix", 0, &a->kc.topic_prefix),
 		CW_OPT_DUR("idle", 0, &a->idle_ns, NSEC_PER_MSEC,

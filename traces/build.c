@@ -266,6 +266,10 @@ static void attach_truth(struct cw_traces *t)
 			continue;
 		s->trace = t->truth_trace[s->conn];
 		pc = t->truth_conn[s->conn];
+		if (s->role == CW_ROLE_ACCEPTED && t->truth_blind[s->conn]) {
+			s->flags |= CW_TS_BLIND;
+			t->n_blind++;
+		}
 		if (s->role == CW_ROLE_CONNECTED && pc && pc < t->n_truth)
 			s->truth = req_of[pc];
 	}

@@ -12,31 +12,80 @@
 #include "traces/cmd.h"
 #include "traces/traces.h"
 
-static void print_scores(const struct cw_traces *t,
-			 const struct cw_traces_eval *ev)
+static const struct cw_traces *name_order;
+
+static int by_name(const void *a, const void *b)
 {
-	size_t v;
+	return strcmp(name_order->names[*(const uint32_t *)a],
+		      name_order->names[*(const uint32_t *)b]);
+}
+
+static void print_row(const char *name, const struct cw_traces_score *s)
+{
+	double n = s->requests ? (double)s->requests : 1;
+
+	printf("%-28s %8zu %9.3f %9.3f %9.3f %9.3f %9.3f\n", name, s->requests,
+	       s->right / n, s->right_fcfs / n, s->top5 / n,
+	       s->links_found ? (double)s->links_hit / s->links_found : 0,
+	       s->links_true ? (double)s->links_hit / s->links_true : 0);
+}
+
+/* Of the timing links given confidence p, the share right, per bin. */
+static void print_calibration(const struct cw_traces_eval *ev)
+{
+	int b;
+
+	printf("confidence of timing links: bin, links, mean confidence, "
+	       "share right\n");
+	for (b = 0; b < CW_TRACES_CALIB_BINS; b++) {
+		const struct cw_traces_calib *k = &ev->calib[b];
+
+		if (!k->links)
+			continue;
+		printf("  [%.2f, %.2f) %8zu %9.3f %9.3f\n", cw_traces_calib_lo[b],
+		       b + 1 < CW_TRACES_CALIB_BINS ? cw_traces_calib_lo[b + 1]
+						    : 1.0,
+		       k->links, k->conf_sum / (double)k->links,
+		       (double)k->right / (double)k->links);
+	}
+}
+
+/* Per service by name (the same lines whatever order the input named
+ * them in), the whole, what was not scored and what the bound cost. */
+static void print_scores(const struct cw_traces *t,
+			 const struct cw_traces_eval *ev, size_t max_cands)
+{
+	uint32_t *ix = malloc((t->n_names + 1) * sizeof(*ix));
+	size_t v, n = 0;
 
 	printf("%-28s %8s %9s %9s %9s %9s %9s\n", "service", "requests",
 	       "right", "fcfs", "top5", "link-P", "link-R");
-	for (v = 0; v <= t->n_names; v++) {
-		const struct cw_traces_score *s = &ev->node[v];
-		double n = s->requests ? (double)s->requests : 1;
-
-		if (!s->requests)
-			continue;
-		printf("%-28s %8zu %9.3f %9.3f %9.3f %9.3f %9.3f\n",
-		       v < t->n_names ? t->names[v] : "(all)", s->requests,
-		       s->right / n, s->right_fcfs / n, s->top5 / n,
-		       s->links_found ? (double)s->links_hit / s->links_found
-				      : 0,
-		       s->links_true ? (double)s->links_hit / s->links_true
-				     : 0);
-	}
+	for (v = 0; ix && v < t->n_names; v++)
+		if (ev->node[v].requests)
+			ix[n++] = (uint32_t)v;
+	name_order = t;
+	if (ix)
+		qsort(ix, n, sizeof(*ix), by_name);
+	for (v = 0; v < n; v++)
+		print_row(t->names[ix[v]], &ev->node[ix[v]]);
+	free(ix);
+	if (ev->node[t->n_names].requests)
+		print_row("(all)", &ev->node[t->n_names]);
 	printf("traces right end to end: %.3f (FCFS %.3f) of %zu\n",
 	       ev->traces ? (double)ev->traces_right / ev->traces : 0,
 	       ev->traces ? (double)ev->traces_right_fcfs / ev->traces : 0,
 	       ev->traces);
+	if (t->n_no_client)
+		printf("caller side not recorded: %zu calls have no client "
+		       "span and are left out; %zu requests that made them "
+		       "not scored (scored on the callee side only)\n",
+		       t->n_no_client, ev->blind);
+	printf("candidate bound (%zu kept, %d held): %zu of %zu windows cut, "
+	       "%zu calls, %zu candidates dropped; %zu calls lost their true "
+	       "request to it\n",
+	       max_cands, CW_TRACES_MAX_OPEN, t->n_cut, t->n_windows,
+	       t->n_cut_calls, t->n_cut_cands, t->n_cut_truth);
+	print_calibration(ev);
 }
 
 static int read_links(struct cw_traces *t, const char *path)
@@ -162,6 +211,7 @@ static int read_any(struct cw_traces *t, const struct cw_traces_cmd *a)
 {
 	int rc;
 
+	t->fold_replicas = a->fold_replicas;
 	if (a->truth)
 		return cw_traces_read_file(t, a->truth);
 	rc = a->kc.brokers ? read_kafka(t, a) : read_input(t, a->input);
@@ -190,11 +240,12 @@ int cw_traces_cmd_run(struct cw_traces *t, const struct cw_traces_cmd *a)
 	if (cw_traces_infer(t, &a->o))
 		return -1;
 	fprintf(stderr,
-		"causeway: %zu spans linked in %.6fs; %zu windows, %zu cut; "
+		"causeway: %zu spans linked in %.6fs; %zu windows, %zu cut "
+		"(%zu calls, %zu candidates dropped); "
 		"%zu thread links%s, %zu ambiguous; %zu multiplexed "
 		"connections\n",
 		t->n_spans, (double)(cw_now_mono_ns() - t0) / 1e9, t->n_windows,
-		t->n_cut, t->n_thread_links,
+		t->n_cut, t->n_cut_calls, t->n_cut_cands, t->n_thread_links,
 		t->has_ctx ? " (the kernel's context)" : "",
 		t->n_ambiguous_thread, t->n_multiplexed);
 	if (t->n_ctx_missing)
@@ -206,7 +257,7 @@ int cw_traces_cmd_run(struct cw_traces *t, const struct cw_traces_cmd *a)
 	if (a->truth || a->links) {
 		if (cw_traces_evaluate(t, &ev))
 			return -1;
-		print_scores(t, &ev);
+		print_scores(t, &ev, a->o.max_cands);
 		cw_traces_eval_release(&ev);
 	}
 	if (write_out(t, a))

@@ -27,6 +27,7 @@ struct cw_traces_cmd {
 	struct cw_traces_opts o;
 	const char *input, *truth, *links, *output, *otlp, *trace, *format;
 	bool waterfall;
+	bool fold_replicas; /* --truth: services by pod, replica suffix cut */
 	/* --kafka: MsgWindow records from the timing topic. */
 	struct cw_kafka_conf kc;
 	uint64_t idle_ns;

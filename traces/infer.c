@@ -50,6 +50,7 @@ struct node_ctx {
 	uint64_t *last;	    /* [req]: end of its latest call so far, or start */
 	int32_t *active;    /* open requests during a sweep */
 	size_t n_active, next_req;
+	size_t n_enclosing; /* enclosing()'s last call: all, kept or not */
 	bool one_by_one; /* calls assigned one at a time: gap, order fresh */
 	struct cw_tspan *saved; /* [call]: the other assignment's links */
 };
@@ -130,7 +131,7 @@ static size_t enclosing(struct node_ctx *c, int32_t x, int32_t *out, size_t max,
 			size_t *n_open_thread, int32_t *thr_req)
 {
 	const struct cw_tspan *xs = &c->t->spans[x];
-	size_t i, j = 0, n = 0;
+	size_t i, j = 0, n = 0, n_all = 0;
 
 	while (c->next_req < c->n_reqs &&
 	       c->t->spans[c->reqs[c->next_req]].start_ns <= xs->start_ns)
@@ -148,8 +149,10 @@ static size_t enclosing(struct node_ctx *c, int32_t x, int32_t *out, size_t max,
 		}
 		if (r->end_ns >= xs->end_ns && n < max)
 			out[n++] = c->active[i];
+		n_all += r->end_ns >= xs->end_ns;
 	}
 	c->n_active = j;
+	c->n_enclosing = n_all;
 	/*
 	 * None encloses it: a call that outlives its request (fire and
 	 * forget, or the request's reply sent before the call's reply came
@@ -186,7 +189,7 @@ static void sweep_reset(struct node_ctx *c)
 /* Learn the model from the links in `link` (call span -> request, -1). */
 static void learn(struct node_ctx *c, const int32_t *link)
 {
-	int32_t cand[64], thr;
+	int32_t cand[CW_TRACES_MAX_OPEN], thr;
 	size_t i, k, n, open;
 
 	memset(c->cells, 0, c->n_rc * c->n_cc * KMAX * sizeof(*c->cells));
@@ -199,7 +202,7 @@ static void learn(struct node_ctx *c, const int32_t *link)
 		const struct cw_tspan *rs, *xs = &c->t->spans[x];
 		struct cell *m;
 
-		n = enclosing(c, x, cand, 64, &open, &thr);
+		n = enclosing(c, x, cand, CW_TRACES_MAX_OPEN, &open, &thr);
 		if (r < 0)
 			continue;
 		for (k = 0; k < n && cand[k] != r; k++)
@@ -221,7 +224,7 @@ static void learn(struct node_ctx *c, const int32_t *link)
 /* Thread links and the FCFS baseline: one sweep. */
 static void thread_and_fcfs(struct node_ctx *c, bool use_thread)
 {
-	int32_t cand[64], thr;
+	int32_t cand[CW_TRACES_MAX_OPEN], thr;
 	size_t i, k, n, open;
 
 	sweep_reset(c);
@@ -229,7 +232,7 @@ static void thread_and_fcfs(struct node_ctx *c, bool use_thread)
 		struct cw_tspan *x = &c->t->spans[c->calls[i]];
 
 		thr = -1;
-		n = enclosing(c, c->calls[i], cand, 64, &open, &thr);
+		n = enclosing(c, c->calls[i], cand, CW_TRACES_MAX_OPEN, &open, &thr);
 		x->fcfs = n ? cand[0] : -1;
 		for (k = 0; k < n; k++)
 			if (!*used_of(c, cand[k], c->calls[i])) {
@@ -262,9 +265,9 @@ static void thread_and_fcfs(struct node_ctx *c, bool use_thread)
 
 struct window {
 	int32_t calls[256];
-	int32_t cand[256][64];
-	uint32_t corder[256][64]; /* order_of each candidate */
-	double ccost[256][64];
+	int32_t cand[256][CW_TRACES_MAX_OPEN];
+	uint32_t corder[256][CW_TRACES_MAX_OPEN]; /* order_of each */
+	double ccost[256][CW_TRACES_MAX_OPEN];
 	size_t n_cand[256], n;
 	int32_t g_req[4096], g_call0[4096]; /* slot groups (request, callee) */
 	uint32_t g_n[4096];
@@ -398,12 +401,48 @@ static void rank(struct node_ctx *c, struct window *w, size_t i)
 			k < w->n_cand[i] ? w->cand[i][k] : -1;
 }
 
+/* Does request r enclose call x (a candidate by enclosing())? */
+static bool encloses(const struct cw_tspan *r, const struct cw_tspan *x)
+{
+	return r->start_ns <= x->start_ns && r->end_ns >= x->end_ns;
+}
+
+/*
+ * The bound on candidates, said: call i of the window kept the best maxc
+ * of its n (ranked) and no more than CW_TRACES_MAX_OPEN enclosing ones.
+ * Counts what was dropped and, where truth is known (scoring only: the
+ * links never read it), whether the true request was among it.
+ */
+static bool note_cut(struct node_ctx *c, struct window *w, size_t i, size_t n)
+{
+	struct cw_traces *t = c->t;
+	struct cw_tspan *x = &t->spans[w->calls[i]];
+	size_t maxc = c->o->max_cands, keep = n > maxc ? maxc : n, k;
+	bool kept = false;
+
+	x->flags &= (uint8_t)~(CW_TS_CUT | CW_TS_CUT_TRUTH);
+	t->n_over_open += c->n_enclosing > n;
+	if (n <= maxc && c->n_enclosing <= n)
+		return false;
+	x->flags |= CW_TS_CUT;
+	t->n_cut_calls++;
+	t->n_cut_cands += n - keep + (c->n_enclosing > n ? c->n_enclosing - n : 0);
+	for (k = 0; k < keep; k++)
+		kept |= w->cand[i][k] == x->truth;
+	if (x->truth >= 0 && !kept && encloses(&t->spans[x->truth], x)) {
+		x->flags |= CW_TS_CUT_TRUTH;
+		t->n_cut_truth++;
+	}
+	w->n_cand[i] = keep;
+	return true;
+}
+
 /* One assignment pass over the node's calls with the current model, in
  * windows of `win` calls. */
 static void assign(struct node_ctx *c, struct window *w, size_t win)
 {
-	int32_t cand[64], thr;
-	size_t i, k, n, open, maxc = c->o->max_cands;
+	int32_t cand[CW_TRACES_MAX_OPEN], thr;
+	size_t i, k, n, open;
 	bool cut = false;
 
 	sweep_reset(c);
@@ -412,7 +451,7 @@ static void assign(struct node_ctx *c, struct window *w, size_t win)
 		int32_t x = c->calls[i];
 		struct cw_tspan *xs = &c->t->spans[x];
 
-		n = enclosing(c, x, cand, 64, &open, &thr);
+		n = enclosing(c, x, cand, CW_TRACES_MAX_OPEN, &open, &thr);
 		if (xs->method == CW_LINK_THREAD) {
 			(*used_of(c, xs->parent, x))++;
 			note_call(c, xs->parent, x);
@@ -428,10 +467,7 @@ static void assign(struct node_ctx *c, struct window *w, size_t win)
 			w->corder[w->n][k] = order_of(c, cand, k, x);
 		}
 		rank(c, w, w->n);
-		if (n > maxc) {
-			cut = true; /* the bound: only the best maxc stay */
-			w->n_cand[w->n] = maxc;
-		}
+		cut |= note_cut(c, w, w->n, n);
 		if (++w->n == win) {
 			c->t->n_windows++, c->t->n_cut += cut, cut = false;
 			solve_window(c, w);
@@ -443,15 +479,40 @@ static void assign(struct node_ctx *c, struct window *w, size_t win)
 	}
 }
 
-static int by_start(const void *a, const void *b, void *arg)
+/*
+ * Spans in time order, ties broken by time too, never by ids (which a
+ * reordered input renumbers): start, end, the other end's start and end,
+ * bytes, the peer's name; the index only between spans alike in all of
+ * those.
+ */
+static int span_cmp(const struct cw_traces *t, int32_t a, int32_t b)
 {
-	const struct cw_tspan *s = arg;
-	const struct cw_tspan *x = &s[*(const int32_t *)a],
-			      *y = &s[*(const int32_t *)b];
+	const struct cw_tspan *x = &t->spans[a], *y = &t->spans[b];
+	const struct cw_tspan *px = x->peer_span >= 0 ? &t->spans[x->peer_span]
+						       : x,
+			      *py = y->peer_span >= 0 ? &t->spans[y->peer_span]
+						       : y;
+	int c;
 
 	if (x->start_ns != y->start_ns)
 		return x->start_ns < y->start_ns ? -1 : 1;
-	return *(const int32_t *)a < *(const int32_t *)b ? -1 : 1;
+	if (x->end_ns != y->end_ns)
+		return x->end_ns < y->end_ns ? -1 : 1;
+	if (px->start_ns != py->start_ns)
+		return px->start_ns < py->start_ns ? -1 : 1;
+	if (px->end_ns != py->end_ns)
+		return px->end_ns < py->end_ns ? -1 : 1;
+	if (x->bytes != y->bytes)
+		return x->bytes < y->bytes ? -1 : 1;
+	c = x->peer == y->peer ? 0 : strcmp(t->names[x->peer], t->names[y->peer]);
+	if (c)
+		return c;
+	return a < b ? -1 : a > b;
+}
+
+static int by_start(const void *a, const void *b, void *arg)
+{
+	return span_cmp(arg, *(const int32_t *)a, *(const int32_t *)b);
 }
 
 static void ctx_free(struct node_ctx *c)
@@ -492,8 +553,8 @@ static int ctx_init(struct node_ctx *c, uint32_t v, const int32_t *mine,
 			c->calls[c->n_calls++] = mine[i];
 		}
 	}
-	qsort_r(c->reqs, c->n_reqs, sizeof(int32_t), by_start, t->spans);
-	qsort_r(c->calls, c->n_calls, sizeof(int32_t), by_start, t->spans);
+	qsort_r(c->reqs, c->n_reqs, sizeof(int32_t), by_start, t);
+	qsort_r(c->calls, c->n_calls, sizeof(int32_t), by_start, t);
 	for (i = 0; i < c->n_reqs; i++)
 		c->loc[c->reqs[i]] = (int32_t)i;
 	c->n_req_rc = calloc(c->n_rc + 1, sizeof(uint32_t));
@@ -531,7 +592,7 @@ static void current_links(struct node_ctx *c, int32_t *link, bool fcfs,
  */
 static double links_cost(struct node_ctx *c, const int32_t *link)
 {
-	int32_t cand[64], thr;
+	int32_t cand[CW_TRACES_MAX_OPEN], thr;
 	size_t i, k, n, open, m = 0;
 	double sum = 0;
 
@@ -541,7 +602,7 @@ static double links_cost(struct node_ctx *c, const int32_t *link)
 	for (i = 0; i < c->n_calls; i++) {
 		int32_t x = c->calls[i], r = link[x];
 
-		n = enclosing(c, x, cand, 64, &open, &thr);
+		n = enclosing(c, x, cand, CW_TRACES_MAX_OPEN, &open, &thr);
 		if (r < 0)
 			continue;
 		for (k = 0; k < n && cand[k] != r; k++)
@@ -563,7 +624,7 @@ static void swap_links(struct node_ctx *c)
 		struct cw_tspan *x = &c->t->spans[c->calls[i]], t = *x;
 
 		x->parent = c->saved[i].parent, x->method = c->saved[i].method;
-		x->conf = c->saved[i].conf;
+		x->conf = c->saved[i].conf, x->flags = c->saved[i].flags;
 		memcpy(x->top, c->saved[i].top, sizeof(x->top));
 		c->saved[i] = t;
 	}
@@ -579,28 +640,47 @@ static void swap_links(struct node_ctx *c)
  * right), so both run and the links that make the service the more
  * regular, the lower mean cost under the model each set teaches, stay.
  */
+/* The bound's counters of one assignment, kept for the one that stays. */
+struct counts {
+	size_t windows, cut, calls, cands, truth, over;
+};
+
+static struct counts counts_get(const struct cw_traces *t)
+{
+	return (struct counts){t->n_windows,   t->n_cut,       t->n_cut_calls,
+			       t->n_cut_cands, t->n_cut_truth, t->n_over_open};
+}
+
+static void counts_set(struct cw_traces *t, struct counts k)
+{
+	t->n_windows = k.windows, t->n_cut = k.cut, t->n_cut_calls = k.calls;
+	t->n_cut_cands = k.cands, t->n_cut_truth = k.truth;
+	t->n_over_open = k.over;
+}
+
 static void assign_best(struct node_ctx *c, struct window *w,
 			const int32_t *link, int32_t *scratch)
 {
-	size_t nw = c->t->n_windows, nc = c->t->n_cut, w1, c1, i;
+	struct counts before = counts_get(c->t), one_k;
 	double one, joint;
+	size_t i;
 
 	c->one_by_one = true;
 	assign(c, w, 1);
-	w1 = c->t->n_windows, c1 = c->t->n_cut;
+	one_k = counts_get(c->t);
 	current_links(c, scratch, false, false);
 	one = links_cost(c, scratch);
 	for (i = 0; i < c->n_calls; i++)
 		c->saved[i] = c->t->spans[c->calls[i]];
 	learn(c, link);
 	c->one_by_one = false;
-	c->t->n_windows = nw, c->t->n_cut = nc;
+	counts_set(c->t, before);
 	assign(c, w, c->o->window);
 	current_links(c, scratch, false, false);
 	joint = links_cost(c, scratch);
 	if (one <= joint) {
 		swap_links(c);
-		c->t->n_windows = w1, c->t->n_cut = c1;
+		counts_set(c->t, one_k);
 	}
 }
 
@@ -695,7 +775,8 @@ int cw_traces_infer(struct cw_traces *t, const struct cw_traces_opts *o)
 			      sizeof(double));
 	if (!rc && !w->a)
 		rc = cw_error("out of memory for inference");
-	t->n_windows = t->n_cut = t->n_thread_links = 0;
+	counts_set(t, (struct counts){0});
+	t->n_thread_links = 0;
 	t->n_ambiguous_thread = 0;
 	rcmap = c.rcmap, ccmap = c.ccmap;
 	for (v = 0; !rc && v < t->n_names; v++) {

@@ -21,6 +21,7 @@ void cw_traces_release(struct cw_traces *t)
 	free(t->spans);
 	free(t->truth_conn);
 	free(t->truth_trace);
+	free(t->truth_blind);
 	free(t->ends);
 	cw_traces_init(t);
 }

@@ -6,6 +6,9 @@
  * Requests are counted at services that make calls.  With truth from the
  * services' own records (--truth-links), only the requests and services
  * those records name are counted: the others have no truth to score.
+ * A request that made a call whose caller side the truth did not record
+ * (no client span) is not counted either: its other calls alone would
+ * flatter it.  A trace counts when it has a request counted.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -13,11 +16,28 @@
 #include "common/log.h"
 #include "traces/traces.h"
 
-enum { W_OURS = 1, W_FCFS = 2, W_TOP5 = 4 };
+enum { W_OURS = 1, W_FCFS = 2, W_TOP5 = 4, W_SCORED = 8 };
+
+const double cw_traces_calib_lo[CW_TRACES_CALIB_BINS] = {
+	0, 0.5, 0.7, 0.8, 0.9, 0.95, 0.99};
+
+static void calibrate(struct cw_traces_eval *ev, const struct cw_tspan *x)
+{
+	int b = CW_TRACES_CALIB_BINS - 1;
+
+	if (x->method != CW_LINK_TIMING)
+		return;
+	while (b > 0 && x->conf < cw_traces_calib_lo[b])
+		b--;
+	ev->calib[b].links++;
+	ev->calib[b].right += x->parent == x->truth;
+	ev->calib[b].conf_sum += x->conf;
+}
 
 static void mark_calls(const struct cw_traces *t, uint8_t *wrong,
-		       struct cw_traces_score *sc)
+		       struct cw_traces_eval *ev)
 {
+	struct cw_traces_score *sc = ev->node;
 	size_t i, k;
 
 	for (i = 0; i < t->n_spans; i++) {
@@ -32,6 +52,7 @@ static void mark_calls(const struct cw_traces *t, uint8_t *wrong,
 		s->links_hit += x->parent == x->truth;
 		s->fcfs_found += x->fcfs >= 0;
 		s->fcfs_hit += x->fcfs == x->truth;
+		calibrate(ev, x);
 		for (k = 0; k < CW_TRACES_TOPK; k++)
 			top |= x->top[k] == x->truth;
 		/* A thread or lone link has no ranking: its link is its top. */
@@ -65,7 +86,7 @@ int cw_traces_evaluate(const struct cw_traces *t, struct cw_traces_eval *ev)
 		free(wrong), free(tw), free(calls_at);
 		return cw_error("out of memory for scores");
 	}
-	mark_calls(t, wrong, ev->node);
+	mark_calls(t, wrong, ev);
 	for (i = 0; i < t->n_spans; i++)
 		if (t->spans[i].role == CW_ROLE_CONNECTED &&
 		    (!t->truth_by_links || t->spans[i].truth >= 0))
@@ -75,15 +96,21 @@ int cw_traces_evaluate(const struct cw_traces *t, struct cw_traces_eval *ev)
 		const struct cw_tspan *r = &t->spans[i];
 		struct cw_traces_score *s = &ev->node[r->node];
 
-		if (r->role != CW_ROLE_ACCEPTED || !calls_at[r->node] ||
+		if (r->role != CW_ROLE_ACCEPTED ||
 		    (t->truth_by_links && r->trace < 0))
+			continue;
+		if (r->flags & CW_TS_BLIND) {
+			ev->blind++;
+			continue;
+		}
+		if (!calls_at[r->node])
 			continue;
 		s->requests++;
 		s->right += !(wrong[i] & W_OURS);
 		s->right_fcfs += !(wrong[i] & W_FCFS);
 		s->top5 += !(wrong[i] & W_TOP5);
 		if (r->trace >= 0)
-			tw[r->trace] |= wrong[i];
+			tw[r->trace] |= wrong[i] | W_SCORED;
 	}
 	for (i = 0; i < nn; i++) {
 		const struct cw_traces_score *s = &ev->node[i];
@@ -95,8 +122,10 @@ int cw_traces_evaluate(const struct cw_traces *t, struct cw_traces_eval *ev)
 		all->links_hit += s->links_hit;
 		all->fcfs_found += s->fcfs_found, all->fcfs_hit += s->fcfs_hit;
 	}
-	ev->traces = t->n_true_traces;
 	for (i = 0; i < t->n_true_traces; i++) {
+		if (!(tw[i] & W_SCORED))
+			continue;
+		ev->traces++;
 		ev->traces_right += !(tw[i] & W_OURS);
 		ev->traces_right_fcfs += !(tw[i] & W_FCFS);
 	}

@@ -37,26 +37,57 @@ static void sread_release(struct sread *s)
 	free(s->by_id);
 }
 
-/* Pod names lose their replica suffix: "frontend-579b9bff58-t2dbm". */
+/* Characters of Kubernetes' random suffixes (no vowels, no 0, 1, 3). */
+static const char k8s_rand[] = "bcdfghjklmnpqrstvwxz2456789";
+
+static bool k8s_run(const char *s, size_t lo, size_t hi, const char *set)
+{
+	size_t n = strlen(s);
+
+	return n >= lo && n <= hi && strspn(s, set) == n;
+}
+
+/*
+ * --fold-replicas: a pod's replica suffix cut, only where it is one: a
+ * Deployment's "-<template hash>-<5 random>" ("frontend-579b9bff58-t2dbm"
+ * -> "frontend") or a StatefulSet's "-<ordinal>" ("db-0" -> "db").
+ * "movie-id-service" is a name, not a pod of "movie": kept whole.
+ */
+static void fold_replica(char *pod)
+{
+	char *a = strrchr(pod, '-'), *b;
+
+	if (!a || a == pod)
+		return;
+	if (k8s_run(a + 1, 1, 8, "0123456789")) {
+		*a = 0;
+		return;
+	}
+	if (!k8s_run(a + 1, 5, 5, k8s_rand))
+		return;
+	*a = 0;
+	b = strrchr(pod, '-');
+	if (b && b != pod && k8s_run(b + 1, 6, 10, k8s_rand) &&
+	    strpbrk(b + 1, "0123456789"))
+		*b = 0;
+	else
+		*a = '-'; /* a word, not a replica's suffix */
+}
+
 static int service_of(struct cw_traces *t, const char *name)
 {
-	char pod[256], *a, *b;
+	char pod[256];
 
+	if (!t->fold_replicas)
+		return cw_traces_node(t, name);
 	snprintf(pod, sizeof(pod), "%s", name);
-	a = strrchr(pod, '-');
-	if (a && a != pod) {
-		*a = 0;
-		b = strrchr(pod, '-');
-		if (b && b != pod)
-			*b = 0;
-		else
-			*a = '-';
-	}
+	fold_replica(pod);
 	return cw_traces_node(t, pod);
 }
 
-/* Row x of the file as a span of its service (Jaeger's serviceName, else
- * the pod's name without its replica suffix). */
+/* Row x of the file as a span of its service: Jaeger's serviceName, else
+ * the pod's name as the file gives it (--fold-replicas: its replica suffix
+ * cut). */
 static int add_row(struct cw_traces *t, struct sread *s,
 		   const struct cw_span_row *x, const char *what)
 {
@@ -80,10 +111,20 @@ static int add_row(struct cw_traces *t, struct sread *s,
 
 static const struct srow *sort_rows;
 
+/* A span is its id within its trace: ids repeat across traces (a root
+ * span id of 1 in every trace). */
+static int id_cmp(const struct srow *x, const char *trace, const char *id)
+{
+	int c = strcmp(x->trace, trace);
+
+	return c ? c : strcmp(x->id, id);
+}
+
 static int by_id(const void *a, const void *b)
 {
-	return strcmp(sort_rows[*(const int32_t *)a].id,
-		      sort_rows[*(const int32_t *)b].id);
+	const struct srow *y = &sort_rows[*(const int32_t *)b];
+
+	return id_cmp(&sort_rows[*(const int32_t *)a], y->trace, y->id);
 }
 
 static int by_trace(const void *a, const void *b)
@@ -92,13 +133,14 @@ static int by_trace(const void *a, const void *b)
 		      sort_rows[*(const int32_t *)b].trace);
 }
 
-static int32_t find_id(const struct sread *s, const char *id)
+static int32_t find_id(const struct sread *s, const char *trace,
+		       const char *id)
 {
 	size_t lo = 0, hi = s->n;
 
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
-		int c = strcmp(s->rows[s->by_id[mid]].id, id);
+		int c = id_cmp(&s->rows[s->by_id[mid]], trace, id);
 
 		if (!c)
 			return s->by_id[mid];
@@ -135,8 +177,9 @@ static int link_rows(struct cw_traces *t, struct sread *s)
 	t->n_true_traces = (size_t)tr + 1;
 	free(ix);
 	for (i = 0; i < s->n; i++)
-		s->rows[i].up =
-			s->rows[i].parent ? find_id(s, s->rows[i].parent) : -1;
+		s->rows[i].up = s->rows[i].parent ? find_id(s, s->rows[i].trace,
+							      s->rows[i].parent)
+						  : -1;
 	for (i = 0; i < s->n; i++) {
 		int32_t e = (int32_t)i;
 
@@ -152,25 +195,61 @@ static int link_rows(struct cw_traces *t, struct sread *s)
 	return 0;
 }
 
+/* The truth arrays cover connection ids up to `conn`. */
+static int grow_truth(struct cw_traces *t, uint32_t conn)
+{
+	size_t cap = t->cap_truth;
+
+	if (CW_GROW(t->truth_conn, t->cap_truth, conn + 1, 1024))
+		return cw_error("out of memory for truth");
+	if (cap != t->cap_truth) {
+		int32_t *tr = realloc(t->truth_trace,
+				      t->cap_truth * sizeof(*tr));
+		uint8_t *bl = tr ? realloc(t->truth_blind, t->cap_truth) : NULL;
+
+		if (tr)
+			t->truth_trace = tr;
+		if (bl)
+			t->truth_blind = bl;
+		if (!tr || !bl)
+			return cw_error("out of memory for truth");
+	}
+	while (t->n_truth <= conn) {
+		t->truth_conn[t->n_truth] = 0;
+		t->truth_blind[t->n_truth] = 0;
+		t->truth_trace[t->n_truth++] = -1;
+	}
+	return 0;
+}
+
 static int add_truth(struct cw_traces *t, uint32_t conn, uint32_t pconn,
 		     int32_t trace)
 {
-	if (CW_GROW(t->truth_conn, t->cap_truth, conn + 1, 1024))
-		return cw_error("out of memory for truth");
-	t->truth_trace =
-		realloc(t->truth_trace, t->cap_truth * sizeof(*t->truth_trace));
-	if (!t->truth_trace)
-		return cw_error("out of memory for truth");
-	while (t->n_truth <= conn) {
-		t->truth_conn[t->n_truth] = 0;
-		t->truth_trace[t->n_truth++] = -1;
-	}
+	if (grow_truth(t, conn))
+		return -1;
 	t->truth_conn[conn] = pconn;
 	t->truth_trace[conn] = trace;
 	return 0;
 }
 
-/* A remote call: client side at the parent's span, server at the child's. */
+/* The request on connection `conn` made a call whose caller side was not
+ * recorded: it is not scored (its known calls would flatter it). */
+static int add_blind(struct cw_traces *t, uint32_t conn)
+{
+	if (grow_truth(t, conn))
+		return -1;
+	t->truth_blind[conn] = 1;
+	return 0;
+}
+
+/*
+ * A remote call: the client side at the parent's span, the server side at
+ * the child's.  The parent is a client span only when it is not its own
+ * service's entry (the request itself): a trace that records no client
+ * spans (the callee's span hangs off the caller's server span) would give
+ * every call its request's exact times.  Such a call keeps its server
+ * side only; its request is left unscored (add_blind()).
+ */
 static int emit_call(struct cw_traces *t, const struct sread *s, size_t i,
 		     uint32_t client)
 {
@@ -178,17 +257,18 @@ static int emit_call(struct cw_traces *t, const struct sread *s, size_t i,
 			  *p = r->up >= 0 ? &s->rows[r->up] : NULL;
 	uint32_t conn = (uint32_t)i + 1, pconn = 0;
 	struct cw_msg m = {.conn = conn};
+	bool client_side = !p || p->entry != r->up;
 
 	if (p)
 		pconn = (uint32_t)s->rows[p->entry].entry + 1;
 	m.node = client, m.peer = r->svc, m.role = CW_ROLE_CONNECTED;
 	m.dir = CW_MSG_OUT;
 	m.start_ns = m.end_ns = p ? p->start : r->start;
-	if (cw_traces_add_msg(t, &m))
+	if (client_side && cw_traces_add_msg(t, &m))
 		return -1;
 	m.dir = CW_MSG_IN;
 	m.start_ns = m.end_ns = p ? p->end : r->end;
-	if (cw_traces_add_msg(t, &m))
+	if (client_side && cw_traces_add_msg(t, &m))
 		return -1;
 	m.node = r->svc, m.peer = client, m.role = CW_ROLE_ACCEPTED;
 	m.start_ns = m.end_ns = r->start;
@@ -198,6 +278,11 @@ static int emit_call(struct cw_traces *t, const struct sread *s, size_t i,
 	m.start_ns = m.end_ns = r->end;
 	if (cw_traces_add_msg(t, &m))
 		return -1;
+	if (!client_side) {
+		t->n_no_client++;
+		return add_blind(t, pconn) ||
+		       add_truth(t, conn, 0, r->tr);
+	}
 	return add_truth(t, conn, p ? pconn : 0, r->tr);
 }
 

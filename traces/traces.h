@@ -42,6 +42,19 @@ enum cw_link_method {
 };
 
 #define CW_TRACES_TOPK 5
+/* Enclosing requests a call's sweep holds; more are counted, dropped. */
+#define CW_TRACES_MAX_OPEN 64
+
+/* cw_tspan's flags. */
+enum {
+	/* request: a call made for it has no client span in the truth (the
+	 * caller's side not recorded): not scored */
+	CW_TS_BLIND = 1,
+	/* call: more candidates than the bound; the worst were dropped */
+	CW_TS_CUT = 2,
+	/* call: ... and its true request was among them (scoring only) */
+	CW_TS_CUT_TRUTH = 4,
+};
 
 struct cw_tspan {
 	uint64_t start_ns, end_ns, bytes;
@@ -53,6 +66,7 @@ struct cw_tspan {
 			  * serve (ctx_conn's span ctx_seq at this node), -1 */
 	uint8_t role;	   /* accepted: request served; connected: call */
 	uint8_t method;	   /* enum cw_link_method (calls) */
+	uint8_t flags;	   /* CW_TS_*: what scoring must know */
 	float conf;	   /* confidence of the link, 0..1 */
 	int32_t parent;	   /* call: the request it serves, -1 none */
 	int32_t fcfs;	   /* call: FCFS baseline's request, -1 none */
@@ -102,10 +116,17 @@ struct cw_traces {
 	 * and ctx_*): thread links come from it, not from span times. */
 	bool has_ctx;
 	/* --truth: per connection id, the connection of the true parent
-	 * request (0 none) and the true trace (-1); indexed by conn. */
+	 * request (0 none), the true trace (-1), and whether the request
+	 * served on it made a call with no client span (not scored). */
 	uint32_t *truth_conn;
 	int32_t *truth_trace;
+	uint8_t *truth_blind;
 	size_t n_truth, cap_truth, n_true_traces;
+	/* Span input: name services by the pod with its replica suffix cut
+	 * (off: as the data names them).  Set before reading. */
+	bool fold_replicas;
+	/* Calls with no client span (left out), requests so not scored. */
+	size_t n_no_client, n_blind;
 	/* Per connection id, its ends (pcap input), for --truth-links. */
 	struct cw_tends *ends;
 	size_t n_ends, cap_ends;
@@ -116,6 +137,10 @@ struct cw_traces {
 	size_t n_multiplexed;	 /* connections with overlapping requests */
 	size_t n_unanswered;	 /* requests with no reply, dropped */
 	size_t n_windows, n_cut; /* assignment windows, of them cut */
+	/* What the candidate bound cost: calls cut, candidates dropped,
+	 * calls whose true request was dropped (with truth), calls with
+	 * more enclosing requests than a sweep holds (CW_TRACES_MAX_OPEN). */
+	size_t n_cut_calls, n_cut_cands, n_cut_truth, n_over_open;
 	size_t n_thread_links, n_ambiguous_thread;
 	size_t n_ctx_missing; /* a call's context request not among spans */
 	int rounds; /* timing-only learning rounds run */
@@ -208,9 +233,25 @@ struct cw_traces_score {
 	size_t fcfs_found, fcfs_hit;
 };
 
+/*
+ * Calibration of the timing links' confidence: of the links given a
+ * confidence in [cw_traces_calib_lo[b], the next bin's), how many, their
+ * mean confidence and how many were right.  Calibrated: right/links near
+ * conf_sum/links in every bin.
+ */
+#define CW_TRACES_CALIB_BINS 7
+extern const double cw_traces_calib_lo[CW_TRACES_CALIB_BINS];
+struct cw_traces_calib {
+	size_t links, right;
+	double conf_sum;
+};
+
 struct cw_traces_eval {
 	struct cw_traces_score *node; /* n_names + 1, the last overall */
+	/* Traces with a request scored: right end to end, FCFS's. */
 	size_t traces, traces_right, traces_right_fcfs;
+	size_t blind; /* requests not scored: a call of theirs unrecorded */
+	struct cw_traces_calib calib[CW_TRACES_CALIB_BINS];
 };
 
 int cw_traces_evaluate(const struct cw_traces *t, struct cw_traces_eval *ev);

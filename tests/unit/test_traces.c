@@ -277,10 +277,10 @@ static void test_spans_truth(void)
 	static const char csv[] =
 		"TraceID,SpanID,ParentID,PodName,OperationName,"
 		"StartTimeUnixNano,EndTimeUnixNano,Duration\n"
-		"t1,a,root,web-1-x,op,1000,9000,8\n"
-		"t1,b,a,web-1-x,op,2000,4000,2\n"
-		"t1,c,b,db-2-y,op,2100,3900,1\n"
-		"t2,d,root,web-1-x,op,1500,9500,8\n";
+		"t1,a,root,web,op,1000,9000,8\n"
+		"t1,b,a,web,op,2000,4000,2\n"
+		"t1,c,b,db,op,2100,3900,1\n"
+		"t2,d,root,web,op,1500,9500,8\n";
 	FILE *fp = fmemopen((void *)csv, sizeof(csv) - 1, "r");
 	struct cw_traces t;
 	struct cw_traces_opts o;
