@@ -127,6 +127,10 @@ num.recovery.threads.per.data.dir=1
 log.cleaner.threads=1
 log.cleaner.backoff.ms=500
 log.cleaner.dedupe.buffer.size=16777216
+# Retention is checked every second from the start, not every 5 minutes
+# after 30 s: a test cuts a topic's retention.ms and waits for it.
+log.retention.check.interval.ms=1000
+log.initial.task.delay.ms=0
 EOF
 		kafka_java kafka.tools.StorageTool format \
 			--config "$KAFKA_DIR/$i/server.properties" --cluster-id "$cid" \
