@@ -306,7 +306,7 @@ int cw_rec_hist_set_level(struct cw_rec_hist *r, const struct cw_hist *h,
 	if (level)
 		*level = 0;
 	if (!h->n) {
-		r->len = 0;
+		memset(r, 0, sizeof(*r));
 		return 0;
 	}
 	buf = malloc(cw_hist_encoded_max(h));
@@ -325,6 +325,8 @@ int cw_rec_hist_set_level(struct cw_rec_hist *r, const struct cw_hist *h,
 		cw_hist_release(&c);
 	}
 	memcpy(r->b, buf, len);
+	/* The tail zeroed: records and totals compare byte for byte. */
+	memset(r->b + len, 0, CW_REC_HIST_MAX - len);
 	r->len = (uint16_t)len;
 	free(buf);
 	if (level)

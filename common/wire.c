@@ -204,6 +204,16 @@ static void edge_to_pb(struct edge_pb *x, const struct cw_wire_edge *w)
 	e->has_sampled = w->t.has_sampled != 0;
 	e->set_size = w->set_size;
 	e->set_index = w->set_index;
+	e->conns_refused = w->t.h.conns_refused;
+	e->conns_timeout = w->t.h.conns_timeout;
+	e->resets_by_client = w->t.h.resets_by_client;
+	e->resets_by_server = w->t.h.resets_by_server;
+	e->xchg_pipelined = w->t.h.xchg_pipelined;
+	hist_to_pb(&e->connect_hist, &w->t.h.connect);
+	hist_to_pb(&e->rtt_hist, &w->t.h.rtt);
+	hist_to_pb(&e->client_hist, &w->t.h.client);
+	hist_to_pb(&e->client_first_hist, &w->t.h.client_first);
+	hist_to_pb(&e->server_hist, &w->t.h.server);
 }
 
 static int encode_edge(pb_envelope *env, const struct cw_wire_edge *w,
@@ -287,6 +297,14 @@ static int state_buckets_to_pb(pb_state *s, struct state_buckets *b,
 		b->d[i].msgs_in = d->msgs_in;
 		b->d[i].retrans = d->retrans;
 		b->d[i].last_ns = d->last_ns;
+		b->d[i].connect_us = d->connect_us;
+		b->d[i].fail = d->fail;
+		b->d[i].resets_in = d->resets_in;
+		b->d[i].resets_out = d->resets_out;
+		b->d[i].xchg_pipelined = d->xchg_pipelined;
+		hist_to_pb(&b->d[i].rtt_hist, &d->rtt);
+		hist_to_pb(&b->d[i].xchg_hist, &d->xchg);
+		hist_to_pb(&b->d[i].xchg_first_hist, &d->xchg_first);
 		b->dp[i] = &b->d[i];
 	}
 	s->n_edges = ne;

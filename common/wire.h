@@ -154,6 +154,38 @@ struct cw_edge_node {
 	struct cw_process proc;
 };
 
+/*
+ * An edge's health (docs/edge-health.md): counters summed exactly, and
+ * histograms (ns; common/hist.h) merged exactly.  connect: the client
+ * ends' connect times; rtt: both ends' srtt readings; client and
+ * client_first: the client ends' exchange times (to the reply's end, to
+ * its start); server: the server ends'.  The edge failed when every
+ * connection on it failed (cw_edge_failed()).
+ */
+struct cw_edge_health {
+	uint64_t conns_refused, conns_timeout;
+	uint64_t resets_by_client, resets_by_server;
+	uint64_t xchg_pipelined;
+	struct cw_rec_hist connect, rtt, client, client_first, server;
+};
+
+struct cw_jsonw;
+/* Has h anything at all (an edge from agents without health: no)? */
+bool cw_edge_health_any(const struct cw_edge_health *h);
+/*
+ * The network time of an edge at quantile q, ns: the client's exchange
+ * time minus the server's at the same quantile (docs/edge-health.md, "the
+ * network-time rule"), 0 when negative or when either side has none.
+ */
+uint64_t cw_edge_network_ns(const struct cw_edge_health *h, double q);
+/*
+ * h's keys in the current JSON object: the five counters, then for each
+ * histogram <name>_count, <name>_p50_ns, _p90_ns, _p99_ns (connect, rtt,
+ * client, client_first, server) and the network time's (network_count:
+ * the fewer of the two sides' counts).  Nothing when h has nothing.
+ */
+void cw_edge_health_json(struct cw_jsonw *w, const struct cw_edge_health *h);
+
 /* One edge's traffic over one bucket (or over many, summed). */
 struct cw_edge_total {
 	uint64_t conns, paired;
@@ -163,7 +195,16 @@ struct cw_edge_total {
 	uint64_t retrans, est_conns, sampled_bytes;
 	uint32_t has_sampled;
 	uint32_t pad;
+	struct cw_edge_health h; /* EdgeBucket fields 27-36 */
 };
+
+/* Did every connection counted on the edge fail to connect? */
+static inline bool cw_edge_failed(const struct cw_edge_total *t)
+{
+	uint64_t f = t->h.conns_refused + t->h.conns_timeout;
+
+	return t->conns && f >= t->conns;
+}
 
 /* An EdgeBucket record: an edge's bucket from one input partition. */
 struct cw_wire_edge {
@@ -185,6 +226,12 @@ struct cw_end_delta {
 	uint64_t bucket_ns;
 	uint64_t bytes_out, bytes_in, msgs_out, msgs_in, retrans;
 	uint64_t last_ns;
+	/* Edge health (EndDelta 9-16): what the end's record added. */
+	uint32_t connect_us; /* its connect time, when first told here */
+	uint8_t fail;	     /* its failed connect, when first told here */
+	uint32_t resets_in, resets_out;
+	uint64_t xchg_pipelined;
+	struct cw_rec_hist rtt, xchg, xchg_first;
 };
 
 /* StateChunk.end_flags */
@@ -354,7 +401,7 @@ int cw_wire_encode_pb(const struct cw_wire_msg *m, uint8_t **buf, size_t *len);
  * whose transport copies the bytes (a Kafka log): no allocation.  The same
  * bytes as cw_wire_encode(); 0 with *len, -1 never (the room holds any).
  */
-#define CW_WIRE_EDGE_ROOM 3200
+#define CW_WIRE_EDGE_ROOM 4800
 int cw_wire_encode_edge_to(const struct cw_wire_edge *e,
 			   uint8_t buf[CW_WIRE_EDGE_ROOM], size_t *len);
 int cw_wire_encode_conn(const struct cw_conn_record *r, uint8_t **buf,

@@ -347,6 +347,46 @@ static int decode_node(struct decode_ctx *d, const char *field,
 	return 0;
 }
 
+/* An edge's health (EdgeBucket 27-36). */
+static int decode_edge_health(struct decode_ctx *d, const pb_edge *e,
+			      struct cw_edge_health *h)
+{
+	memset(h, 0, sizeof(*h));
+	if (get_hist(d, "connect_hist", &e->connect_hist, &h->connect) ||
+	    get_hist(d, "rtt_hist", &e->rtt_hist, &h->rtt) ||
+	    get_hist(d, "client_hist", &e->client_hist, &h->client) ||
+	    get_hist(d, "client_first_hist", &e->client_first_hist,
+		     &h->client_first) ||
+	    get_hist(d, "server_hist", &e->server_hist, &h->server))
+		return CW_WIRE_EMALFORMED;
+	h->conns_refused = e->conns_refused;
+	h->conns_timeout = e->conns_timeout;
+	h->resets_by_client = e->resets_by_client;
+	h->resets_by_server = e->resets_by_server;
+	h->xchg_pipelined = e->xchg_pipelined;
+	return 0;
+}
+
+/* An end's delta's health (EndDelta 9-16). */
+static int decode_delta_health(struct decode_ctx *d, const pb_end_delta *x,
+			       struct cw_end_delta *y)
+{
+	if (get_u(d, "fail", x->fail, UINT8_MAX) ||
+	    get_u(d, "resets_in", x->resets_in, UINT32_MAX) ||
+	    get_u(d, "resets_out", x->resets_out, UINT32_MAX) ||
+	    get_hist(d, "rtt_hist", &x->rtt_hist, &y->rtt) ||
+	    get_hist(d, "xchg_hist", &x->xchg_hist, &y->xchg) ||
+	    get_hist(d, "xchg_first_hist", &x->xchg_first_hist,
+		     &y->xchg_first))
+		return CW_WIRE_EMALFORMED;
+	y->connect_us = x->connect_us;
+	y->fail = (uint8_t)x->fail;
+	y->resets_in = (uint32_t)x->resets_in;
+	y->resets_out = (uint32_t)x->resets_out;
+	y->xchg_pipelined = x->xchg_pipelined;
+	return 0;
+}
+
 static int decode_edge_into(struct decode_ctx *d, const pb_edge *e,
 			    struct cw_wire_edge *w)
 {
@@ -383,7 +423,7 @@ static int decode_edge_into(struct decode_ctx *d, const pb_edge *e,
 	w->t.has_sampled = e->has_sampled;
 	w->set_size = e->set_size;
 	w->set_index = e->set_index;
-	return 0;
+	return decode_edge_health(d, e, &w->t.h);
 }
 
 static int decode_edge(struct decode_ctx *d, const pb_edge *e,
@@ -436,6 +476,7 @@ static int decode_state_buckets(struct decode_ctx *d, const pb_state *s,
 		const pb_end_delta *x = s->deltas[i];
 		struct cw_end_delta *y = &st->deltas[i];
 
+		memset(y, 0, sizeof(*y));
 		y->end = x->end;
 		y->bucket_ns = x->bucket_ns;
 		y->bytes_out = x->bytes_out;
@@ -444,6 +485,8 @@ static int decode_state_buckets(struct decode_ctx *d, const pb_state *s,
 		y->msgs_in = x->msgs_in;
 		y->retrans = x->retrans;
 		y->last_ns = x->last_ns;
+		if (decode_delta_health(d, x, y))
+			return CW_WIRE_EMALFORMED;
 	}
 	st->ndeltas = nd;
 	for (i = 0; i < ne; i++)

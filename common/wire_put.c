@@ -261,6 +261,16 @@ static void put_edge(struct wr *w, const struct cw_wire_edge *e)
 	put_u(w, 24, e->t.has_sampled != 0);
 	put_u(w, 25, e->set_size);
 	put_u(w, 26, e->set_index);
+	put_u(w, 27, e->t.h.conns_refused);
+	put_u(w, 28, e->t.h.conns_timeout);
+	put_u(w, 29, e->t.h.resets_by_client);
+	put_u(w, 30, e->t.h.resets_by_server);
+	put_u(w, 31, e->t.h.xchg_pipelined);
+	put_hist(w, 32, &e->t.h.connect);
+	put_hist(w, 33, &e->t.h.rtt);
+	put_hist(w, 34, &e->t.h.client);
+	put_hist(w, 35, &e->t.h.client_first);
+	put_hist(w, 36, &e->t.h.server);
 }
 
 static void put_edge_msg(struct wr *w, unsigned int field,
@@ -284,6 +294,14 @@ static void put_delta(struct wr *w, const struct cw_end_delta *d)
 	put_u(w, 6, d->msgs_in);
 	put_u(w, 7, d->retrans);
 	put_fixed64(w, 8, d->last_ns);
+	put_u(w, 9, d->connect_us);
+	put_u(w, 10, d->fail);
+	put_u(w, 11, d->resets_in);
+	put_u(w, 12, d->resets_out);
+	put_u(w, 13, d->xchg_pipelined);
+	put_hist(w, 14, &d->rtt);
+	put_hist(w, 15, &d->xchg);
+	put_hist(w, 16, &d->xchg_first);
 	close_msg(w, body);
 }
 

@@ -250,6 +250,56 @@ static void test_health(void)
 	CHECK(m.conn.fail == 9);
 	free(buf);
 
+	/* An edge bucket's health and a delta's, through both decoders. */
+	{
+		static struct cw_wire_msg e, back;
+		struct cw_end_delta d;
+
+		memset(&d, 0, sizeof(d)); /* padding too: compared whole */
+		d.connect_us = 7;
+		d.fail = CW_REC_FAIL_TIMEOUT;
+		d.resets_in = 1;
+
+		fill(&r);
+		memset(&e, 0, sizeof(e));
+		e.kind = CW_WIRE_EDGE;
+		strcpy(e.edge.group, "g");
+		e.edge.t.conns = 2;
+		e.edge.t.h.conns_refused = 1;
+		e.edge.t.h.conns_timeout = 1;
+		e.edge.t.h.resets_by_client = 4;
+		e.edge.t.h.rtt = r.rtt;
+		e.edge.t.h.client = r.xchg;
+		e.edge.t.h.client_first = r.xchg_first;
+		e.edge.t.h.server = r.rtt;
+		e.edge.t.h.connect = r.xchg_first;
+		CHECK(cw_edge_failed(&e.edge.t));
+		CHECK(cw_wire_encode(&e, &buf, &len) == 0);
+		CHECK(cw_wire_decode(buf, len, &back, err, sizeof(err)) ==
+		      CW_WIRE_EDGE);
+		CHECK(!memcmp(&back.edge, &e.edge, sizeof(e.edge)));
+		free(buf);
+		/* Network time: client minus server at each quantile. */
+		CHECK(cw_edge_network_ns(&e.edge.t.h, 0.5) > 0);
+		memset(&e, 0, sizeof(e));
+		e.kind = CW_WIRE_STATE;
+		e.state.chunks = 1;
+		e.state.ends = &r;
+		e.state.n = 1;
+		d.xchg = r.xchg;
+		e.state.deltas = &d;
+		e.state.ndeltas = 1;
+		CHECK(cw_wire_encode(&e, &buf, &len) == 0);
+		CHECK(cw_wire_decode(buf, len, &back, err, sizeof(err)) ==
+		      CW_WIRE_STATE);
+		CHECK(back.state.ndeltas == 1 &&
+		      !memcmp(&back.state.deltas[0], &d, sizeof(d)));
+		CHECK(back.state.n == 1 &&
+		      !memcmp(&back.state.ends[0], &r, sizeof(r)));
+		cw_wire_msg_release(&back);
+		free(buf);
+	}
+
 	/* JSON: written, read back, the same fields and bins. */
 	fill(&r);
 	fp = open_memstream(&text, &tlen);

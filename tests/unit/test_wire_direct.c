@@ -270,6 +270,11 @@ static void test_put_state(const struct cw_wire_edge *edge)
 	m.state.end_flags = flags;
 	m.state.deltas = d;
 	m.state.ndeltas = 2;
+	d[1].connect_us = 5;
+	d[1].fail = CW_REC_FAIL_REFUSED;
+	d[1].resets_out = 2;
+	d[1].xchg_pipelined = 9;
+	d[1].xchg = ends[0].xchg;
 	edges[0] = edges[1] = *edge;
 	edges[1].t.conns = 0;
 	m.state.edges = edges;
@@ -328,6 +333,15 @@ static void test_put(void)
 	m.edge.set_size = 300;
 	m.edge.set_index = 299;
 	check_same_bytes(&m);
+	/* The health block (EdgeBucket 27-36). */
+	m.edge.t.h.conns_refused = 1;
+	m.edge.t.h.conns_timeout = UINT64_MAX;
+	m.edge.t.h.resets_by_server = 3;
+	m.edge.t.h.xchg_pipelined = 4;
+	m.edge.t.h.connect = m.conn.rtt;
+	m.edge.t.h.client = m.conn.xchg;
+	m.edge.t.h.server = m.conn.xchg_first;
+	check_same_bytes(&m);
 	m.edge.server.kind = CW_EDGE_NODE_UNKNOWN;
 	strcpy(m.edge.server.host, "node-2");
 	m.edge.server.netns = 4026531840U;
@@ -341,6 +355,9 @@ static void test_put(void)
 	m.edge.client.addr.family = m.edge.server.addr.family = 6;
 	m.edge.sealed = true;
 	m.edge.t.has_sampled = 1;
+	m.edge.t.h.connect.len = m.edge.t.h.rtt.len = CW_REC_HIST_MAX;
+	m.edge.t.h.client.len = m.edge.t.h.client_first.len = CW_REC_HIST_MAX;
+	m.edge.t.h.server.len = CW_REC_HIST_MAX;
 	check_same_bytes(&m);
 }
 
