@@ -352,6 +352,25 @@ static int fill_proc(struct parse_ctx *c, struct cw_proc_meta *m)
 	return process_fields(c, v, &m->proc);
 }
 
+/* {"kind":"dns", ...}: a name an agent learned (common/wire_dns.c). */
+static int fill_dns(struct parse_ctx *c, struct cw_wire_dns *d)
+{
+	struct json_object *o = c->obj;
+
+	memset(d, 0, sizeof(*d));
+	if (get_str(c, o, "host", true, d->host, sizeof(d->host)) ||
+	    get_str(c, o, "boot_id", false, d->boot_id, sizeof(d->boot_id)) ||
+	    get_addr(c, o, "addr", &d->addr) ||
+	    get_str(c, o, "name", true, d->name, sizeof(d->name)) ||
+	    get_u32(c, o, "ttl_s", false, UINT32_MAX, &d->ttl_s) ||
+	    get_u64(c, o, "time_ns", true, UINT64_MAX, &d->time_ns) ||
+	    get_u64(c, o, "seq", false, UINT64_MAX, &d->seq))
+		return -1;
+	if (!cw_wire_dns_name_ok(d->name) || !cw_wire_dns_name_ok(d->host))
+		return bad(c, "field 'name' or 'host': want printable ASCII");
+	return 0;
+}
+
 /*
  * A line's record: 0 a connection end (into r), 1 metadata (into m), 2 a
  * kind that is not for the graph (timing windows, sample runs), -1 bad.
@@ -376,6 +395,10 @@ static int fill_any(struct parse_ctx *c, struct cw_conn_record *r,
 	if (!strcmp(kind, "process")) {
 		m->kind = CW_WIRE_PROC;
 		return fill_proc(c, &m->proc) ? -1 : 1;
+	}
+	if (!strcmp(kind, "dns")) {
+		m->kind = CW_WIRE_DNS;
+		return fill_dns(c, &m->dns) ? -1 : 1;
 	}
 	return 2;
 }
@@ -549,7 +572,8 @@ static int wire_next(struct cw_record_reader *rd,
 				*r = &rd->msg->conn;
 				return 1;
 			}
-			if ((k == CW_WIRE_HOST || k == CW_WIRE_PROC) &&
+			if ((k == CW_WIRE_HOST || k == CW_WIRE_PROC ||
+			     k == CW_WIRE_DNS) &&
 			    rd->on_meta && rd->on_meta(rd->msg, rd->meta_arg))
 				return -1;
 			if (k > 0) { /* timing, samples: not for the graph */

@@ -38,8 +38,9 @@ struct json_tokener;
 struct cw_wire_msg;
 struct cw_wire_reader;
 
-/* A host or process metadata record (m->kind CW_WIRE_HOST or
- * CW_WIRE_PROC), valid during the call; non-zero stops the read. */
+/* A host or process metadata record or a DnsName (m->kind CW_WIRE_HOST,
+ * CW_WIRE_PROC or CW_WIRE_DNS), valid during the call; non-zero stops
+ * the read. */
 typedef int (*cw_meta_fn)(const struct cw_wire_msg *m, void *arg);
 
 /*

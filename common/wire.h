@@ -169,6 +169,28 @@ struct cw_edge_health {
 	struct cw_rec_hist connect, rtt, client, client_first, server;
 };
 
+/* x's health into t: counters summed (saturating), histograms merged. */
+void cw_edge_health_add(struct cw_edge_health *t,
+			const struct cw_edge_health *x);
+
+/*
+ * What one end gives its edge, as differences or totals (pointers NULL:
+ * no histogram).  A client end gives its connect time (one sample), its
+ * failed connect (refused or timed out) and its exchange times (client,
+ * client_first); a server end its exchange times (server); both their
+ * rtt readings and untimed exchanges.  A reset counts at its sender
+ * (resets_out); the receiver's resets_in only when the edge's other end
+ * was not seen (paired false).
+ */
+struct cw_end_health {
+	uint32_t connect_us;
+	uint8_t fail;
+	uint64_t resets_in, resets_out, xchg_pipelined;
+	const struct cw_rec_hist *rtt, *xchg, *xchg_first;
+};
+void cw_edge_health_end(struct cw_edge_health *t, const struct cw_end_health *e,
+			bool client, bool paired);
+
 struct cw_jsonw;
 /* Has h anything at all (an edge from agents without health: no)? */
 bool cw_edge_health_any(const struct cw_edge_health *h);
@@ -351,6 +373,9 @@ struct cw_wire_dns {
 };
 
 struct cw_jsonw;
+/* Whether s is a name or host a DnsName may carry: non-empty printable
+ * ASCII with no space, as common/dns.c writes names. */
+bool cw_wire_dns_name_ok(const char *s);
 /* One DnsName as the JSON object `causeway dump` prints (kind "dns"). */
 void cw_wire_dns_json(struct cw_jsonw *w, const struct cw_wire_dns *d);
 

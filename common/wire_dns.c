@@ -58,8 +58,7 @@ int cw_wire_dns_encode(pb_envelope *env, const struct cw_wire_dns *d,
 	return 0;
 }
 
-/* Printable ASCII with no space, as common/dns.c writes names. */
-static bool clean_name(const char *s)
+bool cw_wire_dns_name_ok(const char *s)
 {
 	if (!*s)
 		return false;
@@ -75,8 +74,9 @@ static int field(char *err, size_t errlen, const char *what, const char *s,
 	size_t n = s ? strlen(s) : 0;
 
 	if (n >= cap) {
-		snprintf(err, errlen, "field '%s' is %zu bytes long (at most %zu)",
-			 what, n, cap - 1);
+		snprintf(err, errlen,
+			 "field '%s' is %zu bytes long (at most %zu)", what, n,
+			 cap - 1);
 		return -1;
 	}
 	memcpy(dst, s ? s : "", n + 1);
@@ -87,14 +87,16 @@ int cw_wire_dns_from_pb(const pb_dns *r, struct cw_wire_dns *d, char *err,
 			size_t errlen)
 {
 	memset(d, 0, sizeof(*d));
-	if (!r || field(err, errlen, "host", r->host, d->host, sizeof(d->host)) ||
+	if (!r ||
+	    field(err, errlen, "host", r->host, d->host, sizeof(d->host)) ||
 	    field(err, errlen, "boot_id", r->boot_id, d->boot_id,
 		  sizeof(d->boot_id)) ||
 	    field(err, errlen, "name", r->name, d->name, sizeof(d->name)))
 		return CW_WIRE_EMALFORMED;
-	if (!clean_name(d->name) || !clean_name(d->host)) {
-		snprintf(err, errlen, "DNS name or host empty or not printable "
-				      "ASCII");
+	if (!cw_wire_dns_name_ok(d->name) || !cw_wire_dns_name_ok(d->host)) {
+		snprintf(err, errlen,
+			 "DNS name or host empty or not printable "
+			 "ASCII");
 		return CW_WIRE_EMALFORMED;
 	}
 	if (r->addr.len != 4 && r->addr.len != 16) {

@@ -1,7 +1,7 @@
 // clang-format off
 // fuzz-sources: common/log.c common/util.c common/record.c common/jsonw.c common/record_read.c
 // fuzz-sources: common/wire.c common/wire_json.c common/wire_file.c build/common/wire.pb-c.c common/sample_run.c
-// fuzz-sources: common/wire_decode.c common/wire_fast.c common/wire_put.c
+// fuzz-sources: common/wire_decode.c common/wire_fast.c common/wire_put.c common/wire_dns.c
 // fuzz-sources: common/hist.c
 // clang-format on
 // SPDX-License-Identifier: MIT
@@ -41,6 +41,12 @@ static int on_meta(const struct cw_wire_msg *m, void *arg)
 
 	if (m->kind == CW_WIRE_HOST)
 		return memchr(m->host.host, 0, sizeof(m->host.host))
+			       ? 0
+			       : (abort(), 0);
+	if (m->kind == CW_WIRE_DNS)
+		return cw_wire_dns_name_ok(m->dns.name) &&
+				       (m->dns.addr.family == 4 ||
+					m->dns.addr.family == 6)
 			       ? 0
 			       : (abort(), 0);
 	if (m->kind != CW_WIRE_PROC || m->proc.source > CW_USAGE_CGROUP ||
