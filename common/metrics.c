@@ -7,14 +7,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/hist.h"
 #include "common/httpd.h"
 #include "common/log.h"
 #include "common/metrics.h"
+#include "common/utf8.h"
 #include "common/util.h"
 
 static const char *type_name(enum cw_metric_type t)
 {
-	return t == CW_METRIC_GAUGE ? "gauge" : "counter";
+	return t == CW_METRIC_GAUGE	  ? "gauge"
+	       : t == CW_METRIC_HISTOGRAM ? "histogram"
+					  : "counter";
 }
 
 void cw_prom_header(FILE *fp, const char *name, enum cw_metric_type type,
@@ -26,16 +30,57 @@ void cw_prom_header(FILE *fp, const char *name, enum cw_metric_type type,
 
 void cw_prom_label(FILE *fp, const char *name, const char *v)
 {
+	size_t n = strlen(v), ch;
+
 	fprintf(fp, "%s=\"", name);
-	for (; *v; v++) {
+	for (; *v; v += ch, n -= ch) {
+		ch = cw_utf8_next(v, n);
 		if (*v == '\\' || *v == '"')
 			fputc('\\', fp);
-		if (*v == '\n')
+		if (!ch)
+			fputs("\xef\xbf\xbd", fp), ch = 1;
+		else if (*v == '\n')
 			fputs("\\n", fp);
 		else
-			fputc(*v, fp);
+			fwrite(v, 1, ch, fp);
 	}
 	fputc('"', fp);
+}
+
+const double cw_prom_latency_le[] = {
+	0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01,
+	0.025,	0.05,	 0.1,	 0.25,	0.5,	1,     2.5,
+	5,	10,
+};
+const size_t cw_prom_latency_nle = CW_ARRAY_SIZE(cw_prom_latency_le);
+
+void cw_prom_hist(FILE *fp, const char *name, const char *labels,
+		  const struct cw_hist *h, const double *le, size_t nle)
+{
+	const char *sep = labels[0] ? "," : "";
+	uint64_t below = 0;
+	double sum = 0;
+	size_t b = 0, i;
+
+	/* bins are sorted: each bound takes those that end at or under it */
+	for (i = 0; i < nle; i++) {
+		uint64_t ns = (uint64_t)(le[i] * 1e9 + 0.5);
+
+		for (; b < h->n && cw_hist_upper(h->bin[b].idx) <= ns; b++)
+			below += h->bin[b].count;
+		fprintf(fp, "%s_bucket{%s%sle=\"%g\"} %llu\n", name, labels,
+			sep, le[i], (unsigned long long)below);
+	}
+	fprintf(fp, "%s_bucket{%s%sle=\"+Inf\"} %llu\n", name, labels, sep,
+		(unsigned long long)h->count);
+	for (i = 0; i < h->n; i++)
+		sum += (double)h->bin[i].count *
+		       ((double)cw_hist_lower(h->bin[i].idx) +
+			(double)cw_hist_upper(h->bin[i].idx)) /
+		       2e9;
+	fprintf(fp, "%s_sum{%s} %.9g\n", name, labels, sum);
+	fprintf(fp, "%s_count{%s} %llu\n", name, labels,
+		(unsigned long long)h->count);
 }
 
 struct cw_metrics_board {

@@ -37,6 +37,7 @@
 enum cw_metric_type {
 	CW_METRIC_COUNTER,
 	CW_METRIC_GAUGE,
+	CW_METRIC_HISTOGRAM,
 };
 
 /* One metric family of the board: name, type and help are static text. */
@@ -49,8 +50,26 @@ struct cw_metric_def {
 /* "# HELP name help" and "# TYPE name type" lines. */
 void cw_prom_header(FILE *fp, const char *name, enum cw_metric_type type,
 		    const char *help);
-/* name="value" with \, " and newlines escaped, as the format wants. */
+/* name="value" with \, " and newlines escaped, and UTF-8 only (the
+ * format wants it: a byte that is not becomes U+FFFD). */
 void cw_prom_label(FILE *fp, const char *name, const char *value);
+/*
+ * One series of a histogram family from a cw_hist (common/hist.h) of
+ * values in ns, written in seconds: name_bucket{labels,le="..."} for each
+ * of the nle bounds (seconds, ascending) and +Inf, then name_sum and
+ * name_count.  labels is the series' label text without braces ("" for
+ * none; written with cw_prom_label).  A bin counts under a bound when its
+ * upper end is at or below it, so counts are exact to the histogram's
+ * resolution (1/32 of a power of two: a value within 3% under a bound
+ * may count above it); the sum is the bins' middles summed (within 1.6%).
+ */
+struct cw_hist;
+void cw_prom_hist(FILE *fp, const char *name, const char *labels,
+		  const struct cw_hist *h, const double *le, size_t nle);
+/* The bounds causeway's latency histograms are written with: 100 us to
+ * 10 s, 1-2.5-5 per decade. */
+extern const double cw_prom_latency_le[];
+extern const size_t cw_prom_latency_nle;
 
 struct cw_metrics_board;
 

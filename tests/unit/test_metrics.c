@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "common/hist.h"
 #include "common/metrics.h"
 
 static const struct cw_metric_def defs[] = {
@@ -140,9 +141,51 @@ static void test_server(void)
 	cw_metrics_board_free(b);
 }
 
+/*
+ * A histogram of ns as Prometheus seconds: buckets cumulative at each
+ * bound (a value exactly on a bound counts under it when its bin ends
+ * there: values under 32 ns have a bin each), +Inf the count, the sum
+ * within the bins' resolution; a label that is not UTF-8 is replaced.
+ */
+static void test_hist(void)
+{
+	static const double le[] = {1e-8, 2e-8, 1e-3};
+	struct cw_hist h = CW_HIST_INIT;
+	char *buf = NULL, lab[64];
+	size_t len = 0;
+	FILE *fp = open_memstream(&buf, &len);
+	double sum;
+
+	CHECK(!cw_hist_add(&h, 10, 3) && !cw_hist_add(&h, 20, 1) &&
+	      !cw_hist_add(&h, 500000, 2) && !cw_hist_add(&h, 3000000000, 1));
+	cw_prom_hist(fp, "t_seconds", "a=\"b\"", &h, le, 3);
+	cw_prom_hist(fp, "t_none_seconds", "", &h, le, 0);
+	fclose(fp);
+	CHECK(strstr(buf, "t_seconds_bucket{a=\"b\",le=\"1e-08\"} 3\n"));
+	CHECK(strstr(buf, "t_seconds_bucket{a=\"b\",le=\"2e-08\"} 4\n"));
+	CHECK(strstr(buf, "t_seconds_bucket{a=\"b\",le=\"0.001\"} 6\n"));
+	CHECK(strstr(buf, "t_seconds_bucket{a=\"b\",le=\"+Inf\"} 7\n"));
+	CHECK(strstr(buf, "t_seconds_count{a=\"b\"} 7\n"));
+	CHECK(strstr(buf, "t_none_seconds_bucket{le=\"+Inf\"} 7\n"));
+	CHECK(strstr(buf, "t_none_seconds_count{} 7\n"));
+	CHECK(sscanf(strstr(buf, "t_seconds_sum{a=\"b\"} ") + 20, "%lf",
+		     &sum) == 1);
+	CHECK(sum > 3.001 * 0.984 && sum < 3.001 * 1.016);
+	free(buf);
+	cw_hist_release(&h);
+	buf = NULL;
+	fp = open_memstream(&buf, &len);
+	snprintf(lab, sizeof(lab), "x\xff\"");
+	cw_prom_label(fp, "n", lab);
+	fclose(fp);
+	CHECK(!strcmp(buf, "n=\"x\xef\xbf\xbd\\\"\""));
+	free(buf);
+}
+
 int main(void)
 {
 	test_board();
+	test_hist();
 	test_listen();
 	test_server();
 	if (failures) {
