@@ -197,7 +197,12 @@ static int graph_node(const struct cw_graph *g, size_t i, Agraph_t *sub,
 	const struct cw_node *n = &g->nodes[i];
 	char label[2 * 512 + 64], name[128], id[32], text[2][512];
 
-	cw_node_label(n, name, sizeof(name));
+	if (n->kind == CW_NODE_EXTERNAL && n->name[0] && n->port)
+		snprintf(name, sizeof(name), "%.100s:%u", n->name, n->port);
+	else if (n->kind == CW_NODE_EXTERNAL && n->name[0]) /* DNS name */
+		snprintf(name, sizeof(name), "%.100s", n->name);
+	else
+		cw_node_label(n, name, sizeof(name));
 	cw_viz_text(text[0], sizeof(text[0]), name, sizeof(name));
 	/* One line: the label's break is a space, as it always was. */
 	if (n->kind == CW_NODE_PROCESS)

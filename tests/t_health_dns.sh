@@ -1,0 +1,192 @@
+#!/bin/bash
+# Names of external peers from DNS answers (issue 31), against dnsmasq in
+# a test host answering made-up names: an A record, a chain of two CNAMEs
+# to an A, and a short TTL.  A client in another test host resolves each
+# name through it (glibc, its resolv.conf pointing at dnsmasq) and
+# connects to the address.  Agents watching only the client's namespace
+# (so the server is an external peer) with --dns:
+#   - causeway run: DnsName records in meta.jsonl, edges.json's external
+#     nodes' dns_name and graph.dot's labels;
+#   - causeway agent --out (JSON lines) read back by causeway graph: the
+#     view's dns_name (JSON) and GraphML's attribute.
+# Each name and address is checked against what dnsmasq's log says it
+# answered.  The short TTL: a repeat inside it is not published again, a
+# lookup after it is (renewed, next seq).  A hostile sender from port 53
+# (a pointer loop, a record running past the end, an answer for another
+# name) changes nothing and the malformed ones are counted.
+. "$(dirname "$0")/lib.sh"
+need_root
+need_cmd python3 dnsmasq getent
+
+two_hosts
+ip -n "$SRV" addr add 10.77.1.5/24 dev "$LINK_B"
+ip -n "$SRV" addr add 10.77.1.6/24 dev "$LINK_B"
+ip -n "$SRV" addr add 10.77.1.9/24 dev "$LINK_B"
+# ip netns exec mounts /etc/netns/NS/resolv.conf over /etc/resolv.conf.
+mkdir -p "/etc/netns/$CLI"
+on_exit rm -rf "/etc/netns/$CLI"
+echo "nameserver $SRV_IP" >"/etc/netns/$CLI/resolv.conf"
+
+log=$T_TMP/dnsmasq.log
+ip netns exec "$SRV" dnsmasq --keep-in-foreground --no-resolv --no-hosts \
+	--bind-interfaces --listen-address="$SRV_IP" --user=root \
+	--pid-file="$T_TMP/dnsmasq.pid" --log-queries --log-facility="$log" \
+	--host-record=api.example.test,10.77.1.2,300 \
+	--host-record=edge.example.test,10.77.1.5,60 \
+	--cname=www.example.test,edge.example.test,120 \
+	--cname=shop.example.test,www.example.test,90 \
+	--host-record=short.example.test,10.77.1.6,5 &
+bg_pid $!
+wait_port "$SRV" 53 udp
+ip netns exec "$SRV" $TRAFFIC echo-server 0.0.0.0 8080 &
+bg_pid $!
+wait_port "$SRV" 8080
+
+# resolve NAME: connect to it on 8080 by name (glibc's resolver) and
+# print the address it reached.
+cat >"$T_TMP/connect.py" <<'PY'
+import socket, sys
+s = socket.create_connection((sys.argv[1], 8080), timeout=5)
+s.sendall(b"q" * 100)
+s.recv(100)
+print(s.getpeername()[0])
+s.close()
+PY
+resolve() {
+	ip netns exec "$CLI" python3 "$T_TMP/connect.py" "$1" ||
+		fail "unable to reach $1 through dnsmasq"
+}
+
+run_out=$T_TMP/run
+agent_start "$run_out" --dns --netns "$(ns_inode "$CLI")"
+"$CW" agent --dns --netns "$(ns_inode "$CLI")" --interval 200ms \
+	--out "$T_TMP/agent.jsonl" 2>"$T_TMP/agent.err" &
+AGENT2=$!
+bg_pid $AGENT2
+for i in $(seq 1 100); do
+	grep -q "agent on host" "$T_TMP/agent.err" 2>/dev/null && break
+	kill -0 $AGENT2 2>/dev/null || fail "agent exited: $(cat "$T_TMP/agent.err")"
+	sleep 0.05
+done
+
+check_eq "api.example.test reached" "$(resolve api.example.test)" 10.77.1.2
+check_eq "shop.example.test reached" "$(resolve shop.example.test)" 10.77.1.5
+t0=$(date +%s%N)
+check_eq "short.example.test reached" "$(resolve short.example.test)" 10.77.1.6
+resolve short.example.test >/dev/null # inside its TTL: not news
+sleep 0.5
+
+# Hostile answers from port 53 to a client's socket: malformed two ways,
+# and a well-formed answer owned by another name than the question's.
+cat >"$T_TMP/hostile.py" <<'PY'
+import socket, struct, sys
+def name(s):
+    return b"".join(bytes([len(l)]) + l.encode() for l in s.split(".")) + b"\0"
+hdr = lambda an: struct.pack(">HHHHHH", 7, 0x8180, 1, an, 0, 0)
+q = name("evil.example.test") + struct.pack(">HH", 1, 1)
+a = struct.pack(">HHIH", 1, 1, 3600, 4) + bytes([10, 77, 1, 66])
+loop = hdr(1) + q + struct.pack(">H", 0xc000 | (12 + len(q))) + a
+past = hdr(1) + q + name("evil.example.test") + struct.pack(">HHIH", 1, 1, 60, 40)
+other = hdr(1) + q + name("other.example.test") + a
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind((sys.argv[1], 53))
+for p in (loop, past, other):
+    s.sendto(p, (sys.argv[2], 5555))
+PY
+cat >"$T_TMP/sink.py" <<'PY'
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind((sys.argv[1], 5555))
+s.settimeout(10)
+for _ in range(3):
+    s.recv(2048)
+print("got 3")
+PY
+ip netns exec "$CLI" python3 "$T_TMP/sink.py" "$CLI_IP" >"$T_TMP/sink.out" &
+SINK=$!
+bg_pid $SINK
+wait_port "$CLI" 5555 udp
+ip netns exec "$SRV" python3 "$T_TMP/hostile.py" 10.77.1.9 "$CLI_IP" ||
+	fail "hostile sender failed"
+wait $SINK || fail "the client's socket did not get the hostile datagrams"
+
+# Past short.example.test's TTL (5 s, also the agent's floor): news again.
+while [ $(($(date +%s%N) - t0)) -lt 5500000000 ]; do sleep 0.2; done
+resolve short.example.test >/dev/null
+sleep 0.5
+kill -INT $AGENT2
+wait $AGENT2 || fail "agent exited $?: $(cat "$T_TMP/agent.err")"
+agent_stop "$run_out" >/dev/null
+
+# What dnsmasq answered: "config NAME is ADDR" (a CNAME's "is <CNAME>").
+truth=$(awk '/ config [^ ]* is [0-9]/ {print $(NF-2), $NF}' "$log" |
+	sort -u)
+note "dnsmasq answered: $(echo $truth)"
+
+python3 - "$run_out/meta.jsonl" "$T_TMP/agent.jsonl" "$run_out/edges.json" \
+	"$run_out/graph.dot" <<PY || fail "names do not match dnsmasq's answers"
+import json, sys
+truth = {}
+for line in """$truth""".split("\n"):
+    name, addr = line.split()
+    truth[addr] = name
+# dnsmasq's log names the A record's owner; the client asked for the
+# chain's first name, which is what the agent reports.
+asked = {"10.77.1.2": ("api.example.test", 300),
+         "10.77.1.5": ("shop.example.test", 60),
+         "10.77.1.6": ("short.example.test", 5)}
+assert truth == {"10.77.1.2": "api.example.test", "10.77.1.5": "edge.example.test",
+                 "10.77.1.6": "short.example.test"}, truth
+for path in sys.argv[1:3]:
+    recs = [json.loads(l) for l in open(path) if '"kind":"dns"' in l]
+    mine = [r for r in recs if r["addr"] in asked]
+    for addr, (name, ttl) in asked.items():
+        got = [r for r in mine if r["addr"] == addr]
+        want = 2 if addr == "10.77.1.6" else 1
+        assert len(got) == want, (path, addr, got)
+        for r in got:
+            assert (r["name"], r["ttl_s"]) == (name, ttl), (path, r)
+    short = [r for r in mine if r["addr"] == "10.77.1.6"]
+    assert short[1]["seq"] > short[0]["seq"], short
+    assert short[1]["time_ns"] - short[0]["time_ns"] >= 5e9, short
+    assert not [r for r in recs if r["addr"] == "10.77.1.66"], recs
+    print("%s: %d names as dnsmasq answered, short renewed after %.1f s"
+          % (path.split("/")[-1], len(mine),
+             (short[1]["time_ns"] - short[0]["time_ns"]) / 1e9))
+g = json.load(open(sys.argv[3]))
+ext = {(n["addr"], n["port"]): n.get("dns_name") for n in g["nodes"]
+       if n["kind"] == "external"}
+for addr, (name, _) in asked.items():
+    assert ext.get((addr, 8080)) == name, (addr, ext)
+dot = open(sys.argv[4]).read()
+for addr, (name, _) in asked.items():
+    assert name + ":8080" in dot, name
+print("edges.json and graph.dot: %d external nodes named" % len(asked))
+PY
+
+for f in "$run_out/stderr" "$T_TMP/agent.err"; do
+	line=$(grep "dns: " "$f") || fail "no dns line in $f"
+	note "$line"
+	mal=$(sed -n 's/.*), \([0-9]*\) malformed.*/\1/p' <<<"$line")
+	check_eq "malformed answers counted ($(basename "$f"))" "$mal" 2
+done
+
+# The same names from the agent's records, read by causeway graph.
+"$CW" graph --format json "$T_TMP/agent.jsonl" >"$T_TMP/view.json" ||
+	fail "causeway graph failed"
+"$CW" graph --format graphml "$T_TMP/agent.jsonl" >"$T_TMP/view.graphml" ||
+	fail "causeway graph --format graphml failed"
+python3 - "$T_TMP/view.json" "$T_TMP/view.graphml" <<'PY' ||
+import json, sys
+v = json.load(open(sys.argv[1]))
+names = {n["addr"]: n.get("dns_name") for n in v["nodes"]
+         if n["kind"] == "external"}
+assert names.get("10.77.1.2") == "api.example.test", names
+assert names.get("10.77.1.5") == "shop.example.test", names
+assert names.get("10.77.1.6") == "short.example.test", names
+gml = open(sys.argv[2]).read()
+assert 'attr.name="dns_name"' in gml and "shop.example.test" in gml
+print("graph JSON and GraphML: names of", sorted(names))
+PY
+	fail "graph from the agent's records lacks the names"
+echo ok
