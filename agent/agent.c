@@ -515,6 +515,7 @@ static int agent_open(struct cw_agent **out, const struct cw_agent_opts *opts,
 	cw_htab_init(&a->est_ends, sizeof(uint64_t), sizeof(struct est_end));
 	cw_htab_init(&a->est_svcs, sizeof(struct svc_key),
 		     sizeof(struct est_ratio));
+	cw_htab_init(&a->rtt_ends, sizeof(uint64_t), sizeof(struct rtt_end));
 	snprintf(a->host, sizeof(a->host), "%s",
 		 opts->host ? opts->host : cw_host_id());
 	if (cw_boot_id_read(a->boot_id, sizeof(a->boot_id)))
@@ -547,6 +548,7 @@ fail:
 	cw_htab_release(&a->timing);
 	cw_htab_release(&a->est_ends);
 	cw_htab_release(&a->est_svcs);
+	agent_health_release(a);
 	cw_htab_release(&a->pending);
 	cw_htab_release(&a->event_sums);
 	free(a);
@@ -713,6 +715,7 @@ void cw_agent_close(struct cw_agent *a)
 	cw_nat_free(a->nat);
 	cw_htab_release(&a->est_ends);
 	cw_htab_release(&a->est_svcs);
+	agent_health_release(a);
 	cw_htab_release(&a->pending);
 	cw_htab_release(&a->event_sums);
 	free_timing(a);

@@ -14,6 +14,7 @@
 #include "agent/agent.h"
 #include "agent/nat.h"
 #include "agent/variant.h"
+#include "common/hist.h"
 #include "common/htab.h"
 #include "common/util.h"
 
@@ -33,6 +34,8 @@ _Static_assert((int)CW_ROLE_CLIENT == (int)CW_REC_ROLE_CLIENT, "role values");
 _Static_assert((int)CW_ROLE_SERVER == (int)CW_REC_ROLE_SERVER, "role values");
 _Static_assert((int)CW_DIR_OUT == (int)CW_OBS_OUT, "direction values");
 _Static_assert((int)CW_DIR_IN == (int)CW_OBS_IN, "direction values");
+_Static_assert((int)CW_FAIL_REFUSED == (int)CW_REC_FAIL_REFUSED, "fail values");
+_Static_assert((int)CW_FAIL_TIMEOUT == (int)CW_REC_FAIL_TIMEOUT, "fail values");
 
 /* Past this many ends or services the estimate tables start afresh. */
 #define EST_MAX (1u << 20)
@@ -46,6 +49,12 @@ struct est_ratio {
 /* The largest figures an end has been given: estimates never go back. */
 struct est_end {
 	uint64_t msgs[2], calls[2];
+};
+
+/* An end's RTT readings so far (agent/collect.c, health_fill()). */
+struct rtt_end {
+	struct cw_hist h; /* ns */
+	uint64_t srtt_ns; /* the last reading's cw_conn.srtt_ns */
 };
 
 /* A service: a server's port, or the address and port a client calls. */
@@ -90,6 +99,7 @@ struct cw_agent {
 	bool estimating;
 	struct cw_htab est_ends; /* cookie -> struct est_end */
 	struct cw_htab est_svcs; /* struct svc_key -> struct est_ratio */
+	struct cw_htab rtt_ends; /* cookie -> struct rtt_end: TCP health */
 	struct cw_agent_stats st;
 	char host[CW_HOST_LEN];
 	char boot_id[CW_BOOT_ID_LEN]; /* ends are (host, boot, cookie) */
@@ -106,5 +116,7 @@ int agent_scan_files(struct cw_agent *a);
 /* collect.c */
 /* Look a closed client end up in conntrack while the entry still lives. */
 void agent_nat_resolve_closed(struct cw_agent *a, const struct cw_conn *c);
+/* Free the ends' RTT histograms (the table stays usable, empty). */
+void agent_health_release(struct cw_agent *a);
 
 #endif

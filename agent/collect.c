@@ -13,6 +13,7 @@
 #include <netinet/in.h>
 
 #include "agent/agent_impl.h"
+#include "common/hist.h"
 #include "common/log.h"
 #include "common/utf8.h"
 
@@ -219,6 +220,72 @@ static void est_fill(struct cw_agent *a, const struct cw_conn *c,
 		cw_htab_delete(&a->est_ends, &c->cookie);
 }
 
+/* ---- connection health ------------------------------------------------
+ *
+ * What the kernel noted at the end's transitions (bpf/conn.bpf.c,
+ * "Connection health") goes into the record as it is; the RTT is the
+ * agent's: each record of an established TCP end carries the kernel's
+ * smoothed RTT of that moment (the collection's reading, or the close's),
+ * and each reading is added to the end's histogram, which the record
+ * carries whole (cumulative, like every counter in it), once per reading
+ * (the kernel stamps each, srtt_ns).  An end the
+ * iterator skips (nothing moved since the last collection) gives no
+ * reading: an idle connection's srtt is its last one again.  Nothing is
+ * read per packet.
+ */
+static void rtt_end_free(struct cw_agent *a, size_t i)
+{
+	struct rtt_end *e = cw_htab_val(&a->rtt_ends, i);
+
+	cw_hist_release(&e->h);
+}
+
+void agent_health_release(struct cw_agent *a)
+{
+	size_t i;
+
+	for (i = 0; i < a->rtt_ends.len; i++)
+		rtt_end_free(a, i);
+	cw_htab_release(&a->rtt_ends);
+}
+
+static void health_fill(struct cw_agent *a, const struct cw_conn *c,
+			struct cw_conn_record *r)
+{
+	struct rtt_end *e;
+	bool created;
+	long i;
+
+	r->connect_us = c->connect_us;
+	r->fail = c->fail;
+	r->resets_in = c->resets_in;
+	r->resets_out = c->resets_out;
+	if (c->protocol != IPPROTO_TCP || !(c->flags & CW_F_ESTABLISHED))
+		return;
+	if (!c->srtt_us && !cw_htab_get(&a->rtt_ends, &c->cookie))
+		return;
+	if (a->rtt_ends.len >= EST_MAX)
+		agent_health_release(a);
+	e = cw_htab_upsert(&a->rtt_ends, &c->cookie, &created);
+	if (!e)
+		return;
+	if (created)
+		e->h = (struct cw_hist)CW_HIST_INIT;
+	/* Once per reading: a record sent again (exchange.c) has none new. */
+	if (c->srtt_us && c->srtt_ns != e->srtt_ns) {
+		cw_hist_add(&e->h, (uint64_t)c->srtt_us * 1000, 1);
+		e->srtt_ns = c->srtt_ns;
+	}
+	if (cw_rec_hist_set(&r->rtt, &e->h))
+		memset(&r->rtt, 0, sizeof(r->rtt));
+	if (c->flags & CW_F_CLOSED) {
+		i = cw_htab_index(&a->rtt_ends, &c->cookie);
+		if (i >= 0)
+			rtt_end_free(a, (size_t)i);
+		cw_htab_delete(&a->rtt_ends, &c->cookie);
+	}
+}
+
 static void conn_to_record(struct cw_agent *a, const struct cw_conn *c,
 			   struct cw_conn_record *r)
 {
@@ -240,6 +307,7 @@ static void conn_to_record(struct cw_agent *a, const struct cw_conn *c,
 	r->retrans = c->retrans;
 	r->srtt_us = c->srtt_us;
 	est_fill(a, c, r);
+	health_fill(a, c, r);
 	if (c->flags & CW_F_OWNER) {
 		owner_to_process(&c->owner, &r->proc);
 	} else {

@@ -47,9 +47,6 @@
 #define IPV6_HDR_LEN  40
 #define UDP_HDR_LEN   8
 #define SHUTDOWN_MASK 3 /* RCV_SHUTDOWN | SEND_SHUTDOWN */
-#define EPIPE	      32
-#define ECONNRESET    104
-#define ECONNREFUSED  111
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
@@ -280,6 +277,7 @@ static __always_inline void refresh_tcp(struct cw_conn *c, struct sock *sk)
 	struct tcp_sock *tp = (void *)sk;
 
 	c->srtt_us = BPF_CORE_READ(tp, srtt_us) >> 3;
+	c->srtt_ns = bpf_ktime_get_ns();
 	if (!c->lport || !c->rport)
 		fill_addrs(c, sk);
 }
@@ -462,7 +460,9 @@ static __always_inline struct cw_conn *conn_touch(struct sock *sk, __u8 proto,
 	return c;
 }
 
-/* Ends whose handshake or close no program saw. */
+/* Connect time, failed connects, resets. */
+#include "conn_health.bpf.h"
+/* Ends whose handshake or close no program saw; final readings. */
 #include "conn_late.bpf.h"
 
 static __always_inline void emit_event(struct sock *sk, int bytes, __u8 dir)
@@ -657,68 +657,6 @@ static __always_inline void on_io(struct sock *sk, int bytes, __u8 dir)
 	msg_track(c, sk, bytes, dir);
 }
 
-/*
- * Connection health, from lifecycle transitions only: nothing runs per
- * call or per packet for it.
- *
- * - connect_us: a client's SYN_SENT (in connect(), before the SYN goes)
- *   to its ESTABLISHED, so SYN retransmissions count in it; 0 when either
- *   went unseen (an end marked established late has none).
- * - fail: a client's SYN_SENT -> CLOSE.  The kernel sets sk_err before
- *   it moves the socket to CLOSE (tcp_done_with_error()): ECONNREFUSED
- *   when a RST answered our SYN (tcp_reset() in SYN_SENT; an ICMP port
- *   unreachable gives the same) is CW_FAIL_REFUSED; anything else
- *   (ETIMEDOUT after the SYN retries, an ICMP host or network
- *   unreachable, or the owner closing the socket while it waited: an
- *   application's own connect timeout) is CW_FAIL_TIMEOUT: the peer
- *   never answered.  Such an end becomes one closed record (connect_failed()).
- * - resets_in: an established end moved to CLOSE with sk_err ECONNRESET
- *   (or EPIPE, from CLOSE_WAIT): tcp_reset(), a RST received.  A RST
- *   that arrives after the owner's close() sent the final record is not
- *   in it (the peer's end counts it as sent).
- * - resets_out: RSTs the socket sent while established and not yet final
- *   (tp_btf/tcp_send_reset).  An owner's close() that aborts (unread
- *   data, SO_LINGER 0) moves to CLOSE before it sends the RST, so such an
- *   end's final record waits for the destruction in the same close()
- *   (owner_abort()).
- */
-static __always_inline void health_close(struct cw_conn *c, struct sock *sk,
-					 int old)
-{
-	int err = SK_FIELD(sk, sk_err);
-
-	if (c->flags & CW_F_CLOSED)
-		return;
-	if (!(c->flags & CW_F_ESTABLISHED)) {
-		if (old == TCP_SYN_SENT && !c->fail)
-			c->fail = err == ECONNREFUSED ? CW_FAIL_REFUSED
-						      : CW_FAIL_TIMEOUT;
-		return;
-	}
-	if (err == ECONNRESET || err == EPIPE)
-		c->resets_in = 1;
-}
-
-/* A client whose connect failed: one closed record, with its owner. */
-static __always_inline void connect_failed(struct sock *sk, struct cw_conn *c)
-{
-	struct cw_conn *rec;
-
-	if (!c->fail)
-		c->fail = CW_FAIL_TIMEOUT;
-	rec = bpf_ringbuf_reserve(&closed, sizeof(*rec), 0);
-	if (!rec) {
-		stat_inc(CW_STAT_CLOSE_LOST);
-		return;
-	}
-	__builtin_memcpy(rec, c, sizeof(*rec));
-	rec->last_ns = bpf_ktime_get_ns();
-	/* The port was chosen after SYN_SENT (inet_hash_connect()). */
-	if (!rec->lport || !rec->rport)
-		fill_addrs(rec, sk);
-	bpf_ringbuf_submit(rec, 0);
-}
-
 /* old: the state the socket leaves for TCP_CLOSE. */
 static __always_inline void on_close(struct sock *sk, struct cw_conn *c,
 				     int old)
@@ -772,75 +710,6 @@ static __always_inline void on_close(struct sock *sk, struct cw_conn *c,
 	refresh_tcp(rec, sk);
 	bpf_ringbuf_submit(rec, 0);
 	conn_forget(sk);
-}
-
-/*
- * The owner's close() aborting an open end: unread data (a RST instead of
- * a FIN, __tcp_close()) or SO_LINGER 0 (tcp_disconnect()).  Both move the
- * socket to CLOSE before they send the RST and destroy it later in the
- * same call, so the final reading waits for the destruction and holds the
- * RST sent.  Told apart from every other CLOSE of an open end: no error
- * (a RST or a timeout received sets sk_err first), both shutdown bits
- * (close() sets them first; connect(AF_UNSPEC) does not), not orphaned
- * yet (close()'s FIN_WAIT2 timewait handoff runs after sock_orphan()),
- * and from FIN_WAIT1/2 no FIN received (tcp_fin() sets RCV_SHUTDOWN too,
- * with SOCK_DONE).
- */
-static __always_inline bool owner_abort(struct sock *sk, int old)
-{
-	__u64 fl = BPF_CORE_READ(sk, __sk_common.skc_flags);
-
-	if (SK_FIELD(sk, sk_err) || fl & (1UL << SOCK_DEAD))
-		return false;
-	if ((BPF_CORE_READ_BITFIELD_PROBED(sk, sk_shutdown) & SHUTDOWN_MASK) !=
-	    SHUTDOWN_MASK)
-		return false;
-	if (old == TCP_ESTABLISHED || old == TCP_CLOSE_WAIT)
-		return true;
-	return (old == TCP_FIN_WAIT1 || old == TCP_FIN_WAIT2) &&
-	       !(fl & (1UL << SOCK_DONE));
-}
-
-/*
- * Final readings.  The CLOSE transition is final for an end whose owner
- * has closed it or has nothing left to read.  But the kernel also moves a
- * socket its owner still holds to CLOSE: the peer's FIN reaching FIN_WAIT2
- * after our shutdown(SHUT_WR) (tcp_fin -> tcp_time_wait -> tcp_done), a
- * RST; the owner may then go on reading what is queued, and the bytes it
- * reads after CLOSE are its bytes too.  Such an end is marked CW_F_DRAIN:
- * the iterator keeps reporting it and its final record is sent when the
- * socket is destroyed (the owner's close()).  Told apart from an owner's
- * own close(), which also reaches CLOSE with data unread (a RST instead of
- * a FIN), by the receive queue: __tcp_close empties it first, and reads
- * that never happen do not count.
- *
- * An end with no owner yet waits too, if a process still holds it: a
- * server end reset by its peer while its owner sat in recv() never ran an
- * owner's hook (the RST sets sk_err, so the CLOSE is not the owner's), but
- * its owner's close() runs the destruction in the owner's own context.
- * Returns true if the reading waits.
- */
-static __always_inline bool close_drains(struct cw_conn *c, struct sock *sk,
-					 int old)
-{
-	struct seq_now s;
-
-	if (use_sk_hash || c->flags & (CW_F_CLOSED | CW_F_DRAIN) ||
-	    !(c->flags & CW_F_ESTABLISHED))
-		return false;
-	if (BPF_CORE_READ(sk, __sk_common.skc_flags) & (1UL << SOCK_DEAD))
-		return false;
-	tcp_seq_now(sk, &s);
-	if (c->flags & CW_F_OWNER &&
-	    (s.unread_data <= 0 || !BPF_CORE_READ(sk, sk_receive_queue.qlen)) &&
-	    !owner_abort(sk, old))
-		return false;
-	conn_base(c, sk, 0, 0);
-	tcp_bytes(c, sk, old, &c->bytes_out, &c->bytes_in);
-	c->close_state = old;
-	c->flags |= CW_F_DRAIN;
-	c->last_ns = bpf_ktime_get_ns();
-	return true;
 }
 
 /*
@@ -956,17 +825,7 @@ static __always_inline void on_destroy(struct sock *sk)
 	if (!c)
 		return;
 	if (!(c->flags & CW_F_DRAIN)) {
-		/*
-		 * A client's connect that failed in work no program saw (a
-		 * SYN timeout runs in a timer): never established, no byte
-		 * acknowledged or received, not final.  Its cause is gone
-		 * (the owner's connect() took sk_err): a timeout, unless
-		 * the CLOSE was seen.
-		 */
-		if (c->role == CW_ROLE_CLIENT &&
-		    !(c->flags & (CW_F_ESTABLISHED | CW_F_CLOSED)) &&
-		    !BPF_CORE_READ((struct tcp_sock *)sk, bytes_acked) &&
-		    !BPF_CORE_READ((struct tcp_sock *)sk, bytes_received))
+		if (connect_failed_unseen(c, sk))
 			on_close(sk, c, TCP_SYN_SENT);
 		return;
 	}
@@ -999,31 +858,6 @@ static __always_inline void on_retransmit(struct sock *sk)
 	c = conn_get(sk, false);
 	if (c)
 		__sync_fetch_and_add(&c->retrans, 1);
-}
-
-/*
- * A RST sent: tcp_send_active_reset() by a full socket, or the reply to a
- * segment (tcp_v4/v6_send_reset()), where sk may be NULL, a request or a
- * timewait socket: none of those has storage.  Per RST, never per call.
- */
-static __always_inline void on_send_reset(struct sock *sk)
-{
-	struct cw_conn *c;
-
-	if (!sk || use_sk_hash || per_event)
-		return;
-	c = bpf_sk_storage_get(&conns, sk, 0, 0);
-	if (c && c->flags & CW_F_ESTABLISHED && !(c->flags & CW_F_CLOSED))
-		__sync_fetch_and_add(&c->resets_out, 1);
-}
-
-/* tracepoint and fentry variants (the loader, agent/agent.c); only the
- * socket is read: it is the first argument since v4.15. */
-SEC("tp_btf/tcp_send_reset")
-int BPF_PROG(cw_tp_send_reset, struct sock *sk)
-{
-	on_send_reset(sk);
-	return 0;
 }
 
 /* The programs, by hook family. */

@@ -138,6 +138,7 @@ struct cw_conn {
 	__u32 resets_out; /* RSTs sent after establishment */
 	__u8 fail;	  /* enum cw_fail: a client whose connect failed */
 	__u8 hpad[3];
+	__u64 srtt_ns; /* when srtt_us was read: one RTT reading each */
 };
 
 /* UDP is counted per (socket, peer): unconnected sockets talk to many. */

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * Ends first seen after their handshake, and the owner's close as the
- * final reading: conn.bpf.c's answers to the kernel making an end's
- * transitions without running its programs.
+ * Ends first seen after their handshake, the owner's close as the final
+ * reading, and the ends whose final reading waits for their destruction:
+ * conn.bpf.c's answers to the kernel making an end's transitions without
+ * running its programs, or under an owner that still holds it.
  *
- * Part of conn.bpf.c, which includes it once after conn_touch(): one BPF
- * object, one skeleton.
+ * Part of conn.bpf.c, which includes it once after conn_touch() and
+ * conn_health.bpf.h: one BPF object, one skeleton.
  */
 /*
  * Ends first seen after their handshake.  The kernel does not always run
@@ -102,4 +103,46 @@ static __always_inline bool owner_done(struct cw_conn *c, struct sock *sk)
 	       (BPF_CORE_READ_BITFIELD_PROBED(sk, sk_shutdown) &
 		SHUTDOWN_MASK) == SHUTDOWN_MASK &&
 	       !BPF_CORE_READ(sk, sk_receive_queue.qlen);
+}
+
+/*
+ * Final readings.  The CLOSE transition is final for an end whose owner
+ * has closed it or has nothing left to read.  But the kernel also moves a
+ * socket its owner still holds to CLOSE: the peer's FIN reaching FIN_WAIT2
+ * after our shutdown(SHUT_WR) (tcp_fin -> tcp_time_wait -> tcp_done), a
+ * RST; the owner may then go on reading what is queued, and the bytes it
+ * reads after CLOSE are its bytes too.  Such an end is marked CW_F_DRAIN:
+ * the iterator keeps reporting it and its final record is sent when the
+ * socket is destroyed (the owner's close()).  Told apart from an owner's
+ * own close(), which also reaches CLOSE with data unread (a RST instead of
+ * a FIN), by the receive queue: __tcp_close empties it first, and reads
+ * that never happen do not count.
+ *
+ * An end with no owner yet waits too, if a process still holds it: a
+ * server end reset by its peer while its owner sat in recv() never ran an
+ * owner's hook (the RST sets sk_err, so the CLOSE is not the owner's), but
+ * its owner's close() runs the destruction in the owner's own context.
+ * Returns true if the reading waits.
+ */
+static __always_inline bool close_drains(struct cw_conn *c, struct sock *sk,
+					 int old)
+{
+	struct seq_now s;
+
+	if (use_sk_hash || c->flags & (CW_F_CLOSED | CW_F_DRAIN) ||
+	    !(c->flags & CW_F_ESTABLISHED))
+		return false;
+	if (BPF_CORE_READ(sk, __sk_common.skc_flags) & (1UL << SOCK_DEAD))
+		return false;
+	tcp_seq_now(sk, &s);
+	if (c->flags & CW_F_OWNER &&
+	    (s.unread_data <= 0 || !BPF_CORE_READ(sk, sk_receive_queue.qlen)) &&
+	    !owner_abort(sk, old))
+		return false;
+	conn_base(c, sk, 0, 0);
+	tcp_bytes(c, sk, old, &c->bytes_out, &c->bytes_in);
+	c->close_state = old;
+	c->flags |= CW_F_DRAIN;
+	c->last_ns = bpf_ktime_get_ns();
+	return true;
 }

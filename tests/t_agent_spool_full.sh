@@ -24,7 +24,11 @@ ip netns exec "$SRV" $TRAFFIC echo-server "$SRV_IP" 7300 &
 bg_pid $!
 wait_port "$SRV" 7300
 
-broker_start
+"$CW" broker >"$T_TMP/boot" 2>"$T_TMP/broker.log" &
+BROKER=$!
+bg_pid $BROKER
+wait_file "$T_TMP/boot"
+BOOT=$(cat "$T_TMP/boot")
 printf 'message.timeout.ms=1000\n' >"$T_TMP/kafka.properties"
 
 agent_args=(--netns "$(ns_inode "$CLI")" --host cli --interval 100ms

@@ -28,7 +28,10 @@ need_cmd nginx python3 kcat
 
 APP_DELAY=5ms DB_DELAY=10ms three_tier
 
-broker_start
+"$CW" broker >"$T_TMP/boot" 2>"$T_TMP/broker.log" &
+bg_pid $!
+wait_file "$T_TMP/boot"
+BOOT=$(head -n 1 "$T_TMP/boot")
 note "broker at $BOOT"
 
 # One agent per host, with timing windows.

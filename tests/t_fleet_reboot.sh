@@ -16,7 +16,11 @@ ip netns exec "$SRV" $TRAFFIC echo-server "$SRV_IP" 7400 &
 bg_pid $!
 wait_port "$SRV" 7400
 
-broker_start
+"$CW" broker >"$T_TMP/boot" 2>"$T_TMP/broker.log" &
+BROKER=$!
+bg_pid $BROKER
+wait_file "$T_TMP/boot"
+BOOT=$(cat "$T_TMP/boot")
 note "embedded broker at $BOOT"
 BOOT_A=11111111-2222-4333-8444-000000000001
 BOOT_B=11111111-2222-4333-8444-000000000002

@@ -1,0 +1,224 @@
+#!/bin/bash
+# Connection health from lifecycle transitions, counted exactly at the
+# agent (bpf/conn.bpf.c, "Connection health"; docs/agent-counters.md):
+# between two test hosts, over IPv4 and IPv6 at once, one client process
+# makes, in turn,
+#   normal   connects, sends a request, reads the reply, closes first;
+#   abort    reads part of its reply, then the server closes with
+#            SO_LINGER 0: a RST sent by the server, received by the client;
+#   refused  connects to a port where nothing listens (a RST to the SYN);
+#   timeout  connects to a port whose SYNs the server host drops, with
+#            TCP_SYNCNT 1 (the kernel gives up: ETIMEDOUT), and once more
+#            with a 0.5 s connect timeout of its own (it closes the socket
+#            while the SYN is unanswered).
+# What the client saw (each call's outcome) is the truth; each kind must
+# come out of the agent's records exactly: failed connects as one closed
+# client record each with its fail kind and the client as owner, resets
+# received and sent on the aborted ones only, connect times on every
+# established client end.  Both hook modes.
+. "$(dirname "$0")/lib.sh"
+need_root
+need_cmd python3 iptables ip6tables
+
+N_NORMAL=4 N_ABORT=3 N_REFUSED=5 N_TMO_KERNEL=1 N_TMO_APP=2
+two_hosts
+cat >"$T_TMP/srv.py" <<'PY'
+import socket, struct, sys, threading
+addr, fam = sys.argv[1], socket.AF_INET6 if ":" in sys.argv[1] else socket.AF_INET
+def serve(port, abort):
+    ls = socket.socket(fam, socket.SOCK_STREAM)
+    ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    ls.bind((addr, port)); ls.listen(64)
+    while True:
+        s, _ = ls.accept()
+        got = b""
+        while len(got) < 100:
+            b = s.recv(100 - len(got))
+            if not b: break
+            got += b
+        if abort:
+            s.sendall(b"a" * 500)
+            # The client now waits for more in recv(): reset it.
+            threading.Event().wait(0.2)
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
+                         struct.pack("ii", 1, 0))
+        else:
+            s.sendall(b"n" * 1000)
+            while s.recv(4096): pass
+        s.close()
+for port, abort in ((int(sys.argv[2]), False), (int(sys.argv[3]), True)):
+    threading.Thread(target=serve, args=(port, abort), daemon=True).start()
+print("ready", flush=True)
+threading.Event().wait()
+PY
+cat >"$T_TMP/cli.py" <<'PY'
+import errno, json, os, socket, sys
+addr, pn, pa, pr, pd = sys.argv[1], *map(int, sys.argv[2:6])
+nn, na, nr, nk, nt = map(int, sys.argv[6:11])
+fam = socket.AF_INET6 if ":" in addr else socket.AF_INET
+out = {"pid": os.getpid(), "normal": [], "abort": [], "refused": [],
+       "timeout": [], "other": []}
+def sock():
+    return socket.socket(fam, socket.SOCK_STREAM)
+def recv_n(s, n):
+    got = b""
+    while len(got) < n:
+        b = s.recv(n - len(got))
+        if not b: break
+        got += b
+    return len(got)
+for _ in range(nn):
+    s = sock(); s.connect((addr, pn)); s.sendall(b"q" * 100)
+    if recv_n(s, 1000) != 1000: out["other"].append("short normal")
+    out["normal"].append(s.getsockname()[1]); s.close()
+for _ in range(na):
+    s = sock(); s.connect((addr, pa)); s.sendall(b"q" * 100)
+    port = s.getsockname()[1]
+    if recv_n(s, 500) != 500: out["other"].append("short abort")
+    try:
+        b = s.recv(10)
+        out["other"].append("abort: recv gave %d bytes, no reset" % len(b))
+    except ConnectionResetError:
+        out["abort"].append(port)
+    s.close()
+for _ in range(nr):
+    s = sock()
+    try:
+        s.connect((addr, pr)); out["other"].append("refused port answered")
+    except ConnectionRefusedError:
+        out["refused"].append(1)
+    s.close()
+for _ in range(nk):
+    s = sock(); s.setsockopt(socket.IPPROTO_TCP, socket.TCP_SYNCNT, 1)
+    try:
+        s.connect((addr, pd)); out["other"].append("dropped port answered")
+    except OSError as e:
+        if e.errno == errno.ETIMEDOUT: out["timeout"].append("kernel")
+        else: out["other"].append("kernel timeout: %s" % e)
+    s.close()
+for _ in range(nt):
+    s = sock(); s.settimeout(0.5)
+    try:
+        s.connect((addr, pd)); out["other"].append("dropped port answered")
+    except socket.timeout:
+        out["timeout"].append("app")
+    s.close()
+print(json.dumps(out), flush=True)
+PY
+
+# family: firewall tool, server address, base port.
+families=("iptables $SRV_IP 7100" "ip6tables $SRV_IP6 7200")
+for f in "${families[@]}"; do
+	read -r fw addr base <<<"$f"
+	ip netns exec "$SRV" "$fw" -A INPUT -p tcp --syn --dport $((base + 3)) \
+		-j DROP || skip "$fw unavailable"
+	ip netns exec "$SRV" python3 "$T_TMP/srv.py" "$addr" "$base" \
+		$((base + 1)) >"$T_TMP/srv-$base.log" 2>&1 &
+	bg_pid $!
+	wait_port "$SRV" "$base"
+	wait_port "$SRV" $((base + 1))
+done
+
+# check.py CONNS CLIENT_JSON ADDR BASE N_NORMAL N_ABORT N_REFUSED N_TIMEOUT
+cat >"$T_TMP/check.py" <<'PY'
+import ipaddress, json, sys
+recs = [json.loads(l) for l in open(sys.argv[1])]
+cli = json.load(open(sys.argv[2]))
+addr = str(ipaddress.ip_address(sys.argv[3]))
+base = int(sys.argv[4])
+n_normal, n_abort, n_refused, n_timeout = map(int, sys.argv[5:9])
+pn, pa, pr, pd = base, base + 1, base + 2, base + 3
+errs = []
+if cli["other"]:
+    sys.exit("the client saw what it should not: %s" % cli["other"])
+for k, n in (("normal", n_normal), ("abort", n_abort),
+             ("refused", n_refused), ("timeout", n_timeout)):
+    if len(cli[k]) != n:
+        sys.exit("client: %d %s, not %d" % (len(cli[k]), k, n))
+by_cookie = {}
+for r in recs:
+    if r["proto"] == "tcp":
+        by_cookie.setdefault(r["cookie"], []).append(r)
+last = {c: max(rs, key=lambda r: r["seq"]) for c, rs in by_cookie.items()}
+def h(r, k):
+    return r.get(k, "none" if k == "fail" else 0)
+def ends(role, port):
+    if role == "client":
+        return [r for r in last.values() if r["role"] == "client" and
+                r["raddr"] == addr and r["rport"] == port]
+    return [r for r in last.values() if r["role"] == "server" and
+            r["laddr"] == addr and r["lport"] == port]
+def expect(what, rs, n, **want):
+    if len(rs) != n:
+        errs.append("%s: %d ends, not %d" % (what, len(rs), n))
+    for r in rs:
+        for k, v in want.items():
+            got = r["process"]["pid"] if k == "pid" else (
+                r[k] if k == "closed" else h(r, k))
+            if got != v:
+                errs.append("%s: %s %r, not %r (cookie %d)" %
+                            (what, k, got, v, r["cookie"]))
+pid = cli["pid"]
+expect("normal client", ends("client", pn), n_normal, closed=True,
+       fail="none", resets_in=0, resets_out=0, pid=pid)
+expect("normal server", ends("server", pn), n_normal, closed=True,
+       fail="none", resets_in=0, resets_out=0)
+expect("aborted client", ends("client", pa), n_abort, closed=True,
+       fail="none", resets_in=1, resets_out=0, pid=pid)
+expect("aborted server", ends("server", pa), n_abort, closed=True,
+       fail="none", resets_in=0, resets_out=1)
+expect("refused", ends("client", pr), n_refused, closed=True,
+       fail="refused", resets_in=0, resets_out=0, bytes_out=0, bytes_in=0,
+       pid=pid)
+expect("timed out", ends("client", pd), n_timeout, closed=True,
+       fail="timeout", resets_in=0, resets_out=0, bytes_out=0, bytes_in=0,
+       pid=pid)
+# Established client ends have a connect time; failed ones none.
+for r in ends("client", pn) + ends("client", pa):
+    if not 0 < h(r, "connect_us") < 10000000:
+        errs.append("client %d: connect_us %r" % (r["lport"],
+                                                 h(r, "connect_us")))
+    if r["lport"] not in cli["normal"] + cli["abort"]:
+        errs.append("client end port %d unknown to the client" % r["lport"])
+# A failed connect is published once.
+for r in ends("client", pr) + ends("client", pd):
+    if len(by_cookie[r["cookie"]]) != 1:
+        errs.append("failed connect %d: %d records" %
+                    (r["cookie"], len(by_cookie[r["cookie"]])))
+if errs:
+    print("\n".join(errs))
+    sys.exit(1)
+ks = [len(ends("client", p)) for p in (pn, pa, pr, pd)]
+print("-- %s: normal %d, reset %d (in %d, out %d), refused %d, timeout %d"
+      % (addr, ks[0], ks[1],
+         sum(h(r, "resets_in") for r in ends("client", pa)),
+         sum(h(r, "resets_out") for r in ends("server", pa)), ks[2], ks[3]))
+PY
+
+for hooks in sampled always; do
+	out=$T_TMP/out-$hooks
+	agent_start "$out" --hooks "$hooks"
+	for f in "${families[@]}"; do
+		read -r fw addr base <<<"$f"
+		ip netns exec "$CLI" python3 "$T_TMP/cli.py" "$addr" "$base" \
+			$((base + 1)) $((base + 2)) $((base + 3)) $N_NORMAL \
+			$N_ABORT $N_REFUSED $N_TMO_KERNEL $N_TMO_APP \
+			>"$T_TMP/cli-$hooks-$base.json" &
+		echo $! >"$T_TMP/cli-$base.pid"
+	done
+	for f in "${families[@]}"; do
+		read -r fw addr base <<<"$f"
+		wait "$(cat "$T_TMP/cli-$base.pid")" || fail "client failed ($fw)"
+	done
+	sleep 0.5
+	agent_stop "$out" >/dev/null
+	for f in "${families[@]}"; do
+		read -r fw addr base <<<"$f"
+		python3 "$T_TMP/check.py" "$out/conns.jsonl" \
+			"$T_TMP/cli-$hooks-$base.json" "$addr" "$base" \
+			$N_NORMAL $N_ABORT $N_REFUSED \
+			$((N_TMO_KERNEL + N_TMO_APP)) ||
+			fail "$hooks, $fw: see above"
+	done
+done
+echo ok
