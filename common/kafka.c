@@ -240,6 +240,7 @@ struct cw_kafka_producer {
 	uint64_t next_replay_ms;
 	bool replay_ok; /* the last replayed record was delivered */
 	bool outage_logged;
+	bool purge; /* a record went to the spool: the queue follows it */
 };
 
 static int spool_record(struct cw_kafka_producer *p, const void *buf,
@@ -314,6 +315,7 @@ static void on_delivery(rd_kafka_t *rk, const rd_kafka_message_t *m,
 	}
 	/* Brokers are likely away: probe with one record, after a pause. */
 	p->replay_ok = false;
+	p->purge = true;
 	p->next_replay_ms = kafka_now_ms() + REPLAY_RETRY_MS;
 	if (tok)
 		cw_spool_retry(p->spool, tok); /* still there: no copy */
@@ -617,6 +619,15 @@ int cw_kafka_producer_poll(struct cw_kafka_producer *p, int timeout_ms)
 		producer_recreate(p);
 	if (!p->spool)
 		return n;
+	/* Records still queued behind one that went to the spool follow
+	 * it there (their purge reports spool them), so that a link back
+	 * before they time out does not send them ahead of it: an end's
+	 * records reach the brokers in the order they were made. */
+	if (p->purge && p->rk) {
+		p->purge = false;
+		rd_kafka_purge(p->rk, RD_KAFKA_PURGE_F_QUEUE);
+		n += rd_kafka_poll(p->rk, 0);
+	}
 	/* What the reports confirmed, on disk before more goes out. */
 	cw_spool_sync(p->spool);
 	if (p->rk && cw_spool_has_unsent(p->spool) &&

@@ -24,11 +24,7 @@ ip netns exec "$SRV" $TRAFFIC echo-server "$SRV_IP" 7300 &
 bg_pid $!
 wait_port "$SRV" 7300
 
-"$CW" broker >"$T_TMP/boot" 2>"$T_TMP/broker.log" &
-BROKER=$!
-bg_pid $BROKER
-wait_file "$T_TMP/boot"
-BOOT=$(cat "$T_TMP/boot")
+broker_start
 printf 'message.timeout.ms=1000\n' >"$T_TMP/kafka.properties"
 
 agent_args=(--netns "$(ns_inode "$CLI")" --host cli --interval 100ms

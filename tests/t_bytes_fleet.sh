@@ -17,10 +17,7 @@ srv=$T_TMP/srv.jsonl
 truth_serve "$SRV" "$SRV_IP" 7100 "$srv"
 truth_serve "$SRV" "$SRV_IP6" 7200 "$srv"
 
-"$CW" broker >"$T_TMP/boot" 2>"$T_TMP/broker.log" &
-bg_pid $!
-wait_file "$T_TMP/boot"
-BOOT=$(cat "$T_TMP/boot")
+broker_start
 # The mock broker lets a group's next member in only after the session
 # timeout: keep it short.
 printf 'session.timeout.ms=6000\n' >"$T_TMP/kafka.properties"

@@ -18,11 +18,7 @@ ip netns exec "$SRV" $TRAFFIC echo-server "$SRV_IP" 7400 &
 bg_pid $!
 wait_port "$SRV" 7400
 
-"$CW" broker >"$T_TMP/boot" 2>"$T_TMP/broker.log" &
-BROKER=$!
-bg_pid $BROKER
-wait_file "$T_TMP/boot"
-BOOT=$(cat "$T_TMP/boot")
+broker_start
 TOPIC=causeway.conns
 note "embedded broker at $BOOT"
 # The mock broker admits a group's next member session.timeout.ms - 1 s

@@ -11,11 +11,7 @@
 . "$(dirname "$0")/lib.sh"
 need_cmd python3
 
-"$CW" broker >"$T_TMP/boot" 2>"$T_TMP/broker.log" &
-BROKER=$!
-bg_pid $BROKER
-wait_file "$T_TMP/boot"
-BOOT=$(cat "$T_TMP/boot")
+broker_start
 note "embedded broker at $BOOT"
 printf 'session.timeout.ms=6000\nheartbeat.interval.ms=500\n' \
 	>"$T_TMP/kafka.properties"

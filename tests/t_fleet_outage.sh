@@ -14,11 +14,7 @@ ip netns exec "$SRV" $TRAFFIC echo-stream "$SRV_IP" 7300 &
 bg_pid $!
 wait_port "$SRV" 7300
 
-"$CW" broker >"$T_TMP/boot" 2>"$T_TMP/broker.log" &
-BROKER=$!
-bg_pid $BROKER
-wait_file "$T_TMP/boot"
-BOOT=$(cat "$T_TMP/boot")
+broker_start
 printf 'message.timeout.ms=1500\n' >"$T_TMP/kafka.properties"
 PIN=/sys/fs/bpf/$T_PREFIX-cli
 on_exit rm -rf "$PIN"

@@ -28,10 +28,7 @@ need_cmd nginx python3 kcat
 
 APP_DELAY=5ms DB_DELAY=10ms three_tier
 
-"$CW" broker >"$T_TMP/boot" 2>"$T_TMP/broker.log" &
-bg_pid $!
-wait_file "$T_TMP/boot"
-BOOT=$(head -n 1 "$T_TMP/boot")
+broker_start
 note "broker at $BOOT"
 
 # One agent per host, with timing windows.

@@ -16,11 +16,7 @@ ip netns exec "$SRV" $TRAFFIC echo-server "$SRV_IP" 7400 &
 bg_pid $!
 wait_port "$SRV" 7400
 
-"$CW" broker >"$T_TMP/boot" 2>"$T_TMP/broker.log" &
-BROKER=$!
-bg_pid $BROKER
-wait_file "$T_TMP/boot"
-BOOT=$(cat "$T_TMP/boot")
+broker_start
 note "embedded broker at $BOOT"
 BOOT_A=11111111-2222-4333-8444-000000000001
 BOOT_B=11111111-2222-4333-8444-000000000002

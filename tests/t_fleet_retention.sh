@@ -10,11 +10,7 @@
 . "$(dirname "$0")/lib.sh"
 need_cmd python3 kcat
 
-"$CW" broker >"$T_TMP/boot" 2>"$T_TMP/broker.log" &
-BROKER=$!
-bg_pid $BROKER
-wait_file "$T_TMP/boot"
-BOOT=$(cat "$T_TMP/boot")
+broker_start
 TOPIC=causeway.conns
 note "embedded broker at $BOOT"
 

@@ -13,10 +13,7 @@
 . "$(dirname "$0")/lib.sh"
 need_cmd python3 kcat
 
-"$CW" broker >"$T_TMP/boot" 2>"$T_TMP/broker.log" &
-bg_pid $!
-wait_file "$T_TMP/boot"
-BOOT=$(cat "$T_TMP/boot")
+broker_start
 TOPIC=causeway.conns
 printf 'session.timeout.ms=6000\nheartbeat.interval.ms=500\n' \
 	>"$T_TMP/kafka.properties"

@@ -99,26 +99,10 @@ grep -h "kafka:" "$T_TMP"/agent-*.log >&2
 
 # The live member's graph once it has applied every record P.conns holds,
 # and after its stop: exactly the same bytes.
-total=$(kafka_end_offset "$CONNS_TOPIC")
-applied() {	# NAME: the records member NAME's graph reflects
-	python3 -c 'import json, sys
-try:
-    print(json.load(open(sys.argv[1]))["stats"]["applied"])
-except (OSError, ValueError, KeyError):
-    print(-1)' "$T_TMP/$1/edges.json"
-}
 # settled NAME PID: member NAME has applied every record, stopped (SIGINT)
 # and its graph is the workload's.
 settled() {
-	for _ in $(seq 1 900); do
-		[ "$(applied "$1")" -ge "$total" ] && break
-		kill -0 "$2" 2>/dev/null || fail "member $1 exited: $(cat "$T_TMP/$1.log")"
-		sleep 0.1
-	done
-	check_eq "$1: records applied" "$(applied "$1")" "$total"
-	kill -INT "$2"
-	wait "$2" || fail "member $1 failed: $(cat "$T_TMP/$1.log")"
-	grep "state:" "$T_TMP/$1.log" || true
+	kafka_member_settle "$1" "$2"
 	kafka_check_echo_edges "$T_TMP/$1" "$1: " \
 		"$KAFKA_LONG_PID" $((PHASES * PHASE_BYTES)) \
 		"$(json_get "$res" pid)" "$SHORT" "$SHORT_BYTES"

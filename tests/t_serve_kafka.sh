@@ -35,10 +35,7 @@ wait_port "$H" 8000
 
 # Inside the host (the sampler watches the host's link): the broker on the
 # host's loopback, in a process of its own so it outlives the agent.
-ip netns exec "$H" "$CW" broker >"$T_TMP/boot" 2>"$T_TMP/broker.log" &
-bg_pid $!
-wait_file "$T_TMP/boot"
-BOOT=$(head -n 1 "$T_TMP/boot")
+broker_start -n "$H"
 port=$(free_port) || fail "no free port"
 ip netns exec "$H" "$CW" agent --netns "$(ns_inode "$H")" --host khost \
 	--interval 300ms --samples-every 30s --samples-store "$T_TMP/store" \

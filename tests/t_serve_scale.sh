@@ -20,29 +20,8 @@ cd "$T_TMP"
 "$CW" simulate --hosts 100 --conns 150 --seed 5 -o fleet.jsonl || fail "simulate failed"
 port=$(free_port) || fail "no free port"
 pport=$((port + 1))
-CAUSEWAY_LAYOUT_EDGES=3000 CAUSEWAY_LAYOUT_TIMEOUT=12s \
-	"$CW" serve --listen 127.0.0.1:$port fleet.jsonl >serve.out 2>serve.err &
-serve_pid=$!
-bg_pid $serve_pid
-for i in $(seq 100); do
-	curl -sf "http://127.0.0.1:$port/api/stats" >/dev/null && break
-	sleep 0.1
-done
-curl -sf "http://127.0.0.1:$port/api/stats" >/dev/null || fail "serve never answered: $(cat serve.err)"
-
-cat >prom.yml <<EOF
-global:
-  scrape_interval: 4s
-  scrape_timeout: 4s
-  evaluation_interval: 1s
-scrape_configs:
-  - job_name: causeway
-    static_configs:
-      - targets: ['127.0.0.1:$port']
-EOF
-prometheus --config.file=prom.yml --storage.tsdb.path="$T_TMP/tsdb" \
-	--web.listen-address=127.0.0.1:$pport >prom.log 2>&1 &
-bg_pid $!
+CAUSEWAY_LAYOUT_EDGES=3000 CAUSEWAY_LAYOUT_TIMEOUT=12s serve_start $port fleet.jsonl
+prometheus_start $pport $port 4s
 
 cat >check.py <<'EOF'
 import json, os, statistics, sys, threading, time, urllib.error
@@ -205,13 +184,13 @@ assert st["cancelled"] == 1 and st["timeouts"] == 1, st
 assert not children() or (time.sleep(1) or not children()), children()
 print("-- an unwanted layout stopped after %.1f s" % (time.time() - t0))
 EOF
-python3 check.py "http://127.0.0.1:$port" "http://127.0.0.1:$pport" "$serve_pid" ||
+python3 check.py "http://127.0.0.1:$port" "http://127.0.0.1:$pport" "$SERVE_PID" ||
 	fail "serve at scale: $(tail -3 serve.err)"
 
 # The default bound: a fresh serve draws the 200 largest edges at once, and
 # the same view again comes from the cache.
-kill "$serve_pid"
-wait "$serve_pid" 2>/dev/null
+kill "$SERVE_PID"
+wait "$SERVE_PID" 2>/dev/null
 port=$(free_port) || fail "no free port"
 "$CW" serve --listen 127.0.0.1:$port fleet.jsonl >serve2.out 2>serve2.err &
 bg_pid $!

@@ -266,6 +266,25 @@ kafka_wait_isr() {
 	fail "kafka: $1 never had $2 replicas in sync: $(kafka_partitions "$1")"
 }
 
+# kafka_wait_all_isr: until every partition of every topic the brokers
+# hold (the internal ones too) has all its replicas in sync.
+kafka_wait_all_isr() {
+	local i
+	for i in $(seq 1 600); do
+		kcat -L -J -m 5 -b "$KAFKA_BOOT" 2>/dev/null | python3 -c '
+import json, sys
+md = json.load(sys.stdin)
+ok = bool(md.get("topics"))
+for t in md.get("topics", []):
+    for p in t.get("partitions", []):
+        if len(p.get("isrs", [])) < len(p.get("replicas", [])) or p["leader"] < 0:
+            ok = False
+sys.exit(not ok)' && return 0
+		sleep 0.2
+	done
+	fail "kafka: some replicas never came back in sync"
+}
+
 # kafka_topic_create TOPIC [kafka-topics options...]: make TOPIC now
 # (e.g. --partitions 4, or --replica-assignment 1:2:3,1:3:2 to choose
 # each partition's leader: the first id of its list).
@@ -351,9 +370,15 @@ kafka_cleanup() {
 # test host NS, publishing to KAFKA_BOOT (spool and log under $T_TMP);
 # waits until it runs and sets AGENT_<HOSTID> to its pid.
 kafka_agent() {
-	local ns=$1 host=$2 pid
+	local ns=$1 host=$2 pid run=() in=KAFKA_IN_$2
 	shift 2
-	"$CW" agent --netns "$(ns_inode "$ns")" --host "$host" --interval 300ms \
+	# KAFKA_IN_<HOSTID>: the test host the agent's own process runs in
+	# (kafka_uplink), when not the machine's namespace; and its librdkafka
+	# properties in $T_TMP/agent-HOSTID.properties, if there.
+	[ -n "${!in:-}" ] && run=(nsenter "--net=/run/netns/${!in}")
+	[ -f "$T_TMP/agent-$host.properties" ] &&
+		set -- --kafka-config "$T_TMP/agent-$host.properties" "$@"
+	"${run[@]}" "$CW" agent --netns "$(ns_inode "$ns")" --host "$host" --interval 300ms \
 		--samples-every 0 --kafka "$KAFKA_BOOT" \
 		--spool "$T_TMP/spool-$host" "$@" 2>"$T_TMP/agent-$host.log" &
 	pid=$!
@@ -365,6 +390,57 @@ kafka_agent() {
 		sleep 0.05
 	done
 	fail "agent $host did not start: $(cat "$T_TMP/agent-$host.log")"
+}
+
+# kafka_uplink NAME: a test host NAME whose processes reach the brokers
+# only across its veth: relays (tests/kafka/relay.py) take the brokers'
+# advertised 127.0.0.1:PORT on NAME's loopback across the veth to a
+# second test host, and from there to the brokers.  Sets UPLINK_NS (the
+# host, for KAFKA_IN_<HOSTID>) and UPLINK_DEV, UPLINK_GW_NS, UPLINK_GW_DEV:
+# the veth's two ends, which kafka_cut and kafka_heal drop on.
+kafka_uplink() {
+	local i ports=() relay=$CW_ROOT/tests/kafka/relay.py
+	UPLINK_NS=$(ns_create "$1")
+	UPLINK_GW_NS=$(ns_create "$1-gw")
+	ns_link "$UPLINK_NS" "$UPLINK_GW_NS" 10.77.9.1 10.77.9.2
+	UPLINK_DEV=$LINK_A UPLINK_GW_DEV=$LINK_B
+	for ((i = 1; i <= KAFKA_N; i++)); do
+		ports+=("${KAFKA_PORTS[i]}")
+	done
+	python3 "$relay" "$UPLINK_GW_NS" 10.77.9.2 - 127.0.0.1 \
+		"$T_TMP/relay-gw.ready" "${ports[@]}" 2>"$T_TMP/relay-gw.log" &
+	bg_pid $!
+	python3 "$relay" "$UPLINK_NS" 127.0.0.1 "$UPLINK_NS" 10.77.9.2 \
+		"$T_TMP/relay-host.ready" "${ports[@]}" 2>"$T_TMP/relay-host.log" &
+	bg_pid $!
+	wait_file "$T_TMP/relay-gw.ready"
+	wait_file "$T_TMP/relay-host.ready"
+	nsenter "--net=/run/netns/$UPLINK_NS" kcat -L -m 5 -b "$KAFKA_BOOT" \
+		>/dev/null 2>&1 ||
+		fail "the brokers cannot be reached from $UPLINK_NS: $(cat "$T_TMP"/relay-*.log)"
+}
+
+# kafka_cut: drop every packet arriving at either end of the uplink's
+# veth (a network cut: nothing is refused, packets vanish).
+kafka_cut() {
+	ip netns exec "$UPLINK_NS" iptables -A INPUT -i "$UPLINK_DEV" -j DROP &&
+		ip netns exec "$UPLINK_GW_NS" iptables -A INPUT -i "$UPLINK_GW_DEV" -j DROP ||
+		fail "unable to cut $UPLINK_NS off"
+}
+
+# kafka_heal: the uplink carries packets again; prints how many the cut
+# dropped.
+kafka_heal() {
+	local n=0 ns dev c
+	for ns in "$UPLINK_NS:$UPLINK_DEV" "$UPLINK_GW_NS:$UPLINK_GW_DEV"; do
+		dev=${ns#*:} ns=${ns%%:*}
+		c=$(ip netns exec "$ns" iptables -L INPUT -v -n -x |
+			awk -v d="$dev" '$3 == "DROP" && $6 == d { print $1 }')
+		n=$((n + ${c:-0}))
+		ip netns exec "$ns" iptables -D INPUT -i "$dev" -j DROP ||
+			fail "unable to heal $ns"
+	done
+	echo "$n"
 }
 
 # kafka_agents_stop HOSTID...: stop the agents (SIGTERM), expect exit 0,
@@ -451,6 +527,23 @@ kafka_member_owns() {
 		sleep 0.05
 	done
 	fail "member $1 got no partitions: $(cat "$T_TMP/$1.log")"
+}
+
+# kafka_member_settle NAME PID: until member NAME (pid PID) has applied
+# every record causeway.conns holds; then stop it (SIGINT), expecting
+# exit 0.
+kafka_member_settle() {
+	local total
+	total=$(kafka_end_offset causeway.conns)
+	for _ in $(seq 1 900); do
+		[ "$(kafka_member_stat "$1" applied 2>/dev/null)" = "$total" ] && break
+		kill -0 "$2" 2>/dev/null || fail "member $1 exited: $(cat "$T_TMP/$1.log")"
+		sleep 0.1
+	done
+	check_eq "$1: records applied" "$(kafka_member_stat "$1" applied)" "$total"
+	kill -INT "$2"
+	wait "$2" || fail "member $1 failed: $(cat "$T_TMP/$1.log")"
+	grep "state:" "$T_TMP/$1.log" || true
 }
 
 # kafka_member_stat NAME KEY: a counter of member NAME's edges.json.

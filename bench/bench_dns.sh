@@ -1,0 +1,112 @@
+#!/bin/bash
+# What the DNS capture (--dns, bpf/dns.bpf.c) costs per packet: its
+# cgroup_skb ingress program runs for every datagram and segment a socket
+# receives, and leaves at once for what is not UDP from port 53.  Priced
+# as DESIGN.md says, CPU time per operation: bench/pingpong.c pinned to one
+# CPU (taskset -c 0), UDP (-u: a sendto and the recvfrom that takes it,
+# one ingress run per pair) and a TCP stream (a send and a recv of S
+# bytes: one ingress run per segment, and per ACK).  The program alone,
+# attached and detached in turn (the agent's own cost is bench_agent's):
+# each round runs both modes back to back, in alternating order, and the
+# figure is the median of the rounds' differences, which a machine shared
+# with other work needs (its load moves between rounds more than the
+# program costs).
+#
+#   bench/run.sh bench_dns   (ROUNDS_PP=21 by default)
+. "$(dirname "$0")/../tests/lib.sh"
+need_root
+need_cmd taskset gcc python3
+ROUNDS_PP=${ROUNDS_PP:-21}
+PP_BYTES=${PP_BYTES:-100000000}
+case $BUILD in /*) BD=$BUILD ;; *) BD=$CW_ROOT/$BUILD ;; esac
+BB=$BD/bench
+mkdir -p "$BB"
+gcc -O2 -Wall -o "$BB/pingpong" "$CW_ROOT/bench/pingpong.c" -lpthread ||
+	fail "unable to build pingpong"
+
+# The capture alone, with no agent: bpf/dns.bpf.c loaded by bpftool and
+# attached to the cgroup v2 root (as the agent attaches it) or detached,
+# in turn, so rounds are quick and each pairs the two modes back to back.
+CG=$(awk '$3 == "cgroup2" {print $2; exit}' /proc/self/mounts)
+[ -n "$CG" ] || skip "no cgroup v2 mount"
+mount | grep -q " /sys/fs/bpf " || skip "bpffs is not mounted on /sys/fs/bpf"
+PIN=/sys/fs/bpf/cw-bench-dns-$$
+OBJ=$BD/bpf/dns.bpf.o
+[ -f "$OBJ" ] || fail "no $OBJ: build first"
+bpftool prog loadall "$OBJ" "$PIN" || fail "unable to load $OBJ"
+on_exit rm -rf "$PIN"
+PROG=$PIN/cw_dns_ingress
+on_exit bpftool cgroup detach "$CG" ingress pinned "$PROG"
+dns_on() { bpftool cgroup attach "$CG" ingress pinned "$PROG" multi ||
+	fail "unable to attach the capture to $CG"; }
+dns_off() { bpftool cgroup detach "$CG" ingress pinned "$PROG" ||
+	fail "unable to detach the capture"; }
+
+# Workloads: "name:flag:size".
+WORK="udp-128:-u:128 tcp-1k::1024 tcp-16k::16384"
+pp=$T_TMP/pingpong
+: >"$pp"
+load0=$(cut -d' ' -f1-3 /proc/loadavg)
+for round in $(seq 1 "$ROUNDS_PP"); do
+	order="none dns"
+	[ $((round % 2)) -eq 0 ] && order="dns none"
+	for mode in $order; do
+		[ "$mode" = dns ] && dns_on
+		for w in $WORK; do
+			IFS=: read -r name flag size <<<"$w"
+			n=$((PP_BYTES / (size + 4096)))
+			ns=$(taskset -c 0 "$BB/pingpong" $flag "$size" "$n") ||
+				fail "pingpong $flag $size $n failed"
+			echo "$round $mode $name $ns" >>"$pp"
+			echo "round $round $mode $name: $ns ns" >&2
+		done
+		[ "$mode" = dns ] && dns_off
+	done
+done
+load1=$(cut -d' ' -f1-3 /proc/loadavg)
+
+cat <<EOF2
+<!-- bench_dns -->
+## The DNS capture's cost (\`bench/bench_dns.sh\`)
+
+Command: \`ROUNDS_PP=$ROUNDS_PP bench/run.sh bench_dns\`.
+\`bench/pingpong.c\` pinned to CPU 0 (\`taskset -c 0\`), N = $PP_BYTES /
+(S + 4096) operations: UDP (\`-u\`: a \`sendto()\` of S bytes and the
+\`recvfrom()\` that takes it: one ingress program run per pair) and a
+TCP stream (a \`send()\` of S bytes and the \`recv()\`s that take it:
+a run per segment and per ACK); the figure is the process's CPU time
+(getrusage, user + sys) per pair.  bpf/dns.bpf.c (what \`--dns\`
+attaches) is attached to the cgroup v2 root or not, in turn: both modes
+back to back in each of $ROUNDS_PP rounds, in alternating order.  No
+packet here is DNS, as almost none is on a host: the program leaves after
+reading the socket's protocol (TCP), or the IP and UDP headers (UDP).
+Medians, [min, max], and the median of the rounds' differences (each
+round pairs the modes, so the machine's load, which moves between rounds,
+mostly cancels).  Load average before and after: $load0 / $load1.
+
+EOF2
+python3 - "$pp" <<'PY'
+import sys, statistics as st
+data, rounds = {}, {}
+for l in open(sys.argv[1]):
+    r, m, w, ns = l.split()
+    data.setdefault((m, w), []).append(float(ns))
+    rounds.setdefault((int(r), w), {})[m] = float(ns)
+works = ["udp-128", "tcp-1k", "tcp-16k"]
+print("| | " + " | ".join(works) + " |")
+print("|---|" + "---|" * len(works))
+for m, name in (("none", "capture detached"), ("dns", "capture attached")):
+    print("| %s | %s |" % (name, " | ".join(
+        "%.0f ns [%.0f, %.0f]" % (st.median(data[(m, w)]),
+                                  min(data[(m, w)]), max(data[(m, w)]))
+        for w in works)))
+cells = []
+for w in works:
+    d = [v["dns"] - v["none"] for (r, x), v in rounds.items() if x == w]
+    base = st.median(data[("none", w)])
+    cells.append("%+.0f ns (%+.1f%%) [%+.0f, %+.0f]" % (
+        st.median(d), st.median(d) / base * 100, min(d), max(d)))
+print("| attached - detached, per round | %s |" % " | ".join(cells))
+PY
+echo
+echo "<!-- /bench_dns -->"
