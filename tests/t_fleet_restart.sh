@@ -11,11 +11,7 @@
 . "$(dirname "$0")/lib.sh"
 need_cmd python3
 
-"$CW" broker >"$T_TMP/boot" 2>"$T_TMP/broker.log" &
-BROKER=$!
-bg_pid $BROKER
-wait_file "$T_TMP/boot"
-BOOT=$(cat "$T_TMP/boot")
+broker_start
 note "embedded broker at $BOOT"
 # The mock broker admits a group's next member session.timeout.ms - 1 s
 # after the last one left (README, "Embedded broker").
