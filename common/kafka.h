@@ -152,7 +152,8 @@ struct cw_kafka_msg {
 	size_t key_len;
 	const uint8_t *value;
 	size_t len;
-	void *priv; /* the librdkafka message */
+	int64_t ts_ms; /* its timestamp (ms since the epoch), -1 if none */
+	void *priv;    /* the librdkafka message */
 };
 
 struct cw_kafka_consumer;

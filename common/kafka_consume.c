@@ -301,6 +301,7 @@ int cw_kafka_consume(struct cw_kafka_consumer *c, int timeout_ms,
 	m->key_len = km->key_len;
 	m->value = km->payload;
 	m->len = km->len;
+	m->ts_ms = rd_kafka_message_timestamp(km, NULL);
 	m->priv = km;
 	return 1;
 }

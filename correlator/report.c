@@ -8,6 +8,7 @@
 #include "common/util.h"
 #include "common/wire.h"
 #include "correlator/correlator.h"
+#include "correlator/lag.h"
 #include "correlator/report.h"
 #include "graph/graph.h"
 
@@ -71,6 +72,7 @@ static void print_json(const struct cw_correlator *c, const struct cw_graph *g)
 		cw_jsonw_u64(&w, "dropped", c->sst.dropped);
 		cw_jsonw_u64(&w, "replayed", c->sst.replayed);
 		cw_jsonw_obj_close(&w);
+		cw_lag_json(&w);
 	}
 	cw_jsonw_obj_close(&w);
 	cw_jsonw_end_line(&w);

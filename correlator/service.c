@@ -21,6 +21,7 @@
 #include "common/log.h"
 #include "common/util.h"
 #include "correlator/correlator.h"
+#include "correlator/lag.h"
 #include "correlator/live.h"
 #include "traces/traces.h"
 
@@ -706,6 +707,7 @@ int cw_correlator_run(struct cw_correlator *c, uint64_t duration, uint64_t idle,
 	uint64_t start = cw_now_mono_ns(), last = start, snap = start + every;
 	uint64_t rebalances = 0, seen = 0, took;
 	struct cw_kafka_msg m;
+	int64_t ts[BATCH];
 	bool member;
 	int n, k;
 
@@ -742,8 +744,10 @@ int cw_correlator_run(struct cw_correlator *c, uint64_t duration, uint64_t idle,
 			return -1;
 		if (n == 1) {
 			/* What is waiting already, with no clock read per
-			 * record (a zero timeout reads none either). */
+			 * record (a zero timeout reads none either); their
+			 * lag is told with one read for the batch. */
 			for (k = 0; n == 1 && k < BATCH; k++) {
+				ts[k] = m.ts_ms;
 				cw_correlator_apply(c, &m);
 				if (k + 1 < BATCH)
 					n = cw_kafka_consume(c->consumer, 0,
@@ -751,6 +755,7 @@ int cw_correlator_run(struct cw_correlator *c, uint64_t duration, uint64_t idle,
 			}
 			if (n < 0)
 				return -1;
+			cw_lag_add_batch(ts, (size_t)k);
 			last = cw_now_mono_ns();
 		}
 	}
