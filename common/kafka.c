@@ -460,6 +460,9 @@ static int enqueue(struct cw_kafka_producer *p, int kind, const char *key,
 
 	if (!p->rk)
 		return cw_error("kafka: no producer (see the error above)");
+	if (kind == CW_WIRE_DNS) /* names go with the metadata, fresh or
+				  * replayed from the spool */
+		kind = CW_WIRE_HOST;
 	if (kind < CW_WIRE_CONN || kind > CW_WIRE_KIND_MAX)
 		return cw_error("kafka: no topic for record kind %d", kind);
 	err = rd_kafka_producev(p->rk, RD_KAFKA_V_RKT(p->topics[kind]),
