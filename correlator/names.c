@@ -163,5 +163,8 @@ int cw_peer_names_read_kafka(struct cw_peer_names *n,
 	cw_kafka_log_free(l);
 	if (parts < 0 || err)
 		return cw_error("unable to read the names of '%s'", topic);
+	if (n->bad)
+		cw_warn("'%s': skipped %llu keyed records that do not decode",
+			topic, (unsigned long long)n->bad);
 	return 0;
 }
