@@ -6,6 +6,8 @@
 #   normal   connects, sends a request, reads the reply, closes first;
 #   abort    reads part of its reply, then the server closes with
 #            SO_LINGER 0: a RST sent by the server, received by the client;
+#   cabort   reads its reply, then closes with SO_LINGER 0 itself: a RST
+#            sent by the client, received by the server (in recv());
 #   refused  connects to a port where nothing listens (a RST to the SYN);
 #   timeout  connects to a port whose SYNs the server host drops, with
 #            TCP_SYNCNT 1 (the kernel gives up: ETIMEDOUT), and once more
@@ -20,12 +22,12 @@
 need_root
 need_cmd python3 iptables ip6tables
 
-N_NORMAL=4 N_ABORT=3 N_REFUSED=5 N_TMO_KERNEL=1 N_TMO_APP=2
+N_NORMAL=4 N_ABORT=3 N_CABORT=2 N_REFUSED=5 N_TMO_KERNEL=1 N_TMO_APP=2
 two_hosts
 cat >"$T_TMP/srv.py" <<'PY'
 import socket, struct, sys, threading
 addr, fam = sys.argv[1], socket.AF_INET6 if ":" in sys.argv[1] else socket.AF_INET
-def serve(port, abort):
+def serve(port, mode):
     ls = socket.socket(fam, socket.SOCK_STREAM)
     ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     ls.bind((addr, port)); ls.listen(64)
@@ -36,7 +38,7 @@ def serve(port, abort):
             b = s.recv(100 - len(got))
             if not b: break
             got += b
-        if abort:
+        if mode == "abort":
             s.sendall(b"a" * 500)
             # The client now waits for more in recv(): reset it.
             threading.Event().wait(0.2)
@@ -44,20 +46,24 @@ def serve(port, abort):
                          struct.pack("ii", 1, 0))
         else:
             s.sendall(b"n" * 1000)
-            while s.recv(4096): pass
+            try:
+                while s.recv(4096): pass
+            except ConnectionResetError:
+                pass
         s.close()
-for port, abort in ((int(sys.argv[2]), False), (int(sys.argv[3]), True)):
-    threading.Thread(target=serve, args=(port, abort), daemon=True).start()
+for port, mode in ((int(sys.argv[2]), "normal"), (int(sys.argv[3]), "abort"),
+                   (int(sys.argv[4]), "cabort")):
+    threading.Thread(target=serve, args=(port, mode), daemon=True).start()
 print("ready", flush=True)
 threading.Event().wait()
 PY
 cat >"$T_TMP/cli.py" <<'PY'
-import errno, json, os, socket, sys
-addr, pn, pa, pr, pd = sys.argv[1], *map(int, sys.argv[2:6])
-nn, na, nr, nk, nt = map(int, sys.argv[6:11])
+import errno, json, os, socket, struct, sys
+addr, pn, pa, pr, pd, pc = sys.argv[1], *map(int, sys.argv[2:7])
+nn, na, nc, nr, nk, nt = map(int, sys.argv[7:13])
 fam = socket.AF_INET6 if ":" in addr else socket.AF_INET
-out = {"pid": os.getpid(), "normal": [], "abort": [], "refused": [],
-       "timeout": [], "other": []}
+out = {"pid": os.getpid(), "normal": [], "abort": [], "cabort": [],
+       "refused": [], "timeout": [], "other": []}
 def sock():
     return socket.socket(fam, socket.SOCK_STREAM)
 def recv_n(s, n):
@@ -80,6 +86,12 @@ for _ in range(na):
         out["other"].append("abort: recv gave %d bytes, no reset" % len(b))
     except ConnectionResetError:
         out["abort"].append(port)
+    s.close()
+for _ in range(nc):
+    s = sock(); s.connect((addr, pc)); s.sendall(b"q" * 100)
+    if recv_n(s, 1000) != 1000: out["other"].append("short cabort")
+    out["cabort"].append(s.getsockname()[1])
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
     s.close()
 for _ in range(nr):
     s = sock()
@@ -113,25 +125,27 @@ for f in "${families[@]}"; do
 	ip netns exec "$SRV" "$fw" -A INPUT -p tcp --syn --dport $((base + 3)) \
 		-j DROP || skip "$fw unavailable"
 	ip netns exec "$SRV" python3 "$T_TMP/srv.py" "$addr" "$base" \
-		$((base + 1)) >"$T_TMP/srv-$base.log" 2>&1 &
+		$((base + 1)) $((base + 4)) >"$T_TMP/srv-$base.log" 2>&1 &
 	bg_pid $!
 	wait_port "$SRV" "$base"
 	wait_port "$SRV" $((base + 1))
+	wait_port "$SRV" $((base + 4))
 done
 
-# check.py CONNS CLIENT_JSON ADDR BASE N_NORMAL N_ABORT N_REFUSED N_TIMEOUT
+# check.py CONNS CLIENT_JSON ADDR BASE N_NORMAL N_ABORT N_CABORT N_REFUSED
+#	N_TIMEOUT
 cat >"$T_TMP/check.py" <<'PY'
 import ipaddress, json, sys
 recs = [json.loads(l) for l in open(sys.argv[1])]
 cli = json.load(open(sys.argv[2]))
 addr = str(ipaddress.ip_address(sys.argv[3]))
 base = int(sys.argv[4])
-n_normal, n_abort, n_refused, n_timeout = map(int, sys.argv[5:9])
-pn, pa, pr, pd = base, base + 1, base + 2, base + 3
+n_normal, n_abort, n_cabort, n_refused, n_timeout = map(int, sys.argv[5:10])
+pn, pa, pr, pd, pc = base, base + 1, base + 2, base + 3, base + 4
 errs = []
 if cli["other"]:
     sys.exit("the client saw what it should not: %s" % cli["other"])
-for k, n in (("normal", n_normal), ("abort", n_abort),
+for k, n in (("normal", n_normal), ("abort", n_abort), ("cabort", n_cabort),
              ("refused", n_refused), ("timeout", n_timeout)):
     if len(cli[k]) != n:
         sys.exit("client: %d %s, not %d" % (len(cli[k]), k, n))
@@ -167,6 +181,10 @@ expect("aborted client", ends("client", pa), n_abort, closed=True,
        fail="none", resets_in=1, resets_out=0, pid=pid)
 expect("aborted server", ends("server", pa), n_abort, closed=True,
        fail="none", resets_in=0, resets_out=1)
+expect("client-aborted client", ends("client", pc), n_cabort, closed=True,
+       fail="none", resets_in=0, resets_out=1, pid=pid)
+expect("client-aborted server", ends("server", pc), n_cabort, closed=True,
+       fail="none", resets_in=1, resets_out=0)
 expect("refused", ends("client", pr), n_refused, closed=True,
        fail="refused", resets_in=0, resets_out=0, bytes_out=0, bytes_in=0,
        pid=pid)
@@ -174,25 +192,33 @@ expect("timed out", ends("client", pd), n_timeout, closed=True,
        fail="timeout", resets_in=0, resets_out=0, bytes_out=0, bytes_in=0,
        pid=pid)
 # Established client ends have a connect time; failed ones none.
-for r in ends("client", pn) + ends("client", pa):
+for r in ends("client", pn) + ends("client", pa) + ends("client", pc):
     if not 0 < h(r, "connect_us") < 10000000:
         errs.append("client %d: connect_us %r" % (r["lport"],
                                                  h(r, "connect_us")))
-    if r["lport"] not in cli["normal"] + cli["abort"]:
+    if r["lport"] not in cli["normal"] + cli["abort"] + cli["cabort"]:
         errs.append("client end port %d unknown to the client" % r["lport"])
 # A failed connect is published once.
 for r in ends("client", pr) + ends("client", pd):
     if len(by_cookie[r["cookie"]]) != 1:
         errs.append("failed connect %d: %d records" %
                     (r["cookie"], len(by_cookie[r["cookie"]])))
+# And no other end between these hosts reset or failed.
+mine = [r for r in last.values() if addr in (r["laddr"], r["raddr"])]
+tot = lambda k: sum(h(r, k) for r in mine)
+if tot("resets_in") != n_abort + n_cabort or \
+        tot("resets_out") != n_abort + n_cabort:
+    errs.append("resets over all ends: %d in, %d out, not %d each" %
+                (tot("resets_in"), tot("resets_out"), n_abort + n_cabort))
+if sum(1 for r in mine if h(r, "fail") != "none") != n_refused + n_timeout:
+    errs.append("failed ends: not %d" % (n_refused + n_timeout))
 if errs:
     print("\n".join(errs))
     sys.exit(1)
-ks = [len(ends("client", p)) for p in (pn, pa, pr, pd)]
-print("-- %s: normal %d, reset %d (in %d, out %d), refused %d, timeout %d"
-      % (addr, ks[0], ks[1],
-         sum(h(r, "resets_in") for r in ends("client", pa)),
-         sum(h(r, "resets_out") for r in ends("server", pa)), ks[2], ks[3]))
+ks = [len(ends("client", p)) for p in (pn, pa, pc, pr, pd)]
+print("-- %s: normal %d, reset by server %d, by client %d, refused %d, "
+      "timeout %d; resets received %d, sent %d (all ends)"
+      % ((addr,) + tuple(ks) + (tot("resets_in"), tot("resets_out"))))
 PY
 
 for hooks in sampled always; do
@@ -201,8 +227,9 @@ for hooks in sampled always; do
 	for f in "${families[@]}"; do
 		read -r fw addr base <<<"$f"
 		ip netns exec "$CLI" python3 "$T_TMP/cli.py" "$addr" "$base" \
-			$((base + 1)) $((base + 2)) $((base + 3)) $N_NORMAL \
-			$N_ABORT $N_REFUSED $N_TMO_KERNEL $N_TMO_APP \
+			$((base + 1)) $((base + 2)) $((base + 3)) $((base + 4)) \
+			$N_NORMAL $N_ABORT $N_CABORT $N_REFUSED $N_TMO_KERNEL \
+			$N_TMO_APP \
 			>"$T_TMP/cli-$hooks-$base.json" &
 		echo $! >"$T_TMP/cli-$base.pid"
 	done
@@ -216,7 +243,7 @@ for hooks in sampled always; do
 		read -r fw addr base <<<"$f"
 		python3 "$T_TMP/check.py" "$out/conns.jsonl" \
 			"$T_TMP/cli-$hooks-$base.json" "$addr" "$base" \
-			$N_NORMAL $N_ABORT $N_REFUSED \
+			$N_NORMAL $N_ABORT $N_CABORT $N_REFUSED \
 			$((N_TMO_KERNEL + N_TMO_APP)) ||
 			fail "$hooks, $fw: see above"
 	done
