@@ -19,6 +19,7 @@ void cw_fleet_init(struct cw_fleet *f, const struct cw_kafka_conf *kc,
 {
 	memset(f, 0, sizeof(*f));
 	cw_graph_init(&f->graph);
+	cw_peer_names_init(&f->names, 0);
 	if (!edges_topic)
 		return;
 	f->kc = kc;
@@ -33,6 +34,8 @@ void cw_fleet_release(struct cw_fleet *f)
 	if (f->merging)
 		cw_edge_merge_release(&f->merge);
 	cw_kafka_log_free(f->log);
+	cw_kafka_log_free(f->meta_log);
+	cw_peer_names_release(&f->names);
 	free(f->skip);
 	free(f->owned);
 	memset(f, 0, sizeof(*f));
@@ -183,12 +186,29 @@ static void inputs_of(const struct cw_correlator *c,
 	in->applied = c->applied;
 	in->states = c->sst.restored + c->sst.fresh + c->sst.dropped;
 	in->merged = f->merging ? f->merge.records : 0;
+	in->names = f->names.records;
 	in->nparts = c->nparts;
+}
+
+/* The agents' names of external peers, read on from P.meta. */
+static int read_names(struct cw_fleet *f)
+{
+	char topic[CW_KAFKA_TOPIC_MAX];
+
+	if (!cw_kafka_topic(f->kc, CW_WIRE_DNS, topic, sizeof(topic)))
+		return -1;
+	if (!f->meta_log && !(f->meta_log = cw_kafka_log_new(f->kc, topic)))
+		return -1;
+	if (cw_peer_names_read_on(&f->names, f->meta_log))
+		return cw_error("unable to read the names of '%s'", topic);
+	return 0;
 }
 
 int cw_fleet_read(struct cw_fleet *f, struct cw_correlator *c)
 {
-	return f->merging ? read_fleet(c, f) : 0;
+	if (!f->merging)
+		return 0;
+	return read_fleet(c, f) || read_names(f) ? -1 : 0;
 }
 
 bool cw_fleet_moved(const struct cw_fleet *f, const struct cw_correlator *c)
@@ -216,6 +236,7 @@ int cw_fleet_build(struct cw_fleet *f, struct cw_correlator *c)
 		return cw_error("out of memory while pairing");
 	}
 	cw_graph_sort_edges(&f->graph);
+	cw_peer_names_apply(&f->names, &f->graph);
 	f->built_from = in;
 	f->built = true;
 	return 0;

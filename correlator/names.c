@@ -33,6 +33,7 @@ void cw_peer_names_init(struct cw_peer_names *n, size_t cap)
 void cw_peer_names_release(struct cw_peer_names *n)
 {
 	cw_htab_release(&n->map);
+	free(n->pos);
 	memset(n, 0, sizeof(*n));
 }
 
@@ -147,21 +148,58 @@ static int read_one(void *arg, int64_t at, const char *key, size_t key_len,
 	return 0;
 }
 
+/* Keep where the read is in each partition, for the next read on. */
+struct reading {
+	struct cw_peer_names *n;
+	int64_t *pos;
+};
+
+static int read_at(void *arg, int64_t at, const char *key, size_t key_len,
+		   const uint8_t *v, size_t len)
+{
+	struct reading *r = arg;
+
+	*r->pos = at + 1;
+	return read_one(r->n, at, key, key_len, v, len);
+}
+
+int cw_peer_names_read_on(struct cw_peer_names *n, struct cw_kafka_log *l)
+{
+	int parts = cw_kafka_log_partitions(l), p, err = 0;
+
+	if (parts < 0)
+		return -1;
+	if (parts > n->nparts) {
+		int64_t *pos = realloc(n->pos, (size_t)parts * sizeof(*pos));
+
+		if (!pos)
+			return cw_error("out of memory");
+		for (p = n->nparts; p < parts; p++)
+			pos[p] = 0;
+		n->pos = pos;
+		n->nparts = parts;
+	}
+	for (p = 0; !err && p < parts; p++) {
+		struct reading r = {n, &n->pos[p]};
+
+		err = cw_kafka_log_read(l, p, n->pos[p], read_at, &r);
+	}
+	return err ? -1 : 0;
+}
+
 int cw_peer_names_read_kafka(struct cw_peer_names *n,
 			     const struct cw_kafka_conf *kc)
 {
 	char topic[CW_KAFKA_TOPIC_MAX];
 	struct cw_kafka_log *l;
-	int parts, p, err = 0;
+	int err;
 
 	if (!cw_kafka_topic(kc, CW_WIRE_DNS, topic, sizeof(topic)))
 		return -1;
 	l = cw_kafka_log_new(kc, topic);
-	parts = l ? cw_kafka_log_partitions(l) : -1;
-	for (p = 0; !err && p < parts; p++)
-		err = cw_kafka_log_read(l, p, 0, read_one, n);
+	err = l ? cw_peer_names_read_on(n, l) : -1;
 	cw_kafka_log_free(l);
-	if (parts < 0 || err)
+	if (err)
 		return cw_error("unable to read the names of '%s'", topic);
 	if (n->bad)
 		cw_warn("'%s': skipped %llu keyed records that do not decode",

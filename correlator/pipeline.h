@@ -163,6 +163,8 @@ struct cw_peer_names {
 	uint64_t disagreed; /* ... naming an address otherwise than before */
 	uint64_t evicted;   /* addresses dropped for the bound */
 	uint64_t bad;	    /* undecodable keyed records on the meta topic */
+	int64_t *pos;	    /* read on from here, per meta partition */
+	int nparts;
 };
 
 /* Empty, at most cap addresses (0: CW_PEER_NAMES_MAX). */
@@ -176,7 +178,10 @@ const char *cw_peer_names_get(const struct cw_peer_names *n,
 /* Every external node of g named (its name "" when none); how many. */
 size_t cw_peer_names_apply(const struct cw_peer_names *n, struct cw_graph *g);
 /* Every DnsName record of the brokers' meta topic, from its start; 0, or
- * -1 after a message. */
+ * -1 after a message.  _read_on: of l (the meta topic), from where the
+ * last call left each partition; 0, or -1 (cw_kafka_log's message). */
+struct cw_kafka_log;
+int cw_peer_names_read_on(struct cw_peer_names *n, struct cw_kafka_log *l);
 int cw_peer_names_read_kafka(struct cw_peer_names *n,
 			     const struct cw_kafka_conf *kc);
 
@@ -259,6 +264,7 @@ struct cw_fleet_inputs { /* what a graph is made of */
 	uint64_t applied;    /* records applied */
 	uint64_t states;     /* partitions restored, started, dropped */
 	uint64_t merged;     /* P.edges records kept by the merge */
+	uint64_t names;	     /* DnsName records read */
 	size_t nparts;
 };
 
@@ -280,6 +286,9 @@ struct cw_fleet {
 	int nparts;
 	struct cw_fleet_inputs built_from; /* of graph, when built */
 	bool built;
+	/* With the edges topic: the names of <prefix>.meta, read on. */
+	struct cw_peer_names names;
+	struct cw_kafka_log *meta_log;
 };
 
 /* Empty; edges_topic NULL: the member's own graph only (kc, group unused). */

@@ -1,8 +1,8 @@
 #!/bin/bash
 # Names of external peers in the fleet path (issue 31): an agent with --dns
 # publishes DnsName records to <prefix>.meta of a broker, a correlator
-# writes the edges to <prefix>.edges, and `causeway graph --kafka` names
-# the external node from the meta topic.  Two more DnsName records for
+# writes the edges to <prefix>.edges, and both its snapshot (-o) and
+# `causeway graph --kafka` name the external node from the meta topic.  Two more DnsName records for
 # the same address, as other hosts would send them (produced with kcat),
 # check the rule when hosts disagree: the newest answer wins whatever the
 # order, an older one from another host does not, and a malformed record
@@ -67,8 +67,18 @@ printf 'not a record' >"$T_TMP/bad.bin"
 produce h-bad "$T_TMP/bad.bin"
 
 "$CW" correlate --kafka "$BOOT" --group g --from-beginning --no-paths \
-	--idle 4s --snapshot-every 500ms >/dev/null 2>"$T_TMP/correlate.log" ||
+	--idle 4s --snapshot-every 500ms -o "$T_TMP/member" >/dev/null \
+	2>"$T_TMP/correlate.log" ||
 	fail "correlate failed: $(cat "$T_TMP/correlate.log")"
+# The member's own snapshot of the fleet graph names it too.
+check_eq "the member's edges.json" "$(python3 - "$T_TMP/member/edges.json" <<'PY'
+import json, sys
+g = json.load(open(sys.argv[1]))
+print(" ".join(n.get("dns_name", "-") for n in g["nodes"]
+               if n["kind"] == "external" and n["addr"] == "10.77.1.2"
+               and n["port"] == 8080))
+PY
+)" api.example.test
 
 # name_of: the dns_name of the external vertex 10.77.1.2 in the graph.
 name_of() {
