@@ -208,6 +208,19 @@ uint64_t cw_edge_network_ns(const struct cw_edge_health *h, double q);
  */
 void cw_edge_health_json(struct cw_jsonw *w, const struct cw_edge_health *h);
 
+/* h's figures as the outputs write them: per histogram (connect, rtt,
+ * client, client_first, server, then the network time) count, p50, p90
+ * and p99 in ns. */
+enum { CW_HEALTH_CONNECT, CW_HEALTH_RTT, CW_HEALTH_CLIENT,
+       CW_HEALTH_CLIENT_FIRST, CW_HEALTH_SERVER, CW_HEALTH_NETWORK,
+       CW_HEALTH_NQ };
+struct cw_health_q {
+	uint64_t count, p50, p90, p99;
+};
+extern const char *const cw_health_q_names[CW_HEALTH_NQ];
+void cw_edge_health_q(const struct cw_edge_health *h,
+		      struct cw_health_q q[CW_HEALTH_NQ]);
+
 /* One edge's traffic over one bucket (or over many, summed). */
 struct cw_edge_total {
 	uint64_t conns, paired;

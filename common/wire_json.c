@@ -9,7 +9,6 @@
 
 #include "common/jsonw.h"
 #include "common/sample_run.h"
-#include "common/hist.h"
 #include "common/wire.h"
 
 /* A sample run: the fields of `causeway samples export --format json`. */
@@ -206,60 +205,4 @@ void cw_wire_msg_json(struct cw_jsonw *w, const struct cw_wire_msg *m)
 		cw_jsonw_obj_close(w);
 		break;
 	}
-}
-
-bool cw_edge_health_any(const struct cw_edge_health *h)
-{
-	return h->conns_refused || h->conns_timeout || h->resets_by_client ||
-	       h->resets_by_server || h->xchg_pipelined || h->connect.len ||
-	       h->rtt.len || h->client.len || h->client_first.len ||
-	       h->server.len;
-}
-
-uint64_t cw_edge_network_ns(const struct cw_edge_health *h, double q)
-{
-	struct cw_hist c = CW_HIST_INIT, s = CW_HIST_INIT;
-	uint64_t a = 0, b = 0;
-
-	if (!cw_rec_hist_get(&h->client, &c) &&
-	    !cw_rec_hist_get(&h->server, &s) && c.count && s.count) {
-		a = cw_hist_quantile(&c, q);
-		b = cw_hist_quantile(&s, q);
-	}
-	cw_hist_release(&c);
-	cw_hist_release(&s);
-	return a > b ? a - b : 0;
-}
-
-void cw_edge_health_json(struct cw_jsonw *w, const struct cw_edge_health *h)
-{
-	static const char *const names[] = {"connect", "rtt", "client",
-					    "client_first", "server"};
-	const struct cw_rec_hist *hs[] = {&h->connect, &h->rtt, &h->client,
-					  &h->client_first, &h->server};
-	struct cw_hist x = CW_HIST_INIT;
-	uint64_t nc = 0, ns = 0;
-	size_t i;
-
-	if (!cw_edge_health_any(h))
-		return;
-	cw_jsonw_u64(w, "conns_refused", h->conns_refused);
-	cw_jsonw_u64(w, "conns_timeout", h->conns_timeout);
-	cw_jsonw_u64(w, "resets_by_client", h->resets_by_client);
-	cw_jsonw_u64(w, "resets_by_server", h->resets_by_server);
-	cw_jsonw_u64(w, "xchg_pipelined", h->xchg_pipelined);
-	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		if (cw_rec_hist_get(hs[i], &x))
-			cw_hist_reset(&x);
-		cw_hist_quantiles_json(w, names[i], &x);
-		if (i == 2)
-			nc = x.count;
-		if (i == 4)
-			ns = x.count;
-	}
-	cw_hist_release(&x);
-	cw_jsonw_u64(w, "network_count", nc < ns ? nc : ns);
-	cw_jsonw_u64(w, "network_p50_ns", cw_edge_network_ns(h, 0.5));
-	cw_jsonw_u64(w, "network_p90_ns", cw_edge_network_ns(h, 0.9));
-	cw_jsonw_u64(w, "network_p99_ns", cw_edge_network_ns(h, 0.99));
 }

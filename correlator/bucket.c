@@ -30,6 +30,8 @@ void cw_buckets_init(struct cw_buckets *b)
 		     sizeof(struct pend_val));
 	cw_htab_init(&b->dormant, sizeof(struct end_key),
 		     sizeof(struct dormant_val));
+	cw_htab_init(&b->pend_hists, sizeof(struct pend_key),
+		     sizeof(struct cw_end_hists));
 }
 
 void cw_buckets_drop_owners(struct cw_buckets *b)
@@ -47,6 +49,7 @@ void cw_buckets_release(struct cw_buckets *b)
 	cw_htab_release(&b->sealed);
 	cw_htab_release(&b->pend);
 	cw_htab_release(&b->dormant);
+	cw_htab_release(&b->pend_hists);
 }
 
 void cw_pairing_buckets(struct cw_pairing *p, uint64_t width_ns,
@@ -90,7 +93,8 @@ int cw_pairing_skewed(const struct cw_pairing *p, const struct cw_conn_record *r
 }
 
 int cw_buckets_note(struct cw_pairing *p, struct cw_end *e,
-		    const struct end_key *k, const struct cw_end *prev)
+		    const struct end_key *k, const struct cw_end *prev,
+		    const struct cw_conn_record *r)
 {
 	struct cw_buckets *b = &p->bk;
 	struct pend_key pk;
@@ -121,6 +125,9 @@ int cw_buckets_note(struct cw_pairing *p, struct cw_end *e,
 				  cw_count_delta(e->retrans, prev->retrans));
 	if (e->last_ns > v->last_ns)
 		v->last_ns = e->last_ns;
+	if (cw_health_note(p, &pk, v, e, prev, r,
+			   prev->has_hists ? cw_hists_get(p, k) : NULL))
+		return -1;
 	if (e->last_ns > b->s.watermark_ns) {
 		b->s.watermark_ns = e->last_ns;
 		b->due |= seal_point(b) > b->s.sealed_ns;
@@ -141,6 +148,12 @@ bool cw_buckets_revive(struct cw_pairing *p, const struct end_key *k,
 	prev->msgs_in = d->msgs_in;
 	prev->retrans = d->retrans;
 	prev->acct = d->acct;
+	prev->connect_us = d->connect_us;
+	prev->fail = d->fail;
+	prev->resets_in = d->resets_in;
+	prev->resets_out = d->resets_out;
+	prev->xchg_pipelined = d->xchg_pipelined;
+	prev->has_hists = d->has_hists;
 	/* Live again: counted with the live ends, not the gone ones. */
 	p->bk.s.gone_ends--;
 	p->bk.s.gone_unpaired -= d->carried == 1;
@@ -293,9 +306,10 @@ static void count_conn(struct folder *f, struct cw_edge_total *t, size_t i,
 	*c |= CW_END_COUNTED;
 }
 
-/* The delta d of end i (paired by p->partner) into bucket kb's edge. */
+/* The delta d of end i (paired by p->partner) into bucket kb's edge;
+ * h: its histograms' gain, NULL none. */
 static int fold(struct folder *f, uint64_t kb, size_t i,
-		const struct pend_val *d)
+		const struct pend_val *d, const struct cw_end_hists *h)
 {
 	const struct cw_end *e = cw_pairing_numbers(f->p, i), *pe = NULL;
 	long q = f->p->partner[i], me = owner_node(f, i), other;
@@ -342,6 +356,7 @@ static int fold(struct folder *f, uint64_t kb, size_t i,
 	}
 	count_conn(f, t, i, q);
 	t->retrans = cw_count_add(t->retrans, d->retrans);
+	cw_health_fold(t, d, h, client, pe != NULL);
 	if (first && (!t->first_ns || first < t->first_ns))
 		t->first_ns = first;
 	if (d->last_ns > t->last_ns)
@@ -357,6 +372,7 @@ void cw_edge_total_add(struct cw_edge_total *t, const struct cw_edge_total *x)
 	t->diff_c2s = diff_sum(t->diff_c2s, x->diff_c2s);
 	t->diff_s2c = diff_sum(t->diff_s2c, x->diff_s2c);
 	t->retrans = cw_count_add(t->retrans, x->retrans);
+	cw_edge_health_add(&t->h, &x->h);
 	t->est_conns = cw_count_add(t->est_conns, x->est_conns);
 	t->sampled_bytes = cw_count_add(t->sampled_bytes, x->sampled_bytes);
 	t->has_sampled |= x->has_sampled;
@@ -400,6 +416,7 @@ static void folder_release(struct folder *f)
 static int fold_pend(struct folder *f, uint64_t to, bool whole, bool drop)
 {
 	struct cw_buckets *b = &f->p->bk;
+	const struct pend_val *v;
 	struct pend_key k;
 	size_t j;
 	long i;
@@ -409,13 +426,16 @@ static int fold_pend(struct folder *f, uint64_t to, bool whole, bool drop)
 		if (k.bucket >= to)
 			continue;
 		i = cw_htab_index(&f->p->ends, &k.ek);
-		if (i >= 0 && fold(f, whole ? 0 : k.bucket, (size_t)i,
-				   cw_htab_val(&b->pend, j)))
+		v = cw_htab_val(&b->pend, j);
+		if (i >= 0 &&
+		    fold(f, whole ? 0 : k.bucket, (size_t)i, v,
+			 v->has_hists ? cw_htab_get(&b->pend_hists, &k) : NULL))
 			return -1;
 		if (!drop)
 			continue;
 		if (i >= 0)
 			((struct cw_end *)cw_htab_val(&f->p->ends, i))->npend--;
+		cw_health_pend_drop(b, &k);
 		cw_htab_delete(&b->pend, &k);
 	}
 	return 0;
@@ -471,6 +491,7 @@ static int make_dormant(struct cw_pairing *p, size_t i, uint8_t carried)
 	d->acct = e->acct;
 	d->flags = e->flags;
 	d->carried = carried;
+	cw_health_dormant(d, e);
 	p->bk.s.dormant++;
 	return 0;
 }
@@ -516,9 +537,11 @@ static int retire(struct cw_pairing *p)
 	for (i = n; i-- > 0 && !err;) {
 		if (!gone[i])
 			continue;
+		k = *(struct end_key *)cw_htab_key(&p->ends, i);
 		if (!(cw_pairing_numbers(p, i)->flags & CW_REC_CLOSED))
 			err = make_dormant(p, i, (uint8_t)(gone[i] - 1));
-		k = *(struct end_key *)cw_htab_key(&p->ends, i);
+		else
+			cw_hists_drop(p, &k); /* a dormant one keeps them */
 		cw_htab_delete(&p->ends, &k);
 	}
 	free(gone);
@@ -856,5 +879,6 @@ size_t cw_pairing_bytes(const struct cw_pairing *p)
 	return htab_bytes(&p->ends) + htab_bytes(&p->hosts) +
 	       htab_bytes(&p->owners) + p->procs_size + htab_bytes(&b->nodes) +
 	       htab_bytes(&b->total) + htab_bytes(&b->sealed) +
-	       htab_bytes(&b->pend) + htab_bytes(&b->dormant);
+	       htab_bytes(&b->pend) + htab_bytes(&b->dormant) +
+	       htab_bytes(&p->hists) + htab_bytes(&b->pend_hists);
 }

@@ -81,6 +81,9 @@ static void dormant_record(const struct cw_pairing *p, size_t j,
 	r->retrans = d->retrans;
 	r->flags = d->flags;
 	r->seq = d->carried; /* kept in seq: a dormant end has no record */
+	cw_health_dormant_out(d, r);
+	if (d->has_hists)
+		cw_hists_put(p, k, r);
 }
 
 /* Chunk k's ends (live, then dormant) and their flags into st. */
@@ -121,7 +124,7 @@ static void chunk_buckets(const struct cw_pairing *p, size_t k,
 
 		if (i < 0)
 			continue;
-		st->deltas[st->ndeltas++] = (struct cw_end_delta){
+		st->deltas[st->ndeltas] = (struct cw_end_delta){
 			.end = (uint32_t)i,
 			.bucket_ns = pk->bucket,
 			.bytes_out = v->bytes_out,
@@ -131,6 +134,7 @@ static void chunk_buckets(const struct cw_pairing *p, size_t k,
 			.retrans = v->retrans,
 			.last_ns = v->last_ns,
 		};
+		cw_health_delta_out(b, pk, v, &st->deltas[st->ndeltas++]);
 	}
 	for (j = k * CHUNK_EDGES; j < b->total.len && st->nedges < CHUNK_EDGES;
 	     j++) {
@@ -195,7 +199,8 @@ static int load_dormant(struct cw_pairing *p, const struct cw_conn_record *r,
 	d->flags = r->flags;
 	d->acct = flags & CW_END_COUNTED;
 	d->carried = (uint32_t)r->seq;
-	return 0;
+	cw_health_dormant_in(d, r);
+	return cw_hists_keep(p, &k, r);
 }
 
 int cw_pairing_load_chunk(struct cw_pairing *p, const struct cw_wire_state *st)
@@ -267,6 +272,8 @@ int cw_pairing_load_deltas(struct cw_pairing *p, const struct cw_end_delta *d,
 		v->retrans = cw_count_add(v->retrans, d[j].retrans);
 		if (d[j].last_ns > v->last_ns)
 			v->last_ns = d[j].last_ns;
+		if (cw_health_delta_in(&p->bk, &pk, v, &d[j]))
+			return -1;
 	}
 	p->bk.due = seal_point(&p->bk) > p->bk.s.sealed_ns;
 	return 0;

@@ -99,6 +99,17 @@ struct cw_end {
 	 * hold a delta of this end (it is not freed while any does). */
 	uint32_t acct;
 	uint32_t npend;
+	/* Edge health, the newest record's (docs/edge-health.md); its
+	 * histograms, when it ever had any, in the pairing's hists. */
+	uint32_t connect_us, resets_in, resets_out;
+	uint64_t xchg_pipelined;
+	uint8_t fail;
+	bool has_hists;
+};
+
+/* An end's histograms (cw_conn_record's rtt, xchg, xchg_first). */
+struct cw_end_hists {
+	struct cw_rec_hist rtt, xchg, xchg_first;
 };
 
 /* Is e the client end?  The agent says so; else the higher port is. */
@@ -138,6 +149,9 @@ struct cw_buckets {
 	struct cw_htab sealed;	  /* the same by bucket, not yet taken */
 	struct cw_htab pend;	  /* (bucket, end) -> what the end did */
 	struct cw_htab dormant;	  /* end -> its totals, silent past ttl */
+	/* (bucket, end) -> struct cw_end_hists: what the end's histograms
+	 * gained in that bucket, for the pend entries that have any. */
+	struct cw_htab pend_hists;
 	bool due;		  /* a bucket can be sealed */
 	bool loading;		  /* restoring: records are state, no deltas */
 	/* The view (cw_pairing_view()): 0 keeps one all-time total per edge;
@@ -180,6 +194,9 @@ struct cw_pairing {
 	size_t nmade;
 	struct cw_conn_record spare; /* when out of memory for those */
 	struct cw_buckets bk;	     /* time buckets, when on */
+	/* end key -> struct cw_end_hists: the newest histograms of the ends
+	 * (live or dormant) that have any; most ends have none. */
+	struct cw_htab hists;
 };
 
 void cw_pairing_init(struct cw_pairing *p);
@@ -211,6 +228,12 @@ long cw_pairing_find(const struct cw_pairing *p, const char *host,
 long cw_pairing_find_id(const struct cw_pairing *p, const struct cw_end_id *id);
 /* End i's numbers (i < st.ends); valid until the next add. */
 const struct cw_end *cw_pairing_numbers(const struct cw_pairing *p, size_t i);
+/* End i's histograms, NULL when it has none. */
+const struct cw_end_hists *cw_pairing_hists(const struct cw_pairing *p,
+					    size_t i);
+/* What end e (its histograms h, may be NULL) gives its edge in total. */
+void cw_end_health_of(const struct cw_end *e, const struct cw_end_hists *h,
+		      struct cw_end_health *out);
 /* How many owners (distinct graph nodes of watched ends) there are. */
 size_t cw_pairing_owners(const struct cw_pairing *p);
 /* End i's owner into *o. */

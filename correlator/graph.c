@@ -84,6 +84,17 @@ static void single_traffic(const struct cw_end *e, struct cw_conn_traffic *t)
 	sampled_traffic(e, t->bytes_c2s + t->bytes_s2c, 3, t);
 }
 
+/* End i's health into the connection's (paired: its partner is seen). */
+static void end_health(const struct cw_pairing *p, size_t i, bool paired,
+		       struct cw_conn_traffic *t)
+{
+	const struct cw_end *e = cw_pairing_numbers(p, i);
+	struct cw_end_health x;
+
+	cw_end_health_of(e, cw_pairing_hists(p, i), &x);
+	cw_edge_health_end(&t->h, &x, cw_end_is_client(e), paired);
+}
+
 static void link_traffic(const struct cw_conn_link *l,
 			 struct cw_conn_traffic *t, void *arg)
 {
@@ -94,6 +105,9 @@ static void link_traffic(const struct cw_conn_link *l,
 	else
 		pair_traffic(cw_pairing_numbers(p, l->a),
 			     cw_pairing_numbers(p, l->b), t);
+	end_health(p, l->a, l->b != NO_END, t);
+	if (l->b != NO_END)
+		end_health(p, l->b, true, t);
 }
 
 static int add_pair(struct builder *b, size_t ci, size_t si)

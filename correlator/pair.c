@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "common/util.h"
+#include "correlator/bucket_impl.h"
 #include "correlator/correlator.h"
 #include "correlator/pair_impl.h"
 
@@ -13,6 +14,8 @@ void cw_pairing_init(struct cw_pairing *p)
 	cw_htab_init(&p->ends, sizeof(struct end_key), sizeof(struct cw_end));
 	cw_htab_init(&p->hosts, sizeof(struct host_key), sizeof(uint32_t));
 	cw_htab_init(&p->owners, sizeof(struct owner_key), sizeof(uint32_t));
+	cw_htab_init(&p->hists, sizeof(struct end_key),
+		     sizeof(struct cw_end_hists));
 	cw_buckets_init(&p->bk);
 }
 
@@ -67,6 +70,7 @@ void cw_pairing_release(struct cw_pairing *p)
 	cw_htab_release(&p->ends);
 	cw_htab_release(&p->hosts);
 	cw_htab_release(&p->owners);
+	cw_htab_release(&p->hists);
 	free(p->procs);
 	p->procs = NULL;
 	p->procs_used = p->procs_size = 0;
@@ -346,6 +350,13 @@ void cw_pairing_end_copy(const struct cw_pairing *p, size_t i,
 	r->srtt_us = e->srtt_us;
 	r->seq = e->seq;
 	r->sampled_ppm = e->sampled_ppm;
+	r->connect_us = e->connect_us;
+	r->fail = e->fail;
+	r->resets_in = e->resets_in;
+	r->resets_out = e->resets_out;
+	r->xchg_pipelined = e->xchg_pipelined;
+	if (e->has_hists)
+		cw_hists_put(p, k, r);
 	proc_unpack(pr, &r->proc);
 }
 
@@ -412,6 +423,7 @@ static void end_set(struct cw_end *e, const struct cw_conn_record *r,
 	e->protocol = r->protocol;
 	e->role = r->role;
 	e->sampled_ppm = r->sampled_ppm;
+	cw_end_health_set(e, r);
 }
 
 /* A record's keys and their hashes, worked out ahead of its lookups. */
@@ -456,9 +468,11 @@ static int add_one(struct cw_pairing *p, const struct pending *q)
 	}
 	end_set(e, q->r, (uint32_t)owner);
 	p->st.records++;
-	if (p->bk.s.width_ns && !p->bk.loading)
-		return cw_buckets_note(p, e, &q->ek, &prev);
-	return 0;
+	if (p->bk.s.width_ns && !p->bk.loading &&
+	    cw_buckets_note(p, e, &q->ek, &prev, q->r))
+		return -1;
+	/* After the note, which measured the gain from the ones before. */
+	return cw_hists_keep(p, &q->ek, q->r);
 }
 
 #define BATCH 32

@@ -90,7 +90,8 @@ int cw_pairing_compact(struct cw_pairing *p);
 
 /* bucket.c: the delta of end e (its numbers were prev) into its bucket. */
 int cw_buckets_note(struct cw_pairing *p, struct cw_end *e,
-		    const struct end_key *k, const struct cw_end *prev);
+		    const struct end_key *k, const struct cw_end *prev,
+		    const struct cw_conn_record *r);
 /* bucket.c: end k is back; its dormant totals into *prev (true) or not. */
 bool cw_buckets_revive(struct cw_pairing *p, const struct end_key *k,
 		       struct cw_end *prev);

@@ -496,6 +496,13 @@ void cw_edge_json(struct cw_jsonw *w, const struct cw_edge_json *e,
 		cw_jsonw_u64(w, "first_ns", e->first_ns);
 		cw_jsonw_u64(w, "last_ns", e->last_ns);
 	}
+	if (e->health && cw_edge_health_any(e->health)) {
+		cw_jsonw_bool(w, "failed",
+			      e->conns && cw_count_add(e->health->conns_refused,
+						       e->health->conns_timeout) >=
+						  e->conns);
+		cw_edge_health_json(w, e->health);
+	}
 }
 
 static void edge_json(const struct cw_view *v, size_t i, struct cw_jsonw *w)
@@ -512,6 +519,7 @@ static void edge_json(const struct cw_view *v, size_t i, struct cw_jsonw *w)
 		.has_times = true,
 		.first_ns = e->first_ns,
 		.last_ns = e->last_ns,
+		.health = &e->h,
 	};
 
 	cw_jsonw_obj_open(w, NULL);
@@ -537,6 +545,7 @@ static void graph_edge_json(const struct cw_edge *e, struct cw_jsonw *w)
 		.has_times = true,
 		.first_ns = e->first_ns,
 		.last_ns = e->last_ns,
+		.health = &e->h,
 	};
 
 	cw_jsonw_obj_open(w, NULL);

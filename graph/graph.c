@@ -144,6 +144,7 @@ static void edge_add(struct cw_edge *e, const struct cw_edge_total *t)
 	e->est_conns = cw_count_add(e->est_conns, t->est_conns);
 	e->sampled_bytes = cw_count_add(e->sampled_bytes, t->sampled_bytes);
 	e->has_sampled |= t->has_sampled != 0;
+	cw_edge_health_add(&e->h, &t->h);
 	if (t->first_ns && (!e->first_ns || t->first_ns < e->first_ns))
 		e->first_ns = t->first_ns;
 	if (t->last_ns > e->last_ns)
@@ -168,6 +169,7 @@ static void edge_sum(struct cw_edge *e, const struct cw_conn_traffic *t)
 		.est_conns = t->msgs_est ? 1 : 0,
 		.sampled_bytes = t->sampled_bytes,
 		.has_sampled = t->has_sampled,
+		.h = t->h,
 	};
 
 	edge_add(e, &one);

@@ -93,6 +93,9 @@ struct cw_conn_traffic {
 	uint64_t sampled_bytes;
 	uint8_t msgs_est;
 	bool has_sampled;
+	/* Edge health (common/wire.h; docs/edge-health.md): what the
+	 * connection's ends gave (cw_edge_health_end()). */
+	struct cw_edge_health h;
 };
 
 struct cw_edge {
@@ -110,7 +113,18 @@ struct cw_edge {
 	 * end said (edges.json shows msgs_estimated, sampled_fraction). */
 	uint64_t est_conns, sampled_bytes;
 	bool has_sampled;
+	/* Edge health (docs/edge-health.md): counters summed, histograms
+	 * merged exactly; graph JSON and GraphML write it when it has any. */
+	struct cw_edge_health h;
 };
+
+/* Did every connection on the edge fail to connect (refused, timed out)?
+ * Such an edge goes to the address the client tried, marked failed. */
+static inline bool cw_graph_edge_failed(const struct cw_edge *e)
+{
+	return e->conns &&
+	       cw_count_add(e->h.conns_refused, e->h.conns_timeout) >= e->conns;
+}
 
 struct cw_resources;
 
@@ -262,6 +276,9 @@ struct cw_edge_json {
 	uint64_t retrans;
 	bool has_times;
 	uint64_t first_ns, last_ns;
+	/* Edge health (docs/edge-health.md), NULL: none; written (with
+	 * "failed") only when it has any. */
+	const struct cw_edge_health *health;
 };
 
 void cw_edge_json(struct cw_jsonw *w, const struct cw_edge_json *e,
@@ -429,6 +446,7 @@ struct cw_view_edge {
 	/* Estimated messages, summed from cw_edge's fields of that name. */
 	uint64_t est_conns, sampled_bytes;
 	bool has_sampled;
+	struct cw_edge_health h; /* summed as cw_edge's */
 };
 
 struct igraph_s;
@@ -451,7 +469,10 @@ struct cw_view {
 	 * container, pod, members, bytes_out, bytes_in, dns_name (only
 	 * where an external peer has one); edge weight (bytes
 	 * both ways), bytes_c2s, bytes_s2c, msgs_c2s, msgs_s2c, conns,
-	 * first_seen, last_seen (seconds since the epoch). */
+	 * first_seen, last_seen (seconds since the epoch); when an edge of
+	 * the view has health: failed (0 or 1), the health counters and
+	 * <name>_count, _p50_ns, _p90_ns, _p99_ns of each histogram and of
+	 * the network time (docs/edge-health.md). */
 	struct igraph_s *ig;
 };
 

@@ -401,6 +401,7 @@ static size_t *make_edges(struct cw_view *v, const struct cw_graph *g)
 		e->sampled_bytes =
 			cw_count_add(e->sampled_bytes, b->sampled_bytes);
 		e->has_sampled |= b->has_sampled;
+		cw_edge_health_add(&e->h, &b->h);
 		if (b->first_ns && (!e->first_ns || b->first_ns < e->first_ns))
 			e->first_ns = b->first_ns;
 		if (b->last_ns > e->last_ns)
@@ -591,6 +592,60 @@ static igraph_error_t set_vertex_attrs(igraph_t *ig, const struct cw_view *v)
 		IGRAPH_CHECK(SETEANV(ig, field, &num));                        \
 	} while (0)
 
+/* The health attributes, when an edge has health (older views keep
+ * their attributes): counters, then each histogram's figures. */
+static igraph_error_t set_health_attrs(igraph_t *ig, const struct cw_view *v,
+				       igraph_vector_t *num)
+{
+	static const char *const sfx[] = {"count", "p50_ns", "p90_ns",
+					  "p99_ns"};
+	struct cw_health_q(*q)[CW_HEALTH_NQ];
+	char name[64];
+	size_t i, k, f;
+	bool any = false;
+
+	for (i = 0; i < v->ne && !any; i++)
+		any = cw_edge_health_any(&v->e[i].h);
+	if (!any)
+		return IGRAPH_SUCCESS;
+	q = calloc(v->ne + 1, sizeof(*q));
+	IGRAPH_CHECK_OOM(q, "health figures");
+	IGRAPH_FINALLY(free, q);
+	for (i = 0; i < v->ne; i++)
+		cw_edge_health_q(&v->e[i].h, q[i]);
+#define HEALTH_NUM(field, expr)                                                \
+	do {                                                                   \
+		for (i = 0; i < v->ne; i++) {                                  \
+			const struct cw_view_edge *e = &v->e[i];               \
+			VECTOR(*num)[i] = (double)(expr);                      \
+		}                                                              \
+		IGRAPH_CHECK(SETEANV(ig, field, num));                         \
+	} while (0)
+	HEALTH_NUM("failed",
+		   e->conns && e->h.conns_refused + e->h.conns_timeout >=
+				       e->conns);
+	HEALTH_NUM("conns_refused", e->h.conns_refused);
+	HEALTH_NUM("conns_timeout", e->h.conns_timeout);
+	HEALTH_NUM("resets_by_client", e->h.resets_by_client);
+	HEALTH_NUM("resets_by_server", e->h.resets_by_server);
+	HEALTH_NUM("xchg_pipelined", e->h.xchg_pipelined);
+	for (k = 0; k < CW_HEALTH_NQ; k++)
+		for (f = 0; f < 4; f++) {
+			snprintf(name, sizeof(name), "%s_%s",
+				 cw_health_q_names[k], sfx[f]);
+			for (i = 0; i < v->ne; i++)
+				VECTOR(*num)[i] = (double)(f == 0   ? q[i][k].count
+							   : f == 1 ? q[i][k].p50
+							   : f == 2 ? q[i][k].p90
+								    : q[i][k].p99);
+			IGRAPH_CHECK(SETEANV(ig, name, num));
+		}
+#undef HEALTH_NUM
+	free(q);
+	IGRAPH_FINALLY_CLEAN(1);
+	return IGRAPH_SUCCESS;
+}
+
 static igraph_error_t set_edge_attrs(igraph_t *ig, const struct cw_view *v)
 {
 	igraph_vector_t num;
@@ -605,6 +660,7 @@ static igraph_error_t set_edge_attrs(igraph_t *ig, const struct cw_view *v)
 	EDGE_NUM("conns", e->conns);
 	EDGE_NUM("first_seen", e->first_ns / 1e9);
 	EDGE_NUM("last_seen", e->last_ns / 1e9);
+	IGRAPH_CHECK(set_health_attrs(ig, v, &num));
 	igraph_vector_destroy(&num);
 	IGRAPH_FINALLY_CLEAN(1);
 	return IGRAPH_SUCCESS;

@@ -6,7 +6,7 @@
 // fuzz-sources: common/spool.c common/spool_recover.c common/pcap.c
 // fuzz-sources: build/common/wire.pb-c.c
 // fuzz-sources: correlator/*.c paths/*.c graph/*.c place/*.c traces/*.c
-// fuzz-sources: common/hist.c
+// fuzz-sources: common/hist.c common/health.c
 // SPDX-License-Identifier: MIT
 /*
  * libFuzzer target for the graph side of causeway place: any text as the

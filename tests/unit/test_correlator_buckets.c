@@ -7,7 +7,11 @@
  * their buckets are sealed (live ends and bytes drop back), and its graph
  * has the same edges with the same totals as the graph of every end kept.
  * A state copied through its checkpoint records and fed the rest ends the
- * same as one fed everything.
+ * same as one fed everything.  The records carry edge health (connect
+ * times, failed connects, resets, histograms that grow record by record),
+ * and every comparison holds it too: two partitions' buckets summed, a
+ * checkpoint restored and the unbucketed pairing give the same counts and
+ * the same histograms, bin for bin.
  */
 #include <inttypes.h>
 #include <stdbool.h>
@@ -15,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/hist.h"
 #include "common/jsonw.h"
 #include "common/kafka.h"
 #include "common/util.h"
@@ -62,6 +67,52 @@ static void end_rec(struct cw_conn_record *r, bool client, size_t i,
 	r->seq = i;
 }
 
+/* Record k (1..3) of connection i's end: cumulative health, as agents
+ * send it.  Every 30th lone connection failed to connect (refused or
+ * timed out), every 50th was reset by its server in its last record. */
+static void health(struct cw_conn_record *r, bool client, size_t i, size_t k)
+{
+	struct cw_hist h = CW_HIST_INIT, x = CW_HIST_INIT;
+	size_t j;
+
+	if (client && i % 30 == 3) {
+		/* A connect that failed: no bytes, another port. */
+		r->fail = i % 60 == 3 ? CW_REC_FAIL_REFUSED
+				      : CW_REC_FAIL_TIMEOUT;
+		r->rport = 5433;
+		r->bytes_out = r->bytes_in = r->msgs_out = r->msgs_in = 0;
+		r->retrans = 0;
+		return;
+	}
+	if (client)
+		r->connect_us = (uint32_t)(150 + i % 50);
+	if (k == 3 && i % 50 == 9) {
+		if (client)
+			r->resets_in = 1;
+		else
+			r->resets_out = 1;
+	}
+	r->xchg_pipelined = client ? 0 : k * (i % 3);
+	for (j = 1; j <= k; j++) {
+		/* Both ends read the srtt; each exchange's server time is
+		 * 40 us less than the client's (the network's share). */
+		cw_hist_add(&h, 200000 + (i % 13) * 1000 + j * 10, 1);
+		cw_hist_add(&x, 900000 + (i % 17) * 20000 + j * 5000 -
+					(client ? 0 : 40000),
+			    1);
+	}
+	cw_rec_hist_set(&r->rtt, &h);
+	cw_rec_hist_set(&r->xchg, &x);
+	if (client) {
+		cw_hist_reset(&x);
+		for (j = 1; j <= k; j++)
+			cw_hist_add(&x, 300000 + (i % 17) * 20000, 1);
+		cw_rec_hist_set(&r->xchg_first, &x);
+	}
+	cw_hist_release(&h);
+	cw_hist_release(&x);
+}
+
 static void push(const struct cw_conn_record *r)
 {
 	if (CW_GROW(recs, cap, nrecs + 1, 1024))
@@ -99,34 +150,58 @@ static void make_stream(void)
 			uint64_t req = 300 * k + i, resp = 2000 * k + i;
 
 			end_rec(&r, true, i, first, at, req, resp, k == 3);
+			health(&r, true, i, k);
 			push(&r);
 			if (lone)
 				continue;
 			/* The server saw a little less of the last request. */
 			end_rec(&r, false, i, first + 1000, at + 500, resp,
 				k == 3 ? req : req - 1, k == 3);
+			health(&r, false, i, k);
 			push(&r);
 		}
 	}
 	qsort(recs, nrecs, sizeof(*recs), by_time);
 }
 
+/* An edge's health as text: counters, each histogram's bins (a hash). */
+static void health_text(const struct cw_edge_health *h, char *buf, size_t len)
+{
+	const struct cw_rec_hist *x[] = {&h->connect, &h->rtt, &h->client,
+					 &h->client_first, &h->server};
+	size_t i, at;
+
+	at = (size_t)snprintf(buf, len, " refused %llu timeout %llu resets "
+					"%llu/%llu pipelined %llu",
+			      (unsigned long long)h->conns_refused,
+			      (unsigned long long)h->conns_timeout,
+			      (unsigned long long)h->resets_by_client,
+			      (unsigned long long)h->resets_by_server,
+			      (unsigned long long)h->xchg_pipelined);
+	for (i = 0; i < 5 && at < len; i++)
+		at += (size_t)snprintf(buf + at, len - at, " h%zu %u:%016llx",
+				       i, x[i]->len,
+				       (unsigned long long)cw_hash_bytes(
+					       x[i]->b, x[i]->len));
+}
+
 /* Each edge of g as a line, sorted: labels and every total. */
 static char **edge_lines(const struct cw_graph *g, size_t *n)
 {
 	char **out = calloc(g->nedges + 1, sizeof(*out));
-	char a[128], b[128];
+	char a[128], b[128], hs[512];
 	size_t i;
 
 	for (i = 0; i < g->nedges; i++) {
 		const struct cw_edge *e = &g->edges[i];
 
+		health_text(&e->h, hs, sizeof(hs));
 		cw_node_label(&g->nodes[e->client], a, sizeof(a));
 		cw_node_label(&g->nodes[e->server], b, sizeof(b));
 		if (asprintf(&out[i],
 			     "%s@%s -> %s@%s/%u conns %llu paired %llu "
 			     "bytes %llu/%llu msgs %llu/%llu diff %lld/%lld "
-			     "retrans %llu first %llu last %llu",
+			     "retrans %llu first %llu last %llu%s",
 			     a, g->nodes[e->client].host, b,
 			     g->nodes[e->server].host, e->protocol,
 			     (unsigned long long)e->conns,
@@ -138,7 +213,7 @@ static char **edge_lines(const struct cw_graph *g, size_t *n)
 			     (long long)e->diff_c2s, (long long)e->diff_s2c,
 			     (unsigned long long)e->retrans,
 			     (unsigned long long)e->first_ns,
-			     (unsigned long long)e->last_ns) < 0)
+			     (unsigned long long)e->last_ns, hs) < 0)
 			out[i] = NULL;
 	}
 	*n = g->nedges;
@@ -202,6 +277,63 @@ static size_t feed(struct cw_pairing *p, size_t from, size_t to)
 	return most;
 }
 
+/* The health of make_stream()'s graph against what it fed. */
+static void check_health(const struct cw_graph *g)
+{
+	struct cw_edge_health sum;
+	struct cw_health_q q[CW_HEALTH_NQ];
+	size_t i, failed = 0;
+	uint64_t net;
+
+	memset(&sum, 0, sizeof(sum));
+	for (i = 0; i < g->nedges; i++) {
+		const struct cw_edge *e = &g->edges[i];
+
+		cw_edge_health_add(&sum, &e->h);
+		if (cw_graph_edge_failed(e)) {
+			failed++;
+			CHECK(g->nodes[e->server].kind == CW_NODE_EXTERNAL &&
+			      g->nodes[e->server].port == 5433);
+		}
+	}
+	cw_edge_health_q(&sum, q);
+	printf("health: %llu refused, %llu timed out, %zu failed edges, "
+	       "resets %llu/%llu; exchanges client %llu server %llu, "
+	       "connects %llu, rtt %llu; network p50 %llu p90 %llu p99 %llu "
+	       "ns\n",
+	       (unsigned long long)sum.conns_refused,
+	       (unsigned long long)sum.conns_timeout, failed,
+	       (unsigned long long)sum.resets_by_client,
+	       (unsigned long long)sum.resets_by_server,
+	       (unsigned long long)q[CW_HEALTH_CLIENT].count,
+	       (unsigned long long)q[CW_HEALTH_SERVER].count,
+	       (unsigned long long)q[CW_HEALTH_CONNECT].count,
+	       (unsigned long long)q[CW_HEALTH_RTT].count,
+	       (unsigned long long)q[CW_HEALTH_NETWORK].p50,
+	       (unsigned long long)q[CW_HEALTH_NETWORK].p90,
+	       (unsigned long long)q[CW_HEALTH_NETWORK].p99);
+	/* 100 of 3000 failed, half refused; each exactly once. */
+	CHECK(sum.conns_refused == NCON / 60 && sum.conns_timeout == NCON / 60);
+	CHECK(failed == 7);
+	/* 60 resets by the server, seen at both ends, counted once. */
+	CHECK(sum.resets_by_server == NCON / 50 && sum.resets_by_client == 0);
+	/* Three exchanges per end that talked: 2900 clients, 2600 servers
+	 * (every 10th has no server end); connects once per client. */
+	CHECK(q[CW_HEALTH_CLIENT].count == 3 * (NCON - NCON / 30));
+	CHECK(q[CW_HEALTH_CLIENT_FIRST].count == 3 * (NCON - NCON / 30));
+	CHECK(q[CW_HEALTH_SERVER].count == 3 * (NCON - NCON / 10));
+	CHECK(q[CW_HEALTH_RTT].count ==
+	      3 * (NCON - NCON / 30) + 3 * (NCON - NCON / 10));
+	CHECK(q[CW_HEALTH_CONNECT].count == NCON - NCON / 30);
+	/* Connect times 150-199 us. */
+	CHECK(q[CW_HEALTH_CONNECT].p50 >= 150000 &&
+	      q[CW_HEALTH_CONNECT].p99 <= 200000);
+	/* The server's time is the client's less 40 us: within a bin (16 us
+	 * at 1 ms) either way. */
+	net = q[CW_HEALTH_NETWORK].p50;
+	CHECK(net >= 40000 - 17000 && net <= 40000 + 17000);
+}
+
 static void test_exact_and_freed(void)
 {
 	struct cw_pairing all, bk;
@@ -232,9 +364,11 @@ static void test_exact_and_freed(void)
 	cw_graph_init(&gb);
 	CHECK(!cw_pairing_graph(&all, &ga));
 	CHECK(!cw_pairing_graph_buckets(&bk, &gb));
-	/* Seven client processes, each to postgres and to 10.0.0.2:5432. */
-	CHECK(ga.nedges == 14);
+	/* Seven client processes, each to postgres, to 10.0.0.2:5432 and
+	 * (connects that failed) to 10.0.0.2:5433. */
+	CHECK(ga.nedges == 21);
 	CHECK(same_graph(&gb, &ga));
+	check_health(&ga);
 	CHECK(bk.st.paired == all.st.paired);
 	CHECK(bk.st.unpaired == all.st.unpaired);
 	cw_graph_release(&ga);
@@ -318,6 +452,7 @@ static void test_checkpoint(size_t cut)
 	cw_graph_init(&g2);
 	CHECK(!cw_pairing_graph_buckets(&ref, &g1));
 	CHECK(!cw_pairing_graph_buckets(&b, &g2));
+	CHECK(same_graph(&g2, &g1)); /* histograms too, bin for bin */
 	j1 = graph_json(&g1);
 	j2 = graph_json(&g2);
 	CHECK(j1 && j2 && !strcmp(j1, j2));
@@ -436,6 +571,71 @@ static void test_view(void)
 	cw_pairing_release(&all);
 	cw_pairing_release(&a);
 	cw_pairing_release(&b);
+}
+
+/* Feed p everything, writing each bucket as it seals into s's graph. */
+static void feed_buckets(struct cw_pairing *p, const struct cw_conn_record *r,
+			 size_t n, struct since *s)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		CHECK(!cw_pairing_add(p, &r[i]));
+		if (p->bk.due) {
+			CHECK(!cw_pairing_seal(p));
+			CHECK(!cw_pairing_buckets_each(p, false, since_edge,
+						       s));
+			cw_pairing_take_sealed(p);
+		}
+	}
+	CHECK(!cw_pairing_buckets_each(p, true, since_edge, s));
+}
+
+/*
+ * Two partitions (records by their Kafka key, as the agents publish)
+ * each with its own buckets, summed bucket by bucket into one graph, as
+ * `graph --kafka --since` sums the partitions' EdgeBuckets: the same
+ * edges, counts and histograms, bin for bin, as one pass over all.
+ */
+static void test_partitions(void)
+{
+	struct cw_conn_record *part[2];
+	struct cw_pairing one, p0, p1;
+	struct cw_graph g1, g2;
+	struct since s1, s2;
+	size_t n[2] = {0, 0}, i;
+	char key[CW_WIRE_KEY_MAX];
+
+	part[0] = malloc(nrecs * sizeof(*recs));
+	part[1] = malloc(nrecs * sizeof(*recs));
+	for (i = 0; i < nrecs; i++) {
+		int k = (int)(cw_hash_bytes(key, (size_t)cw_wire_conn_key(
+							 &recs[i], key,
+							 sizeof(key))) &
+			      1);
+
+		part[k][n[k]++] = recs[i];
+	}
+	CHECK(n[0] > nrecs / 4 && n[1] > nrecs / 4);
+	cw_graph_init(&g1);
+	cw_graph_init(&g2);
+	s1 = (struct since){&g1, 0};
+	s2 = (struct since){&g2, 0};
+	bucketed(&one);
+	bucketed(&p0);
+	bucketed(&p1);
+	feed_buckets(&one, recs, nrecs, &s1);
+	feed_buckets(&p0, part[0], n[0], &s2);
+	feed_buckets(&p1, part[1], n[1], &s2);
+	CHECK(same_graph(&g2, &g1));
+	check_health(&g2);
+	cw_graph_release(&g1);
+	cw_graph_release(&g2);
+	cw_pairing_release(&one);
+	cw_pairing_release(&p0);
+	cw_pairing_release(&p1);
+	free(part[0]);
+	free(part[1]);
 }
 
 /* An edge bucket record: client "app" on web, server n's address. */
@@ -664,6 +864,7 @@ int main(void)
 	test_checkpoint(nrecs / 2);
 	test_merge();
 	test_merge_keys();
+	test_partitions();
 	lateness = NS;
 	test_view(); /* last: it gives every client its own process */
 	free(recs);
