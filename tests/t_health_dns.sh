@@ -1,7 +1,7 @@
 #!/bin/bash
 # Names of external peers from DNS answers (issue 31), against dnsmasq in
 # a test host answering made-up names: an A record, a chain of two CNAMEs
-# to an A, and a short TTL.  A client in another test host resolves each
+# to an A, a short TTL, and an AAAA record.  A client in another test host resolves each
 # name through it (glibc, its resolv.conf pointing at dnsmasq) and
 # connects to the address.  Agents watching only the client's namespace
 # (so the server is an external peer) with --dns:
@@ -35,10 +35,13 @@ ip netns exec "$SRV" dnsmasq --keep-in-foreground --no-resolv --no-hosts \
 	--host-record=edge.example.test,10.77.1.5,60 \
 	--cname=www.example.test,edge.example.test,120 \
 	--cname=shop.example.test,www.example.test,90 \
-	--host-record=short.example.test,10.77.1.6,5 &
+	--host-record=short.example.test,10.77.1.6,5 \
+	--host-record=api6.example.test,fd77:1::2,240 &
 bg_pid $!
 wait_port "$SRV" 53 udp
 ip netns exec "$SRV" $TRAFFIC echo-server 0.0.0.0 8080 &
+bg_pid $!
+ip netns exec "$SRV" $TRAFFIC echo-server "$SRV_IP6" 8080 &
 bg_pid $!
 wait_port "$SRV" 8080
 
@@ -73,6 +76,7 @@ check_eq "api.example.test reached" "$(resolve api.example.test)" 10.77.1.2
 check_eq "shop.example.test reached" "$(resolve shop.example.test)" 10.77.1.5
 t0=$(date +%s%N)
 check_eq "short.example.test reached" "$(resolve short.example.test)" 10.77.1.6
+check_eq "api6.example.test reached" "$(resolve api6.example.test)" "$SRV_IP6"
 resolve short.example.test >/dev/null # inside its TTL: not news
 sleep 0.5
 
@@ -119,7 +123,7 @@ wait $AGENT2 || fail "agent exited $?: $(cat "$T_TMP/agent.err")"
 agent_stop "$run_out" >/dev/null
 
 # What dnsmasq answered: "config NAME is ADDR" (a CNAME's "is <CNAME>").
-truth=$(awk '/ config [^ ]* is [0-9]/ {print $(NF-2), $NF}' "$log" |
+truth=$(awk '/ config [^ ]* is [0-9a-f]*[.:]/ {print $(NF-2), $NF}' "$log" |
 	sort -u)
 note "dnsmasq answered: $(echo $truth)"
 
@@ -134,9 +138,11 @@ for line in """$truth""".split("\n"):
 # chain's first name, which is what the agent reports.
 asked = {"10.77.1.2": ("api.example.test", 300),
          "10.77.1.5": ("shop.example.test", 60),
-         "10.77.1.6": ("short.example.test", 5)}
+         "10.77.1.6": ("short.example.test", 5),
+         "fd77:1::2": ("api6.example.test", 240)}
 assert truth == {"10.77.1.2": "api.example.test", "10.77.1.5": "edge.example.test",
-                 "10.77.1.6": "short.example.test"}, truth
+                 "10.77.1.6": "short.example.test",
+                 "fd77:1::2": "api6.example.test"}, truth
 for path in sys.argv[1:3]:
     recs = [json.loads(l) for l in open(path) if '"kind":"dns"' in l]
     mine = [r for r in recs if r["addr"] in asked]
@@ -184,6 +190,7 @@ names = {n["addr"]: n.get("dns_name") for n in v["nodes"]
 assert names.get("10.77.1.2") == "api.example.test", names
 assert names.get("10.77.1.5") == "shop.example.test", names
 assert names.get("10.77.1.6") == "short.example.test", names
+assert names.get("fd77:1::2") == "api6.example.test", names
 gml = open(sys.argv[2]).read()
 assert 'attr.name="dns_name"' in gml and "shop.example.test" in gml
 print("graph JSON and GraphML: names of", sorted(names))
