@@ -17,7 +17,8 @@
 # come out of the agent's records exactly: failed connects as one closed
 # client record each with its fail kind and the client as owner, resets
 # received and sent on the aborted ones only, connect times on every
-# established client end.  Both hook modes.
+# established client end.  Through `causeway run` in both hook modes, and
+# through the fleet (an agent per host, a broker, the conns topic).
 . "$(dirname "$0")/lib.sh"
 need_root
 need_cmd python3 iptables ip6tables
@@ -221,31 +222,61 @@ print("-- %s: normal %d, reset by server %d, by client %d, refused %d, "
       % ((addr,) + tuple(ks) + (tot("resets_in"), tot("resets_out"))))
 PY
 
-for hooks in sampled always; do
-	out=$T_TMP/out-$hooks
-	agent_start "$out" --hooks "$hooks"
+# clients TAG: every family's client at once; each one's outcomes in
+# $T_TMP/cli-TAG-BASE.json.
+clients() {
+	local f fw addr base
 	for f in "${families[@]}"; do
 		read -r fw addr base <<<"$f"
 		ip netns exec "$CLI" python3 "$T_TMP/cli.py" "$addr" "$base" \
 			$((base + 1)) $((base + 2)) $((base + 3)) $((base + 4)) \
 			$N_NORMAL $N_ABORT $N_CABORT $N_REFUSED $N_TMO_KERNEL \
 			$N_TMO_APP \
-			>"$T_TMP/cli-$hooks-$base.json" &
+			>"$T_TMP/cli-$1-$base.json" &
 		echo $! >"$T_TMP/cli-$base.pid"
 	done
 	for f in "${families[@]}"; do
 		read -r fw addr base <<<"$f"
 		wait "$(cat "$T_TMP/cli-$base.pid")" || fail "client failed ($fw)"
 	done
-	sleep 0.5
-	agent_stop "$out" >/dev/null
+}
+
+# check TAG RECORDS: each family's ends in RECORDS against its client.
+check() {
+	local f fw addr base
 	for f in "${families[@]}"; do
 		read -r fw addr base <<<"$f"
-		python3 "$T_TMP/check.py" "$out/conns.jsonl" \
-			"$T_TMP/cli-$hooks-$base.json" "$addr" "$base" \
-			$N_NORMAL $N_ABORT $N_CABORT $N_REFUSED \
-			$((N_TMO_KERNEL + N_TMO_APP)) ||
-			fail "$hooks, $fw: see above"
+		python3 "$T_TMP/check.py" "$2" "$T_TMP/cli-$1-$base.json" \
+			"$addr" "$base" $N_NORMAL $N_ABORT $N_CABORT \
+			$N_REFUSED $((N_TMO_KERNEL + N_TMO_APP)) ||
+			fail "$1, $fw: see above"
 	done
+}
+
+# One host's agent (`causeway run`), in both hook modes.
+for hooks in sampled always; do
+	out=$T_TMP/out-$hooks
+	agent_start "$out" --hooks "$hooks"
+	clients "$hooks"
+	sleep 0.5
+	agent_stop "$out" >/dev/null
+	check "$hooks" "$out/conns.jsonl"
 done
+
+# The fleet: one `causeway agent` per test host publishing to a broker,
+# the records read back from the conns topic (the wire's fields 30-34).
+broker_start
+out=$T_TMP/out-fleet
+fleet_agent "$out" "$CLI" cli --kafka "$BOOT" --topic-prefix hf
+pc=$FLEET_AGENT_PID
+fleet_agent "$out" "$SRV" srv --kafka "$BOOT" --topic-prefix hf
+ps=$FLEET_AGENT_PID
+clients fleet
+sleep 1
+fleet_agent_stop $pc "$out/agent-cli.log"
+fleet_agent_stop $ps "$out/agent-srv.log"
+"$CW" dump --kafka "$BOOT" --topic-prefix hf --topic conns --from-beginning \
+	--timeout 3s >"$out/conns.jsonl" 2>"$out/dump.log" ||
+	fail "dump failed: $(cat "$out/dump.log")"
+check fleet "$out/conns.jsonl"
 echo ok
