@@ -220,6 +220,21 @@ EOF
 	fail "prometheus did not start: $(tail -5 "$T_TMP/prom.log")"
 }
 
+# chromedriver_start PORT: chromedriver on 127.0.0.1:PORT for
+# tests/lib/webdriver.py, waited for; the browser it starts (profile
+# $T_TMP/profile) is killed at exit, also when the test fails.
+chromedriver_start() {
+	local i
+	on_exit "pkill -f -- '--user-data-dir=$T_TMP/profile'"
+	chromedriver --port="$1" --allowed-ips=127.0.0.1 >"$T_TMP/driver.log" 2>&1 &
+	bg_pid $!
+	for i in $(seq 1 100); do
+		curl -sf "http://127.0.0.1:$1/status" >/dev/null && return 0
+		sleep 0.1
+	done
+	fail "chromedriver did not start: $(cat "$T_TMP/driver.log")"
+}
+
 # churn_published SIM...: an embedded broker (BOOT) holding `causeway
 # simulate SIM...`'s records, and the same run in a file for the truth:
 # sets CONNS, and C2S and S2C (what the graph's edges must add up to).

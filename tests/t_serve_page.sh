@@ -65,16 +65,8 @@ for by in process pod workload; do
 done
 
 port=$(free_port) || fail "no free port"
-"$CW" serve --listen 127.0.0.1:$port --samples "$STORE" "$out" \
-	"$T_TMP/fleet.jsonl" --plan "$T_TMP/plan.json" \
-	>"$T_TMP/serve.out" 2>"$T_TMP/serve.err" &
-SERVE_PID=$!
-bg_pid $SERVE_PID
-for i in $(seq 100); do
-	curl -sf "http://127.0.0.1:$port/api/stats" >/dev/null && break
-	kill -0 $SERVE_PID 2>/dev/null || fail "serve exited: $(cat "$T_TMP/serve.err")"
-	sleep 0.1
-done
+serve_start $port --samples "$STORE" "$out" "$T_TMP/fleet.jsonl" \
+	--plan "$T_TMP/plan.json"
 curl -sf "http://127.0.0.1:$port/api/stats" >"$T_TMP/stats.json" ||
 	fail "serve does not answer: $(cat "$T_TMP/serve.err")"
 note "stats: $(cat "$T_TMP/stats.json")"
@@ -84,14 +76,7 @@ check_eq "process samples serve holds" \
 	"$(grep -c '"kind":"process"' "$out/meta.jsonl")"
 
 dport=$((port + 1))
-# The browser chromedriver starts goes too, also when the test fails.
-on_exit "pkill -f -- '--user-data-dir=$T_TMP/profile'"
-chromedriver --port=$dport --allowed-ips=127.0.0.1 >"$T_TMP/driver.log" 2>&1 &
-bg_pid $!
-for i in $(seq 100); do
-	curl -sf "http://127.0.0.1:$dport/status" >/dev/null && break
-	sleep 0.1
-done
+chromedriver_start $dport
 
 cat >"$T_TMP/drive.py" <<'EOF'
 import base64, json, sys, time, urllib.parse, urllib.request
@@ -99,44 +84,14 @@ import base64, json, sys, time, urllib.parse, urllib.request
 serve, driver, shots, profile = sys.argv[1:5]
 wantdir = sys.argv[7]
 
-def http(method, url, body=None):
-    data = json.dumps(body).encode() if body is not None else None
-    req = urllib.request.Request(url, data=data, method=method,
-                                 headers={"Content-Type": "application/json"})
-    with urllib.request.urlopen(req, timeout=60) as r:
-        return json.loads(r.read() or b"null")
+from webdriver import http, Page
 
 def api(path):
     with urllib.request.urlopen(serve + path, timeout=30) as r:
         return json.loads(r.read())
 
-args = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-        "--no-first-run", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync",
-        "--user-data-dir=" + profile, "--window-size=1400,1000"]
-caps = {"capabilities": {"alwaysMatch": {"browserName": "chrome",
-        "goog:chromeOptions": {"binary": "/usr/bin/chromium", "args": args}}}}
-sess = http("POST", driver + "/session", caps)["value"]["sessionId"]
-S = driver + "/session/" + sess
-
-def js(script, *a):
-    return http("POST", S + "/execute/sync", {"script": script, "args": list(a)})["value"]
-
-def wait(what, cond, secs=60):
-    # A bound on waiting for the page, not a measurement: a page that never
-    # gets there fails with what it showed.
-    end = time.time() + secs
-    while time.time() < end:
-        v = js(cond)
-        if v:
-            return v
-        time.sleep(0.2)
-    raise SystemExit("timed out waiting for %s; status: %s" %
-                     (what, js("return document.body.innerText.slice(0, 400)")))
-
-def shot(name):
-    png = http("GET", S + "/screenshot")["value"]
-    open("%s/%s.png" % (shots, name), "wb").write(base64.b64decode(png))
+page = Page(driver, profile, shots)
+S, js, wait, shot = page.S, page.js, page.wait, page.shot
 
 def ready(by, node=""):
     wait("the %s graph%s" % (by, " of " + node if node else ""),
@@ -377,7 +332,8 @@ shot("stats")
 http("DELETE", S)
 EOF
 
-python3 "$T_TMP/drive.py" "http://127.0.0.1:$port" "http://127.0.0.1:$dport" \
+PYTHONPATH="$CW_ROOT/tests/lib" python3 "$T_TMP/drive.py" \
+	"http://127.0.0.1:$port" "http://127.0.0.1:$dport" \
 	"$SHOTS" "$T_TMP/profile" "$out/conns.jsonl" "$T_TMP/plan.json" "$T_TMP" ||
 	fail "the page does not show what the API says"
 kill -0 $SERVE_PID || fail "serve died"

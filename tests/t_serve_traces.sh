@@ -273,57 +273,21 @@ SHOTS=$CW_ROOT/${BUILD:-build}/test-logs/t_serve_traces
 rm -rf "$SHOTS"
 mkdir -p "$SHOTS"
 dport=$((port + 1))
-# The browser chromedriver starts goes too, also when the test fails.
-on_exit "pkill -f -- '--user-data-dir=$T_TMP/profile'"
-chromedriver --port=$dport --allowed-ips=127.0.0.1 >driver.log 2>&1 &
-bg_pid $!
-for i in $(seq 100); do
-	curl -sf "http://127.0.0.1:$dport/status" >/dev/null && break
-	sleep 0.1
-done
+chromedriver_start $dport
 
 cat >drive.py <<'EOF'
 import base64, json, sys, time, urllib.request
 
 serve, driver, shots, profile = sys.argv[1:5]
 
-def http(method, url, body=None):
-    data = json.dumps(body).encode() if body is not None else None
-    req = urllib.request.Request(url, data=data, method=method,
-                                 headers={"Content-Type": "application/json"})
-    with urllib.request.urlopen(req, timeout=60) as r:
-        return json.loads(r.read() or b"null")
+from webdriver import http, Page
 
 def api(path):
     with urllib.request.urlopen(serve + path, timeout=30) as r:
         return json.loads(r.read())
 
-args = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-        "--no-first-run", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync",
-        "--user-data-dir=" + profile, "--window-size=1400,1000"]
-caps = {"capabilities": {"alwaysMatch": {"browserName": "chrome",
-        "goog:chromeOptions": {"binary": "/usr/bin/chromium", "args": args}}}}
-sess = http("POST", driver + "/session", caps)["value"]["sessionId"]
-S = driver + "/session/" + sess
-
-def js(script, *a):
-    return http("POST", S + "/execute/sync", {"script": script, "args": list(a)})["value"]
-
-def wait(what, cond, secs=60):
-    # A bound on waiting for the page, not a measurement.
-    end = time.time() + secs
-    while time.time() < end:
-        v = js(cond)
-        if v:
-            return v
-        time.sleep(0.2)
-    raise SystemExit("timed out waiting for %s; status: %s" %
-                     (what, js("return document.body.innerText.slice(0, 400)")))
-
-def shot(name):
-    png = http("GET", S + "/screenshot")["value"]
-    open("%s/%s.png" % (shots, name), "wb").write(base64.b64decode(png))
+page = Page(driver, profile, shots)
+S, js, wait, shot = page.S, page.js, page.wait, page.shot
 
 http("POST", S + "/url", {"url": serve + "/"})
 js("document.querySelector('button[data-tab=traces]').click();")
@@ -376,7 +340,8 @@ print("-- waterfall of %s: %d bars, %d on the critical path, %d low-confidence "
 shot("waterfall")
 http("DELETE", S)
 EOF
-python3 drive.py "$API" "http://127.0.0.1:$dport" "$SHOTS" "$T_TMP/profile" ||
+PYTHONPATH="$CW_ROOT/tests/lib" python3 drive.py "$API" \
+	"http://127.0.0.1:$dport" "$SHOTS" "$T_TMP/profile" ||
 	fail "the page does not show what the API says"
 kill -0 $SERVE_PID || fail "serve died"
 note "screenshots: $SHOTS"
