@@ -32,8 +32,13 @@ kafka_phase 1
 short_pids=()
 for i in 1 2 3; do
 	before=$(kafka_end_offset causeway.conns)
-	kafka_stop "$i"
-	note "kafka broker $i stopped (SIGTERM)"
+	# Clean: however long its shutdown takes on a busy machine, never a
+	# SIGKILL (which would be t_kafka_real_broker_fault's crash).
+	kafka_stop "$i" 600
+	grep -q "\[BrokerServer id=$i\] shut down completed" \
+		"$KAFKA_DIR/$i/server.log" ||
+		fail "broker $i did not shut down cleanly: $(tail -n 20 "$KAFKA_DIR/$i/server.log")"
+	note "kafka broker $i stopped (SIGTERM, shut down completed)"
 	res=$(ip netns exec "$CLI" $TRAFFIC short "$SRV_IP" 7300 "$SHORT" \
 		"$SHORT_BYTES") || fail "short connections failed"
 	kafka_short_check "$res" "$SHORT" "$SHORT_BYTES"

@@ -199,12 +199,13 @@ kafka_kill() {
 	note "kafka broker $1 killed (SIGKILL)"
 }
 
-# kafka_stop I: stop broker I cleanly (SIGTERM; SIGKILL if it lingers).
+# kafka_stop I [SECONDS]: stop broker I cleanly (SIGTERM; SIGKILL if it
+# lingers past SECONDS, 10).
 kafka_stop() {
 	local pid=${KAFKA_PIDS[$1]:-} i
 	[ -n "$pid" ] || return 0
 	kill -TERM "$pid" 2>/dev/null
-	for i in $(seq 1 100); do
+	for i in $(seq 1 $((${2:-10} * 10))); do
 		kill -0 "$pid" 2>/dev/null || break
 		sleep 0.1
 	done
