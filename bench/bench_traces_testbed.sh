@@ -10,12 +10,16 @@
 # `taskset -c 0`, median of ROUNDS) and peak memory on the busiest capture.
 # A capture has no thread evidence; the agent (`causeway run --traces`),
 # recording the same load, gives each level a second table with it.
-# Prints a markdown section.
+# Prints a markdown section.  OLD_CW=BINARY scores the same inputs with
+# another build too (before/after side by side, one run, one load);
+# KEEP=DIR keeps each level's capture, agent records and truth there.
 #
-#   bench/run.sh bench_traces_testbed     (LEVELS="10 25 50 80", SECS=8)
+#   bench/run.sh bench_traces_testbed     (LEVELS="10 25 50 80 90", SECS=8)
 . "$(dirname "$0")/../tests/lib.sh"
 . "$CW_ROOT/tests/testbed/lib.sh"
-LEVELS=${LEVELS:-10 25 50 80}
+LEVELS=${LEVELS:-10 25 50 80 90}
+OLD_CW=${OLD_CW:-}
+KEEP=${KEEP:-}
 SECS=${SECS:-8}
 ROUNDS=${ROUNDS:-5}
 need_cmd taskset
@@ -43,7 +47,15 @@ for lv in $LEVELS; do
 		python3 "$TB_DIR/scores.py" "$T_TMP/o$k$lv.txt" \
 			"$T_TMP/e$k$lv.txt" >"$T_TMP/$k$lv.json"
 		cat "$T_TMP/o$k$lv.txt" "$T_TMP/e$k$lv.txt" >&2
+		[ -n "$OLD_CW" ] || continue
+		"$OLD_CW" traces --truth-links "$T_TMP/truth$lv.csv" \
+			"$T_TMP/$f" >"$T_TMP/O$k$lv.txt" 2>"$T_TMP/E$k$lv.txt" ||
+			fail "$OLD_CW traces at $lv%: $(cat "$T_TMP/E$k$lv.txt")"
+		python3 "$TB_DIR/scores.py" "$T_TMP/O$k$lv.txt" \
+			"$T_TMP/E$k$lv.txt" >"$T_TMP/${k}old$lv.json"
 	done
+	[ -z "$KEEP" ] || { mkdir -p "$KEEP" && cp "$T_TMP/l$lv.pcap" \
+		"$T_TMP/m$lv.csv" "$T_TMP/truth$lv.csv" "$T_TMP/load$lv.json" "$KEEP/"; }
 	cat "$T_TMP/load$lv.json" >&2
 done
 busiest=${LEVELS##* }
@@ -81,14 +93,19 @@ echo "(timing only: no thread evidence in a capture) and scores per service:"
 echo "requests right (every call made for it mapped to it and no other),"
 echo "FCFS in the same run, top-5; traces right end to end (from evloop down)."
 echo
-# table K: the scores of input K (s capture, a agent) at every level.
+# table K: the scores of input K (s capture, a agent) at every level;
+# with OLD_CW, its right and traces right beside ours ("before").
 table() {
-	echo "| load | req/s | p50 ms | service | requests | right | FCFS | top-5 | traces right | FCFS |"
-	echo "|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|"
+	local h="" r=""
+	[ -z "$OLD_CW" ] || h=" before | before traces |" r="---:|---:|"
+	echo "| load | req/s | p50 ms | service | requests | right | FCFS | top-5 | traces right | FCFS |$h"
+	echo "|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|$r"
 	for lv in $LEVELS; do
-		python3 - "$T_TMP/$1$lv.json" "$T_TMP/load$lv.json" "$lv" <<'PY'
-import json, sys
+		python3 - "$T_TMP/$1$lv.json" "$T_TMP/load$lv.json" "$lv" \
+			"$T_TMP/${1}old$lv.json" <<'PY'
+import json, os, sys
 s, load = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+old = json.load(open(sys.argv[4])) if os.path.exists(sys.argv[4]) else None
 t = s["traces"]
 for i, name in enumerate(["evloop", "tpr", "pool", "(all)"]):
     v = s["services"].get(name)
@@ -96,8 +113,12 @@ for i, name in enumerate(["evloop", "tpr", "pool", "(all)"]):
         continue
     head = ("%s%%" % sys.argv[3], "%.0f" % load["rate"], "%.1f" % load["p50_ms"]) if i == 0 else ("", "", "")
     tail = ("%.3f" % t["right"], "%.3f" % t["fcfs"]) if i == 0 else ("", "")
-    print("| %s | %s | %s | %s | %d | %.3f | %.3f | %.3f | %s | %s |" % (
-        head + (name, v["requests"], v["right"], v["fcfs"], v["top5"]) + tail))
+    line = "| %s | %s | %s | %s | %d | %.3f | %.3f | %.3f | %s | %s |" % (
+        head + (name, v["requests"], v["right"], v["fcfs"], v["top5"]) + tail)
+    if old:
+        o = old["services"].get(name, {"right": 0})
+        line += " %.3f | %s |" % (o["right"], "%.3f" % old["traces"]["right"] if i == 0 else "")
+    print(line)
 PY
 	done
 	echo

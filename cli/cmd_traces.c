@@ -34,6 +34,7 @@ static const char help[] =
 	"  --window N        calls per assignment window (default 24)\n"
 	"  --candidates N    requests kept per call (default 8)\n"
 	"  --rounds N        timing-only learning rounds (default 1)\n"
+	"  --refine N        soft refinement steps of each model (default 5)\n"
 	"  --no-thread       ignore thread evidence\n"
 	"  --fold-replicas   with --truth: name services by pod without its replica\n"
 	"                    suffix (default: as the data names them)\n"
@@ -48,7 +49,7 @@ static const char *const formats[] = {"otlp", "jaeger", NULL};
 
 static int parse_args(struct cw_traces_cmd *a, int argc, char **argv)
 {
-	uint64_t window = 0, cands = 0, rounds = 0;
+	uint64_t window = 0, cands = 0, rounds = 0, refine = 5;
 	int format = 0;
 	const struct cw_opt t[] = {
 		CW_OPT_STR("truth", 0, &a->truth),
@@ -61,6 +62,7 @@ static int parse_args(struct cw_traces_cmd *a, int argc, char **argv)
 		CW_OPT_U64("window", 0, &window, 1, 256),
 		CW_OPT_U64("candidates", 0, &cands, 1, 16),
 		CW_OPT_U64("rounds", 0, &rounds, 1, 20),
+		CW_OPT_U64("refine", 0, &refine, 0, 50),
 		CW_OPT_FLAG("no-thread", 0, &a->o.no_thread),
 		CW_OPT_FLAG("fold-replicas", 0, &a->fold_replicas),
 		CW_OPT_STR("kafka", 'k', &a->kc.brokers),
@@ -78,6 +80,7 @@ static int parse_args(struct cw_traces_cmd *a, int argc, char **argv)
 	a->o.window = window ? window : a->o.window;
 	a->o.max_cands = cands ? cands : a->o.max_cands;
 	a->o.rounds = rounds ? (int)rounds : a->o.rounds;
+	a->o.refine = (int)refine;
 	if (rc >= 0)
 		return rc ? -1 : 1;
 	if (cw_opts_one_operand(argc, argv, &a->input))

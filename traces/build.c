@@ -276,6 +276,37 @@ static void attach_truth(struct cw_traces *t)
 	free(req_of);
 }
 
+/*
+ * Spans in time order, ties broken by time too, never by ids (which a
+ * reordered input renumbers): start, end, the other end's start and end,
+ * bytes, the peer's name; the index only between spans alike in all of
+ * those.
+ */
+int cw_traces_span_cmp(const struct cw_traces *t, int32_t a, int32_t b)
+{
+	const struct cw_tspan *x = &t->spans[a], *y = &t->spans[b];
+	const struct cw_tspan *px = x->peer_span >= 0 ? &t->spans[x->peer_span]
+						       : x,
+			      *py = y->peer_span >= 0 ? &t->spans[y->peer_span]
+						       : y;
+	int c;
+
+	if (x->start_ns != y->start_ns)
+		return x->start_ns < y->start_ns ? -1 : 1;
+	if (x->end_ns != y->end_ns)
+		return x->end_ns < y->end_ns ? -1 : 1;
+	if (px->start_ns != py->start_ns)
+		return px->start_ns < py->start_ns ? -1 : 1;
+	if (px->end_ns != py->end_ns)
+		return px->end_ns < py->end_ns ? -1 : 1;
+	if (x->bytes != y->bytes)
+		return x->bytes < y->bytes ? -1 : 1;
+	c = x->peer == y->peer ? 0 : strcmp(t->names[x->peer], t->names[y->peer]);
+	if (c)
+		return c;
+	return a < b ? -1 : a > b;
+}
+
 int cw_traces_build(struct cw_traces *t)
 {
 	size_t i, j;

@@ -154,6 +154,7 @@ struct cw_traces_opts {
 	size_t window;	  /* calls per assignment window (default 24) */
 	size_t max_cands; /* candidates kept per call (default 8) */
 	int rounds;	  /* learning rounds without thread links (1) */
+	int refine;	  /* soft refinement steps of each model (5) */
 	bool no_thread;	  /* ignore thread evidence (tests) */
 };
 
@@ -202,6 +203,10 @@ int cw_traces_read_file(struct cw_traces *t, const char *path);
 
 /* Messages -> spans; multiplexed connections are counted and skipped. */
 int cw_traces_build(struct cw_traces *t);
+/* Spans a and b in time order (after cw_traces_build()), ties broken by
+ * times and names, never by ids: the index only between spans alike in
+ * everything else, so a reordered input links the same. */
+int cw_traces_span_cmp(const struct cw_traces *t, int32_t a, int32_t b);
 
 /*
  * Truth from the services' own records, for an input whose connections
