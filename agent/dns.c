@@ -193,10 +193,10 @@ void cw_dns_report(const struct cw_dns *d)
 	if (!d)
 		return;
 	cw_dns_stats(d, &st);
-	cw_info("dns: %" PRIu64 " answers from port 53 (%" PRIu64
+	cw_info("dns: %" PRIu64 " datagrams from port 53 (%" PRIu64
 		" lost, %" PRIu64 " unreadable, %" PRIu64 " cut at 512 "
 		"bytes), %" PRIu64 " malformed; %" PRIu64
-		" addresses learned, %" PRIu64 " names published, %" PRIu64
+		" answers learned, %" PRIu64 " names published, %" PRIu64
 		" evicted",
 		st.datagrams, st.lost, st.bad, st.cut, st.malformed, st.answers,
 		st.names, st.evicted);
