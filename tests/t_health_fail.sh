@@ -18,7 +18,8 @@
 # client record each with its fail kind and the client as owner, resets
 # received and sent on the aborted ones only, connect times on every
 # established client end.  Through `causeway run` in both hook modes, and
-# through the fleet (an agent per host, a broker, the conns topic).
+# through the fleet (an agent per host, a broker, the conns topic, the
+# correlator); the graph's edges too (edges.json of each).
 . "$(dirname "$0")/lib.sh"
 need_root
 need_cmd python3 iptables ip6tables
@@ -134,7 +135,7 @@ for f in "${families[@]}"; do
 done
 
 # check.py CONNS CLIENT_JSON ADDR BASE N_NORMAL N_ABORT N_CABORT N_REFUSED
-#	N_TIMEOUT
+#	N_TIMEOUT [EDGES_JSON]
 cat >"$T_TMP/check.py" <<'PY'
 import ipaddress, json, sys
 recs = [json.loads(l) for l in open(sys.argv[1])]
@@ -216,6 +217,55 @@ if sum(1 for r in mine if h(r, "fail") != "none") != n_refused + n_timeout:
 if errs:
     print("\n".join(errs))
     sys.exit(1)
+# The graph (edges.json of `causeway run`), when given: the client's
+# edge to its server carries the resets by each side and a connect time
+# per connection; its failed connects are edges to the address it tried,
+# marked failed, with the refused and timed-out counts.
+if len(sys.argv) > 10:
+    g = json.load(open(sys.argv[10]))
+    nodes = {n["id"]: n for n in g["nodes"]}
+    mine_e = [e for e in g["edges"] if nodes[e["client"]].get("pid") == pid]
+    # An address node (no process) is the address the client tried.
+    ext = [e for e in mine_e if nodes[e["server"]].get("pid") is None]
+    srv = [e for e in mine_e if nodes[e["server"]].get("pid") is not None]
+    sm = lambda es, k: sum(e.get(k, 0) for e in es)
+    got = {"server edge conns": sm(srv, "conns"),
+           "resets_by_server": sm(srv, "resets_by_server"),
+           "resets_by_client": sm(srv, "resets_by_client"),
+           "connect_count": sm(srv, "connect_count"),
+           "server edge refused+timeout": sm(srv, "conns_refused") +
+                                          sm(srv, "conns_timeout"),
+           "failed edge conns": sm(ext, "conns"),
+           "conns_refused": sm(ext, "conns_refused"),
+           "conns_timeout": sm(ext, "conns_timeout")}
+    n_est = n_normal + n_abort + n_cabort
+    want = {"server edge conns": n_est, "resets_by_server": n_abort,
+            "resets_by_client": n_cabort, "connect_count": n_est,
+            "server edge refused+timeout": 0,
+            "failed edge conns": n_refused + n_timeout,
+            "conns_refused": n_refused, "conns_timeout": n_timeout}
+    for k in want:
+        if got[k] != want[k]:
+            errs.append("graph: %s %d, not %d" % (k, got[k], want[k]))
+    for e in ext:
+        n = nodes[e["server"]]
+        if not e.get("failed") or n.get("addr") != addr:
+            errs.append("graph: failed edge to %s not marked failed (%s)"
+                        % (n.get("label"), e.get("failed")))
+    if any(e.get("failed") for e in srv) or not srv:
+        errs.append("graph: the server edge is missing or marked failed")
+    if not errs:
+        print("-- %s graph: %d conns to the server, resets by server %d, by "
+              "client %d, connect p50 %.2f ms; failed edges: %d refused, "
+              "%d timed out" % (addr, got["server edge conns"],
+                                got["resets_by_server"],
+                                got["resets_by_client"],
+                                sm(srv, "connect_p50_ns") / max(len(srv), 1)
+                                / 1e6, got["conns_refused"],
+                                got["conns_timeout"]))
+if errs:
+    print("\n".join(errs))
+    sys.exit(1)
 ks = [len(ends("client", p)) for p in (pn, pa, pc, pr, pd)]
 print("-- %s: normal %d, reset by server %d, by client %d, refused %d, "
       "timeout %d; resets received %d, sent %d (all ends)"
@@ -241,14 +291,15 @@ clients() {
 	done
 }
 
-# check TAG RECORDS: each family's ends in RECORDS against its client.
+# check TAG RECORDS [EDGES]: each family's ends in RECORDS (and edges in
+# the graph EDGES) against its client.
 check() {
 	local f fw addr base
 	for f in "${families[@]}"; do
 		read -r fw addr base <<<"$f"
 		python3 "$T_TMP/check.py" "$2" "$T_TMP/cli-$1-$base.json" \
 			"$addr" "$base" $N_NORMAL $N_ABORT $N_CABORT \
-			$N_REFUSED $((N_TMO_KERNEL + N_TMO_APP)) ||
+			$N_REFUSED $((N_TMO_KERNEL + N_TMO_APP)) ${3:-} ||
 			fail "$1, $fw: see above"
 	done
 }
@@ -260,7 +311,7 @@ for hooks in sampled always; do
 	clients "$hooks"
 	sleep 0.5
 	agent_stop "$out" >/dev/null
-	check "$hooks" "$out/conns.jsonl"
+	check "$hooks" "$out/conns.jsonl" "$out/edges.json"
 done
 
 # The fleet: one `causeway agent` per test host publishing to a broker,
@@ -278,5 +329,10 @@ fleet_agent_stop $ps "$out/agent-srv.log"
 "$CW" dump --kafka "$BOOT" --topic-prefix hf --topic conns --from-beginning \
 	--timeout 3s >"$out/conns.jsonl" 2>"$out/dump.log" ||
 	fail "dump failed: $(cat "$out/dump.log")"
-check fleet "$out/conns.jsonl"
+printf 'session.timeout.ms=6000\n' >"$T_TMP/kafka.properties"
+"$CW" correlate --kafka "$BOOT" --kafka-config "$T_TMP/kafka.properties" \
+	--topic-prefix hf --group hf --from-beginning --idle 4s \
+	-o "$out/corr" >/dev/null 2>"$out/corr.log" ||
+	fail "correlate failed: $(cat "$out/corr.log")"
+check fleet "$out/conns.jsonl" "$out/corr/edges.json"
 echo ok
