@@ -48,9 +48,8 @@ void cw_prom_label(FILE *fp, const char *name, const char *v)
 }
 
 const double cw_prom_latency_le[] = {
-	0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01,
-	0.025,	0.05,	 0.1,	 0.25,	0.5,	1,     2.5,
-	5,	10,
+	0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
+	0.05,	0.1,	 0.25,	 0.5,	1,	2.5,   5,    10,
 };
 const size_t cw_prom_latency_nle = CW_ARRAY_SIZE(cw_prom_latency_le);
 

@@ -81,6 +81,24 @@ static void json_drawn(struct cw_jsonw *w, const struct serve_graph *g)
 		     g->ne < st.max_edges ? g->ne : st.max_edges);
 }
 
+/* A node's RED summary (serve_red_of), where its edges have health. */
+static void json_red(struct cw_jsonw *w, const struct serve_graph *g, size_t i)
+{
+	struct serve_red red;
+
+	serve_red_of(g, i, &red);
+	if (!red.known)
+		return;
+	cw_jsonw_obj_open(w, "red");
+	cw_jsonw_u64(w, "exchanges", red.exchanges);
+	cw_jsonw_double(w, "rate", red.rate);
+	cw_jsonw_u64(w, "errors", red.errors);
+	cw_jsonw_double(w, "error_rate", red.error_rate);
+	cw_jsonw_u64(w, "p50_ns", red.p50_ns);
+	cw_jsonw_u64(w, "p99_ns", red.p99_ns);
+	cw_jsonw_obj_close(w);
+}
+
 static void json_graph(struct cw_jsonw *w, const struct serve_graph *g)
 {
 	char id[32];
@@ -112,6 +130,7 @@ static void json_graph(struct cw_jsonw *w, const struct serve_graph *g)
 		snprintf(id, sizeof(id), "n%zu", i);
 		cw_jsonw_str(w, "id", id);
 		cw_node_json(w, &j);
+		json_red(w, g, i);
 		cw_jsonw_obj_close(w);
 	}
 	cw_jsonw_arr_close(w);
@@ -125,6 +144,7 @@ static void json_graph(struct cw_jsonw *w, const struct serve_graph *g)
 			.protocol = -1,
 			CW_EDGE_JSON_TRAFFIC(e),
 			.msgs_est = e->msgs_est,
+			.health = e->health,
 		};
 
 		cw_jsonw_obj_open(w, NULL);

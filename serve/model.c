@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/hist.h"
 #include "common/htab.h"
 #include "common/log.h"
 #include "common/record_read.h"
@@ -226,6 +227,20 @@ static struct cw_view *view_for(struct serve_model *m, enum cw_serve_by by)
 	return &m->views[by];
 }
 
+/*
+ * The health of a view edge as the graph summed it, or NULL (none known,
+ * or out of memory: the edge is then shown without).
+ */
+static struct cw_edge_health *view_health(const struct cw_view_edge *e)
+{
+	struct cw_edge_health *h;
+
+	if (!cw_edge_health_any(&e->h) || !(h = malloc(sizeof(*h))))
+		return NULL;
+	*h = e->h;
+	return h;
+}
+
 static uint64_t edge_bytes(const struct serve_edge *e)
 {
 	return cw_count_add(e->bytes_c2s, e->bytes_s2c);
@@ -250,6 +265,7 @@ static struct serve_edge *edge_totals(const struct cw_view *v,
 			.paired = e->paired,
 			.first_ns = e->first_ns,
 			.last_ns = e->last_ns,
+			.health = view_health(e),
 		};
 		if (q->has_since)
 			continue;
@@ -349,8 +365,8 @@ static int edge_cmp(const void *a, const void *b)
 }
 
 /* The edges that q keeps, and their vertices, into out. */
-static int select_into(const struct cw_view *v, const struct serve_edge *t,
-		       long vid, double min_share, struct serve_graph *out)
+static int select_into(const struct cw_view *v, struct serve_edge *t, long vid,
+		       double min_share, struct serve_graph *out)
 {
 	long *idx = malloc((v->nv + 1) * sizeof(*idx));
 	struct serve_edge e;
@@ -394,6 +410,7 @@ static int select_into(const struct cw_view *v, const struct serve_edge *t,
 		if (CW_GROW(out->edges, out->cap_edges, out->ne + 1, 16))
 			goto out;
 		out->edges[out->ne++] = e;
+		t[i].health = NULL; /* the graph's now */
 		node_add(&out->nodes[e.from], e.bytes_s2c, e.bytes_c2s);
 		node_add(&out->nodes[e.to], e.bytes_c2s, e.bytes_s2c);
 	}
@@ -426,6 +443,7 @@ static int graph_locked(struct serve_model *m, const struct cw_serve_query *q,
 	struct cw_view *v;
 	long vid = -1;
 	int ret = -1;
+	size_t i;
 
 	v = view_for(m, q->by);
 	if (!v) {
@@ -451,6 +469,8 @@ static int graph_locked(struct serve_model *m, const struct cw_serve_query *q,
 		snprintf(err, errlen, "out of memory");
 	else
 		ret = 0;
+	for (i = 0; t && i < v->ne; i++)
+		free(t[i].health);
 	free(t);
 	return ret;
 }
@@ -491,9 +511,55 @@ void serve_graph_release(struct serve_graph *g)
 		free(g->nodes[i].container);
 		free(g->nodes[i].proc);
 	}
+	for (i = 0; i < g->ne; i++)
+		free(g->edges[i].health);
 	free(g->nodes);
 	free(g->edges);
 	memset(g, 0, sizeof(*g));
+}
+
+/* Add the samples of r to h; out of memory: the summary counts fewer. */
+static void hist_add(struct cw_hist *h, const struct cw_rec_hist *r)
+{
+	struct cw_hist x = CW_HIST_INIT;
+
+	if (!cw_rec_hist_get(r, &x))
+		(void)cw_hist_merge(h, &x);
+	cw_hist_release(&x);
+}
+
+void serve_red_of(const struct serve_graph *g, size_t node,
+		  struct serve_red *out)
+{
+	struct cw_hist timed = CW_HIST_INIT;
+	double span =
+		(double)(g->last_ns > g->first_ns ? g->last_ns - g->first_ns
+						  : 0) /
+		1e9;
+	size_t i;
+
+	memset(out, 0, sizeof(*out));
+	for (i = 0; i < g->ne; i++) {
+		const struct cw_edge_health *h = g->edges[i].health;
+
+		if (g->edges[i].to != node || !h)
+			continue;
+		out->known = true;
+		out->errors = cw_count_add(
+			out->errors,
+			cw_count_add(cw_count_add(h->conns_refused,
+						  h->conns_timeout),
+				     cw_count_add(h->resets_by_client,
+						  h->resets_by_server)));
+		hist_add(&timed, h->server.len ? &h->server : &h->client);
+	}
+	span = span < 1 ? 1 : span;
+	out->exchanges = timed.count;
+	out->rate = (double)timed.count / span;
+	out->error_rate = (double)out->errors / span;
+	out->p50_ns = cw_hist_quantile(&timed, 0.5);
+	out->p99_ns = cw_hist_quantile(&timed, 0.99);
+	cw_hist_release(&timed);
 }
 
 void serve_model_stats(struct serve_model *m, struct serve_stats *st)

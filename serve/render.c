@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/hist.h"
 #include "common/log.h"
 #include "common/util.h"
 #include "serve/serve_int.h"
@@ -63,8 +64,8 @@ static const char *command_of(const struct serve_graph *sg,
 
 /* The label: name (without the "@host" the next line shows), host or
  * members, bytes; cleaned and escaped for Graphviz. */
-static void node_label(const struct serve_graph *sg,
-		       const struct serve_node *x, char *label, size_t len)
+static void node_label(const struct serve_graph *sg, const struct serve_node *x,
+		       char *label, size_t len)
 {
 	char text[2][512], bytes[32];
 
@@ -86,6 +87,28 @@ static void node_label(const struct serve_graph *sg,
 	}
 	snprintf(label, len, "%s\n%llu processes, several hosts\n%s", text[0],
 		 (unsigned long long)x->members, bytes);
+}
+
+/* Its name, and its RED summary (serve_red_of) where it has one. */
+static const char *node_tip(const struct serve_graph *sg, size_t i, char *tip,
+			    size_t len)
+{
+	char p50[32], p99[32];
+	struct serve_red red;
+	size_t n;
+
+	cw_viz_text(tip, len, sg->nodes[i].name, 400);
+	serve_red_of(sg, i, &red);
+	n = strlen(tip);
+	if (red.known)
+		snprintf(tip + n, len - n,
+			 "\nrate %.2f/s, errors %.2f/s (%llu), duration p50 "
+			 "%s p99 %s",
+			 red.rate, red.error_rate,
+			 (unsigned long long)red.errors,
+			 cw_fmt_duration(red.p50_ns, p50, sizeof(p50)),
+			 cw_fmt_duration(red.p99_ns, p99, sizeof(p99)));
+	return tip;
 }
 
 static int add_nodes(const struct serve_graph *sg, const bool *keep,
@@ -122,7 +145,7 @@ static int add_nodes(const struct serve_graph *sg, const bool *keep,
 		    cw_viz_set(nodes[i], "label", label) ||
 		    cw_viz_set(nodes[i], "id", name) ||
 		    cw_viz_set(nodes[i], "tooltip",
-			       cw_viz_text(tip, sizeof(tip), x->name, 400)) ||
+			       node_tip(sg, i, tip, sizeof(tip))) ||
 		    cw_viz_set(nodes[i], "color",
 			       x->external ? "#555555"
 					   : cw_viz_color(command_of(sg, x))) ||
@@ -133,17 +156,89 @@ static int add_nodes(const struct serve_graph *sg, const bool *keep,
 	return 0;
 }
 
+/*
+ * Edge health on the drawing: an edge whose exchanges were timed is
+ * coloured by the client's p99 (the server's where no client end timed
+ * them), from green under 1 ms to red at 100 ms and over; an edge whose
+ * every connection failed is red and dashed; the label adds the p99 and
+ * the failures and resets.
+ */
+static const struct {
+	uint64_t under_ns;
+	const char *color;
+} latency_colors[] = {
+	{1000000, "#2e7d32"},	 /* < 1 ms */
+	{10000000, "#9e9d24"},	 /* < 10 ms */
+	{100000000, "#ef6c00"},	 /* < 100 ms */
+	{UINT64_MAX, "#c62828"}, /* >= 100 ms */
+};
+
+#define LATENCY_CAPTION                                                        \
+	"edge colour: client p99 (green < 1 ms, olive < 10 ms, orange < "      \
+	"100 ms, red above); red dashed: every connection failed"
+
+/* The p99 that colours an edge, ns; 0: none timed. */
+static uint64_t edge_p99(const struct cw_edge_health *h)
+{
+	struct cw_hist x = CW_HIST_INIT;
+	uint64_t p = 0;
+
+	if (!cw_rec_hist_get(h->client.len ? &h->client : &h->server, &x))
+		p = cw_hist_quantile(&x, 0.99);
+	cw_hist_release(&x);
+	return p;
+}
+
+/* Colour, style and the health line of the label, where there is
+ * health; 0 or -1 after a message. */
+static int edge_health_attrs(Agedge_t *e, const struct serve_edge *x,
+			     char *label, size_t len)
+{
+	const struct cw_edge_health *h = x->health;
+	uint64_t failed, resets, p99;
+	size_t n = strlen(label), k = 0;
+	char d[32];
+
+	if (!h)
+		return 0;
+	failed = cw_count_add(h->conns_refused, h->conns_timeout);
+	resets = cw_count_add(h->resets_by_client, h->resets_by_server);
+	if (x->conns && failed >= x->conns) {
+		snprintf(label + n, len - n, "\nfailed: %llu",
+			 (unsigned long long)failed);
+		return cw_viz_set(e, "color", latency_colors[3].color) ||
+		       cw_viz_set(e, "style", "dashed");
+	}
+	p99 = edge_p99(h);
+	if (p99) {
+		while (p99 >= latency_colors[k].under_ns)
+			k++;
+		n += (size_t)snprintf(label + n, len - n, "\np99 %s",
+				      cw_fmt_duration(p99, d, sizeof(d)));
+	}
+	if ((failed || resets) && n < len)
+		snprintf(label + n, len - n, "%s%llu failed, %llu reset",
+			 p99 ? ", " : "\n", (unsigned long long)failed,
+			 (unsigned long long)resets);
+	return p99 ? cw_viz_set(e, "color", latency_colors[k].color) : 0;
+}
+
 static int add_edges(const struct serve_graph *sg, Agraph_t *g,
 		     Agnode_t **nodes)
 {
-	char a[32], b[32], label[96], width[16], id[32];
+	char a[32], b[32], label[192], width[16], id[32];
 	double share, total = 0;
+	bool health = false;
 	Agedge_t *e;
 	size_t i;
 
-	for (i = 0; i < sg->ne; i++)
+	for (i = 0; i < sg->ne; i++) {
 		total += (double)(sg->edges[i].bytes_c2s +
 				  sg->edges[i].bytes_s2c);
+		health |= sg->edges[i].health != NULL;
+	}
+	if (health && cw_viz_caption(g, LATENCY_CAPTION))
+		return -1;
 	for (i = 0; i < sg->ne; i++) {
 		const struct serve_edge *x = &sg->edges[i];
 
@@ -157,13 +252,14 @@ static int add_edges(const struct serve_graph *sg, Agraph_t *g,
 		snprintf(label, sizeof(label), "%s / %s",
 			 cw_fmt_bytes(x->bytes_c2s, a, sizeof(a)),
 			 cw_fmt_bytes(x->bytes_s2c, b, sizeof(b)));
-		if (cw_viz_set(e, "penwidth", width) ||
-		    cw_viz_set(e, "label", label) || cw_viz_set(e, "id", id) ||
-		    cw_viz_set(e, "tooltip", label) ||
-		    cw_viz_set(e, "color",
+		if (cw_viz_set(e, "color",
 			       cw_viz_pair_color(
 				       command_of(sg, &sg->nodes[x->from]),
-				       command_of(sg, &sg->nodes[x->to]))))
+				       command_of(sg, &sg->nodes[x->to]))) ||
+		    edge_health_attrs(e, x, label, sizeof(label)) ||
+		    cw_viz_set(e, "penwidth", width) ||
+		    cw_viz_set(e, "label", label) || cw_viz_set(e, "id", id) ||
+		    cw_viz_set(e, "tooltip", label))
 			return -1;
 	}
 	return 0;
@@ -172,16 +268,15 @@ static int add_edges(const struct serve_graph *sg, Agraph_t *g,
 /* A line under the picture when edges were left out. */
 static int trimmed_label(Agraph_t *g, size_t drawn, size_t total)
 {
-	char text[512], *old = agget(g, "label");
+	char text[128];
 
-	snprintf(text, sizeof(text), "%s%sthe %zu largest of %zu edges drawn",
-		 old && *old ? old : "", old && *old ? "\n" : "", drawn,
-		 total);
+	snprintf(text, sizeof(text), "the %zu largest of %zu edges drawn",
+		 drawn, total);
 	return cw_viz_caption(g, text);
 }
 
-int serve_render_dot(const struct serve_graph *sg, size_t max_edges,
-		     char **dot, size_t *len)
+int serve_render_dot(const struct serve_graph *sg, size_t max_edges, char **dot,
+		     size_t *len)
 {
 	Agnode_t **nodes = calloc(sg->nn + 1, sizeof(*nodes));
 	struct serve_graph part = *sg;

@@ -81,6 +81,10 @@ struct serve_edge {
 	 * estimated, whether any end said. */
 	uint64_t sampled_bytes;
 	bool msgs_est, has_sampled;
+	/* Its health (common/wire.h, docs/edge-health.md) over all the
+	 * records served (a range narrows the traffic, not the health);
+	 * malloc'd, NULL when it has none. */
+	struct cw_edge_health *health;
 };
 
 /* One answer to a graph query: the edges kept and the nodes they touch. */
@@ -97,6 +101,24 @@ struct serve_graph {
 };
 
 void serve_graph_release(struct serve_graph *g);
+
+/*
+ * A node's RED summary from the health of the edges into it (it as the
+ * server): rate, the exchanges timed per second of the graph's span (the
+ * servers' own timings; the clients' where no server end timed them);
+ * errors, connections refused or timed out and resets, and their rate;
+ * duration, p50 and p99 of those exchanges in ns.  known: some edge into
+ * it has health.
+ */
+struct serve_red {
+	bool known;
+	uint64_t exchanges, errors;
+	double rate, error_rate; /* per second */
+	uint64_t p50_ns, p99_ns;
+};
+
+void serve_red_of(const struct serve_graph *g, size_t node,
+		  struct serve_red *out);
 
 struct serve_stats {
 	uint64_t files, records, bad, loads, load_errors;

@@ -176,6 +176,12 @@ int cw_viz_legend(Agraph_t *g, uint64_t max_rss, double max_cpu)
 
 int cw_viz_caption(Agraph_t *g, const char *text)
 {
+	char all[1024], *old = agget(g, "label");
+
+	if (old && *old) {
+		snprintf(all, sizeof(all), "%s\n%s", old, text);
+		text = all;
+	}
 	if (!agattr(g, AGRAPH, "label", (char *)text) ||
 	    !agattr(g, AGRAPH, "labelloc", "b") ||
 	    !agattr(g, AGRAPH, "fontsize", "10"))

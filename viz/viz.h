@@ -112,8 +112,8 @@ int cw_viz_usage_attrs(void *node, const struct cw_usage_stats *u,
 		       size_t len);
 /* The scales under the picture, when it shows resources. */
 int cw_viz_legend(Agraph_t *g, uint64_t max_rss, double max_cpu);
-/* A line under the picture (the legend's place); 0 or -1 after a
- * message. */
+/* A line under the picture (the legend's place), after those already
+ * there; 0 or -1 after a message. */
 int cw_viz_caption(Agraph_t *g, const char *text);
 
 /*

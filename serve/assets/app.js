@@ -150,10 +150,12 @@ function drawGraph(g, svgText) {
     if (!n) continue;
     gn.dataset.name = n.name;
     gn.dataset.label = n.label;
+    if (n.red) gn.dataset.red = redText(n);
     if (n.name === state.node) gn.classList.add('focus');
     gn.addEventListener('click', () => focusNode(n.name));
   }
   drawEdges(g);
+  drawSlowest(g);
   markMatches();
   const hidden = g.hidden_edges ? `, ${g.hidden_edges} under the share hidden` : '';
   setStatus('status', 'ready',
@@ -187,6 +189,45 @@ function drawEdges(g) {
       el('td', { class: 'num' }, (e.share * 100).toFixed(1) + '%')));
   }
   $('edges').replaceChildren(...rows);
+}
+
+// Edge health (docs/edge-health.md): the slowest edges by p99, where the
+// graph has exchange timings; hidden when no edge has any.
+function edgeP99(e) {
+  return e.client_count ? e.client_p99_ns : (e.server_count ? e.server_p99_ns : 0);
+}
+
+function drawSlowest(g) {
+  const timed = g.edges.filter((e) => edgeP99(e) > 0 || e.failed);
+  $('slowest-box').hidden = !timed.length;
+  if (!timed.length) return;
+  timed.sort((a, b) => (b.failed - a.failed) || (edgeP99(b) - edgeP99(a)));
+  const ns = (v) => (v ? fmtNs(v) : '–');
+  const rows = [el('tr', {}, el('th', {}, 'client'), el('th', {}, 'server'),
+    el('th', { class: 'num' }, 'p50'), el('th', { class: 'num' }, 'p99'),
+    el('th', { class: 'num' }, 'server p99'), el('th', { class: 'num' }, 'network p99'),
+    el('th', { class: 'num' }, 'exchanges'), el('th', { class: 'num' }, 'failed'),
+    el('th', { class: 'num' }, 'resets'))];
+  for (const e of timed.slice(0, 50)) {
+    rows.push(el('tr', { 'data-edge': e.id, class: e.failed ? 'failed' : '' },
+      el('td', {}, e.client), el('td', {}, e.server),
+      el('td', { class: 'num' }, ns(e.client_count ? e.client_p50_ns : e.server_p50_ns)),
+      el('td', { class: 'num' }, e.failed ? 'failed' : ns(edgeP99(e))),
+      el('td', { class: 'num' }, ns(e.server_p99_ns)),
+      el('td', { class: 'num' }, ns(e.network_p99_ns)),
+      el('td', { class: 'num' }, e.client_count || e.server_count || 0),
+      el('td', { class: 'num' }, (e.conns_refused || 0) + (e.conns_timeout || 0)),
+      el('td', { class: 'num' }, (e.resets_by_client || 0) + (e.resets_by_server || 0))));
+  }
+  $('slowest').replaceChildren(...rows);
+}
+
+// A node's RED summary (the API's "red"), for its title on hover.
+function redText(n) {
+  if (!n.red) return '';
+  const r = n.red;
+  return `rate ${r.rate.toFixed(2)}/s, errors ${r.error_rate.toFixed(2)}/s ` +
+    `(${r.errors}), duration p50 ${fmtNs(r.p50_ns)} p99 ${fmtNs(r.p99_ns)}`;
 }
 
 function matches() {
