@@ -17,6 +17,8 @@
 # wandered on a busy machine, inside the middle half of ss's readings).  Connect time: the
 # client's SYN_SENT -> ESTABLISHED, one round trip over the wire, must be
 # at least 2*DELAY and at most what connect() took as the client timed it.
+# The graph's edge (edges.json) must hold both ends' readings and the one
+# connect time.
 . "$(dirname "$0")/lib.sh"
 need_root
 need_cmd python3 ss
@@ -59,7 +61,7 @@ for a in sys.argv[2:]:
 threading.Event().wait()
 PY
 cat >"$T_TMP/cli.py" <<'PY'
-import json, socket, subprocess, sys, threading, time
+import json, os, socket, subprocess, sys, threading, time
 port, secs, ss_srv = int(sys.argv[1]), float(sys.argv[2]), sys.argv[3]
 addr = sys.argv[4]
 fam = socket.AF_INET6 if ":" in addr else socket.AF_INET
@@ -101,7 +103,8 @@ while time.monotonic() < end:
 done.set()
 th.join()
 s.close()
-print(json.dumps({"lport": lport, "connect_us": connect_s * 1e6,
+print(json.dumps({"pid": os.getpid(), "lport": lport,
+                  "connect_us": connect_s * 1e6,
                   "rounds": n, "ss_ms": samples}))
 PY
 PORT=7300
@@ -132,13 +135,14 @@ agent_stop "$out" >/dev/null
 
 for addr in 10.77.9.2 fd77:9::2; do
 	python3 - "$out/conns.jsonl" "$T_TMP/cli-$addr.json" "$addr" $PORT \
-		$DELAY_MS <<'PY' || fail "$addr: see above"
+		$DELAY_MS "$out/edges.json" <<'PY' || fail "$addr: see above"
 import ipaddress, json, sys
 recs = [json.loads(l) for l in open(sys.argv[1])]
 cli = json.load(open(sys.argv[2]))
 addr = str(ipaddress.ip_address(sys.argv[3]))
 port, delay_ms = int(sys.argv[4]), float(sys.argv[5])
 errs = []
+counts, connect = {}, 0
 def end_recs(client):
     rs = [r for r in recs if r["proto"] == "tcp" and (
         (r["role"] == "client" and r["raddr"] == addr and
@@ -157,6 +161,7 @@ for client, ss_ms in ((True, cli["ss_ms"]["cli"]),
     name = "client" if client else "server"
     last = rs[-1]
     rtt = last.get("rtt", {"count": 0, "bins": [], "p50_ns": 0})
+    counts[name] = rtt["count"]
     if not last["closed"]:
         errs.append("%s: last record not closed" % name)
     if len(ss_ms) < 10:
@@ -205,8 +210,29 @@ for client, ss_ms in ((True, cli["ss_ms"]["cli"]),
                                              cli["connect_us"]))
         print("-- %s client: connect_us %d; connect() took %d us" %
               (addr, c, cli["connect_us"]))
+        connect = c
     elif c:
         errs.append("server: connect_us %d, not 0" % c)
+# The graph's edge from this client: both ends' readings, one connect.
+g = json.load(open(sys.argv[6]))
+nodes = {n["id"]: n for n in g["nodes"]}
+es = [e for e in g["edges"] if nodes[e["client"]].get("pid") == cli["pid"]]
+if len(es) != 1:
+    errs.append("graph: %d edges from the client, not 1" % len(es))
+else:
+    e = es[0]
+    if e.get("rtt_count") != counts["client"] + counts["server"]:
+        errs.append("graph: rtt_count %s, not %d + %d" % (
+            e.get("rtt_count"), counts["client"], counts["server"]))
+    if e.get("connect_count") != 1 or \
+            abs(e.get("connect_p50_ns", 0) - connect * 1000) > \
+            connect * 1000 / 32:
+        errs.append("graph: connect %s / %s ns, not one of %d us" % (
+            e.get("connect_count"), e.get("connect_p50_ns"), connect))
+    print("-- %s graph: rtt_count %s, p50 %.2f ms, p99 %.2f ms; connect "
+          "%.2f ms" % (addr, e.get("rtt_count"), e.get("rtt_p50_ns", 0) / 1e6,
+                       e.get("rtt_p99_ns", 0) / 1e6,
+                       e.get("connect_p50_ns", 0) / 1e6))
 if errs:
     print("\n".join(errs))
     sys.exit(1)
