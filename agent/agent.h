@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "agent/dns.h"
 #include "common/htab.h"
 #include "common/record.h"
 #include "common/wire.h"
@@ -672,6 +673,7 @@ struct cw_agent_health {
 	bool has_spool;
 	uint64_t spool_records, spool_bytes, spool_evicted, spool_lost_full,
 		spool_evicted_full, spool_full_episodes;
+	struct cw_dns_stats dns; /* --dns (agent/dns.h); zeros without */
 };
 
 /* Fill the Kafka and spool parts from their stats (either may be NULL). */

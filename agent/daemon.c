@@ -106,6 +106,8 @@ static void health_take(struct daemon *d, struct cw_agent_health *h)
 		cw_spool_get_stats(spool, &ss);
 	cw_agent_health_kafka(h, d->o->producer ? &ks : NULL,
 			      spool ? &ss : NULL);
+	if (d->dns)
+		cw_dns_stats(d->dns, &h->dns);
 }
 
 static void health_post(struct daemon *d)
@@ -544,6 +546,8 @@ static int watch_collect(struct watch *w)
 		return -1;
 	if (w->metrics) {
 		cw_agent_stats(w->a, &h.agent);
+		if (w->dns)
+			cw_dns_stats(w->dns, &h.dns);
 		cw_agent_health_post(&h, w->metrics);
 	}
 	return 0;

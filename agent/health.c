@@ -23,6 +23,7 @@ struct health_metric {
 #define A(f) offsetof(struct cw_agent_health, agent.f)
 #define D(f) offsetof(struct cw_agent_health, daemon.f)
 #define H(f) offsetof(struct cw_agent_health, f)
+#define N(f) offsetof(struct cw_agent_health, dns.f)
 
 static const struct health_metric metrics[] = {
 	{{"causeway_agent_records_total", C,
@@ -126,6 +127,21 @@ static const struct health_metric metrics[] = {
 	{{"causeway_agent_spool_lost_total", C,
 	  "Records the spool could not take: nothing left to evict."},
 	 H(spool_lost_full)},
+	{{"causeway_agent_dns_datagrams_total", C,
+	  "--dns: UDP datagrams from port 53 the kernel saw."},
+	 N(datagrams)},
+	{{"causeway_agent_dns_lost_total", C,
+	  "--dns: of those, not copied: DNS ring full."},
+	 N(lost)},
+	{{"causeway_agent_dns_malformed_total", C,
+	  "--dns: answers refused by the parser: nothing learned."},
+	 N(malformed)},
+	{{"causeway_agent_dns_names_total", C,
+	  "--dns: DnsName records made."},
+	 N(names)},
+	{{"causeway_agent_dns_evicted_total", C,
+	  "--dns: live names pushed out of the full cache."},
+	 N(evicted)},
 };
 
 #define NMETRICS (sizeof(metrics) / sizeof(metrics[0]))
@@ -190,7 +206,8 @@ void cw_agent_health_meta(const struct cw_agent_health *h,
 	out->spooled = h->spooled;
 	out->spool_records = h->spool_records;
 	out->spool_evicted = h->spool_evicted;
-	out->kernel_lost = a->close_lost + a->event_lost + a->timing_lost;
+	out->kernel_lost =
+		a->close_lost + a->event_lost + a->timing_lost + h->dns.lost;
 	out->map_full = a->storage_fail + a->udp_map_full;
 	out->no_owner = a->no_owner;
 	out->windows = a->windows;

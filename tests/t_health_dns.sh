@@ -62,8 +62,10 @@ resolve() {
 
 run_out=$T_TMP/run
 agent_start "$run_out" --dns --netns "$(ns_inode "$CLI")"
+mport=$(free_port)
 "$CW" agent --dns --netns "$(ns_inode "$CLI")" --interval 200ms \
-	--out "$T_TMP/agent.jsonl" 2>"$T_TMP/agent.err" &
+	--metrics "127.0.0.1:$mport" --out "$T_TMP/agent.jsonl" \
+	2>"$T_TMP/agent.err" &
 AGENT2=$!
 bg_pid $AGENT2
 for i in $(seq 1 100); do
@@ -118,6 +120,17 @@ wait $SINK || fail "the client's socket did not get the hostile datagrams"
 while [ $(($(date +%s%N) - t0)) -lt 5500000000 ]; do sleep 0.2; done
 resolve short.example.test >/dev/null
 sleep 0.5
+# The agent's counters, as --metrics serves them.
+metric() {
+	curl -sf "http://127.0.0.1:$mport/metrics" |
+		awk -v m="$1" '$1 ~ "^"m"[{]" {print $2}'
+}
+check_eq "causeway_agent_dns_malformed_total" \
+	"$(metric causeway_agent_dns_malformed_total)" 2
+# At least ours: the capture is the host's, other lookups may add names.
+n=$(metric causeway_agent_dns_names_total)
+[ "${n:-0}" -ge 5 ] || fail "causeway_agent_dns_names_total: got '$n', want >= 5"
+note "causeway_agent_dns_names_total: $n"
 kill -INT $AGENT2
 wait $AGENT2 || fail "agent exited $?: $(cat "$T_TMP/agent.err")"
 agent_stop "$run_out" >/dev/null
