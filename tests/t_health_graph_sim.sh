@@ -241,4 +241,31 @@ print("postgres: %d conns, resets by server %d, client p50/p90/p99 "
           tmo["conns_timeout"], tmo["conns"]))
 EOF
 	fail "the graph's edge health is not what was written"
+# GraphML: the same figures as edge attributes (docs/edge-health.md).
+"$CW" graph --kafka "$BOOT" --group hg --since "@$((NOW - 3600))" \
+	--format graphml >"$T_TMP/kafka.graphml" 2>>"$T_TMP/graph.log" ||
+	fail "graph --kafka --format graphml failed: $(cat "$T_TMP/graph.log")"
+python3 - "$T_TMP/kafka.graphml" "$T_TMP/kafka.json" <<'EOF' ||
+import json, sys
+import xml.etree.ElementTree as ET
+
+ns = {"g": "http://graphml.graphdrawing.org/xmlns"}
+root = ET.parse(sys.argv[1]).getroot()
+keys = {k.get("id"): k.get("attr.name")
+        for k in root.findall("g:key", ns) if k.get("for") == "edge"}
+rows = []
+for e in root.iter("{%s}edge" % ns["g"]):
+    rows.append({keys[d.get("key")]: float(d.text)
+                 for d in e.findall("g:data", ns) if d.get("key") in keys})
+want = sorted((e["conns"], e["failed"], e["conns_refused"],
+               e["conns_timeout"], e.get("client_p99_ns", 0),
+               e.get("network_p50_ns", 0), e.get("server_count", 0))
+              for e in json.load(open(sys.argv[2]))["edges"])
+got = sorted((r["conns"], bool(r["failed"]), r["conns_refused"],
+              r["conns_timeout"], r["client_p99_ns"], r["network_p50_ns"],
+              r["server_count"]) for r in rows)
+assert got == want, (got, want)
+print("GraphML: %d edges with the JSON's health" % len(rows))
+EOF
+	fail "the GraphML edge attributes are not the JSON's"
 echo ok
