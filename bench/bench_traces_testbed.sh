@@ -13,6 +13,7 @@
 # Prints a markdown section.  OLD_CW=BINARY scores the same inputs with
 # another build too (before/after side by side, one run, one load);
 # KEEP=DIR keeps each level's capture, agent records and truth there.
+# TB_FANOUT=1: the event loop fans out to three services (tests/testbed).
 #
 #   bench/run.sh bench_traces_testbed     (LEVELS="10 25 50 80 90", SECS=8)
 . "$(dirname "$0")/../tests/lib.sh"
@@ -78,7 +79,7 @@ read -r sps rss < <(speed "$T_TMP/l$busiest.pcap")
 echo "<!-- bench_traces_testbed -->"
 echo "## Traces on a live testbed, scored by the services' own truth (\`bench/bench_traces_testbed.sh\`)"
 echo
-echo "Command: \`LEVELS=\"$LEVELS\" SECS=$SECS bench/run.sh bench_traces_testbed\`"
+echo "Command: \`${TB_FANOUT:+TB_FANOUT=$TB_FANOUT }${OLD_CW:+OLD_CW=$OLD_CW }LEVELS=\"$LEVELS\" SECS=$SECS bench/run.sh bench_traces_testbed\`"
 echo "($(date -u +%F), $(nproc) cores, load average $(cut -d' ' -f1 /proc/loadavg) at the end)."
 echo
 echo "The stack of tests/testbed in network namespaces on one bridge: nginx"
@@ -92,6 +93,7 @@ echo "bridge; \`causeway traces --truth-links\` infers from the capture alone"
 echo "(timing only: no thread evidence in a capture) and scores per service:"
 echo "requests right (every call made for it mapped to it and no other),"
 echo "FCFS in the same run, top-5; traces right end to end (from evloop down)."
+[ "${TB_FANOUT:-0}" != 1 ] || echo "Fan-out (\`TB_FANOUT=1\`): evloop calls \`tpr\`, then \`pool\` and \`tpr2\` (a second thread-per-request service) at once, for every request: three services a request, two of its calls in flight together."
 echo
 # table K: the scores of input K (s capture, a agent) at every level;
 # with OLD_CW, its right and traces right beside ours ("before").
@@ -107,7 +109,7 @@ import json, os, sys
 s, load = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
 old = json.load(open(sys.argv[4])) if os.path.exists(sys.argv[4]) else None
 t = s["traces"]
-for i, name in enumerate(["evloop", "tpr", "pool", "(all)"]):
+for i, name in enumerate(["evloop", "tpr", "pool", "tpr2", "(all)"]):
     v = s["services"].get(name)
     if not v:
         continue

@@ -1,12 +1,14 @@
 // The testbed's event-loop service, instrumented with the OpenTelemetry JS
 // SDK: its spans are the ground truth for this tier.
 //
-//   NODE_PATH=CACHE/node_modules node evloop.js LISTEN TPR POOL SPANS
+//   NODE_PATH=CACHE/node_modules node evloop.js LISTEN TPR POOL SPANS [TPR2]
 //
 // One thread serves every request: for each it calls the thread-per-request
 // service and, seven times in ten, the worker-pool service, both over
 // kept-alive connection pools, so calls of overlapping requests share
-// connections and one thread.  The SDK's HTTP instrumentation makes a
+// connections and one thread.  With TPR2 (a fan-out), every request then
+// calls the worker pool and TPR2 at once, both in flight together: three
+// services a request, two of its calls overlapping.  The SDK's HTTP instrumentation makes a
 // server span per request and a client span per call, parented by the
 // SDK's own context propagation; a request hook adds each span's
 // connection ends (client and server address:port), which the SDK does not
@@ -20,7 +22,7 @@ const {SimpleSpanProcessor} = require('@opentelemetry/sdk-trace-base');
 const {registerInstrumentations} = require('@opentelemetry/instrumentation');
 const {HttpInstrumentation} = require('@opentelemetry/instrumentation-http');
 
-const [listen, tpr, pool, spansPath] = process.argv.slice(2);
+const [listen, tpr, pool, spansPath, tpr2] = process.argv.slice(2);
 const out = fs.createWriteStream(spansPath);
 const ns = (t) => (BigInt(t[0]) * 1000000000n + BigInt(t[1])).toString();
 
@@ -109,7 +111,7 @@ const target = (hp) => {
 	return {host: hp.slice(0, i), port: +hp.slice(i + 1),
 		agent: new http.Agent({keepAlive: true, maxSockets: 6})};
 };
-const tiers = [target(tpr), target(pool)];
+const tiers = [target(tpr), target(pool)].concat(tpr2 ? [target(tpr2)] : []);
 
 function call(t, path, done) {
 	const req = http.get({host: t.host, port: t.port, path, agent: t.agent},
@@ -131,6 +133,22 @@ http.createServer((req, res) => {
 	call(tiers[0], '/user', (e) => {
 		if (e)
 			return fail(e);
+		if (tiers[2]) { // fan-out: pool and tpr2 in flight together
+			let left = 2, failed = false;
+			const both = (e2) => {
+				if (failed)
+					return;
+				if (e2) {
+					failed = true;
+					return fail(e2);
+				}
+				if (--left === 0)
+					res.end('evloop ok\n');
+			};
+			call(tiers[1], '/stock', both);
+			call(tiers[2], '/price', both);
+			return;
+		}
 		if (Math.random() >= 0.7)
 			return res.end('evloop ok (cached)\n');
 		call(tiers[1], '/stock', (e2) => {

@@ -35,8 +35,10 @@ testbed_deps() {
 }
 
 # testbed_start: the stack, up and answering; truth goes to $T_TMP/truth-*.
+# TB_FANOUT=1: a second thread-per-request service, tpr2 10.77.0.16, that
+# the event loop calls with the pool at once (three services a request).
 testbed_start() {
-	local h
+	local h fan=""
 	TB_LOAD=$(ns_create load) TB_WEB=$(ns_create web)
 	TB_EVL=$(ns_create evloop) TB_TPR=$(ns_create tpr)
 	TB_POOL=$(ns_create pool) TB_DB=$(ns_create redis)
@@ -63,9 +65,21 @@ testbed_start() {
 	bg_pid $TB_POOL_PID
 	wait_port "$TB_TPR" 8080
 	wait_port "$TB_POOL" 8080
+	if [ "${TB_FANOUT:-0}" = 1 ]; then
+		TB_TPR2=$(ns_create tpr2)
+		switch_attach "$TB_TPR2" 10.77.0.16
+		ip netns exec "$TB_TPR2" python3 "$TB_DIR/services.py" tpr \
+			--name tpr2 --listen 10.77.0.16:8080 \
+			--redis 10.77.0.15:6379 --truth "$T_TMP/truth-tpr2.csv" \
+			2>"$T_TMP/tpr2.log" &
+		bg_pid $!
+		wait_port "$TB_TPR2" 8080
+		fan=10.77.0.16:8080
+	fi
 	ip netns exec "$TB_EVL" env NODE_PATH="$TB_JS/node_modules" node \
 		"$TB_DIR/evloop.js" 10.77.0.12:8080 10.77.0.13:8080 \
-		10.77.0.14:8080 "$T_TMP/spans-evloop.jsonl" 2>"$T_TMP/evloop.log" &
+		10.77.0.14:8080 "$T_TMP/spans-evloop.jsonl" $fan \
+		2>"$T_TMP/evloop.log" &
 	TB_EVL_PID=$!
 	bg_pid $TB_EVL_PID
 	wait_port "$TB_EVL" 8080
@@ -144,4 +158,6 @@ testbed_truth() {
 		>"$1" 2>"$T_TMP/otel-check.json" ||
 		fail "cannot read the OpenTelemetry spans"
 	tail -q -n +2 "$T_TMP/truth-tpr.csv" "$T_TMP/truth-pool.csv" >>"$1"
+	[ ! -f "$T_TMP/truth-tpr2.csv" ] ||
+		tail -q -n +2 "$T_TMP/truth-tpr2.csv" >>"$1"
 }

@@ -3,6 +3,7 @@
 
   services.py tpr  --listen A:P --redis A:P --truth FILE
   services.py pool --listen A:P --redis A:P --truth FILE [--workers N]
+  (--name N: the service's name in its truth, default the mode)
 
 tpr: thread per request: each incoming HTTP/1.1 connection gets its own
 thread, which reads a request, makes its Redis calls (one or two GETs) and
@@ -194,10 +195,12 @@ def main():
     ap.add_argument("--workers", type=int, default=4)
     ap.add_argument("--redis-conns", type=int, default=3)
     ap.add_argument("--work-ms", type=float, default=1.0)
+    ap.add_argument("--name", help="the service's name in its truth "
+                    "(default: the mode)")
     args = ap.parse_args()
     signal.signal(signal.SIGTERM, lambda *a: sys.exit(0))
     random.seed()
-    truth = Truth(args.truth, args.mode)
+    truth = Truth(args.truth, args.name or args.mode)
     redis = RedisPool(parse_ep(args.redis), args.redis_conns)
     lsock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     lsock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
