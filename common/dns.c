@@ -110,21 +110,25 @@ static int read_rr(const uint8_t *m, size_t len, size_t *off, struct rr *rr,
 	return 0;
 }
 
-static bool in_chain(char (*chain)[CW_DNS_NAME_MAX], size_t n, const char *name)
+/* Where name is in the chain, or -1. */
+static int chain_index(char (*chain)[CW_DNS_NAME_MAX], size_t n,
+		       const char *name)
 {
 	for (size_t i = 0; i < n; i++)
 		if (!strcmp(chain[i], name))
-			return true;
-	return false;
+			return (int)i;
+	return -1;
 }
 
 /*
  * Follow the CNAMEs from the question's name (chain[0]) through the
- * answer section starting at off: every name an address may be owned by.
+ * answer section starting at off: every name an address may be owned by,
+ * with the shortest TTL on the way to it (ttl[i]): the question's name
+ * holds an address no longer than any link of its chain does.
  */
 static int follow_cnames(const uint8_t *m, size_t len, size_t off,
 			 unsigned int count, char (*chain)[CW_DNS_NAME_MAX],
-			 size_t *n)
+			 uint32_t *ttl, size_t *n)
 {
 	char name[CW_DNS_NAME_MAX], target[CW_DNS_NAME_MAX];
 	bool grew = true;
@@ -136,16 +140,19 @@ static int follow_cnames(const uint8_t *m, size_t len, size_t off,
 		for (unsigned int i = 0; i < count && *n < MAX_CHAIN; i++) {
 			struct rr rr;
 			size_t t;
+			int from;
 
 			if (read_rr(m, len, &p, &rr, name))
 				return -1;
-			if (rr.type != T_CNAME || rr.class != C_IN ||
-			    !in_chain(chain, *n, name))
+			from = chain_index(chain, *n, name);
+			if (rr.type != T_CNAME || rr.class != C_IN || from < 0)
 				continue;
 			t = rr.rdata;
 			if (read_name(m, rr.rdata + rr.rdlen, &t, target))
 				return -1;
-			if (!in_chain(chain, *n, target)) {
+			if (chain_index(chain, *n, target) < 0) {
+				ttl[*n] =
+					rr.ttl < ttl[from] ? rr.ttl : ttl[from];
 				strcpy(chain[(*n)++], target);
 				grew = true;
 			}
@@ -159,6 +166,7 @@ static int parse(const uint8_t *msg, size_t len, bool cut, cw_dns_fn fn,
 		 void *ctx)
 {
 	char chain[MAX_CHAIN][CW_DNS_NAME_MAX], name[CW_DNS_NAME_MAX];
+	uint32_t ttl[MAX_CHAIN] = {UINT32_MAX};
 	unsigned int qd, an, i;
 	size_t off = HDR_LEN, answers, nchain = 1;
 	uint16_t flags;
@@ -190,15 +198,17 @@ static int parse(const uint8_t *msg, size_t len, bool cut, cw_dns_fn fn,
 		an = i; /* the record the cut runs through ends them */
 		break;
 	}
-	if (follow_cnames(msg, len, answers, an, chain, &nchain))
+	if (follow_cnames(msg, len, answers, an, chain, ttl, &nchain))
 		goto bad;
 	off = answers;
 	for (i = 0; i < an; i++) {
 		struct cw_dns_answer a = {0};
 		struct rr rr;
+		int at;
 
 		read_rr(msg, len, &off, &rr, name);
-		if (rr.class != C_IN || !in_chain(chain, nchain, name))
+		at = chain_index(chain, nchain, name);
+		if (rr.class != C_IN || at < 0)
 			continue;
 		if (rr.type == T_A && rr.rdlen == 4)
 			a.family = AF_INET;
@@ -207,7 +217,7 @@ static int parse(const uint8_t *msg, size_t len, bool cut, cw_dns_fn fn,
 		else
 			continue;
 		memcpy(a.addr, msg + rr.rdata, rr.rdlen);
-		a.ttl = rr.ttl;
+		a.ttl = rr.ttl < ttl[at] ? rr.ttl : ttl[at];
 		fn(chain[0], &a, ctx);
 		found++;
 	}

@@ -10,7 +10,8 @@
  *	const char *name = cw_dns_cache_get(&cache, AF_INET, addr, now_ns);
  *
  * A name is reported as the client asked it (the question's name), also
- * for addresses reached through CNAMEs: that is the name a user knows.
+ * for addresses reached through CNAMEs: that is the name a user knows;
+ * its TTL is then the shortest of the chain's and the address's.
  * Names come out lower-case, dotted, without the final dot; a byte other
  * than a letter, digit, '-' or '_' is written \DDD as dig does, so names
  * are printable ASCII whatever the message held.

@@ -32,7 +32,7 @@ ip netns exec "$SRV" dnsmasq --keep-in-foreground --no-resolv --no-hosts \
 	--bind-interfaces --listen-address="$SRV_IP" --user=root \
 	--pid-file="$T_TMP/dnsmasq.pid" --log-queries --log-facility="$log" \
 	--host-record=api.example.test,10.77.1.2,300 \
-	--host-record=edge.example.test,10.77.1.5,60 \
+	--host-record=edge.example.test,10.77.1.5,300 \
 	--cname=www.example.test,edge.example.test,120 \
 	--cname=shop.example.test,www.example.test,90 \
 	--host-record=short.example.test,10.77.1.6,5 \
@@ -150,7 +150,7 @@ for line in """$truth""".split("\n"):
 # dnsmasq's log names the A record's owner; the client asked for the
 # chain's first name, which is what the agent reports.
 asked = {"10.77.1.2": ("api.example.test", 300),
-         "10.77.1.5": ("shop.example.test", 60),
+         "10.77.1.5": ("shop.example.test", 90), # the chain's shortest
          "10.77.1.6": ("short.example.test", 5),
          "fd77:1::2": ("api6.example.test", 240)}
 assert truth == {"10.77.1.2": "api.example.test", "10.77.1.5": "edge.example.test",

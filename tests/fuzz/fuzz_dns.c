@@ -46,7 +46,7 @@ static void seen(const char *name, const struct cw_dns_answer *a, void *arg)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct ctx c = { 0 };
+	struct ctx c = {0};
 	int n, cut;
 
 	cw_dns_cache_init(&c.cache, 3, 5, 60);

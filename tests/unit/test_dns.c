@@ -255,6 +255,23 @@ static void test_cache(void)
 	cw_dns_cache_release(&c);
 }
 
+/* An address through a CNAME holds the question's name no longer than
+ * the CNAME's TTL. */
+static void test_chain_ttl(void)
+{
+	struct msg m;
+	struct seen s = {0};
+
+	header(&m, 0x8180, 2);
+	question(&m, "a.test", 1);
+	u16(&m, 0xc000 | 12);
+	rr_head(&m, 5, 10, 8);
+	name(&m, "b.test");
+	rr_a(&m, "b.test", 300, ip1);
+	CHECK(cw_dns_parse(m.b, m.n, record, &s) == 1);
+	CHECK(!strcmp(s.name[0], "a.test") && s.a[0].ttl == 10);
+}
+
 /* A capture cut short: whole answers before the cut count, never one
  * running past it; without the cut flag the same bytes are refused. */
 static void test_cut(void)
@@ -277,7 +294,10 @@ static void test_cut(void)
 		if (i < q) /* the header and question must be whole */
 			CHECK(n == -1);
 		else
-			CHECK(n == (i < one ? 0 : i < two ? 1 : i < m.n ? 2 : 3));
+			CHECK(n == (i < one   ? 0
+				    : i < two ? 1
+				    : i < m.n ? 2
+					      : 3));
 		CHECK(s.n == (n < 0 ? 0 : n));
 		if (i < m.n)
 			CHECK(cw_dns_parse(m.b, i, record, &s) == -1);
@@ -311,6 +331,7 @@ static void test_learn(void)
 
 int main(void)
 {
+	test_chain_ttl();
 	test_cut();
 	test_learn();
 	test_simple();
