@@ -28,6 +28,7 @@ struct state {
 	struct cw_pairing pairing;
 	struct cw_windows windows;
 	struct cw_resources res; /* the agents' host and process metadata */
+	struct cw_peer_names names; /* their DnsName records (--dns) */
 	struct cw_htab agents;	 /* host name -> nothing */
 	uint64_t files, records, bad;
 };
@@ -64,6 +65,7 @@ static void state_init(struct state *s, uint64_t window_ns)
 	cw_pairing_init(&s->pairing);
 	cw_windows_init(&s->windows, window_ns);
 	cw_resources_init(&s->res);
+	cw_peer_names_init(&s->names, 0);
 	cw_htab_init(&s->agents, CW_HOST_LEN, 1);
 }
 
@@ -72,6 +74,7 @@ static void state_release(struct state *s)
 	cw_pairing_release(&s->pairing);
 	cw_windows_release(&s->windows);
 	cw_resources_release(&s->res);
+	cw_peer_names_release(&s->names);
 	cw_htab_release(&s->agents);
 }
 
@@ -147,6 +150,8 @@ static int on_meta(const struct cw_wire_msg *msg, void *arg)
 {
 	struct state *s = arg;
 
+	if (msg->kind == CW_WIRE_DNS && cw_peer_names_add(&s->names, &msg->dns))
+		return cw_error("out of memory for names");
 	if (cw_resources_add(&s->res, msg))
 		return cw_error("out of memory for process metadata");
 	return 0;
@@ -195,10 +200,10 @@ int serve_model_add_meta(struct serve_model *m, const struct cw_wire_msg *msg)
 
 	pthread_mutex_lock(&m->lock);
 	invalidate(m);
-	err = cw_resources_add(&m->s.res, msg);
+	err = on_meta(msg, &m->s);
 	m->st.loaded_ns = cw_now_real_ns();
 	pthread_mutex_unlock(&m->lock);
-	return err ? cw_error("out of memory for process metadata") : 0;
+	return err;
 }
 
 /* Under the lock: the view for `by`, built if the records changed. */
@@ -216,6 +221,7 @@ static struct cw_view *view_for(struct serve_model *m, enum cw_serve_by by)
 		}
 		/* Resources and identities, as `causeway graph` gives them. */
 		cw_graph_set_resources(&m->g, &m->s.res);
+		cw_peer_names_apply(&m->s.names, &m->g); /* labels: DNS names */
 		m->built = true;
 	}
 	if (!m->have_view[by]) {

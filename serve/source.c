@@ -239,7 +239,7 @@ static void feed(struct serve_source *s, const struct cw_kafka_msg *km,
 		serve_feed_host(s->feed, &m.host);
 		if (serve_model_add_meta(s->model, &m))
 			(*bad)++; /* out of memory: said, and counted */
-	} else if (kind == CW_WIRE_PROC) {
+	} else if (kind == CW_WIRE_PROC || kind == CW_WIRE_DNS) {
 		if (serve_model_add_meta(s->model, &m))
 			(*bad)++;
 	} else if (kind == CW_WIRE_TIMING) {

@@ -8,7 +8,8 @@
 #   - causeway run: DnsName records in meta.jsonl, edges.json's external
 #     nodes' dns_name and graph.dot's labels;
 #   - causeway agent --out (JSON lines) read back by causeway graph: the
-#     view's dns_name (JSON) and GraphML's attribute.
+#     view's dns_name (JSON) and GraphML's attribute; and by causeway
+#     serve: the page's labels.
 # Each name and address is checked against what dnsmasq's log says it
 # answered.  The short TTL: a repeat inside it is not published again, a
 # lookup after it is (renewed, next seq).  A hostile sender from port 53
@@ -209,4 +210,18 @@ assert 'attr.name="dns_name"' in gml and "shop.example.test" in gml
 print("graph JSON and GraphML: names of", sorted(names))
 PY
 	fail "graph from the agent's records lacks the names"
+
+# The page's graph, from the same records: its labels are the names.
+sport=$(free_port)
+serve_start "$sport" "$T_TMP/agent.jsonl"
+curl -sf "http://127.0.0.1:$sport/api/graph?by=process" >"$T_TMP/api.json" ||
+	fail "serve's /api/graph failed"
+python3 - "$T_TMP/api.json" <<'PY' || fail "the page's labels lack the names"
+import json, sys
+labels = {n["label"] for n in json.load(open(sys.argv[1]))["nodes"]}
+for want in ("api.example.test:8080", "shop.example.test:8080",
+             "api6.example.test:8080"):
+    assert want in labels, (want, labels)
+print("the page's labels:", sorted(l for l in labels if "example" in l))
+PY
 echo ok
