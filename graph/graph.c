@@ -129,8 +129,13 @@ static void edge_start(struct cw_edge *e, size_t client, size_t server,
 	e->first_ns = t->first_ns;
 }
 
-/* The one sum of an edge: totals over time (a bucket) into e. */
-static void edge_add(struct cw_edge *e, const struct cw_edge_total *t)
+/*
+ * The one sum of an edge: t's counters and the health h into e (t->h is
+ * not read: a connection's health comes from its traffic, without a copy
+ * of its 1.3 KB).
+ */
+static void edge_add(struct cw_edge *e, const struct cw_edge_total *t,
+		     const struct cw_edge_health *h)
 {
 	e->conns = cw_count_add(e->conns, t->conns);
 	e->paired = cw_count_add(e->paired, t->paired);
@@ -144,35 +149,34 @@ static void edge_add(struct cw_edge *e, const struct cw_edge_total *t)
 	e->est_conns = cw_count_add(e->est_conns, t->est_conns);
 	e->sampled_bytes = cw_count_add(e->sampled_bytes, t->sampled_bytes);
 	e->has_sampled |= t->has_sampled != 0;
-	cw_edge_health_add(&e->h, &t->h);
+	cw_edge_health_add(&e->h, h);
 	if (t->first_ns && (!e->first_ns || t->first_ns < e->first_ns))
 		e->first_ns = t->first_ns;
 	if (t->last_ns > e->last_ns)
 		e->last_ns = t->last_ns;
 }
 
-/* One connection into e: the totals of one connection. */
+/* One connection into e: the totals of one connection (their health
+ * left unset: edge_add() takes the traffic's). */
 static void edge_sum(struct cw_edge *e, const struct cw_conn_traffic *t)
 {
-	struct cw_edge_total one = {
-		.conns = 1,
-		.paired = t->both_ends ? 1 : 0,
-		.bytes_c2s = t->bytes_c2s,
-		.bytes_s2c = t->bytes_s2c,
-		.msgs_c2s = t->msgs_c2s,
-		.msgs_s2c = t->msgs_s2c,
-		.diff_c2s = t->diff_c2s,
-		.diff_s2c = t->diff_s2c,
-		.first_ns = t->first_ns,
-		.last_ns = t->last_ns,
-		.retrans = t->retrans,
-		.est_conns = t->msgs_est ? 1 : 0,
-		.sampled_bytes = t->sampled_bytes,
-		.has_sampled = t->has_sampled,
-		.h = t->h,
-	};
+	struct cw_edge_total one;
 
-	edge_add(e, &one);
+	one.conns = 1;
+	one.paired = t->both_ends ? 1 : 0;
+	one.bytes_c2s = t->bytes_c2s;
+	one.bytes_s2c = t->bytes_s2c;
+	one.msgs_c2s = t->msgs_c2s;
+	one.msgs_s2c = t->msgs_s2c;
+	one.diff_c2s = t->diff_c2s;
+	one.diff_s2c = t->diff_s2c;
+	one.first_ns = t->first_ns;
+	one.last_ns = t->last_ns;
+	one.retrans = t->retrans;
+	one.est_conns = t->msgs_est ? 1 : 0;
+	one.sampled_bytes = t->sampled_bytes;
+	one.has_sampled = t->has_sampled;
+	edge_add(e, &one, &t->h);
 }
 
 /* The edge index after cw_graph_add_links() or a sort; 0 or -1. */
@@ -245,7 +249,7 @@ int cw_graph_add_total(struct cw_graph *g, size_t client, size_t server,
 
 	if (!e)
 		return -1;
-	edge_add(e, t);
+	edge_add(e, t, &t->h);
 	return 0;
 }
 
