@@ -93,7 +93,7 @@ struct cw_conn {
 	__u8 role;     /* enum cw_role */
 	__u16 family;  /* AF_INET or AF_INET6 */
 	__u8 close_state; /* CW_F_DRAIN: the TCP state it left for CLOSE */
-	__u8 pad;
+	__u8 msg_flags;	  /* enum cw_msg_flag of the message going on */
 	__u64 calls_out; /* successful send calls */
 	__u64 calls_in;	 /* successful recv calls (MSG_PEEK excluded) */
 	__u64 msgs_out;	 /* runs of bytes sent: direction flip or gap */
@@ -123,9 +123,13 @@ struct cw_conn {
 	__u64 sbytes_in;
 	__u64 win_mark; /* window_end_ns at this end's last call seen */
 	/*
-	 * --msg-gap: the time of this end's last call.  Not last_ns, which
-	 * the collection iterator moves to its own time when bytes moved,
-	 * so a gap that ended just after a collection read as no gap.
+	 * The time of this end's last call, with --msg-gap and inside
+	 * timing windows (where it is the end of the message going on:
+	 * exchange times).  Not last_ns, which the collection iterator
+	 * moves to its own time when bytes moved, so a gap that ended just
+	 * after a collection read as no gap.  After a window's close and
+	 * before its collection, a call going on with the message sets it
+	 * too: the agent then knows that message ran past the close.
 	 */
 	__u64 call_ns;
 	/*
@@ -177,13 +181,38 @@ struct cw_io_event {
  * agent opens one for a set time on a schedule).  bytes_before is the
  * direction's byte count before this message: consecutive starts in one
  * direction give each message's size.
+ *
+ * For exchange times (agent/exchange.c): prev_end_ns is the time of the
+ * end's last call before this one, which is the end of the message before
+ * (inside a window every call's time is kept in cw_conn.call_ns); the
+ * window's last message ends at the call_ns the agent reads after the
+ * window.  overlap says whether another message was in flight the other
+ * way when this one started, from the socket's own sequence numbers:
+ * for a send, bytes received and not yet read; for a receive, bytes sent
+ * and not yet acknowledged (a reply to all we sent acknowledges it all).
+ * Either means more than one message in flight: not a timed exchange.
+ * So does a request that went on after a pause (flags).
  */
+enum cw_msg_flag {
+	/*
+	 * A request (a client's send, a server's receive) went on after a
+	 * pause longer than the path's RTT (the least seen) and 1 ms: a
+	 * second request before the reply, whose first request the peer had
+	 * had time to answer.  Only inside windows, where each call's time
+	 * is read.
+	 */
+	CW_MSGF_RESUMED = 1 << 0,
+};
+
 struct cw_msg_event {
 	__u64 cookie;
 	__u64 ts_ns; /* CLOCK_MONOTONIC, this host */
 	__u64 bytes_before;
-	__u32 dir; /* enum cw_dir */
-	__u32 pad;
+	__u8 dir;      /* enum cw_dir */
+	__u8 role;     /* enum cw_role of the end */
+	__u16 flags;   /* enum cw_msg_flag of the message before this one */
+	__u32 overlap; /* bytes the other way in flight (above), capped */
+	__u64 prev_end_ns; /* the last call before this message; 0 none */
 };
 
 /* Counters the agent reports so that nothing is lost silently. */
