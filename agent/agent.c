@@ -187,6 +187,7 @@ static int on_msg(void *ctx, void *data, size_t len)
 	if (CW_GROW(l->ev, l->cap, l->n + 1, 64))
 		return 0;
 	l->ev[l->n++] = *e;
+	cw_xchg_note_msg(&a->xchg, e);
 	return 0;
 }
 
@@ -532,6 +533,8 @@ static int agent_open(struct cw_agent **out, const struct cw_agent_opts *opts,
 	/* The kprobe variant's per-call programs never leave: exact. */
 	a->estimating =
 		a->skel->rodata->count_sampled && !a->skel->rodata->use_sk_hash;
+	/* Without the window's reset of the direction, starts are exact. */
+	cw_xchg_init(&a->xchg, !a->skel->rodata->count_sampled);
 	if (agent_scan_files(a))
 		cw_warn("connections open before the agent are not counted");
 	/* Entering the watched namespace needs CAP_SYS_ADMIN: before the drop.
@@ -610,6 +613,7 @@ int cw_agent_window_open(struct cw_agent *a, uint64_t duration_ns)
 	a->window_ns = duration_ns;
 	a->window_end_mono = now + duration_ns;
 	a->skel->bss->window_end_ns = a->window_end_mono;
+	cw_xchg_window_open(&a->xchg, a->window_end_mono);
 	return 0;
 }
 
@@ -690,6 +694,7 @@ int cw_agent_window_collect(struct cw_agent *a, cw_timing_fn fn, void *ctx)
 	}
 	free_timing(a);
 	cw_htab_init(&a->timing, sizeof(uint64_t), sizeof(struct msg_list));
+	cw_xchg_window_close(&a->xchg);
 	a->window_ns = 0;
 	a->st.windows++;
 	return err;
@@ -719,5 +724,6 @@ void cw_agent_close(struct cw_agent *a)
 	cw_htab_release(&a->pending);
 	cw_htab_release(&a->event_sums);
 	free_timing(a);
+	cw_xchg_release(&a->xchg);
 	free(a);
 }

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "agent/agent.h"
+#include "agent/exchange.h"
 #include "agent/nat.h"
 #include "agent/variant.h"
 #include "common/hist.h"
@@ -87,6 +88,7 @@ struct cw_agent {
 	struct cw_htab event_sums; /* per-event mode: cookie -> u64 bytes */
 	struct ring_buffer *timing_rb;
 	struct cw_htab timing; /* cookie -> struct msg_list */
+	struct cw_xchg xchg;   /* exchange times per end (exchange.h) */
 	uint64_t window_start_real, window_ns, window_end_mono;
 	uint64_t event_bytes;
 	uint64_t since_mono; /* start of the previous collection */

@@ -24,6 +24,7 @@ struct emit_ctx {
 	cw_record_fn fn;
 	void *ctx;
 	int stop;
+	uint64_t start_mono; /* before the iterator read the ends */
 };
 
 static struct emit_ctx *cur_emit;
@@ -329,9 +330,15 @@ static void emit_conn(struct cw_agent *a, const void *data)
 	struct cw_conn_record r;
 
 	conn_to_record(a, data, &r);
+	cw_xchg_record(&a->xchg, data, &r, cur_emit->start_mono);
 	/* One conntrack lookup per client end, at its first record. */
 	cw_nat_apply(a->nat, &r);
 	emit(a, &r);
+}
+
+static void emit_again(void *a, const void *c)
+{
+	emit_conn(a, c);
 }
 
 static void udp_to_record(struct cw_agent *a, const struct cw_udp_key *k,
@@ -446,8 +453,8 @@ static void read_stats(struct cw_agent *a)
 
 int cw_agent_collect(struct cw_agent *a, cw_record_fn fn, void *ctx)
 {
-	struct emit_ctx ec = {a, fn, ctx, 0};
 	uint64_t start = cw_now_mono_ns();
+	struct emit_ctx ec = {a, fn, ctx, 0, start};
 	size_t i;
 	int err = 0;
 
@@ -471,6 +478,9 @@ int cw_agent_collect(struct cw_agent *a, cw_record_fn fn, void *ctx)
 	}
 	/* Drain close records first: a closed end is then final. */
 	ring_buffer__consume(a->rb);
+	/* And the message starts before them, for its exchange times. */
+	if (a->timing_rb && a->window_ns)
+		ring_buffer__consume(a->timing_rb);
 	a->skel->bss->collect_since_ns = a->since_mono;
 	if (a->collect_link)
 		err = agent_run_iter(a->collect_link, sizeof(struct cw_conn),
@@ -478,9 +488,13 @@ int cw_agent_collect(struct cw_agent *a, cw_record_fn fn, void *ctx)
 	else if (a->attach == CW_ATTACH_KPROBE)
 		err = collect_hash(a);
 	ring_buffer__consume(a->rb);
+	if (a->timing_rb && a->window_ns)
+		ring_buffer__consume(a->timing_rb);
 	for (i = 0; i < a->pending.len; i++)
 		emit_conn(a, cw_htab_val(&a->pending, i));
 	cw_htab_release(&a->pending);
+	/* Ends idle since exchanges were timed for them: sent again. */
+	cw_xchg_flush(&a->xchg, emit_again, a);
 	if (!err)
 		err = collect_udp(a, start);
 out:
