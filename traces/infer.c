@@ -22,25 +22,22 @@
 #define INF  1e12
 /*
  * The order feature's histogram is mixed with a uniform share this large
- * per count: learned from FCFS it would otherwise forbid any request but
- * the oldest waiting one, and timing could never correct FCFS.  Too large
- * a share lets noisy delays overrule the order an event loop keeps: on the
- * testbed's event loop on a busy machine (delays of milliseconds), 0.03
- * fell 0.02 below FCFS and 0.01 keeps within 0.01 of it; at half load on
- * an idle machine both beat FCFS (docs/causeway-traces.md).
- */
+ * per count: learned from FCFS it would forbid all but the oldest waiting
+ * request.  Too large lets noisy delays overrule an event loop's order:
+ * on the testbed's busy event loop 0.03 fell 0.02 below FCFS, 0.01 kept
+ * within 0.01 of it (docs/causeway-traces.md). */
 #define ORDER_MIX 0.01
 /*
  * FCFS's links replace timing's only when they make the service more
- * regular by this much (nats a call): closer is noise.  Measured: the
- * Online Boutique frontend (FCFS right more often) by 0.2-0.3; the unit
- * test's web tier (timing right) 0.06; the testbed's worker pool
- * 0.05-0.13 (FCFS right); its event loop -0.03 to 0.09 (a toss).
- */
+ * regular by this much (nats a call): closer is noise.  Measured: Online
+ * Boutique's frontend (FCFS right) 0.2-0.3; the unit test's web (timing
+ * right) 0.06; the testbed's pool 0.05-0.13 (FCFS right). */
 #define FCFS_MARGIN 0.06
+/* refine() with thread links: a call counts when one request has this
+ * share of it (the testbed's event loop at 80-90%: 0.95 and 0.8 alike). */
+#define ANCHOR_SHARE 0.95
 
-/* Counts are fractional: the soft refinement (refine()) adds a call to
- * each candidate's cell in proportion to how likely it made it. */
+/* Counts are fractional: refine() spreads a call over its candidates. */
 struct cell {
 	float cnt, hs[NB], he[NB], hg[NB], hr[NB];
 };
@@ -64,6 +61,7 @@ struct node_ctx {
 	size_t n_active, next_req;
 	size_t n_enclosing; /* enclosing()'s last call: all, kept or not */
 	bool one_by_one; /* calls assigned one at a time: gap, order fresh */
+	bool anchored;	 /* some thread links: refine() counts sure calls */
 	struct cw_tspan *saved; /* [call]: the other assignment's links */
 };
 
@@ -249,14 +247,15 @@ static void count_call(struct node_ctx *c, struct cell *to, int32_t r,
 }
 
 /*
- * One soft step: each call that no thread link fixed adds itself to every
- * candidate's cells in proportion to exp(-cost) under the current model
- * (start and end delays, occurrence), and the next model is those counts.
- * Learning from hard links (FCFS's, or one assignment's) repeats their
- * mistakes; weights let the delays of the right requests, which agree
- * call after call, outweigh the wrong ones, which scatter.  The sweep's
- * own state (occurrences, gaps) follows each call's likeliest request.
- */
+ * One step: each call no thread link fixed adds itself to every
+ * candidate's cells in proportion to exp(-cost) under the current model;
+ * the next model is those counts.  Hard links (FCFS's) teach their own
+ * mistakes; weighted, the right requests' delays, which agree call after
+ * call, outweigh the wrong ones, which scatter.  Where thread links
+ * anchor the model (a loop that sometimes held one request), a call counts
+ * only for a request with ANCHOR_SHARE of its weight: a busy loop's many
+ * alike candidates would blur them.  Occurrences and gaps follow each
+ * call's likeliest request. */
 static void refine(struct node_ctx *c)
 {
 	int32_t cand[CW_TRACES_MAX_OPEN], thr;
@@ -286,9 +285,11 @@ static void refine(struct node_ctx *c)
 		for (sum = 0, k = 0; k < n; k++)
 			sum += v[k] = exp(lo - v[k]);
 		for (k = 0; k < n; k++)
-			count_call(c, c->next, cand[k], x,
-				   order_of(c, cand, k, x),
-				   (float)(v[k] / sum));
+			if (!c->anchored || (k == best &&
+					     v[k] >= ANCHOR_SHARE * sum))
+				count_call(c, c->next, cand[k], x,
+					   order_of(c, cand, k, x),
+					   c->anchored ? 1.0f : (float)(v[k] / sum));
 		if (n) {
 			(*used_of(c, cand[best], x))++;
 			note_call(c, cand[best], x);
@@ -690,16 +691,6 @@ static void swap_links(struct node_ctx *c)
 	}
 }
 
-/*
- * Two assignments from the model learned from `link`.  One call at a time
- * sees each request's gap and order fresh (a window's costs see the state
- * before it), which suits requests that make their calls one after
- * another; a window's joint assignment weighs competing requests together,
- * which suits many requests open at once.  Which suits this service is
- * not known beforehand (how many calls overlap depends on the links being
- * right), so both run and the links that make the service the more
- * regular, the lower mean cost under the model each set teaches, stay.
- */
 /* The bound's counters of one assignment, kept for the one that stays. */
 struct counts {
 	size_t windows, cut, calls, cands, truth, over;
@@ -718,6 +709,14 @@ static void counts_set(struct cw_traces *t, struct counts k)
 	t->n_over_open = k.over;
 }
 
+/*
+ * Two assignments from the kept model.  One call at a time sees each
+ * request's gap and order fresh, which suits requests that make their
+ * calls one after another; a window's joint assignment weighs competing
+ * requests together, which suits many open at once.  Which suits this
+ * service is not known beforehand, so both run and the links that make it
+ * the more regular (lower mean cost under the model each teaches) stay.
+ */
 static void assign_best(struct node_ctx *c, struct window *w,
 			int32_t *scratch)
 {
@@ -801,6 +800,7 @@ static int infer_node(struct node_ctx *c, struct window *w, int32_t *link,
 		return 0;
 	}
 	current_links(c, link, true, false);
+	c->anchored = n_thread > 0;
 	for (r = 0; r < c->o->rounds; r++) {
 		learn_refined(c, link);
 		assign_best(c, w, scratch);
