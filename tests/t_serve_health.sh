@@ -15,7 +15,10 @@
 #    Grafana, so every query in it is run through Prometheus' HTTP API
 #    against the scrapes of serve and must answer with a finite result;
 #  - the page's drawing (/api/graph.svg): edges coloured by p99, failed
-#    edges dashed red, a node's RED summary in its tooltip.
+#    edges dashed red, a node's RED summary in its tooltip;
+#  - the page itself, in a headless Chromium (when there is one): its
+#    slowest-edges list in the API's order with the API's p99, and the
+#    nodes carrying their RED summary.
 . "$(dirname "$0")/lib.sh"
 need_cmd python3 prometheus curl
 DASH=$(cd "$(dirname "$0")/.." && pwd)/deploy/grafana/causeway-edge-health.json
@@ -216,3 +219,44 @@ grep -q 'stroke="#c62828"' graph.svg && grep -q 'stroke-dasharray' graph.svg ||
 grep -q "rate [0-9.]*/s, errors" graph.svg || fail "no RED summary in a tooltip"
 note "drawing: edges by p99, failed ones red and dashed, RED in the tooltips"
 kill -0 $SERVE_PID || fail "serve died: $(cat serve.err)"
+
+command -v chromium >/dev/null && command -v chromedriver >/dev/null ||
+	skip "no chromium or chromedriver: the API passed, the page is not checked"
+dport=$((port + 2))
+chromedriver_start $dport
+cat >page.py <<'PY'
+# page.py SERVE DRIVER PROFILE: the slowest edges and the nodes' RED.
+import json, sys, urllib.request
+from webdriver import Page
+serve, driver, profile = sys.argv[1:4]
+api = json.loads(urllib.request.urlopen(serve + "/api/graph?by=process",
+                                        timeout=30).read())
+page = Page(driver, profile, ".")
+page.go(serve + "/#by=process")
+page.wait("the graph", "const s = document.getElementById('status');"
+          "return s.dataset.state === 'ready' && s.dataset.by === 'process';")
+rows = page.js("return [...document.querySelectorAll('#slowest tr[data-edge]')]"
+               ".map((r) => [r.dataset.edge, r.className,"
+               " r.children[3].textContent]);")
+edges = {e["id"]: e for e in api["edges"]}
+p99 = lambda e: e["client_p99_ns"] if e["client_count"] else e["server_p99_ns"]
+want = sorted([e for e in api["edges"] if "failed" in e],
+              key=lambda e: (not e["failed"], -p99(e)))
+assert [r[0] for r in rows] == [e["id"] for e in want], (rows, want)
+for eid, cls, text in rows:
+    e = edges[eid]
+    assert (cls == "failed") == e["failed"], (eid, cls)
+    if not e["failed"]:
+        ms = "%.2f ms" % (p99(e) / 1e6)
+        assert text == ms, (eid, text, ms)
+reds = page.js("return [...document.querySelectorAll('#graph g.node')]"
+               ".filter((g) => g.dataset.red).map((g) => g.dataset.name);")
+assert sorted(reds) == sorted(n["name"] for n in api["nodes"] if "red" in n), reds
+page.shot("health")
+page.close()
+print("page: %d slowest edges as the API orders them, %d nodes with RED"
+      % (len(rows), len(reds)))
+PY
+PYTHONPATH="$CW_ROOT/tests/lib" python3 page.py "http://127.0.0.1:$port" \
+	"http://127.0.0.1:$dport" "$T_TMP/profile" ||
+	fail "the page does not show the health the API gives"
