@@ -12,12 +12,12 @@
 # with other work needs (its load moves between rounds more than the
 # program costs).
 #
-#   bench/run.sh bench_dns   (ROUNDS_PP=21 by default)
+#   bench/run.sh bench_dns   (ROUNDS_PP=61 by default)
 . "$(dirname "$0")/../tests/lib.sh"
 need_root
-need_cmd taskset gcc python3
-ROUNDS_PP=${ROUNDS_PP:-21}
-PP_BYTES=${PP_BYTES:-100000000}
+need_cmd taskset gcc clang bpftool python3
+ROUNDS_PP=${ROUNDS_PP:-61}
+PP_BYTES=${PP_BYTES:-60000000}
 case $BUILD in /*) BD=$BUILD ;; *) BD=$CW_ROOT/$BUILD ;; esac
 BB=$BD/bench
 mkdir -p "$BB"
@@ -33,14 +33,20 @@ mount | grep -q " /sys/fs/bpf " || skip "bpffs is not mounted on /sys/fs/bpf"
 PIN=/sys/fs/bpf/cw-bench-dns-$$
 OBJ=$BD/bpf/dns.bpf.o
 [ -f "$OBJ" ] || fail "no $OBJ: build first"
-bpftool prog loadall "$OBJ" "$PIN" || fail "unable to load $OBJ"
+clang -g -O2 -target bpf -I"$BD" -c "$CW_ROOT/bench/dns_floor.bpf.c" \
+	-o "$BB/dns_floor.bpf.o" || fail "unable to build the floor"
+mkdir "$PIN" || fail "unable to make $PIN"
 on_exit rm -rf "$PIN"
-PROG=$PIN/cw_dns_ingress
-on_exit bpftool cgroup detach "$CG" ingress pinned "$PROG"
-dns_on() { bpftool cgroup attach "$CG" ingress pinned "$PROG" multi ||
-	fail "unable to attach the capture to $CG"; }
-dns_off() { bpftool cgroup detach "$CG" ingress pinned "$PROG" ||
-	fail "unable to detach the capture"; }
+bpftool prog loadall "$OBJ" "$PIN/dns" || fail "unable to load $OBJ"
+bpftool prog loadall "$BB/dns_floor.bpf.o" "$PIN/floor" ||
+	fail "unable to load the floor"
+declare -A PROG=([dns]=$PIN/dns/cw_dns_ingress [floor]=$PIN/floor/cw_dns_floor)
+on_exit bpftool cgroup detach "$CG" ingress pinned "${PROG[dns]}"
+on_exit bpftool cgroup detach "$CG" ingress pinned "${PROG[floor]}"
+prog_on() { bpftool cgroup attach "$CG" ingress pinned "${PROG[$1]}" multi ||
+	fail "unable to attach $1 to $CG"; }
+prog_off() { bpftool cgroup detach "$CG" ingress pinned "${PROG[$1]}" ||
+	fail "unable to detach $1"; }
 
 # Workloads: "name:flag:size".
 WORK="udp-128:-u:128 tcp-1k::1024 tcp-16k::16384"
@@ -48,10 +54,10 @@ pp=$T_TMP/pingpong
 : >"$pp"
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
 for round in $(seq 1 "$ROUNDS_PP"); do
-	order="none dns"
-	[ $((round % 2)) -eq 0 ] && order="dns none"
+	order="none floor dns"
+	[ $((round % 2)) -eq 0 ] && order="dns floor none"
 	for mode in $order; do
-		[ "$mode" = dns ] && dns_on
+		[ "$mode" != none ] && prog_on "$mode"
 		for w in $WORK; do
 			IFS=: read -r name flag size <<<"$w"
 			n=$((PP_BYTES / (size + 4096)))
@@ -60,7 +66,7 @@ for round in $(seq 1 "$ROUNDS_PP"); do
 			echo "$round $mode $name $ns" >>"$pp"
 			echo "round $round $mode $name: $ns ns" >&2
 		done
-		[ "$mode" = dns ] && dns_off
+		[ "$mode" != none ] && prog_off "$mode"
 	done
 done
 load1=$(cut -d' ' -f1-3 /proc/loadavg)
@@ -76,8 +82,11 @@ Command: \`ROUNDS_PP=$ROUNDS_PP bench/run.sh bench_dns\`.
 TCP stream (a \`send()\` of S bytes and the \`recv()\`s that take it:
 a run per segment and per ACK); the figure is the process's CPU time
 (getrusage, user + sys) per pair.  bpf/dns.bpf.c (what \`--dns\`
-attaches) is attached to the cgroup v2 root or not, in turn: both modes
-back to back in each of $ROUNDS_PP rounds, in alternating order.  No
+attaches), an empty program at the same hook (bench/dns_floor.bpf.c: what
+any cgroup_skb ingress program costs, as the agent's UDP counters pay it
+already by default) or nothing is attached to the cgroup v2 root, in turn:
+the three modes back to back in each of $ROUNDS_PP rounds, in alternating
+order.  No
 packet here is DNS, as almost none is on a host: the program leaves after
 reading the socket's protocol (TCP), or the IP and UDP headers (UDP).
 Medians, [min, max], and the median of the rounds' differences (each
@@ -95,18 +104,23 @@ for l in open(sys.argv[1]):
 works = ["udp-128", "tcp-1k", "tcp-16k"]
 print("| | " + " | ".join(works) + " |")
 print("|---|" + "---|" * len(works))
-for m, name in (("none", "capture detached"), ("dns", "capture attached")):
+for m, name in (("none", "nothing attached"),
+                ("floor", "an empty program (the floor)"),
+                ("dns", "the capture")):
     print("| %s | %s |" % (name, " | ".join(
         "%.0f ns [%.0f, %.0f]" % (st.median(data[(m, w)]),
                                   min(data[(m, w)]), max(data[(m, w)]))
         for w in works)))
-cells = []
-for w in works:
-    d = [v["dns"] - v["none"] for (r, x), v in rounds.items() if x == w]
-    base = st.median(data[("none", w)])
-    cells.append("%+.0f ns (%+.1f%%) [%+.0f, %+.0f]" % (
-        st.median(d), st.median(d) / base * 100, min(d), max(d)))
-print("| attached - detached, per round | %s |" % " | ".join(cells))
+for a, b, name in (("dns", "none", "capture - nothing, per round"),
+                   ("floor", "none", "floor - nothing: the hook"),
+                   ("dns", "floor", "capture - floor: its own work")):
+    cells = []
+    for w in works:
+        d = [v[a] - v[b] for (r, x), v in rounds.items() if x == w]
+        base = st.median(data[("none", w)])
+        cells.append("%+.0f ns (%+.1f%%) [%+.0f, %+.0f]" % (
+            st.median(d), st.median(d) / base * 100, min(d), max(d)))
+    print("| %s | %s |" % (name, " | ".join(cells)))
 PY
 echo
 echo "<!-- /bench_dns -->"

@@ -1,0 +1,16 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * The floor of bench_dns: an empty cgroup_skb ingress program, attached
+ * where bpf/dns.bpf.c attaches, so the hook's own cost (the kernel's run
+ * of any program there) and the capture's work can be told apart.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+
+char LICENSE[] SEC("license") = "Dual MIT/GPL";
+
+SEC("cgroup_skb/ingress")
+int cw_dns_floor(struct __sk_buff *skb)
+{
+	return 1;
+}
