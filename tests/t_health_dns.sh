@@ -11,7 +11,8 @@
 #     view's dns_name (JSON) and GraphML's attribute; and by causeway
 #     serve: the page's labels.
 # Each name and address is checked against what dnsmasq's log says it
-# answered.  The short TTL: a repeat inside it is not published again, a
+# answered.  An answer of 40 addresses (EDNS, over 512 bytes) is cut by
+# the capture: the 29 answers wholly inside are learned, no more.  The short TTL: a repeat inside it is not published again, a
 # lookup after it is (renewed, next seq).  A hostile sender from port 53
 # (a pointer loop, a record running past the end, an answer for another
 # name) changes nothing and the malformed ones are counted.
@@ -26,7 +27,12 @@ ip -n "$SRV" addr add 10.77.1.9/24 dev "$LINK_B"
 # ip netns exec mounts /etc/netns/NS/resolv.conf over /etc/resolv.conf.
 mkdir -p "/etc/netns/$CLI"
 on_exit rm -rf "/etc/netns/$CLI"
-echo "nameserver $SRV_IP" >"/etc/netns/$CLI/resolv.conf"
+# edns0: answers over 512 bytes come over UDP, as the capture's cut needs.
+printf 'nameserver %s\noptions edns0\n' "$SRV_IP" >"/etc/netns/$CLI/resolv.conf"
+many=()
+for i in $(seq 1 40); do
+	many+=("--host-record=many.example.test,10.77.2.$i,300")
+done
 
 log=$T_TMP/dnsmasq.log
 ip netns exec "$SRV" dnsmasq --keep-in-foreground --no-resolv --no-hosts \
@@ -37,7 +43,7 @@ ip netns exec "$SRV" dnsmasq --keep-in-foreground --no-resolv --no-hosts \
 	--cname=www.example.test,edge.example.test,120 \
 	--cname=shop.example.test,www.example.test,90 \
 	--host-record=short.example.test,10.77.1.6,5 \
-	--host-record=api6.example.test,fd77:1::2,240 &
+	--host-record=api6.example.test,fd77:1::2,240 "${many[@]}" &
 bg_pid $!
 wait_port "$SRV" 53 udp
 ip netns exec "$SRV" $TRAFFIC echo-server 0.0.0.0 8080 &
@@ -80,6 +86,10 @@ check_eq "shop.example.test reached" "$(resolve shop.example.test)" 10.77.1.5
 t0=$(date +%s%N)
 check_eq "short.example.test reached" "$(resolve short.example.test)" 10.77.1.6
 check_eq "api6.example.test reached" "$(resolve api6.example.test)" "$SRV_IP6"
+# 40 addresses: an answer of 12 + 23 + 40 x 16 bytes, cut at 512.
+check_eq "many.example.test addresses" \
+	"$(ip netns exec "$CLI" getent ahostsv4 many.example.test |
+		grep -c STREAM)" 40
 resolve short.example.test >/dev/null # inside its TTL: not news
 sleep 0.5
 
@@ -139,7 +149,7 @@ agent_stop "$run_out" >/dev/null
 # What dnsmasq answered: "config NAME is ADDR" (a CNAME's "is <CNAME>").
 truth=$(awk '/ config [^ ]* is [0-9a-f]*[.:]/ {print $(NF-2), $NF}' "$log" |
 	sort -u)
-note "dnsmasq answered: $(echo $truth)"
+note "dnsmasq answered: $(grep -v many <<<"$truth" | tr '\n' ' ')and 40 for many.example.test"
 
 python3 - "$run_out/meta.jsonl" "$T_TMP/agent.jsonl" "$run_out/edges.json" \
 	"$run_out/graph.dot" <<PY || fail "names do not match dnsmasq's answers"
@@ -154,6 +164,9 @@ asked = {"10.77.1.2": ("api.example.test", 300),
          "10.77.1.5": ("shop.example.test", 90), # the chain's shortest
          "10.77.1.6": ("short.example.test", 5),
          "fd77:1::2": ("api6.example.test", 240)}
+many_truth = {a for a, n in truth.items() if n == "many.example.test"}
+truth = {a: n for a, n in truth.items() if n != "many.example.test"}
+assert len(many_truth) == 40, many_truth
 assert truth == {"10.77.1.2": "api.example.test", "10.77.1.5": "edge.example.test",
                  "10.77.1.6": "short.example.test",
                  "fd77:1::2": "api6.example.test"}, truth
@@ -170,6 +183,10 @@ for path in sys.argv[1:3]:
     assert short[1]["seq"] > short[0]["seq"], short
     assert short[1]["time_ns"] - short[0]["time_ns"] >= 5e9, short
     assert not [r for r in recs if r["addr"] == "10.77.1.66"], recs
+    # Cut at 512 bytes: the header (12), the question (23) and the 29
+    # answers of 16 bytes wholly before the cut, not the 30th.
+    many = {r["addr"] for r in recs if r["name"] == "many.example.test"}
+    assert len(many) == 29 and many <= many_truth, many
     print("%s: %d names as dnsmasq answered, short renewed after %.1f s"
           % (path.split("/")[-1], len(mine),
              (short[1]["time_ns"] - short[0]["time_ns"]) / 1e9))
@@ -189,6 +206,8 @@ for f in "$run_out/stderr" "$T_TMP/agent.err"; do
 	note "$line"
 	mal=$(sed -n 's/.*), \([0-9]*\) malformed.*/\1/p' <<<"$line")
 	check_eq "malformed answers counted ($(basename "$f"))" "$mal" 2
+	cut=$(sed -n 's/.* \([0-9]*\) cut at 512 bytes.*/\1/p' <<<"$line")
+	[ "${cut:-0}" -ge 1 ] || fail "the answer over 512 bytes was not cut"
 done
 
 # The same names from the agent's records, read by causeway graph.
