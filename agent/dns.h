@@ -28,8 +28,8 @@
 /* Addresses kept at most: about 1.1 KiB each (a name may escape to 1,023
  * bytes), so 18 MiB at worst, little on a host that looks up few. */
 #define CW_DNS_CACHE_MAX (1u << 14)
-#define CW_DNS_MIN_TTL	 5	    /* s: a TTL 0 answer counts this long */
-#define CW_DNS_MAX_TTL	 86400	    /* s: nothing is kept past a day */
+#define CW_DNS_MIN_TTL	 5     /* s: a TTL 0 answer counts this long */
+#define CW_DNS_MAX_TTL	 86400 /* s: nothing is kept past a day */
 
 struct cw_dns_opts {
 	size_t sz;	     /* sizeof(struct cw_dns_opts), so it can grow */

@@ -30,9 +30,10 @@ static struct cw_wire_dns rec(const char *host, const char *name, uint8_t last,
 
 static void test_order(void)
 {
-	struct cw_wire_dns r[4] = {
-		rec("h2", "old.test", 1, 100), rec("h1", "new.test", 1, 200),
-		rec("h3", "tie-b.test", 2, 300), rec("h2", "tie-a.test", 2, 300)};
+	struct cw_wire_dns r[4] = {rec("h2", "old.test", 1, 100),
+				   rec("h1", "new.test", 1, 200),
+				   rec("h3", "tie-b.test", 2, 300),
+				   rec("h2", "tie-a.test", 2, 300)};
 	static const int orders[4][4] = {
 		{0, 1, 2, 3}, {3, 2, 1, 0}, {1, 3, 0, 2}, {2, 0, 3, 1}};
 	struct cw_addr a1 = {.family = 4, .bytes = {10, 0, 0, 1}};
