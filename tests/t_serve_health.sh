@@ -160,7 +160,14 @@ for (c, s) in health_edges:
     for q, n in checks:
         v = value(q)
         assert v == n, (q, v, n)
-print("prometheus: counters and histogram counts as the graph's; p99 in its bucket")
+    if w["network_count"]:
+        for qn in ("0.5", "0.9", "0.99"):
+            v = value('causeway_edge_network_seconds%s' % sel.replace(
+                "}", ',quantile="%s"}' % qn))
+            key = "network_p%s_ns" % qn[2:].ljust(2, "0")
+            assert abs(v - w[key] / 1e9) < 1e-9, (qn, v, w[key])
+print("prometheus: counters, histogram counts and network time as the graph's;"
+      " p99 in its bucket")
 
 # Grafana's queries, each through the same Prometheus
 dash = json.load(open(dash_file))
