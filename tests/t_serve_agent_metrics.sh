@@ -19,18 +19,12 @@ wait_port "$SRV" 7600
 
 aport=$(free_port) || fail "no free port"
 pport=$((aport + 1))
-"$CW" agent --netns "$(ns_inode "$CLI")" --host metrics-host \
-	--interval 300ms --samples-every 0 --hooks always --meta-every 0 \
-	--spool "$T_TMP/spool" --kafka embedded --metrics "$aport" \
-	2>"$T_TMP/agent.log" &
-AGENT=$!
-bg_pid $AGENT
-for _ in $(seq 1 200); do
-	grep -qs "agent on host" "$T_TMP/agent.log" && break
-	sleep 0.05
-done
-grep -q "metrics at http://127.0.0.1:$aport/metrics" "$T_TMP/agent.log" ||
-	fail "agent did not serve metrics: $(cat "$T_TMP/agent.log")"
+fleet_agent "$T_TMP" "$CLI" metrics-host --hooks always --meta-every 0 \
+	--kafka embedded --metrics "$aport"
+AGENT=$FLEET_AGENT_PID
+LOG=$T_TMP/agent-metrics-host.log
+grep -q "metrics at http://127.0.0.1:$aport/metrics" "$LOG" ||
+	fail "agent did not serve metrics: $(cat "$LOG")"
 # Loopback by default: a bare port binds 127.0.0.1 only.
 ss -Htln "sport = :$aport" | grep -q "127.0.0.1:$aport" ||
 	fail "the metrics port is not on loopback: $(ss -Htln "sport = :$aport")"
@@ -99,15 +93,15 @@ note "PromQL: $prom"
 eval "$prom"
 
 kill -TERM $AGENT
-wait $AGENT || fail "agent exit status $?: $(cat "$T_TMP/agent.log")"
+wait $AGENT || fail "agent exit status $?: $(cat "$LOG")"
 read -r a_records a_lost a_storage a_udp <<<"$(sed -n \
 	's/.*stopped: \([0-9]*\) records in [0-9]* collections; lost \([0-9]*\) close records, \([0-9]*\) storage failures, \([0-9]*\) UDP map full.*/\1 \2 \3 \4/p' \
-	"$T_TMP/agent.log")"
+	"$LOG")"
 read -r a_produced a_delivered a_spooled a_lost_k <<<"$(sed -n \
 	's/.*kafka: \([0-9]*\) produced, \([0-9]*\) delivered, \([0-9]*\) spooled, [0-9]* replayed, \([0-9]*\) lost.*/\1 \2 \3 \4/p' \
-	"$T_TMP/agent.log")"
+	"$LOG")"
 [ -n "$a_records" ] && [ -n "$a_produced" ] ||
-	fail "the agent reported no counters: $(tail -n 5 "$T_TMP/agent.log")"
+	fail "the agent reported no counters: $(tail -n 5 "$LOG")"
 check_eq "records: Prometheus and the agent" "$records" "$a_records"
 check_eq "close records lost" "$close_lost" "$a_lost"
 check_eq "storage failures" "$storage_failures" "$a_storage"
