@@ -21,7 +21,7 @@
 
 struct cw_dns {
 	struct dns_bpf *skel;
-	struct bpf_link *link;
+	struct bpf_link *link, *egress;
 	struct ring_buffer *rb;
 	int cgroup_fd;
 	struct cw_dns_cache cache;
@@ -113,8 +113,13 @@ static int attach(struct cw_dns *d, const char *cgroup2)
 	if (!d->skel)
 		return cw_error("unable to load the DNS capture: %s",
 				strerror(errno));
-	d->link = bpf_program__attach_cgroup(d->skel->progs.cw_dns_ingress,
-					     d->cgroup_fd);
+	/* Queries first: an answer counts only if its query was seen. */
+	d->egress = bpf_program__attach_cgroup(d->skel->progs.cw_dns_egress,
+					       d->cgroup_fd);
+	d->link = d->egress
+			  ? bpf_program__attach_cgroup(
+				    d->skel->progs.cw_dns_ingress, d->cgroup_fd)
+			  : NULL;
 	if (!d->link)
 		return cw_error("unable to attach the DNS capture to '%s': %s",
 				cgroup2, strerror(errno));
@@ -180,8 +185,12 @@ void cw_dns_stats(const struct cw_dns *d, struct cw_dns_stats *st)
 			st->datagrams = sum;
 		else if (k == CW_DNS_STAT_LOST)
 			st->lost = sum;
-		else
+		else if (k == CW_DNS_STAT_BAD)
 			st->bad = sum;
+		else if (k == CW_DNS_STAT_QUERIES)
+			st->queries = sum;
+		else
+			st->unsolicited = sum;
 	}
 	free(v);
 }
@@ -193,13 +202,14 @@ void cw_dns_report(const struct cw_dns *d)
 	if (!d)
 		return;
 	cw_dns_stats(d, &st);
-	cw_info("dns: %" PRIu64 " datagrams from port 53 (%" PRIu64
+	cw_info("dns: %" PRIu64 " queries, %" PRIu64
+		" datagrams from port 53 (%" PRIu64 " unsolicited, %" PRIu64
 		" lost, %" PRIu64 " unreadable, %" PRIu64 " cut at 512 "
 		"bytes), %" PRIu64 " malformed; %" PRIu64
 		" answers learned, %" PRIu64 " names published, %" PRIu64
 		" evicted",
-		st.datagrams, st.lost, st.bad, st.cut, st.malformed, st.answers,
-		st.names, st.evicted);
+		st.queries, st.datagrams, st.unsolicited, st.lost, st.bad,
+		st.cut, st.malformed, st.answers, st.names, st.evicted);
 }
 
 void cw_dns_close(struct cw_dns *d)
@@ -208,6 +218,7 @@ void cw_dns_close(struct cw_dns *d)
 		return;
 	ring_buffer__free(d->rb);
 	bpf_link__destroy(d->link);
+	bpf_link__destroy(d->egress);
 	dns_bpf__destroy(d->skel);
 	if (d->cgroup_fd >= 0)
 		close(d->cgroup_fd);

@@ -3,7 +3,8 @@
  * Names for the peers outside the fleet (`causeway agent --dns`,
  * `causeway run --dns`): bpf/dns.bpf.c copies each DNS answer a process
  * of the host receives (UDP from port 53, at most 512 bytes, every
- * network namespace under the cgroup v2 root), and this side parses it
+ * network namespace under the cgroup v2 root) to a query its socket sent
+ * with the same id, and this side parses it
  * (common/dns.h: DNS only, nothing else is ever copied) into a bounded
  * cache kept for the answers' TTLs.  A name is handed out as a DnsName
  * record (common/wire.h) when it is news: first learned, changed, or
@@ -39,14 +40,16 @@ struct cw_dns_opts {
 };
 
 struct cw_dns_stats {
-	uint64_t datagrams; /* UDP from port 53 the kernel saw */
-	uint64_t lost;	    /* ... not copied: ring buffer full */
-	uint64_t bad;	    /* ... headers or payload unreadable */
-	uint64_t cut;	    /* copied cut at 512 bytes (EDNS answers) */
-	uint64_t malformed; /* refused by the parser: nothing learned */
-	uint64_t answers;   /* A and AAAA answers learned */
-	uint64_t names;	    /* DnsName records handed out */
-	uint64_t evicted;   /* live names pushed out of a full cache */
+	uint64_t queries;     /* UDP to port 53 the kernel saw */
+	uint64_t unsolicited; /* from port 53, answering no query: ignored */
+	uint64_t datagrams;   /* UDP from port 53 the kernel saw */
+	uint64_t lost;	      /* ... not copied: ring buffer full */
+	uint64_t bad;	      /* ... headers or payload unreadable */
+	uint64_t cut;	      /* copied cut at 512 bytes (EDNS answers) */
+	uint64_t malformed;   /* refused by the parser: nothing learned */
+	uint64_t answers;     /* A and AAAA answers learned */
+	uint64_t names;	      /* DnsName records handed out */
+	uint64_t evicted;     /* live names pushed out of a full cache */
 };
 
 struct cw_dns;

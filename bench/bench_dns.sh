@@ -1,7 +1,9 @@
 #!/bin/bash
 # What the DNS capture (--dns, bpf/dns.bpf.c) costs per packet: its
 # cgroup_skb ingress program runs for every datagram and segment a socket
-# receives, and leaves at once for what is not UDP from port 53.  Priced
+# receives, and its egress twin for every one a socket sends (queries are
+# noted, so that only answers to them count); both leave at once for what
+# is not UDP to or from port 53.  Priced
 # as DESIGN.md says, CPU time per operation: bench/pingpong.c pinned to one
 # CPU (taskset -c 0), UDP (-u: a sendto and the recvfrom that takes it,
 # one ingress run per pair) and a TCP stream (a send and a recv of S
@@ -40,13 +42,27 @@ on_exit rm -rf "$PIN"
 bpftool prog loadall "$OBJ" "$PIN/dns" || fail "unable to load $OBJ"
 bpftool prog loadall "$BB/dns_floor.bpf.o" "$PIN/floor" ||
 	fail "unable to load the floor"
-declare -A PROG=([dns]=$PIN/dns/cw_dns_ingress [floor]=$PIN/floor/cw_dns_floor)
-on_exit bpftool cgroup detach "$CG" ingress pinned "${PROG[dns]}"
-on_exit bpftool cgroup detach "$CG" ingress pinned "${PROG[floor]}"
-prog_on() { bpftool cgroup attach "$CG" ingress pinned "${PROG[$1]}" multi ||
-	fail "unable to attach $1 to $CG"; }
-prog_off() { bpftool cgroup detach "$CG" ingress pinned "${PROG[$1]}" ||
-	fail "unable to detach $1"; }
+# Both hooks, as the agent attaches them: egress notes queries.
+for m in dns floor; do
+	for h in ingress egress; do
+		on_exit bpftool cgroup detach "$CG" "$h" pinned \
+			"$PIN/$m/cw_dns_$h"
+	done
+done
+prog_on() {
+	local h
+	for h in egress ingress; do
+		bpftool cgroup attach "$CG" "$h" pinned "$PIN/$1/cw_dns_$h" \
+			multi || fail "unable to attach $1 ($h) to $CG"
+	done
+}
+prog_off() {
+	local h
+	for h in ingress egress; do
+		bpftool cgroup detach "$CG" "$h" pinned "$PIN/$1/cw_dns_$h" ||
+			fail "unable to detach $1 ($h)"
+	done
+}
 
 # Workloads: "name:flag:size".
 WORK="udp-128:-u:128 tcp-1k::1024 tcp-16k::16384"
@@ -78,13 +94,14 @@ cat <<EOF2
 Command: \`ROUNDS_PP=$ROUNDS_PP bench/run.sh bench_dns\`.
 \`bench/pingpong.c\` pinned to CPU 0 (\`taskset -c 0\`), N = $PP_BYTES /
 (S + 4096) operations: UDP (\`-u\`: a \`sendto()\` of S bytes and the
-\`recvfrom()\` that takes it: one ingress program run per pair) and a
-TCP stream (a \`send()\` of S bytes and the \`recv()\`s that take it:
-a run per segment and per ACK); the figure is the process's CPU time
-(getrusage, user + sys) per pair.  bpf/dns.bpf.c (what \`--dns\`
-attaches), an empty program at the same hook (bench/dns_floor.bpf.c: what
-any cgroup_skb ingress program costs, as the agent's UDP counters pay it
-already by default) or nothing is attached to the cgroup v2 root, in turn:
+\`recvfrom()\` that takes it: an egress and an ingress run per pair) and
+a TCP stream (a \`send()\` of S bytes and the \`recv()\`s that take it:
+runs per segment and per ACK); the figure is the process's CPU time
+(getrusage, user + sys) per pair.  bpf/dns.bpf.c's two programs (what
+\`--dns\` attaches: ingress, and egress noting queries), empty programs at
+the same hooks (bench/dns_floor.bpf.c: what any cgroup_skb program costs
+there, as the agent's UDP counters pay it already by default) or nothing
+is attached to the cgroup v2 root, in turn:
 the three modes back to back in each of $ROUNDS_PP rounds, in alternating
 order.  No
 packet here is DNS, as almost none is on a host: the program leaves after

@@ -8,8 +8,15 @@
  * after the kernel checked the UDP header and checksum.  Attached only
  * when the agent is asked for names (--dns).
  *
+ * Only answers to a query: the egress twin notes each datagram a socket
+ * sends to port 53 by (socket, message id), and an answer is copied only
+ * if its socket sent a query with its id in the last 30 s (the entry is
+ * then spent).  So a datagram from port 53 that nobody asked for (a
+ * spoofer who does not know the socket and the id, as a resolver itself
+ * checks) names nothing; it is counted.
+ *
  * Per packet, so the cheap way out first: a socket that is not UDP costs
- * one field read, a UDP datagram not from port 53 two header loads.
+ * one field read, a UDP datagram not to or from port 53 two header loads.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_endian.h>
@@ -30,6 +37,14 @@ struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 256 * 1024);
 } dns_ring SEC(".maps");
+
+/* LRU: a query never answered is pushed out by newer ones. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct cw_dns_query_key);
+	__type(value, __u64); /* sent at, ktime ns */
+} dns_queries SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -67,24 +82,83 @@ static __always_inline __u32 udp_offset(struct __sk_buff *skb)
 	return 0;
 }
 
+/*
+ * The UDP header of a datagram of a UDP socket into udp[4] (source port,
+ * destination port, length, checksum), its offset into *off; -1 if not.
+ */
+static __always_inline int udp_header(struct __sk_buff *skb, __u16 udp[4],
+				      __u32 *off)
+{
+	struct bpf_sock *sk = skb->sk;
+
+	if (!sk)
+		return -1;
+	sk = bpf_sk_fullsock(sk);
+	if (!sk || sk->protocol != IPPROTO_UDP_)
+		return -1;
+	*off = udp_offset(skb);
+	if (!*off || bpf_skb_load_bytes(skb, *off, udp, 4 * sizeof(__u16)))
+		return -1;
+	return 0;
+}
+
+/* The query's key: the socket and the message id at the payload's start. */
+static __always_inline int query_key(struct __sk_buff *skb, __u32 off,
+				     struct cw_dns_query_key *k)
+{
+	if (bpf_skb_load_bytes(skb, off + UDP_HDR_LEN, &k->id, sizeof(k->id)))
+		return -1;
+	k->cookie = bpf_get_socket_cookie(skb);
+	return 0;
+}
+
+SEC("cgroup_skb/egress")
+int cw_dns_egress(struct __sk_buff *skb)
+{
+	struct cw_dns_query_key k = {};
+	__u64 now = bpf_ktime_get_ns();
+	__u16 udp[4];
+	__u32 off;
+
+	if (udp_header(skb, udp, &off) || udp[1] != bpf_htons(DNS_PORT))
+		return 1;
+	stat_inc(CW_DNS_STAT_QUERIES);
+	if (!query_key(skb, off, &k))
+		bpf_map_update_elem(&dns_queries, &k, &now, BPF_ANY);
+	return 1;
+}
+
+/* Whether the answer's socket asked with its id lately; spent if so. */
+static __always_inline bool solicited(struct __sk_buff *skb, __u32 off)
+{
+	struct cw_dns_query_key k = {};
+	__u64 *sent;
+	bool ok;
+
+	if (query_key(skb, off, &k))
+		return false;
+	sent = bpf_map_lookup_elem(&dns_queries, &k);
+	if (!sent)
+		return false;
+	ok = bpf_ktime_get_ns() - *sent < CW_DNS_QUERY_NS;
+	bpf_map_delete_elem(&dns_queries, &k);
+	return ok;
+}
+
 SEC("cgroup_skb/ingress")
 int cw_dns_ingress(struct __sk_buff *skb)
 {
-	struct bpf_sock *sk = skb->sk;
 	struct cw_dns_ev *ev;
 	__u16 udp[4]; /* source port, destination port, length, checksum */
 	__u32 off, len, full;
 
-	if (!sk)
-		return 1;
-	sk = bpf_sk_fullsock(sk);
-	if (!sk || sk->protocol != IPPROTO_UDP_)
-		return 1;
-	off = udp_offset(skb);
-	if (!off || bpf_skb_load_bytes(skb, off, udp, sizeof(udp)) ||
-	    udp[0] != bpf_htons(DNS_PORT))
+	if (udp_header(skb, udp, &off) || udp[0] != bpf_htons(DNS_PORT))
 		return 1;
 	stat_inc(CW_DNS_STAT_SEEN);
+	if (!solicited(skb, off)) {
+		stat_inc(CW_DNS_STAT_UNSOLICITED);
+		return 1;
+	}
 	full = bpf_ntohs(udp[2]);
 	if (full <= UDP_HDR_LEN) {
 		stat_inc(CW_DNS_STAT_BAD);

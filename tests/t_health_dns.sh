@@ -13,9 +13,10 @@
 # Each name and address is checked against what dnsmasq's log says it
 # answered.  An answer of 40 addresses (EDNS, over 512 bytes) is cut by
 # the capture: the 29 answers wholly inside are learned, no more.  The short TTL: a repeat inside it is not published again, a
-# lookup after it is (renewed, next seq).  A hostile sender from port 53
+# lookup after it is (renewed, next seq).  A hostile server on port 53
 # (a pointer loop, a record running past the end, an answer for another
-# name) changes nothing and the malformed ones are counted.
+# name, answers nobody asked for) changes nothing; the malformed and the
+# unsolicited ones are counted.
 . "$(dirname "$0")/lib.sh"
 need_root
 need_cmd python3 dnsmasq getent
@@ -93,39 +94,57 @@ check_eq "many.example.test addresses" \
 resolve short.example.test >/dev/null # inside its TTL: not news
 sleep 0.5
 
-# Hostile answers from port 53 to a client's socket: malformed two ways,
-# and a well-formed answer owned by another name than the question's.
+# A hostile server on port 53 answers a client's three queries: with a
+# compression pointer that loops, with a record running past the end
+# (both malformed, counted), and with an answer owned by another name than
+# the question's (ignored); then it sends two answers nobody asked for,
+# well-formed, naming 10.77.1.66: one with the id of a query already
+# answered, one with a fresh id.  Nothing of it may name anything.
 cat >"$T_TMP/hostile.py" <<'PY'
 import socket, struct, sys
 def name(s):
     return b"".join(bytes([len(l)]) + l.encode() for l in s.split(".")) + b"\0"
-hdr = lambda an: struct.pack(">HHHHHH", 7, 0x8180, 1, an, 0, 0)
+hdr = lambda i, an: struct.pack(">HHHHHH", i, 0x8180, 1, an, 0, 0)
 q = name("evil.example.test") + struct.pack(">HH", 1, 1)
 a = struct.pack(">HHIH", 1, 1, 3600, 4) + bytes([10, 77, 1, 66])
-loop = hdr(1) + q + struct.pack(">H", 0xc000 | (12 + len(q))) + a
-past = hdr(1) + q + name("evil.example.test") + struct.pack(">HHIH", 1, 1, 60, 40)
-other = hdr(1) + q + name("other.example.test") + a
+answers = [
+    lambda i: hdr(i, 1) + q + struct.pack(">H", 0xc000 | (12 + len(q))) + a,
+    lambda i: hdr(i, 1) + q + name("evil.example.test") +
+              struct.pack(">HHIH", 1, 1, 60, 40),
+    lambda i: hdr(i, 1) + q + name("other.example.test") + a,
+]
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 s.bind((sys.argv[1], 53))
-for p in (loop, past, other):
-    s.sendto(p, (sys.argv[2], 5555))
+open(sys.argv[2], "w").write("ready\n")
+for make in answers:
+    query, peer = s.recvfrom(512)
+    s.sendto(make(struct.unpack(">H", query[:2])[0]), peer)
+last = struct.unpack(">H", query[:2])[0]
+for i in (last, (last + 1) & 0xffff):
+    s.sendto(hdr(i, 1) + q + name("evil.example.test") + a, peer)
 PY
-cat >"$T_TMP/sink.py" <<'PY'
-import socket, sys
+cat >"$T_TMP/asker.py" <<'PY'
+import socket, struct, sys
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-s.bind((sys.argv[1], 5555))
+s.bind((sys.argv[1], 0))
 s.settimeout(10)
-for _ in range(3):
+q = b"".join(bytes([len(l)]) + l.encode() for l in
+             "evil.example.test".split(".")) + b"\0" + struct.pack(">HH", 1, 1)
+for i in (0x1111, 0x2222, 0x3333):
+    s.sendto(struct.pack(">HHHHHH", i, 0x0100, 1, 0, 0, 0) + q,
+             (sys.argv[2], 53))
     s.recv(2048)
-print("got 3")
+for _ in range(2):
+    s.recv(2048)
 PY
-ip netns exec "$CLI" python3 "$T_TMP/sink.py" "$CLI_IP" >"$T_TMP/sink.out" &
-SINK=$!
-bg_pid $SINK
-wait_port "$CLI" 5555 udp
-ip netns exec "$SRV" python3 "$T_TMP/hostile.py" 10.77.1.9 "$CLI_IP" ||
-	fail "hostile sender failed"
-wait $SINK || fail "the client's socket did not get the hostile datagrams"
+ip netns exec "$SRV" python3 "$T_TMP/hostile.py" 10.77.1.9 \
+	"$T_TMP/hostile.ready" &
+HOSTILE=$!
+bg_pid $HOSTILE
+wait_file "$T_TMP/hostile.ready"
+ip netns exec "$CLI" python3 "$T_TMP/asker.py" "$CLI_IP" 10.77.1.9 ||
+	fail "the client did not get the hostile server's five datagrams"
+wait $HOSTILE || fail "the hostile server failed"
 
 # Past short.example.test's TTL (5 s, also the agent's floor): news again.
 while [ $(($(date +%s%N) - t0)) -lt 5500000000 ]; do sleep 0.2; done
@@ -206,6 +225,8 @@ for f in "$run_out/stderr" "$T_TMP/agent.err"; do
 	note "$line"
 	mal=$(sed -n 's/.*), \([0-9]*\) malformed.*/\1/p' <<<"$line")
 	check_eq "malformed answers counted ($(basename "$f"))" "$mal" 2
+	uns=$(sed -n 's/.*(\([0-9]*\) unsolicited.*/\1/p' <<<"$line")
+	[ "${uns:-0}" -ge 2 ] || fail "answers nobody asked for not counted"
 	cut=$(sed -n 's/.* \([0-9]*\) cut at 512 bytes.*/\1/p' <<<"$line")
 	[ "${cut:-0}" -ge 1 ] || fail "the answer over 512 bytes was not cut"
 done
