@@ -36,6 +36,10 @@
 /* refine() with thread links: a call counts when one request has this
  * share of it (the testbed's event loop at 80-90%: 0.95 and 0.8 alike). */
 #define ANCHOR_SHARE 0.95
+/* refine() without: only where calls have at most this many candidates
+ * on average (TrainTicket's nodes 1.0-1.5 at up to 4x its load, gaining;
+ * the testbed's services 1.6-6.6 from captures, where soft counts blur). */
+#define SOFT_MAX_CANDS 1.5
 
 /* Counts are fractional: refine() spreads a call over its candidates. */
 struct cell {
@@ -247,19 +251,16 @@ static void count_call(struct node_ctx *c, struct cell *to, int32_t r,
 }
 
 /*
- * One step: each call no thread link fixed adds itself to every
- * candidate's cells in proportion to exp(-cost) under the current model;
- * the next model is those counts.  Hard links (FCFS's) teach their own
- * mistakes; weighted, the right requests' delays, which agree call after
- * call, outweigh the wrong ones, which scatter.  Where thread links
- * anchor the model (a loop that sometimes held one request), a call counts
- * only for a request with ANCHOR_SHARE of its weight: a busy loop's many
- * alike candidates would blur them.  Occurrences and gaps follow each
- * call's likeliest request. */
-static void refine(struct node_ctx *c)
+ * One step: each call no thread link fixed counts for every candidate in
+ * proportion to exp(-cost) under the current model, and the counts are
+ * the next model: the right requests' delays, which agree call after
+ * call, outweigh the wrong ones, which scatter.  With thread links (a
+ * loop that sometimes held one request), a call counts only for a request
+ * with ANCHOR_SHARE of it, lest many alike candidates blur the anchors. */
+static double refine(struct node_ctx *c)
 {
 	int32_t cand[CW_TRACES_MAX_OPEN], thr;
-	double v[CW_TRACES_MAX_OPEN], skip, lo, sum;
+	double v[CW_TRACES_MAX_OPEN], skip, lo, sum, all = 0, m = 0;
 	size_t i, k, n, open, best, nc = c->n_rc * c->n_cc * KMAX;
 
 	memset(c->next, 0, nc * sizeof(*c->next));
@@ -276,6 +277,7 @@ static void refine(struct node_ctx *c)
 			note_call(c, xs->parent, x);
 			continue;
 		}
+		all += (double)n, m++;
 		for (lo = INF, best = 0, k = 0; k < n; k++) {
 			v[k] = cost(c, cand[k], x, *used_of(c, cand[k], x),
 				    order_of(c, cand, k, x), &skip) - skip;
@@ -296,6 +298,7 @@ static void refine(struct node_ctx *c)
 		}
 	}
 	memcpy(c->cells, c->next, nc * sizeof(*c->cells));
+	return m ? all / m : 0; /* candidates a call, for learn_refined() */
 }
 
 /* Thread links and the FCFS baseline: one sweep. */
@@ -484,12 +487,9 @@ static bool encloses(const struct cw_tspan *r, const struct cw_tspan *x)
 	return r->start_ns <= x->start_ns && r->end_ns >= x->end_ns;
 }
 
-/*
- * The bound on candidates, said: call i of the window kept the best maxc
- * of its n (ranked) and no more than CW_TRACES_MAX_OPEN enclosing ones.
- * Counts what was dropped and, where truth is known (scoring only: the
- * links never read it), whether the true request was among it.
- */
+/* The bound said: call i kept its best maxc of n ranked candidates, of at
+ * most CW_TRACES_MAX_OPEN; counts the dropped and whether the true request
+ * was among them (scoring only: the links never read truth). */
 static bool note_cut(struct node_ctx *c, struct window *w, size_t i, size_t n)
 {
 	struct cw_traces *t = c->t;
@@ -750,16 +750,16 @@ static void learn_refined(struct node_ctx *c, const int32_t *link)
 
 	learn(c, link);
 	for (k = 0; k < c->o->refine; k++)
-		refine(c);
+		if (refine(c) > SOFT_MAX_CANDS && !c->anchored) {
+			learn(c, link); /* too many alike candidates: undone */
+			break;
+		}
 	keep_model(c);
 }
 
-/*
- * FCFS's links as a third contestant, by the same rule as assign_best():
- * where they make the service clearly the more regular (FCFS_MARGIN; a
- * sequential handler fanning out, which FCFS follows call by call), they
- * stay, as timing links with the confidence the model gave ours.
- */
+/* FCFS's links as a third contestant by assign_best()'s rule: where
+ * clearly more regular (FCFS_MARGIN; a sequential fan-out) they stay,
+ * with the confidence the model gave ours. */
 static void keep_fcfs_if_regular(struct node_ctx *c, const int32_t *ours,
 				 int32_t *fcfs)
 {
