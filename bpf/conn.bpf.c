@@ -327,6 +327,7 @@ static __always_inline void refresh_tcp(struct cw_conn *c, struct sock *sk)
 struct seq_now {
 	__u64 sent, consumed;
 	__s32 unread_data; /* received, in order, not yet read: no FIN */
+	__s32 unacked;	   /* sent, not yet acknowledged (write_seq - snd_una) */
 	bool fin_in;
 };
 
@@ -345,6 +346,7 @@ static __always_inline void tcp_seq_now(struct sock *sk, struct seq_now *s)
 
 	s->sent = acked + (queued > 0 ? queued : 0);
 	s->consumed = rcvd - (unread > 0 ? unread : 0);
+	s->unacked = queued;
 	s->fin_in = fin_rcvd && unread <= 0;
 	/* The FIN is the last thing in sequence: unread holds it if taken. */
 	s->unread_data = unread - (fin_rcvd && unread > 0 ? 1 : 0);
@@ -375,19 +377,27 @@ static __always_inline bool fin_queued(int state)
  * state: the socket's TCP state, which says whether our FIN is queued; for
  * an end closed but still draining (CW_F_DRAIN), the state it left.
  */
-static __always_inline void tcp_bytes(const struct cw_conn *c, struct sock *sk,
-				      int state, __u64 *out, __u64 *in)
+static __always_inline void tcp_bytes_of(const struct cw_conn *c,
+					 const struct seq_now *s, int state,
+					 __u64 *out, __u64 *in)
 {
-	struct seq_now s;
 	__u64 less;
 
 	if (c->flags & CW_F_DRAIN)
 		state = c->close_state;
-	tcp_seq_now(sk, &s);
 	less = c->base_out + (fin_queued(state) ? 1 : 0);
-	*out = s.sent > less ? s.sent - less : 0;
-	less = c->base_in + (s.fin_in ? 1 : 0);
-	*in = s.consumed > less ? s.consumed - less : 0;
+	*out = s->sent > less ? s->sent - less : 0;
+	less = c->base_in + (s->fin_in ? 1 : 0);
+	*in = s->consumed > less ? s->consumed - less : 0;
+}
+
+static __always_inline void tcp_bytes(const struct cw_conn *c, struct sock *sk,
+				      int state, __u64 *out, __u64 *in)
+{
+	struct seq_now s;
+
+	tcp_seq_now(sk, &s);
+	tcp_bytes_of(c, &s, state, out, in);
 }
 
 /*
@@ -489,13 +499,11 @@ static __always_inline void emit_event(struct sock *sk, int bytes, __u8 dir)
 }
 
 /* Bytes the other way in flight when a message starts (cw_msg_event). */
-static __always_inline __u32 msg_overlap(const struct seq_now *s,
-					 __u64 sent_unacked, __u8 dir)
+static __always_inline __u32 msg_overlap(const struct seq_now *s, __u8 dir)
 {
-	__u64 v = dir == CW_DIR_OUT ? (s->unread_data > 0 ? s->unread_data : 0)
-				    : sent_unacked;
+	__s32 v = dir == CW_DIR_OUT ? s->unread_data : s->unacked;
 
-	return v > 0xffffffffULL ? 0xffffffffU : (__u32)v;
+	return v > 0 ? (__u32)v : 0;
 }
 
 /*
@@ -506,11 +514,9 @@ static __always_inline __u32 msg_overlap(const struct seq_now *s,
 static __always_inline void msg_start(struct cw_conn *c, struct sock *sk,
 				      int bytes, __u8 dir, __u64 now)
 {
-	struct tcp_sock *tp = (void *)sk;
 	struct cw_msg_event *e;
 	struct seq_now s;
 	__u64 out, in;
-	__s32 unacked;
 
 	if (now >= window_end_ns)
 		return;
@@ -519,17 +525,17 @@ static __always_inline void msg_start(struct cw_conn *c, struct sock *sk,
 		stat_inc(CW_STAT_TIMING_LOST);
 		return;
 	}
+	/* The call has returned: its bytes are in the counters. */
+	if (!use_sk_hash)
+		conn_base(c, sk, dir == CW_DIR_OUT ? bytes : 0,
+			  dir == CW_DIR_IN ? bytes : 0);
+	/* One reading of the sequence numbers for both. */
 	tcp_seq_now(sk, &s);
-	unacked = (__s32)(BPF_CORE_READ(tp, write_seq) -
-			  BPF_CORE_READ(tp, snd_una));
 	if (use_sk_hash) {
 		out = c->bytes_out;
 		in = c->bytes_in;
 	} else {
-		/* The call has returned: its bytes are in the counters. */
-		conn_base(c, sk, dir == CW_DIR_OUT ? bytes : 0,
-			  dir == CW_DIR_IN ? bytes : 0);
-		tcp_bytes(c, sk, TCP_ESTABLISHED, &out, &in);
+		tcp_bytes_of(c, &s, TCP_ESTABLISHED, &out, &in);
 	}
 	e->cookie = c->cookie;
 	e->ts_ns = now;
@@ -538,7 +544,7 @@ static __always_inline void msg_start(struct cw_conn *c, struct sock *sk,
 	e->role = c->role;
 	e->flags = c->msg_flags;
 	c->msg_flags = 0;
-	e->overlap = msg_overlap(&s, unacked > 0 ? unacked : 0, dir);
+	e->overlap = msg_overlap(&s, dir);
 	e->prev_end_ns = c->call_ns;
 	bpf_ringbuf_submit(e, 0);
 }
