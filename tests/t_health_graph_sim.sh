@@ -241,6 +241,28 @@ print("postgres: %d conns, resets by server %d, client p50/p90/p99 "
           tmo["conns_timeout"], tmo["conns"]))
 EOF
 	fail "the graph's edge health is not what was written"
+# The buckets as `causeway dump` shows them: the health in each record.
+"$CW" dump --kafka "$BOOT" --topic causeway.edges --from-beginning \
+	--timeout 3s >"$T_TMP/edges.jsonl" 2>"$T_TMP/dump.log" ||
+	fail "dump of the edges failed: $(cat "$T_TMP/dump.log")"
+python3 - "$T_TMP/edges.jsonl" <<'EOF' ||
+import json, sys
+recs = [json.loads(l) for l in open(sys.argv[1])]
+best = {}
+for r in recs:  # the newest offset per key, summed over partitions
+    k = (r["bucket_ns"], json.dumps(r["client"]), json.dumps(r["server"]),
+         r["partition"])
+    if k not in best or r["offset"] > best[k]["offset"]:
+        best[k] = r
+ref = sum(r.get("conns_refused", 0) for r in best.values())
+tmo = sum(r.get("conns_timeout", 0) for r in best.values())
+srv = sum(r.get("server_count", 0) for r in best.values())
+assert (ref, tmo, srv) == (5, 3, 240), (ref, tmo, srv)
+print("dump of the edge buckets: %d refused, %d timed out, %d server "
+      "exchanges" % (ref, tmo, srv))
+EOF
+	fail "the edge buckets' health as dump shows it is not what was written"
+
 # GraphML: the same figures as edge attributes (docs/edge-health.md).
 "$CW" graph --kafka "$BOOT" --group hg --since "@$((NOW - 3600))" \
 	--format graphml >"$T_TMP/kafka.graphml" 2>>"$T_TMP/graph.log" ||
