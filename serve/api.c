@@ -114,6 +114,7 @@ static void json_graph(struct cw_jsonw *w, const struct serve_graph *g)
 			.kind = n->kind,
 			.has_external = true,
 			.external = n->external,
+			.dns_name = n->dns_name,
 			.host = n->host,
 			.comm = n->comm,
 			.container = n->container,

@@ -307,18 +307,6 @@ static struct serve_edge *edge_totals(const struct cw_view *v,
 	return t;
 }
 
-/* Strip ":port" (and IPv6 brackets) from an external peer's label. */
-static char *address_of(const char *label)
-{
-	const char *colon = strrchr(label, ':');
-	size_t n = colon && !strchr(colon, ']') ? (size_t)(colon - label)
-						: strlen(label);
-
-	if (label[0] == '[' && n >= 2 && label[n - 1] == ']')
-		return strndup(label + 1, n - 2);
-	return strndup(label, n);
-}
-
 /* A node's traffic, in and out, saturating as every sum of counters. */
 static void node_add(struct serve_node *n, uint64_t in, uint64_t out)
 {
@@ -333,6 +321,7 @@ static int copy_vertex(const struct cw_view *v, size_t i,
 	const struct cw_node *n = x->node;
 	bool ext = n->kind == CW_NODE_EXTERNAL;
 	bool by_host = v->by == CW_BY_HOST;
+	char addr[64];
 
 	memset(out, 0, sizeof(*out));
 	out->external = ext;
@@ -347,10 +336,12 @@ static int copy_vertex(const struct cw_view *v, size_t i,
 	}
 	out->name = strdup(x->name);
 	out->label = strdup(x->label);
-	/* A group spread over hosts has none. */
-	out->host = ext		   ? address_of(x->label)
+	/* A group spread over hosts has none.  An external peer's address
+	 * from the node: its label may be its DNS name. */
+	out->host = ext ? strdup(cw_addr_str(&n->addr, addr, sizeof(addr)))
 		    : x->same_host ? strdup(n->host)
 				   : strdup("");
+	out->dns_name = strdup(ext ? n->name : "");
 	out->comm = strdup(ext || by_host || n->kind != CW_NODE_PROCESS
 				   ? ""
 				   : n->proc.comm);
@@ -358,7 +349,7 @@ static int copy_vertex(const struct cw_view *v, size_t i,
 					? ""
 					: n->proc.container);
 	if (!out->name || !out->label || !out->host || !out->comm ||
-	    !out->container)
+	    !out->container || !out->dns_name)
 		return -1;
 	return 0;
 }
@@ -515,6 +506,7 @@ void serve_graph_release(struct serve_graph *g)
 		free(g->nodes[i].host);
 		free(g->nodes[i].comm);
 		free(g->nodes[i].container);
+		free(g->nodes[i].dns_name);
 		free(g->nodes[i].proc);
 	}
 	for (i = 0; i < g->ne; i++)

@@ -60,6 +60,7 @@ struct serve_node {
 	char *host;  /* its host ("": several), an external peer's address */
 	char *comm;  /* command ("" for hosts and external peers) */
 	char *container;
+	char *dns_name;	  /* an external peer's DNS name ("": none) */
 	const char *kind; /* cw_node_kind_name() of its first member */
 	bool external;
 	uint64_t members;

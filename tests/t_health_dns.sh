@@ -258,10 +258,15 @@ curl -sf "http://127.0.0.1:$sport/api/graph?by=process" >"$T_TMP/api.json" ||
 	fail "serve's /api/graph failed"
 python3 - "$T_TMP/api.json" <<'PY' || fail "the page's labels lack the names"
 import json, sys
-labels = {n["label"] for n in json.load(open(sys.argv[1]))["nodes"]}
-for want in ("api.example.test:8080", "shop.example.test:8080",
-             "api6.example.test:8080"):
-    assert want in labels, (want, labels)
+nodes = {n["label"]: n for n in json.load(open(sys.argv[1]))["nodes"]}
+labels = set(nodes)
+for want, addr in (("api.example.test:8080", "10.77.1.2"),
+                   ("shop.example.test:8080", "10.77.1.5"),
+                   ("api6.example.test:8080", "fd77:1::2")):
+    n = nodes.get(want)
+    assert n, (want, labels)
+    # The address stays the peer's, whatever the label says.
+    assert (n["host"], n["dns_name"]) == (addr, want[:-5]), n
 print("the page's labels:", sorted(l for l in labels if "example" in l))
 PY
 echo ok
