@@ -15,9 +15,12 @@
 # 2 to 40 ms at the server, under 10 ms at the client).  The count is of
 # turns (a request message and its reply message), not of requests: the
 # requests a client sends between two replies are one message.
+# And redis-benchmark -P 16 (-c 1, 3,200 GETs): each batch of 16 goes in
+# one message and comes back in one, so it is one exchange (200 of them),
+# timed whole: every request of a batch waits for the batch's reply.
 . "$(dirname "$0")/lib.sh"
 need_root
-need_cmd python3
+need_cmd python3 redis-server redis-benchmark
 XH="python3 $CW_ROOT/tests/lib/xchg_hist.py"
 
 two_hosts
@@ -28,6 +31,11 @@ ip netns exec "$SRV" $RR serve "$SRV_IP" 7072 100 0.010 1000 &
 bg_pid $!
 wait_port "$SRV" 7071
 wait_port "$SRV" 7072
+ip netns exec "$SRV" redis-server --bind "$SRV_IP" --port 6379 --save '' \
+	--appendonly no --protected-mode no --daemonize no --dir "$T_TMP" \
+	>/dev/null 2>&1 &
+bg_pid $!
+wait_port "$SRV" 6379
 
 out=$T_TMP/out
 agent_start "$out" --window 1h
@@ -35,6 +43,8 @@ ip netns exec "$CLI" $RR serial "$SRV_IP" 7071 100 100 1000 0 ||
 	fail "serial client failed"
 ip netns exec "$CLI" $RR multiplex "$SRV_IP" 7072 100 100 1000 0.002 ||
 	fail "multiplexing client failed"
+ip netns exec "$CLI" redis-benchmark -h "$SRV_IP" -p 6379 -c 1 -n 3200 -P 16 \
+	-t get --csv >"$T_TMP/rb.csv" 2>/dev/null || fail "redis-benchmark failed"
 sleep 0.5
 agent_stop "$out" >/dev/null
 
@@ -44,11 +54,14 @@ python3 - "$($XH "$out/conns.jsonl" --netns "$ns_c" --rport 7071)" \
 	"$($XH "$out/conns.jsonl" --netns "$ns_c" --rport 7072)" \
 	"$($XH "$out/conns.jsonl" --netns "$ns_s" --lport 7072)" \
 	"$($XH "$out/conns.jsonl" --netns "$ns_c" --rport 7072 --field xchg_first)" \
+	"$($XH "$out/conns.jsonl" --netns "$ns_c" --rport 6379)" \
+	"$($XH "$out/conns.jsonl" --netns "$ns_s" --lport 6379)" \
 	<<'PY' || fail "pipelined exchanges were timed"
 import json, sys
-sc, ss, mc, ms, mcf = (json.loads(a) for a in sys.argv[1:])
+sc, ss, mc, ms, mcf, rc, rs = (json.loads(a) for a in sys.argv[1:])
 for name, r in (("serial client", sc), ("serial server", ss),
-                ("multiplex client", mc), ("multiplex server", ms)):
+                ("multiplex client", mc), ("multiplex server", ms),
+                ("redis -P 16 client", rc), ("redis -P 16 server", rs)):
     print("%-17s timed %3d pipelined %3d  p50 %7.3f p90 %7.3f p99 %7.3f ms"
           % (name, r["count"], r["pipelined"], r["p50"] / 1e6,
              r["p90"] / 1e6, r["p99"] / 1e6))
@@ -75,6 +88,15 @@ if ms["count"] and not 10e6 <= ms["p99"] <= 11e6:
 if mcf["count"] and mcf["p50"] < 10e6:
     bad.append("multiplex client timed a reply %.3f ms after its request"
                % (mcf["p50"] / 1e6))
+# redis-benchmark -P 16: 200 batches (and its connection's CONFIG GET
+# at the start), none shorter at the client than at the server.
+for name, r in (("client", rc), ("server", rs)):
+    if not 200 <= r["count"] + r["pipelined"] <= 202:
+        bad.append("redis %s: %d timed, %d pipelined, not 200 batches"
+                   % (name, r["count"], r["pipelined"]))
+if rc["count"] and rc["p50"] < rs["p50"]:
+    bad.append("redis: client p50 %d ns under the server's %d"
+               % (rc["p50"], rs["p50"]))
 print("\n".join("bad: " + b for b in bad))
 sys.exit(1 if bad else 0)
 PY
