@@ -203,17 +203,14 @@ static bool end_window(struct cw_xchg *x, struct cw_xchg_end *e,
 	return e->xchg.count + e->pipelined != before;
 }
 
+/* Out of memory for a coarser copy: that record carries none. */
 static void record_fill(const struct cw_xchg_end *e, struct cw_conn_record *r)
 {
-#ifdef CW_REC_HIST_MAX
 	r->xchg_pipelined = e->pipelined;
-	if (e->xchg.count)
-		cw_rec_hist_set(&r->xchg, &e->xchg);
-	if (e->first.count)
-		cw_rec_hist_set(&r->xchg_first, &e->first);
-#else
-	(void)e, (void)r;
-#endif
+	if (e->xchg.count && cw_rec_hist_set(&r->xchg, &e->xchg))
+		memset(&r->xchg, 0, sizeof(r->xchg));
+	if (e->first.count && cw_rec_hist_set(&r->xchg_first, &e->first))
+		memset(&r->xchg_first, 0, sizeof(r->xchg_first));
 }
 
 void cw_xchg_record(struct cw_xchg *x, const struct cw_conn *c,
