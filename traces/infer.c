@@ -36,9 +36,8 @@
 /* refine() with thread links: a call counts when one request has this
  * share of it (the testbed's event loop at 80-90%: 0.95 and 0.8 alike). */
 #define ANCHOR_SHARE 0.95
-/* refine() without: only where calls have at most this many candidates
- * on average (TrainTicket's nodes 1.0-1.5 at up to 4x its load, gaining;
- * the testbed's services 1.6-6.6 from captures, where soft counts blur). */
+/* refine() without: only where calls average this many candidates or
+ * fewer (TrainTicket 1.0-1.5, gaining; captures of the testbed 1.6-6.6). */
 #define SOFT_MAX_CANDS 1.5
 
 /* Counts are fractional: refine() spreads a call over its candidates. */
@@ -807,7 +806,8 @@ static int infer_node(struct node_ctx *c, struct window *w, int32_t *link,
 		current_links(c, link, false, false);
 	}
 	c->t->rounds = c->o->rounds;
-	keep_fcfs_if_regular(c, link, scratch);
+	if (!c->anchored) /* a model some true links taught beats FCFS */
+		keep_fcfs_if_regular(c, link, scratch);
 	return 0;
 }
 
