@@ -241,8 +241,11 @@ void cw_conn_record_json(struct cw_jsonw *w, const struct cw_conn_record *r)
 	cw_jsonw_bool(w, "closed", !!(r->flags & CW_REC_CLOSED));
 	cw_jsonw_bool(w, "preexisting", !!(r->flags & CW_REC_PREEXISTING));
 	cw_jsonw_bool(w, "nat", !!(r->flags & CW_REC_NAT));
-	/* Only from agents that count in windows: older outputs unchanged. */
-	if (r->sampled_ppm || (r->flags & CW_REC_MSGS_EST)) {
+	/* Only from agents that count in windows: older outputs unchanged.
+	 * Any field of the block writes it all, so that what the reader
+	 * took (common/record_read.c) is written back. */
+	if (r->sampled_ppm || r->sampled_msgs_out || r->sampled_msgs_in ||
+	    (r->flags & CW_REC_MSGS_EST)) {
 		cw_jsonw_bool(w, "msgs_estimated",
 			      !!(r->flags & CW_REC_MSGS_EST));
 		cw_jsonw_u64(w, "sampled_msgs_out", r->sampled_msgs_out);
