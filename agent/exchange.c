@@ -98,6 +98,8 @@ static uint32_t request_dir(const struct cw_xchg_in *in)
 {
 	uint8_t role = in->n ? in->ev[in->n - 1].role : CW_ROLE_UNKNOWN;
 
+	if (role == CW_ROLE_UNKNOWN)
+		role = in->role;
 	return role == CW_ROLE_CLIENT	? (uint32_t)CW_DIR_OUT
 	       : role == CW_ROLE_SERVER ? (uint32_t)CW_DIR_IN
 					: (uint32_t)CW_DIR_NONE;
@@ -189,6 +191,7 @@ static bool end_window(struct cw_xchg *x, struct cw_xchg_end *e,
 		.n = e->n,
 		.last_call_ns = last_call_ns,
 		.window_end_ns = e->wend,
+		.role = e->role,
 		.first_known = x->first_known,
 	};
 
@@ -223,6 +226,10 @@ void cw_xchg_record(struct cw_xchg *x, const struct cw_conn *c,
 		return;
 	e->last = *c;
 	e->dirty = false;
+	e->role = r->role;
+	if (r->last_ns < e->last_real)
+		r->last_ns = e->last_real;
+	e->last_real = r->last_ns;
 	if (closed || e->over || (e->wend && now_mono >= e->wend))
 		end_window(x, e, c->call_ns);
 	else if (e->n)

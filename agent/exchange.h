@@ -74,6 +74,17 @@ struct cw_xchg_end {
 	 */
 	bool dirty;
 	struct cw_conn last; /* the end's aggregates at its last record */
+	/*
+	 * That record's last_ns (CLOCK_REALTIME): one sent again must not
+	 * say less, which a reader takes for a stale record (the monotonic
+	 * to real offset is taken afresh each collection, and drifts).
+	 */
+	uint64_t last_real;
+	/*
+	 * The role its records give: an end open before the agent has its
+	 * role from the agent (the listeners it knows), not in its events.
+	 */
+	uint8_t role;
 };
 
 struct cw_xchg {
@@ -94,6 +105,7 @@ struct cw_xchg_in {
 	size_t n;
 	uint64_t last_call_ns; /* the end's last call after the window; 0 */
 	uint64_t window_end_ns;
+	uint8_t role; /* enum cw_role where the events have none */
 	bool first_known;
 };
 

@@ -78,30 +78,40 @@ def run(n):
         with lock:
             out.append(t)
     c.close()
-ts = [threading.Thread(target=run, args=(100,)) for _ in range(3)]
+ts = [threading.Thread(target=run, args=(int(sys.argv[2]),)) for _ in range(3)]
 [t.start() for t in ts]
 [t.join() for t in ts]
 open(sys.argv[1], "w").write("".join("%.9f\n" % t for t in out))
 PY
 
+# Warm up first: the app's connections to postgres are made then, so
+# their start-up exchanges (an SSL request and the start-up, which
+# postgres logs as no statement, slow on a loaded machine) fall before
+# the window; then the logs start afresh.
+ip netns exec "$LOAD" python3 "$T_TMP/load.py" "$T_TMP/warm.times" 3 ||
+	fail "warm-up failed"
+: >"$T_TMP/nginx/times.log"
+pg_from=$(($(wc -l <"$PG_LOG") + 1))
+
 out=$T_TMP/out
 agent_start "$out" --window 1h
-ip netns exec "$LOAD" python3 "$T_TMP/load.py" "$T_TMP/load.times" ||
+ip netns exec "$LOAD" python3 "$T_TMP/load.py" "$T_TMP/load.times" 100 ||
 	fail "load generator failed"
 sleep 0.5
 agent_stop "$out" >/dev/null
 
 awk '{print $1}' "$T_TMP/nginx/times.log" >"$T_TMP/nginx.req"
 awk '{print $2}' "$T_TMP/nginx/times.log" >"$T_TMP/nginx.up"
-sed -n 's/.*duration: \([0-9.]*\) ms  statement: SELECT pg_sleep.*/\1/p' \
-	"$PG_LOG" | awk '{printf "%.9f\n", $1 / 1000}' >"$T_TMP/pg.dur"
+tail -n +"$pg_from" "$PG_LOG" |
+	sed -n 's/.*duration: \([0-9.]*\) ms  statement: SELECT pg_sleep.*/\1/p' | awk '{printf "%.9f\n", $1 / 1000}' >"$T_TMP/pg.dur"
 [ "$(wc -l <"$T_TMP/pg.dur")" -eq 300 ] ||
 	fail "postgres logged $(wc -l <"$T_TMP/pg.dur") statements, not 300"
 
 ns_load=$(ns_inode "$LOAD") ns_web=$(ns_inode "$WEB")
 ns_app=$(ns_inode "$APP") ns_db=$(ns_inode "$DB")
 # compare NAME AGENT_JSON TRUTH_JSON: p50/p90/p99 within 10%, counts
-# (the agent may time a few exchanges more: postgres's start-up).
+# (the agent may time a few exchanges more: a connection made in the
+# window, whose start-up postgres does not log).
 compare() {
 	python3 - "$@" <<'PY' || fail "$1: exchange times off"
 import json, sys
@@ -144,16 +154,9 @@ compare "edge load->nginx client" \
 compare "edge load->nginx server" \
 	"$(edge_q server --server-pid "$NGINX_PID")" \
 	"$($XH --truth "$T_TMP/nginx.req")"
-# The nginx -> app edge: checked when the graph paired all three
-# connections onto it.  Some runs put some onto an edge of their own
-# (the pairing's, not the exchange times': the records above hold them
-# all); then its figures are only printed.
-up=$(edge_q client --client-pid "$NGINX_PID")
-if [ "$(json_get "$up" count)" -eq 300 ]; then
-	compare "edge nginx->app client" "$up" "$($XH --truth "$T_TMP/nginx.up")"
-else
-	note "edge nginx->app: $up (not all 300 on it)"
-fi
+compare "edge nginx->app client" \
+	"$(edge_q client --client-pid "$NGINX_PID")" \
+	"$($XH --truth "$T_TMP/nginx.up")"
 # (Not postgres's: a backend process per connection makes an edge per
 # connection, checked above at the records.)
 note "nginx->app server:    $($XH "$out/conns.jsonl" --netns "$ns_app" --lport 8080)"

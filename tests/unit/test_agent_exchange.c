@@ -207,7 +207,14 @@ static void test_state(void)
 	cw_xchg_window_close(&x);
 	e = cw_htab_get(&x.ends, &cookie);
 	CHECK(e && e->xchg.count == 3 && e->dirty && !e->n);
-	/* The next collection sends it again, and the closing record. */
+	/* The next collection sends it again, its last_ns never less than
+	 * the record before (the clock offset drifts), then the closing. */
+	r.last_ns = 999;
+	cw_xchg_record(&x, &c, &r, 20000 * US);
+	memset(&r, 0, sizeof(r));
+	r.last_ns = 990;
+	cw_xchg_record(&x, &c, &r, 20000 * US);
+	CHECK(r.last_ns == 999);
 	c.flags = CW_F_CLOSED;
 	cw_xchg_record(&x, &c, &r, 20000 * US);
 	CHECK(!cw_htab_get(&x.ends, &cookie));
