@@ -17,14 +17,17 @@ need_cmd nginx redis-server python3
 
 three_tier
 
-# One agent per host; the first runs the embedded broker.
-fleet_agent "$T_TMP" "$LOAD" load --kafka embedded
-BOOT=$(sed -n 's/.*embedded broker at //p' "$T_TMP/agent-load.log")
-[ -n "$BOOT" ] || fail "no embedded broker address"
-note "embedded broker at $BOOT"
-fleet_agent "$T_TMP" "$WEB" web --kafka "$BOOT"
-fleet_agent "$T_TMP" "$APP" app --kafka "$BOOT"
-fleet_agent "$T_TMP" "$DB" db --kafka "$BOOT"
+# One agent per host, a broker of their own: the agents are stopped
+# before the single correlator starts, so that every member reads the same
+# whole stream (connections that linger on would otherwise close while one
+# correlator still reads and another has stopped).
+broker_start
+note "broker at $BOOT"
+AGENTS=()
+for h in load:$LOAD web:$WEB app:$APP db:$DB; do
+	fleet_agent "$T_TMP" "${h#*:}" "${h%%:*}" --kafka "$BOOT"
+	AGENTS+=("$FLEET_AGENT_PID:$T_TMP/agent-${h%%:*}.log")
+done
 printf 'session.timeout.ms=6000\nheartbeat.interval.ms=500\n' \
 	>"$T_TMP/kafka.properties"
 
@@ -80,6 +83,9 @@ read -r ad_s ad_r <<<"$(ss_bytes "$APP" 10.77.0.13 6379)"
 note "ss: load->web $lw_s/$lw_r web->app $wa_s/$wa_r app->db $ad_s/$ad_r"
 [ "$lw_s" -gt 0 ] && [ "$wa_s" -gt 0 ] && [ "$ad_s" -gt 0 ] ||
 	fail "the workload made no traffic"
+for a in "${AGENTS[@]}"; do
+	fleet_agent_stop "${a%%:*}" "${a#*:}"
+done
 correlate ref ref
 REF=$LAST
 # Member a dies mid-run: b restores its partitions from their checkpoints,
