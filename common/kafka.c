@@ -622,13 +622,16 @@ int cw_kafka_producer_poll(struct cw_kafka_producer *p, int timeout_ms)
 		producer_recreate(p);
 	if (!p->spool)
 		return n;
-	/* Records still queued behind one that went to the spool follow
-	 * it there (their purge reports spool them), so that a link back
-	 * before they time out does not send them ahead of it: an end's
-	 * records reach the brokers in the order they were made. */
+	/* Records queued or in flight behind one that went to the spool
+	 * follow it there (their purge reports spool them), so that a link
+	 * back before they time out does not send them ahead of it: an
+	 * end's records reach the brokers in the order they were made.  (An
+	 * in-flight one the brokers took anyway comes twice, as any record
+	 * whose acknowledgement was lost.) */
 	if (p->purge && p->rk) {
 		p->purge = false;
-		rd_kafka_purge(p->rk, RD_KAFKA_PURGE_F_QUEUE);
+		rd_kafka_purge(p->rk,
+			       RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
 		n += rd_kafka_poll(p->rk, 0);
 	}
 	/* What the reports confirmed, on disk before more goes out. */
