@@ -6,6 +6,7 @@
  * order of sums gives the same edge.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/hist.h"
@@ -24,6 +25,8 @@ static void hist_into(struct cw_rec_hist *dst, const struct cw_rec_hist *src)
 void cw_edge_health_add(struct cw_edge_health *t,
 			const struct cw_edge_health *x)
 {
+	if (!x)
+		return;
 	t->conns_refused = cw_count_add(t->conns_refused, x->conns_refused);
 	t->conns_timeout = cw_count_add(t->conns_timeout, x->conns_timeout);
 	t->resets_by_client =
@@ -38,8 +41,58 @@ void cw_edge_health_add(struct cw_edge_health *t,
 	hist_into(&t->server, &x->server);
 }
 
-void cw_edge_health_end(struct cw_edge_health *t, const struct cw_end_health *e,
-			bool client, bool paired)
+int cw_edge_health_more(struct cw_edge_health **t,
+			const struct cw_edge_health *x)
+{
+	if (!cw_edge_health_any(x))
+		return 0;
+	if (!*t) {
+		*t = malloc(sizeof(**t));
+		if (!*t)
+			return -1;
+		**t = *x;
+		return 0;
+	}
+	cw_edge_health_add(*t, x);
+	return 0;
+}
+
+struct cw_edge_health *cw_edge_health_dup(const struct cw_edge_health *h)
+{
+	struct cw_edge_health *d = NULL;
+
+	(void)cw_edge_health_more(&d, h);
+	return d;
+}
+
+void cw_edge_health_free(struct cw_edge_health **h)
+{
+	free(*h);
+	*h = NULL;
+}
+
+void cw_wire_edge_set_total(struct cw_wire_edge *w,
+			    const struct cw_edge_total *t)
+{
+	w->t = *t;
+	w->t.h = NULL;
+	if (t->h)
+		w->h = *t->h;
+	else
+		memset(&w->h, 0, sizeof(w->h));
+}
+
+bool cw_end_health_any(const struct cw_end_health *e)
+{
+	return e->connect_us || e->fail || e->resets_in || e->resets_out ||
+	       e->xchg_pipelined || (e->rtt && e->rtt->len) ||
+	       (e->xchg && e->xchg->len) ||
+	       (e->xchg_first && e->xchg_first->len);
+}
+
+/* What end e gives the edge into t (a block). */
+static void end_into(struct cw_edge_health *t, const struct cw_end_health *e,
+		     bool client, bool paired)
 {
 	uint64_t *mine = client ? &t->resets_by_client : &t->resets_by_server;
 	uint64_t *theirs = client ? &t->resets_by_server : &t->resets_by_client;
@@ -71,12 +124,23 @@ void cw_edge_health_end(struct cw_edge_health *t, const struct cw_end_health *e,
 		hist_into(&t->client_first, e->xchg_first);
 }
 
+int cw_edge_health_end(struct cw_edge_health **t, const struct cw_end_health *e,
+		       bool client, bool paired)
+{
+	if (!cw_end_health_any(e))
+		return 0;
+	if (!*t && !(*t = calloc(1, sizeof(**t))))
+		return -1;
+	end_into(*t, e, client, paired);
+	return 0;
+}
+
 bool cw_edge_health_any(const struct cw_edge_health *h)
 {
-	return h->conns_refused || h->conns_timeout || h->resets_by_client ||
+	return h && (h->conns_refused || h->conns_timeout || h->resets_by_client ||
 	       h->resets_by_server || h->xchg_pipelined || h->connect.len ||
 	       h->rtt.len || h->client.len || h->client_first.len ||
-	       h->server.len;
+	       h->server.len);
 }
 
 uint64_t cw_edge_network_ns(const struct cw_edge_health *h, double q)
@@ -84,7 +148,7 @@ uint64_t cw_edge_network_ns(const struct cw_edge_health *h, double q)
 	struct cw_hist c = CW_HIST_INIT, s = CW_HIST_INIT;
 	uint64_t a = 0, b = 0;
 
-	if (!cw_rec_hist_get(&h->client, &c) &&
+	if (h && !cw_rec_hist_get(&h->client, &c) &&
 	    !cw_rec_hist_get(&h->server, &s) && c.count && s.count) {
 		a = cw_hist_quantile(&c, q);
 		b = cw_hist_quantile(&s, q);
@@ -100,11 +164,18 @@ const char *const cw_health_q_names[CW_HEALTH_NQ] = {
 void cw_edge_health_q(const struct cw_edge_health *h,
 		      struct cw_health_q q[CW_HEALTH_NQ])
 {
-	const struct cw_rec_hist *hs[] = {&h->connect, &h->rtt, &h->client,
-					  &h->client_first, &h->server};
+	static const struct cw_edge_health none;
+	const struct cw_rec_hist *hs[5];
 	struct cw_hist x = CW_HIST_INIT;
 	size_t i;
 
+	if (!h)
+		h = &none;
+	hs[0] = &h->connect;
+	hs[1] = &h->rtt;
+	hs[2] = &h->client;
+	hs[3] = &h->client_first;
+	hs[4] = &h->server;
 	for (i = 0; i < CW_HEALTH_NETWORK; i++) {
 		if (cw_rec_hist_get(hs[i], &x))
 			cw_hist_reset(&x);

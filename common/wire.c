@@ -204,16 +204,16 @@ static void edge_to_pb(struct edge_pb *x, const struct cw_wire_edge *w)
 	e->has_sampled = w->t.has_sampled != 0;
 	e->set_size = w->set_size;
 	e->set_index = w->set_index;
-	e->conns_refused = w->t.h.conns_refused;
-	e->conns_timeout = w->t.h.conns_timeout;
-	e->resets_by_client = w->t.h.resets_by_client;
-	e->resets_by_server = w->t.h.resets_by_server;
-	e->xchg_pipelined = w->t.h.xchg_pipelined;
-	hist_to_pb(&e->connect_hist, &w->t.h.connect);
-	hist_to_pb(&e->rtt_hist, &w->t.h.rtt);
-	hist_to_pb(&e->client_hist, &w->t.h.client);
-	hist_to_pb(&e->client_first_hist, &w->t.h.client_first);
-	hist_to_pb(&e->server_hist, &w->t.h.server);
+	e->conns_refused = w->h.conns_refused;
+	e->conns_timeout = w->h.conns_timeout;
+	e->resets_by_client = w->h.resets_by_client;
+	e->resets_by_server = w->h.resets_by_server;
+	e->xchg_pipelined = w->h.xchg_pipelined;
+	hist_to_pb(&e->connect_hist, &w->h.connect);
+	hist_to_pb(&e->rtt_hist, &w->h.rtt);
+	hist_to_pb(&e->client_hist, &w->h.client);
+	hist_to_pb(&e->client_first_hist, &w->h.client_first);
+	hist_to_pb(&e->server_hist, &w->h.server);
 }
 
 static int encode_edge(pb_envelope *env, const struct cw_wire_edge *w,

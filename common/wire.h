@@ -169,9 +169,26 @@ struct cw_edge_health {
 	struct cw_rec_hist connect, rtt, client, client_first, server;
 };
 
-/* x's health into t: counters summed (saturating), histograms merged. */
+/* x's health into t: counters summed (saturating), histograms merged
+ * (x NULL: nothing). */
 void cw_edge_health_add(struct cw_edge_health *t,
 			const struct cw_edge_health *x);
+
+/*
+ * Where edges are stored in bulk (struct cw_edge_total, the graph's
+ * connections, edges and view edges) the health is a block of its own
+ * on the heap (1.3 KB), NULL while there is none, which is every edge of
+ * agents without health: the holder owns it, so a struct copy must
+ * either move it (and clear the source) or duplicate it.
+ * cw_edge_health_more: x's health (NULL or empty: nothing) into *t, the
+ * block made when first needed; 0 or -1 (out of memory: *t unchanged).
+ * cw_edge_health_dup: a copy of h (NULL when h has nothing or out of
+ * memory).  cw_edge_health_free: *h freed and NULL.
+ */
+int cw_edge_health_more(struct cw_edge_health **t,
+			const struct cw_edge_health *x);
+struct cw_edge_health *cw_edge_health_dup(const struct cw_edge_health *h);
+void cw_edge_health_free(struct cw_edge_health **h);
 
 /*
  * What one end gives its edge, as differences or totals (pointers NULL:
@@ -188,11 +205,14 @@ struct cw_end_health {
 	uint64_t resets_in, resets_out, xchg_pipelined;
 	const struct cw_rec_hist *rtt, *xchg, *xchg_first;
 };
-void cw_edge_health_end(struct cw_edge_health *t, const struct cw_end_health *e,
-			bool client, bool paired);
+bool cw_end_health_any(const struct cw_end_health *e);
+/* Into *t, the block made when e has anything; 0 or -1 (out of memory). */
+int cw_edge_health_end(struct cw_edge_health **t, const struct cw_end_health *e,
+		       bool client, bool paired);
 
 struct cw_jsonw;
-/* Has h anything at all (an edge from agents without health: no)? */
+/* Has h anything at all (an edge from agents without health, or h NULL:
+ * no)?  The readers below take NULL as no health. */
 bool cw_edge_health_any(const struct cw_edge_health *h);
 /*
  * The network time of an edge at quantile q, ns: the client's exchange
@@ -230,13 +250,15 @@ struct cw_edge_total {
 	uint64_t retrans, est_conns, sampled_bytes;
 	uint32_t has_sampled;
 	uint32_t pad;
-	struct cw_edge_health h; /* EdgeBucket fields 27-36 */
+	/* Its health (docs/edge-health.md), NULL: none; owned (see
+	 * cw_edge_health_more()): free with cw_edge_health_free(&t->h). */
+	struct cw_edge_health *h;
 };
 
 /* Did every connection counted on the edge fail to connect? */
 static inline bool cw_edge_failed(const struct cw_edge_total *t)
 {
-	uint64_t f = t->h.conns_refused + t->h.conns_timeout;
+	uint64_t f = t->h ? t->h->conns_refused + t->h->conns_timeout : 0;
 
 	return t->conns && f >= t->conns;
 }
@@ -251,9 +273,15 @@ struct cw_wire_edge {
 	bool sealed;
 	uint8_t protocol;
 	struct cw_edge_node client, server;
-	struct cw_edge_total t;
+	struct cw_edge_total t; /* t.h NULL: the health is h */
+	/* EdgeBucket fields 27-36, in the message itself (one at a time) */
+	struct cw_edge_health h;
 	uint32_t set_size, set_index; /* its set: (bucket, partition, offset) */
 };
+
+/* An EdgeBucket of t: its totals, its health copied into w->h. */
+void cw_wire_edge_set_total(struct cw_wire_edge *w,
+			    const struct cw_edge_total *t);
 
 /* What one end did in one open bucket (a StateChunk's EndDelta). */
 struct cw_end_delta {

@@ -423,7 +423,7 @@ static int decode_edge_into(struct decode_ctx *d, const pb_edge *e,
 	w->t.has_sampled = e->has_sampled;
 	w->set_size = e->set_size;
 	w->set_index = e->set_index;
-	return decode_edge_health(d, e, &w->t.h);
+	return decode_edge_health(d, e, &w->h);
 }
 
 static int decode_edge(struct decode_ctx *d, const pb_edge *e,

@@ -101,7 +101,7 @@ static void edge_json(struct cw_jsonw *w, const struct cw_wire_edge *e)
 	cw_jsonw_u64(w, "first_ns", e->t.first_ns);
 	cw_jsonw_u64(w, "last_ns", e->t.last_ns);
 	cw_jsonw_u64(w, "retrans", e->t.retrans);
-	cw_edge_health_json(w, &e->t.h);
+	cw_edge_health_json(w, &e->h);
 	cw_jsonw_u64(w, "set_size", e->set_size);
 	cw_jsonw_u64(w, "set_index", e->set_index);
 	cw_jsonw_obj_close(w);

@@ -261,16 +261,16 @@ static void put_edge(struct wr *w, const struct cw_wire_edge *e)
 	put_u(w, 24, e->t.has_sampled != 0);
 	put_u(w, 25, e->set_size);
 	put_u(w, 26, e->set_index);
-	put_u(w, 27, e->t.h.conns_refused);
-	put_u(w, 28, e->t.h.conns_timeout);
-	put_u(w, 29, e->t.h.resets_by_client);
-	put_u(w, 30, e->t.h.resets_by_server);
-	put_u(w, 31, e->t.h.xchg_pipelined);
-	put_hist(w, 32, &e->t.h.connect);
-	put_hist(w, 33, &e->t.h.rtt);
-	put_hist(w, 34, &e->t.h.client);
-	put_hist(w, 35, &e->t.h.client_first);
-	put_hist(w, 36, &e->t.h.server);
+	put_u(w, 27, e->h.conns_refused);
+	put_u(w, 28, e->h.conns_timeout);
+	put_u(w, 29, e->h.resets_by_client);
+	put_u(w, 30, e->h.resets_by_server);
+	put_u(w, 31, e->h.xchg_pipelined);
+	put_hist(w, 32, &e->h.connect);
+	put_hist(w, 33, &e->h.rtt);
+	put_hist(w, 34, &e->h.client);
+	put_hist(w, 35, &e->h.client_first);
+	put_hist(w, 36, &e->h.server);
 }
 
 static void put_edge_msg(struct wr *w, unsigned int field,

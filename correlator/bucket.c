@@ -45,8 +45,8 @@ void cw_buckets_release(struct cw_buckets *b)
 {
 	cw_buckets_drop_owners(b);
 	cw_htab_release(&b->nodes);
-	cw_htab_release(&b->total);
-	cw_htab_release(&b->sealed);
+	cw_edge_totals_release(&b->total);
+	cw_edge_totals_release(&b->sealed);
 	cw_htab_release(&b->pend);
 	cw_htab_release(&b->dormant);
 	cw_htab_release(&b->pend_hists);
@@ -372,7 +372,7 @@ void cw_edge_total_add(struct cw_edge_total *t, const struct cw_edge_total *x)
 	t->diff_c2s = diff_sum(t->diff_c2s, x->diff_c2s);
 	t->diff_s2c = diff_sum(t->diff_s2c, x->diff_s2c);
 	t->retrans = cw_count_add(t->retrans, x->retrans);
-	cw_edge_health_add(&t->h, &x->h);
+	(void)cw_edge_health_more(&t->h, x->h);
 	t->est_conns = cw_count_add(t->est_conns, x->est_conns);
 	t->sampled_bytes = cw_count_add(t->sampled_bytes, x->sampled_bytes);
 	t->has_sampled |= x->has_sampled;
@@ -612,7 +612,8 @@ static int rekeyed(const struct cw_htab *h, const uint32_t *id,
 	return 0;
 }
 
-/* The sealed edges' node ids through id[]: both tables, or neither. */
+/* The sealed edges' node ids through id[]: both tables, or neither (the
+ * totals move, health blocks and all: the tables released do not own). */
 static int rekey(void *arg, const uint32_t *id)
 {
 	struct cw_buckets *b = arg;
@@ -683,7 +684,7 @@ static int forget(struct cw_buckets *b, uint64_t sealed_before)
 	for (j = b->total.len; j-- > 0;) {
 		k = *(struct edge_key *)cw_htab_key(&b->total, j);
 		if (k.bucket < from)
-			cw_htab_delete(&b->total, &k);
+			cw_edge_totals_delete(&b->total, &k);
 	}
 	return compact_nodes(b);
 }
@@ -726,7 +727,7 @@ int cw_pairing_seal(struct cw_pairing *p)
 		      : 0;
 out:
 	folder_release(&f);
-	cw_htab_release(&fresh);
+	cw_edge_totals_release(&fresh);
 	return err;
 }
 
@@ -744,12 +745,23 @@ static int each_edge(const struct cw_buckets *b, const struct cw_htab *h,
 
 	for (j = 0; j < h->len; j++) {
 		k = cw_htab_key(h, j);
+		x = also ? cw_htab_get(also, k) : NULL;
+		if (!x) { /* as it stands: no copy */
+			r = fn(cw_htab_val(&b->nodes, k->client),
+			       cw_htab_val(&b->nodes, k->server), k->protocol,
+			       k->bucket, cw_htab_val(h, j), arg);
+			if (r)
+				return r;
+			continue;
+		}
+		/* A sum of its own: its health a block of its own too. */
 		t = *(const struct cw_edge_total *)cw_htab_val(h, j);
-		if (also && (x = cw_htab_get(also, k)))
-			cw_edge_total_add(&t, x);
+		t.h = cw_edge_health_dup(t.h);
+		cw_edge_total_add(&t, x);
 		r = fn(cw_htab_val(&b->nodes, k->client),
 		       cw_htab_val(&b->nodes, k->server), k->protocol,
 		       k->bucket, &t, arg);
+		cw_edge_health_free(&t.h);
 		if (r)
 			return r;
 	}
@@ -822,17 +834,21 @@ int cw_pairing_edges(struct cw_pairing *p, cw_edge_fn fn, void *arg)
 		if (!cw_htab_get(total, k) && !cw_htab_upsert(&rest, k, NULL))
 			goto out;
 	}
-	for (j = 0; j < rest.len; j++)
-		*(struct cw_edge_total *)cw_htab_val(&rest, j) =
-			*(struct cw_edge_total *)cw_htab_get(
-				&open, cw_htab_key(&rest, j));
+	/* Moved, health and all: open's are not read again for these. */
+	for (j = 0; j < rest.len; j++) {
+		struct cw_edge_total *from =
+			cw_htab_get(&open, cw_htab_key(&rest, j));
+
+		*(struct cw_edge_total *)cw_htab_val(&rest, j) = *from;
+		from->h = NULL;
+	}
 	r = each_edge(b, total, &open, fn, arg);
 	if (!r)
 		r = each_edge(b, &rest, NULL, fn, arg);
 out:
-	cw_htab_release(&open);
-	cw_htab_release(&rest);
-	cw_htab_release(&sum);
+	cw_edge_totals_release(&open);
+	cw_edge_totals_release(&rest);
+	cw_edge_totals_release(&sum);
 	return r;
 }
 
@@ -853,13 +869,13 @@ int cw_pairing_buckets_each(struct cw_pairing *p, bool open, cw_edge_fn fn,
 		r = each_edge(&p->bk, &p->bk.sealed, NULL, fn, arg);
 	if (!r)
 		r = each_edge(&p->bk, &o, NULL, fn, arg);
-	cw_htab_release(&o);
+	cw_edge_totals_release(&o);
 	return r;
 }
 
 void cw_pairing_take_sealed(struct cw_pairing *p)
 {
-	cw_htab_release(&p->bk.sealed);
+	cw_edge_totals_release(&p->bk.sealed);
 }
 
 size_t cw_pairing_live_ends(const struct cw_pairing *p)

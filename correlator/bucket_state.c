@@ -30,7 +30,27 @@ int cw_pairing_add_total(struct cw_pairing *p, const struct cw_wire_edge *w)
 	if (!t)
 		return -1;
 	cw_edge_total_add(t, &w->t);
-	return 0;
+	return cw_edge_health_more(&t->h, &w->h);
+}
+
+/* Tables of totals own their health blocks (common/wire.h). */
+void cw_edge_totals_release(struct cw_htab *h)
+{
+	size_t j;
+
+	for (j = 0; j < h->len; j++)
+		cw_edge_health_free(
+			&((struct cw_edge_total *)cw_htab_val(h, j))->h);
+	cw_htab_release(h);
+}
+
+void cw_edge_totals_delete(struct cw_htab *h, const void *key)
+{
+	struct cw_edge_total *t = cw_htab_get(h, key);
+
+	if (t)
+		cw_edge_health_free(&t->h);
+	cw_htab_delete(h, key);
 }
 
 /* ---- checkpoints -------------------------------------------------------- */
@@ -148,7 +168,7 @@ static void chunk_buckets(const struct cw_pairing *p, size_t k,
 								ek->client);
 		w->server = *(struct cw_edge_node *)cw_htab_val(&b->nodes,
 								ek->server);
-		w->t = *(struct cw_edge_total *)cw_htab_val(&b->total, j);
+		cw_wire_edge_set_total(w, cw_htab_val(&b->total, j));
 	}
 	if (k == 0)
 		st->bk = b->s;

@@ -343,8 +343,13 @@ int cw_pairing_buckets_each(struct cw_pairing *p, bool open, cw_edge_fn fn,
 void cw_pairing_take_sealed(struct cw_pairing *p);
 /* Add one edge total (a checkpoint's) to p's sealed totals; 0 or -1. */
 int cw_pairing_add_total(struct cw_pairing *p, const struct cw_wire_edge *w);
-/* Add sum to *t: an edge's totals over more time.  */
+/* Add sum to *t: an edge's totals over more time (x's health merged
+ * into t's own block, never shared).  */
 void cw_edge_total_add(struct cw_edge_total *t, const struct cw_edge_total *x);
+/* A table of cw_edge_total released, each value's health block freed;
+ * one key deleted, its health freed. */
+void cw_edge_totals_release(struct cw_htab *h);
+void cw_edge_totals_delete(struct cw_htab *h, const void *key);
 
 /*
  * Reading <prefix>.edges (correlator/edges.c): records of one group with

@@ -58,6 +58,12 @@ static int collect(const struct cw_edge_node *client,
 	w->client = client;
 	w->server = server;
 	w->t = *t;
+	/* A copy of its own: the open buckets' go when the walk ends. */
+	w->t.h = NULL;
+	if (t->h && !(w->t.h = cw_edge_health_dup(t->h))) {
+		b->n--;
+		return -1;
+	}
 	return 0;
 }
 
@@ -131,7 +137,7 @@ static int put_set(struct cw_correlator *c, struct cw_part_state *ps,
 		m.edge.protocol = e[i]->protocol;
 		m.edge.client = *e[i]->client;
 		m.edge.server = *e[i]->server;
-		m.edge.t = e[i]->t;
+		cw_wire_edge_set_total(&m.edge, &e[i]->t);
 		m.edge.set_index = (uint32_t)(i - lo);
 		if (cw_wire_encode_edge_to(&m.edge, buf, &len))
 			return cw_error("an edge bucket too large to encode");
@@ -170,6 +176,8 @@ static int put_part(struct cw_correlator *c, struct cw_part_state *ps,
 			;
 		err = put_set(c, ps, b.by, lo, hi);
 	}
+	for (lo = 0; lo < b.n; lo++)
+		cw_edge_health_free(&b.e[lo].t.h);
 	free(b.by);
 	free(b.e);
 	return err ? cw_error("edge buckets of partition %d not written",
@@ -272,6 +280,16 @@ struct best_key {
 	uint32_t pad;
 };
 
+/* Forget record k, its health with it. */
+static void rec_delete(struct cw_edge_merge *m, const struct rec_key *k)
+{
+	struct rec_val *v = cw_htab_get(&m->recs, k);
+
+	if (v)
+		cw_edge_health_free(&v->t.h);
+	cw_htab_delete(&m->recs, k);
+}
+
 /* Is partition one of those the caller has the state of? */
 static bool owned(const struct cw_edge_merge *m, int32_t partition)
 {
@@ -298,7 +316,12 @@ void cw_edge_merge_init(struct cw_edge_merge *m, const char *group,
 
 void cw_edge_merge_release(struct cw_edge_merge *m)
 {
+	size_t j;
+
 	cw_buckets_release(&m->nodes);
+	for (j = 0; j < m->recs.len; j++)
+		cw_edge_health_free(
+			&((struct rec_val *)cw_htab_val(&m->recs, j))->t.h);
 	cw_htab_release(&m->recs);
 	cw_htab_release(&m->sets);
 	cw_htab_release(&m->best);
@@ -368,6 +391,9 @@ int cw_edge_merge_add(struct cw_edge_merge *m, const struct cw_wire_edge *w)
 	v->server = (uint32_t)sv;
 	v->protocol = w->protocol;
 	v->t = w->t;
+	v->t.h = NULL;
+	if (cw_edge_health_more(&v->t.h, &w->h))
+		return -1;
 	s->size = w->set_size;
 	if (++s->seen == s->size)
 		return set_whole(m, &k.set);
@@ -461,7 +487,7 @@ int cw_edge_merge_each(struct cw_edge_merge *m, bool per_bucket, cw_edge_fn fn,
 	}
 	r = emit_sorted(m, &sum, fn, arg);
 out:
-	cw_htab_release(&sum);
+	cw_edge_totals_release(&sum);
 	return r;
 }
 
@@ -485,7 +511,7 @@ static int prune(struct cw_edge_merge *m)
 				      .partition = k.set.partition};
 		best = cw_htab_get(&m->best, &b);
 		if (best && k.set.offset < *best)
-			cw_htab_delete(&m->recs, &k);
+			rec_delete(m, &k);
 	}
 	for (j = m->sets.len; j-- > 0;) {
 		struct set_key s = *(struct set_key *)cw_htab_key(&m->sets, j);
@@ -550,7 +576,7 @@ int cw_edge_merge_since(struct cw_edge_merge *m, uint64_t since_ns)
 	for (j = m->recs.len; j-- > 0;) {
 		k = *(struct rec_key *)cw_htab_key(&m->recs, j);
 		if (k.set.bucket < since_ns)
-			cw_htab_delete(&m->recs, &k);
+			rec_delete(m, &k);
 	}
 	for (j = m->sets.len; j-- > 0;) {
 		s = *(struct set_key *)cw_htab_key(&m->sets, j);

@@ -519,7 +519,7 @@ static void edge_json(const struct cw_view *v, size_t i, struct cw_jsonw *w)
 		.has_times = true,
 		.first_ns = e->first_ns,
 		.last_ns = e->last_ns,
-		.health = &e->h,
+		.health = e->h,
 	};
 
 	cw_jsonw_obj_open(w, NULL);
@@ -545,7 +545,7 @@ static void graph_edge_json(const struct cw_edge *e, struct cw_jsonw *w)
 		.has_times = true,
 		.first_ns = e->first_ns,
 		.last_ns = e->last_ns,
-		.health = &e->h,
+		.health = e->h,
 	};
 
 	cw_jsonw_obj_open(w, NULL);

@@ -21,6 +21,10 @@ void cw_graph_init(struct cw_graph *g)
 
 void cw_graph_release(struct cw_graph *g)
 {
+	size_t i;
+
+	for (i = 0; i < g->nedges; i++)
+		cw_edge_health_free(&g->edges[i].h);
 	free(g->nodes);
 	free(g->edges);
 	cw_htab_release(&g->node_index);
@@ -130,9 +134,9 @@ static void edge_start(struct cw_edge *e, size_t client, size_t server,
 }
 
 /*
- * The one sum of an edge: t's counters and the health h into e (t->h is
- * not read: a connection's health comes from its traffic, without a copy
- * of its 1.3 KB).
+ * The one sum of an edge: t's counters and the health h (NULL: none)
+ * into e's own block (t->h is not read: a connection's health comes from
+ * its traffic).
  */
 static void edge_add(struct cw_edge *e, const struct cw_edge_total *t,
 		     const struct cw_edge_health *h)
@@ -149,7 +153,7 @@ static void edge_add(struct cw_edge *e, const struct cw_edge_total *t,
 	e->est_conns = cw_count_add(e->est_conns, t->est_conns);
 	e->sampled_bytes = cw_count_add(e->sampled_bytes, t->sampled_bytes);
 	e->has_sampled |= t->has_sampled != 0;
-	cw_edge_health_add(&e->h, h);
+	(void)cw_edge_health_more(&e->h, h);
 	if (t->first_ns && (!e->first_ns || t->first_ns < e->first_ns))
 		e->first_ns = t->first_ns;
 	if (t->last_ns > e->last_ns)
@@ -176,7 +180,7 @@ static void edge_sum(struct cw_edge *e, const struct cw_conn_traffic *t)
 	one.est_conns = t->msgs_est ? 1 : 0;
 	one.sampled_bytes = t->sampled_bytes;
 	one.has_sampled = t->has_sampled;
-	edge_add(e, &one, &t->h);
+	edge_add(e, &one, t->h);
 }
 
 /* The edge index after cw_graph_add_links() or a sort; 0 or -1. */
@@ -249,7 +253,7 @@ int cw_graph_add_total(struct cw_graph *g, size_t client, size_t server,
 
 	if (!e)
 		return -1;
-	edge_add(e, t, &t->h);
+	edge_add(e, t, t->h);
 	return 0;
 }
 
@@ -331,7 +335,9 @@ int cw_graph_add_links(struct cw_graph *g, const struct cw_conn_link *l,
 			memset(&t, 0, sizeof(t));
 			t.protocol = l[i].protocol;
 			traffic(&l[i], &t, arg);
-			if (cw_graph_add(g, l[i].client, l[i].server, &t))
+			err = cw_graph_add(g, l[i].client, l[i].server, &t);
+			cw_edge_health_free(&t.h);
+			if (err)
 				return -1;
 		}
 		return 0;
@@ -366,7 +372,12 @@ int cw_graph_add_links(struct cw_graph *g, const struct cw_conn_link *l,
 		} else {
 			order[i] = order[lead[i]];
 		}
+		if (!g->edges[order[i]].h) { /* moved, not copied */
+			g->edges[order[i]].h = t.h;
+			t.h = NULL;
+		}
 		edge_sum(&g->edges[order[i]], &t);
+		cw_edge_health_free(&t.h);
 	}
 	g->edge_index_stale = true;
 	err = 0;

@@ -94,8 +94,10 @@ struct cw_conn_traffic {
 	uint8_t msgs_est;
 	bool has_sampled;
 	/* Edge health (common/wire.h; docs/edge-health.md): what the
-	 * connection's ends gave (cw_edge_health_end()). */
-	struct cw_edge_health h;
+	 * connection's ends gave (cw_edge_health_end()); NULL: none.  The
+	 * caller of cw_graph_add() owns it (cw_graph_add_links() frees the
+	 * traffic function's). */
+	struct cw_edge_health *h;
 };
 
 struct cw_edge {
@@ -114,16 +116,18 @@ struct cw_edge {
 	uint64_t est_conns, sampled_bytes;
 	bool has_sampled;
 	/* Edge health (docs/edge-health.md): counters summed, histograms
-	 * merged exactly; graph JSON and GraphML write it when it has any. */
-	struct cw_edge_health h;
+	 * merged exactly; graph JSON and GraphML write it when it has any.
+	 * A block of its own, NULL: none; freed by cw_graph_release(). */
+	struct cw_edge_health *h;
 };
 
 /* Did every connection on the edge fail to connect (refused, timed out)?
  * Such an edge goes to the address the client tried, marked failed. */
 static inline bool cw_graph_edge_failed(const struct cw_edge *e)
 {
-	return e->conns &&
-	       cw_count_add(e->h.conns_refused, e->h.conns_timeout) >= e->conns;
+	return e->conns && e->h &&
+	       cw_count_add(e->h->conns_refused, e->h->conns_timeout) >=
+		       e->conns;
 }
 
 struct cw_resources;
@@ -446,7 +450,8 @@ struct cw_view_edge {
 	/* Estimated messages, summed from cw_edge's fields of that name. */
 	uint64_t est_conns, sampled_bytes;
 	bool has_sampled;
-	struct cw_edge_health h; /* summed as cw_edge's */
+	/* summed as cw_edge's, NULL: none; freed by cw_view_release() */
+	struct cw_edge_health *h;
 };
 
 struct igraph_s;

@@ -401,7 +401,7 @@ static size_t *make_edges(struct cw_view *v, const struct cw_graph *g)
 		e->sampled_bytes =
 			cw_count_add(e->sampled_bytes, b->sampled_bytes);
 		e->has_sampled |= b->has_sampled;
-		cw_edge_health_add(&e->h, &b->h);
+		(void)cw_edge_health_more(&e->h, b->h);
 		if (b->first_ns && (!e->first_ns || b->first_ns < e->first_ns))
 			e->first_ns = b->first_ns;
 		if (b->last_ns > e->last_ns)
@@ -599,36 +599,38 @@ static igraph_error_t set_health_attrs(igraph_t *ig, const struct cw_view *v,
 {
 	static const char *const sfx[] = {"count", "p50_ns", "p90_ns",
 					  "p99_ns"};
+	static const struct cw_edge_health no_health;
 	struct cw_health_q(*q)[CW_HEALTH_NQ];
 	char name[64];
 	size_t i, k, f;
 	bool any = false;
 
 	for (i = 0; i < v->ne && !any; i++)
-		any = cw_edge_health_any(&v->e[i].h);
+		any = cw_edge_health_any(v->e[i].h);
 	if (!any)
 		return IGRAPH_SUCCESS;
 	q = calloc(v->ne + 1, sizeof(*q));
 	IGRAPH_CHECK_OOM(q, "health figures");
 	IGRAPH_FINALLY(free, q);
 	for (i = 0; i < v->ne; i++)
-		cw_edge_health_q(&v->e[i].h, q[i]);
+		cw_edge_health_q(v->e[i].h, q[i]);
 #define HEALTH_NUM(field, expr)                                                \
 	do {                                                                   \
 		for (i = 0; i < v->ne; i++) {                                  \
 			const struct cw_view_edge *e = &v->e[i];               \
+			const struct cw_edge_health *h =                       \
+				e->h ? e->h : &no_health;                      \
 			VECTOR(*num)[i] = (double)(expr);                      \
 		}                                                              \
 		IGRAPH_CHECK(SETEANV(ig, field, num));                         \
 	} while (0)
 	HEALTH_NUM("failed",
-		   e->conns && e->h.conns_refused + e->h.conns_timeout >=
-				       e->conns);
-	HEALTH_NUM("conns_refused", e->h.conns_refused);
-	HEALTH_NUM("conns_timeout", e->h.conns_timeout);
-	HEALTH_NUM("resets_by_client", e->h.resets_by_client);
-	HEALTH_NUM("resets_by_server", e->h.resets_by_server);
-	HEALTH_NUM("xchg_pipelined", e->h.xchg_pipelined);
+		   e->conns && h->conns_refused + h->conns_timeout >= e->conns);
+	HEALTH_NUM("conns_refused", h->conns_refused);
+	HEALTH_NUM("conns_timeout", h->conns_timeout);
+	HEALTH_NUM("resets_by_client", h->resets_by_client);
+	HEALTH_NUM("resets_by_server", h->resets_by_server);
+	HEALTH_NUM("xchg_pipelined", h->xchg_pipelined);
 	for (k = 0; k < CW_HEALTH_NQ; k++)
 		for (f = 0; f < 4; f++) {
 			snprintf(name, sizeof(name), "%s_%s",
@@ -736,6 +738,8 @@ void cw_view_release(struct cw_view *v)
 		igraph_destroy(v->ig);
 		free(v->ig);
 	}
+	for (i = 0; i < v->ne; i++)
+		cw_edge_health_free(&v->e[i].h);
 	free(v->v);
 	free(v->e);
 	free(v->group_of);

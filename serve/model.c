@@ -239,12 +239,7 @@ static struct cw_view *view_for(struct serve_model *m, enum cw_serve_by by)
  */
 static struct cw_edge_health *view_health(const struct cw_view_edge *e)
 {
-	struct cw_edge_health *h;
-
-	if (!cw_edge_health_any(&e->h) || !(h = malloc(sizeof(*h))))
-		return NULL;
-	*h = e->h;
-	return h;
+	return cw_edge_health_dup(e->h);
 }
 
 static uint64_t edge_bytes(const struct serve_edge *e)

@@ -195,7 +195,8 @@ static char **edge_lines(const struct cw_graph *g, size_t *n)
 	for (i = 0; i < g->nedges; i++) {
 		const struct cw_edge *e = &g->edges[i];
 
-		health_text(&e->h, hs, sizeof(hs));
+		health_text(e->h ? e->h : &(struct cw_edge_health){0}, hs,
+			    sizeof(hs));
 		cw_node_label(&g->nodes[e->client], a, sizeof(a));
 		cw_node_label(&g->nodes[e->server], b, sizeof(b));
 		if (asprintf(&out[i],
@@ -289,7 +290,7 @@ static void check_health(const struct cw_graph *g)
 	for (i = 0; i < g->nedges; i++) {
 		const struct cw_edge *e = &g->edges[i];
 
-		cw_edge_health_add(&sum, &e->h);
+		cw_edge_health_add(&sum, e->h);
 		if (cw_graph_edge_failed(e)) {
 			failed++;
 			CHECK(g->nodes[e->server].kind == CW_NODE_EXTERNAL &&

@@ -334,13 +334,13 @@ static void test_put(void)
 	m.edge.set_index = 299;
 	check_same_bytes(&m);
 	/* The health block (EdgeBucket 27-36). */
-	m.edge.t.h.conns_refused = 1;
-	m.edge.t.h.conns_timeout = UINT64_MAX;
-	m.edge.t.h.resets_by_server = 3;
-	m.edge.t.h.xchg_pipelined = 4;
-	m.edge.t.h.connect = m.conn.rtt;
-	m.edge.t.h.client = m.conn.xchg;
-	m.edge.t.h.server = m.conn.xchg_first;
+	m.edge.h.conns_refused = 1;
+	m.edge.h.conns_timeout = UINT64_MAX;
+	m.edge.h.resets_by_server = 3;
+	m.edge.h.xchg_pipelined = 4;
+	m.edge.h.connect = m.conn.rtt;
+	m.edge.h.client = m.conn.xchg;
+	m.edge.h.server = m.conn.xchg_first;
 	check_same_bytes(&m);
 	m.edge.server.kind = CW_EDGE_NODE_UNKNOWN;
 	strcpy(m.edge.server.host, "node-2");
@@ -355,9 +355,9 @@ static void test_put(void)
 	m.edge.client.addr.family = m.edge.server.addr.family = 6;
 	m.edge.sealed = true;
 	m.edge.t.has_sampled = 1;
-	m.edge.t.h.connect.len = m.edge.t.h.rtt.len = CW_REC_HIST_MAX;
-	m.edge.t.h.client.len = m.edge.t.h.client_first.len = CW_REC_HIST_MAX;
-	m.edge.t.h.server.len = CW_REC_HIST_MAX;
+	m.edge.h.connect.len = m.edge.h.rtt.len = CW_REC_HIST_MAX;
+	m.edge.h.client.len = m.edge.h.client_first.len = CW_REC_HIST_MAX;
+	m.edge.h.server.len = CW_REC_HIST_MAX;
 	check_same_bytes(&m);
 }
 
