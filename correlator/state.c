@@ -18,6 +18,7 @@
  * chunks than its slot held deletes the rest (tombstones: null values).
  */
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -226,6 +227,17 @@ struct candidate {
 	uint8_t *bits;	 /* chunks seen, by index */
 };
 
+/* An open bucket's delta read from a checkpoint: its fields before the
+ * histograms, which are the delta's last, and where they are kept. */
+#define KEPT_HEAD offsetof(struct cw_end_delta, rtt)
+_Static_assert(sizeof(struct cw_end_delta) - KEPT_HEAD <
+		       3 * sizeof(struct cw_rec_hist) + 8,
+	       "the histograms are the end delta's last fields");
+struct kept_delta {
+	uint8_t head[KEPT_HEAD];
+	uint32_t hists; /* index in scan.hists, UINT32_MAX: none */
+};
+
 struct scan {
 	struct cw_correlator *c;
 	int32_t partition;
@@ -238,8 +250,10 @@ struct scan {
 	struct cw_part_state *ps;
 	uint32_t applied;
 	uint64_t bad;
-	struct cw_end_delta *deltas; /* every chunk's, loaded at the end */
+	struct kept_delta *deltas; /* every chunk's, loaded at the end */
 	size_t ndeltas, cap_deltas;
+	struct cw_end_hists *hists; /* theirs, only for those with any */
+	size_t nhists, cap_hists;
 	uint64_t records, stale, lost; /* the checkpoint's counters */
 };
 
@@ -329,16 +343,62 @@ oom:
 	return cw_error("out of memory reading checkpoints");
 }
 
-/* A chunk's deltas, for after the last chunk; 0 or -1. */
+/* A chunk's deltas, for after the last chunk, their histograms (774
+ * bytes; most deltas have none) apart; 0 or -1. */
 static int keep_deltas(struct scan *s, const struct cw_wire_state *st)
 {
+	const struct cw_end_delta *d;
+	struct kept_delta *k;
+	size_t i;
+
 	if (CW_GROW(s->deltas, s->cap_deltas, s->ndeltas + st->ndeltas + 1,
 		    256))
 		return -1;
-	memcpy(s->deltas + s->ndeltas, st->deltas,
-	       st->ndeltas * sizeof(*st->deltas));
-	s->ndeltas += st->ndeltas;
+	for (i = 0; i < st->ndeltas; i++) {
+		d = &st->deltas[i];
+		k = &s->deltas[s->ndeltas++];
+		memcpy(k->head, d, sizeof(k->head));
+		k->hists = UINT32_MAX;
+		if (!d->rtt.len && !d->xchg.len && !d->xchg_first.len)
+			continue;
+		if (s->nhists >= UINT32_MAX ||
+		    CW_GROW(s->hists, s->cap_hists, s->nhists + 1, 64))
+			return -1;
+		k->hists = (uint32_t)s->nhists;
+		s->hists[s->nhists].rtt = d->rtt;
+		s->hists[s->nhists].xchg = d->xchg;
+		s->hists[s->nhists++].xchg_first = d->xchg_first;
+	}
 	return 0;
+}
+
+/* The kept deltas into the pairing, a few whole ones at a time. */
+static int load_deltas(struct cw_pairing *p, const struct scan *s)
+{
+	enum { BATCH = 64 };
+	struct cw_end_delta *d = calloc(BATCH, sizeof(*d));
+	const struct kept_delta *k;
+	size_t i, n = 0;
+	int err = d ? 0 : -1;
+
+	for (i = 0; !err && i < s->ndeltas; i++) {
+		k = &s->deltas[i];
+		memset(&d[n], 0, sizeof(d[n]));
+		memcpy(&d[n], k->head, sizeof(k->head));
+		if (k->hists != UINT32_MAX) {
+			d[n].rtt = s->hists[k->hists].rtt;
+			d[n].xchg = s->hists[k->hists].xchg;
+			d[n].xchg_first = s->hists[k->hists].xchg_first;
+		}
+		if (++n == BATCH || i + 1 == s->ndeltas) {
+			err = cw_pairing_load_deltas(p, d, n);
+			n = 0;
+		}
+	}
+	if (!err && !s->ndeltas)
+		err = cw_pairing_load_deltas(p, d, 0);
+	free(d);
+	return err;
 }
 
 /* Pass 2: apply the chosen checkpoint's chunks, each once. */
@@ -421,7 +481,7 @@ static int restore(struct cw_correlator *c, struct cw_part_state *ps)
 		ret = -1;
 		goto out;
 	}
-	if (cw_pairing_load_deltas(&ps->pairing, s.deltas, s.ndeltas)) {
+	if (load_deltas(&ps->pairing, &s)) {
 		ret = cw_error("out of memory restoring a checkpoint");
 		goto out;
 	}
@@ -445,6 +505,7 @@ out:
 		free(s.cand[i].bits);
 	free(s.cand);
 	free(s.deltas);
+	free(s.hists);
 	return ret;
 }
 
