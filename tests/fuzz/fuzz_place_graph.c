@@ -1,5 +1,5 @@
 // fuzz-sources: common/log.c common/util.c common/htab.c common/jsonw.c
-// fuzz-sources: common/record.c common/record_read.c common/wire.c common/wire_json.c
+// fuzz-sources: common/record.c common/record_read.c common/wire.c common/wire_key.c common/wire_json.c
 // fuzz-sources: common/wire_decode.c common/wire_fast.c common/wire_put.c common/wire_dns.c
 // fuzz-sources: common/wire_file.c common/sample_run.c common/kafka.c
 // fuzz-sources: common/kafka_consume.c common/kafka_topic.c
