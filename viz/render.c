@@ -96,8 +96,8 @@ static int add_vertices(const struct cw_view *v, Agraph_t *g,
 			if (!sub)
 				return cw_viz_fail("unable to add a cluster");
 			if (cw_viz_set(sub, "label",
-				cw_viz_text(text[0], sizeof(text[0]), x->node->host,
-					CW_HOST_LEN)))
+				       cw_viz_text(text[0], sizeof(text[0]),
+						   x->node->host, CW_HOST_LEN)))
 				return -1;
 		}
 		snprintf(name, sizeof(name), "v%zu", i);
@@ -108,16 +108,16 @@ static int add_vertices(const struct cw_view *v, Agraph_t *g,
 		if (v->by == CW_BY_PROCESS && x->node->kind == CW_NODE_PROCESS)
 			snprintf(label, sizeof(label), "%s\n%s\n%s",
 				 cw_viz_text(text[0], sizeof(text[0]),
-					 cw_node_label(x->node, buf,
-						       sizeof(buf)),
-					 sizeof(buf)),
+					     cw_node_label(x->node, buf,
+							   sizeof(buf)),
+					     sizeof(buf)),
 				 cw_viz_text(text[1], sizeof(text[1]),
-					 x->node->proc.cmdline, 40),
+					     x->node->proc.cmdline, 40),
 				 bytes);
 		else
 			snprintf(label, sizeof(label), "%s\n%s",
 				 cw_viz_text(text[0], sizeof(text[0]), x->label,
-					 sizeof(text[0]) / 5),
+					     sizeof(text[0]) / 5),
 				 bytes);
 		snprintf(buf, sizeof(buf), "%.2f",
 			 cw_viz_height_of_bytes(x->bytes_out + x->bytes_in,
@@ -160,10 +160,12 @@ static int add_edges(const struct cw_view *v, Agraph_t *g, const bool *edge_on,
 			 cw_fmt_bytes(x->bytes_s2c, b, sizeof(b)));
 		/* xlabel: dot 2.4x loses (and double-frees) labelled edges
 		 * between nodes of one rank inside clusters. */
-		if (cw_viz_set(e, "penwidth", width) || cw_viz_set(e, "xlabel", label) ||
-		    cw_viz_set(e, "color",
-			cw_viz_pair_color(cw_viz_vertex_command(v, x->from),
-					  cw_viz_vertex_command(v, x->to))))
+		if (cw_viz_set(e, "penwidth", width) ||
+		    cw_viz_set(e, "xlabel", label) ||
+		    cw_viz_set(
+			    e, "color",
+			    cw_viz_pair_color(cw_viz_vertex_command(v, x->from),
+					      cw_viz_vertex_command(v, x->to))))
 			return -1;
 	}
 	return 0;
@@ -206,9 +208,9 @@ static int graph_node(const struct cw_graph *g, size_t i, Agraph_t *sub,
 	cw_viz_text(text[0], sizeof(text[0]), name, sizeof(name));
 	/* One line: the label's break is a space, as it always was. */
 	if (n->kind == CW_NODE_PROCESS)
-		snprintf(
-			label, sizeof(label), "%s %s", text[0],
-			cw_viz_text(text[1], sizeof(text[1]), n->proc.cmdline, 60));
+		snprintf(label, sizeof(label), "%s %s", text[0],
+			 cw_viz_text(text[1], sizeof(text[1]), n->proc.cmdline,
+				     60));
 	else
 		snprintf(label, sizeof(label), "%s", text[0]);
 	snprintf(id, sizeof(id), "n%zu", i);
@@ -218,41 +220,106 @@ static int graph_node(const struct cw_graph *g, size_t i, Agraph_t *sub,
 	if (cw_viz_set(nodes[i], "label", label))
 		return -1;
 	if (n->kind == CW_NODE_PROCESS)
-		return cw_viz_set(nodes[i], "color", cw_viz_color(n->proc.comm));
+		return cw_viz_set(nodes[i], "color",
+				  cw_viz_color(n->proc.comm));
 	return cw_viz_set(nodes[i], "style", "dashed");
 }
 
-/* Processes in a cluster per host and network namespace. */
-static int graph_nodes(const struct cw_graph *g, Agraph_t *gr, Agnode_t **nodes)
+/* Node indices in order of (host, netns), then index (qsort_r). */
+static int by_group(const void *a, const void *b, void *ctx)
+{
+	const struct cw_graph *g = ctx;
+	size_t i = *(const size_t *)a, j = *(const size_t *)b;
+	const struct cw_node *x = &g->nodes[i], *y = &g->nodes[j];
+	int c = strcmp(x->host, y->host);
+
+	if (c)
+		return c;
+	if (x->netns != y->netns)
+		return x->netns < y->netns ? -1 : 1;
+	return i < j ? -1 : i > j;
+}
+
+/*
+ * Beyond this many hosts and namespaces the processes are not put in
+ * clusters: cgraph's writer looks for each node and each edge in every
+ * subgraph (quadratic: a 10,000-host graph.dot took minutes), and no
+ * drawing of that many clusters is legible anyway.
+ */
+#define DOT_CLUSTERS_MAX 256
+
+/* Write the processes of group ord[0 .. n - 1] in one cluster. */
+static int graph_cluster(const struct cw_graph *g, Agraph_t *gr,
+			 Agnode_t **nodes, const size_t *ord, size_t n,
+			 size_t id)
 {
 	char label[160], cname[32], host[128];
-	size_t i, j, clusters = 0;
+	const struct cw_node *first = &g->nodes[ord[0]];
 	Agraph_t *sub;
+	size_t k;
 
+	snprintf(cname, sizeof(cname), "cluster_%zu", id);
+	snprintf(label, sizeof(label), "%s netns %u",
+		 cw_viz_text(host, sizeof(host), first->host, 20),
+		 first->netns);
+	sub = agsubg(gr, cname, 1);
+	if (!sub)
+		return cw_viz_fail("unable to add a cluster");
+	if (cw_viz_set(sub, "label", label))
+		return -1;
+	for (k = 0; k < n; k++)
+		if (graph_node(g, ord[k], sub, nodes))
+			return -1;
+	return 0;
+}
+
+/*
+ * Processes in a cluster per host and network namespace, clusters in the
+ * order of their first process, processes by index.
+ */
+static int graph_nodes(const struct cw_graph *g, Agraph_t *gr, Agnode_t **nodes)
+{
+	size_t *ord = malloc((g->nnodes + 1) * sizeof(*ord));
+	size_t *run = malloc((g->nnodes + 1) * sizeof(*run)); /* by node */
+	size_t *len = malloc((g->nnodes + 1) * sizeof(*len)); /* by start */
+	size_t i, k, n = 0, runs = 0, clusters = 0;
+	int ret = -1;
+
+	if (!ord || !run || !len) {
+		cw_error("out of memory");
+		goto out;
+	}
+	for (i = 0; i < g->nnodes; i++)
+		if (g->nodes[i].kind != CW_NODE_EXTERNAL)
+			ord[n++] = i;
+	qsort_r(ord, n, sizeof(*ord), by_group, (void *)g);
+	for (k = 0; k < n; k += len[k], runs++) {
+		for (len[k] = 1;
+		     k + len[k] < n &&
+		     same_group(&g->nodes[ord[k]], &g->nodes[ord[k + len[k]]]);
+		     len[k]++)
+			run[ord[k + len[k]]] = k;
+		run[ord[k]] = k;
+	}
 	for (i = 0; i < g->nnodes; i++) {
 		if (nodes[i])
 			continue;
-		if (g->nodes[i].kind == CW_NODE_EXTERNAL) {
+		if (g->nodes[i].kind == CW_NODE_EXTERNAL ||
+		    runs > DOT_CLUSTERS_MAX) {
 			if (graph_node(g, i, gr, nodes))
-				return -1;
+				goto out;
 			continue;
 		}
-		snprintf(cname, sizeof(cname), "cluster_%zu", clusters++);
-		snprintf(label, sizeof(label), "%s netns %u",
-			 cw_viz_text(host, sizeof(host), g->nodes[i].host, 20),
-			 g->nodes[i].netns);
-		sub = agsubg(gr, cname, 1);
-		if (!sub)
-			return cw_viz_fail("unable to add a cluster");
-		if (cw_viz_set(sub, "label", label))
-			return -1;
-		for (j = i; j < g->nnodes; j++)
-			if (!nodes[j] &&
-			    same_group(&g->nodes[i], &g->nodes[j]) &&
-			    graph_node(g, j, sub, nodes))
-				return -1;
+		k = run[i];
+		if (graph_cluster(g, gr, nodes, &ord[k], len[k], clusters++))
+			goto out;
 	}
-	return 0;
+	ret = 0;
+out:
+	free(ord);
+	free(run);
+	free(len);
+	return ret;
 }
 
 static int graph_edges(const struct cw_graph *g, Agraph_t *gr, Agnode_t **nodes,
@@ -350,7 +417,8 @@ int cw_render_view(const struct cw_view *v, const char *path,
 		cw_viz_fail("unable to create a graph");
 		goto out;
 	}
-	if (cw_viz_defaults(g, false) || add_vertices(v, g, vertex_on, max_bytes, nodes) ||
+	if (cw_viz_defaults(g, false) ||
+	    add_vertices(v, g, vertex_on, max_bytes, nodes) ||
 	    add_edges(v, g, edge_on, nodes))
 		goto out;
 	if (!strcmp(format, "dot")) {
