@@ -279,16 +279,15 @@ static int graph_cluster(const struct cw_graph *g, Agraph_t *gr,
  */
 static int graph_nodes(const struct cw_graph *g, Agraph_t *gr, Agnode_t **nodes)
 {
-	size_t *ord = malloc((g->nnodes + 1) * sizeof(*ord));
-	size_t *run = malloc((g->nnodes + 1) * sizeof(*run)); /* by node */
-	size_t *len = malloc((g->nnodes + 1) * sizeof(*len)); /* by start */
+	/* ord: the sorted indices; run: by node, its group's start in
+	 * ord; len: by start, the group's length. */
+	size_t m = g->nnodes + 1, *ord = calloc(3 * m, sizeof(*ord));
+	size_t *run = ord + m, *len = ord + 2 * m;
 	size_t i, k, n = 0, runs = 0, clusters = 0;
 	int ret = -1;
 
-	if (!ord || !run || !len) {
-		cw_error("out of memory");
-		goto out;
-	}
+	if (!ord)
+		return cw_error("out of memory");
 	for (i = 0; i < g->nnodes; i++)
 		if (g->nodes[i].kind != CW_NODE_EXTERNAL)
 			ord[n++] = i;
@@ -317,8 +316,6 @@ static int graph_nodes(const struct cw_graph *g, Agraph_t *gr, Agnode_t **nodes)
 	ret = 0;
 out:
 	free(ord);
-	free(run);
-	free(len);
 	return ret;
 }
 
