@@ -5,7 +5,7 @@
 // fuzz-sources: correlator/live.c paths/trace.c paths/graph.c paths/conv.c paths/nest.c
 // fuzz-sources: paths/nest_calls.c paths/signif.c correlator/pair.c correlator/bucket.c graph/graph.c graph/export.c graph/igraph.c graph/resources.c
 // fuzz-sources: paths/names.c paths/csv.c
-// fuzz-sources: common/hist.c common/health.c correlator/health.c
+// fuzz-sources: common/hist.c common/health.c correlator/health.c correlator/bucket_state.c
 // clang-format on
 // SPDX-License-Identifier: MIT
 /*
