@@ -387,10 +387,12 @@ def family(host):
 
 def serve(host, base, out):
     base = int(base)
+    # The file sendfile sends: unlinked at once (the server is killed at
+    # the end, so it could never remove it), reopened through its fd.
     fd, path = tempfile.mkstemp(prefix="bytes-truth-")
+    os.unlink(path)
     os.write(fd, b"f" * 5000001)
-    os.close(fd)
-    ctx = {"file": path}
+    ctx = {"file": "/proc/self/fd/%d" % fd}
 
     def handle(pattern, c):
         e = End(c, pattern, "server", out)
