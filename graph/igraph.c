@@ -341,6 +341,32 @@ static int make_usage(struct cw_view *v, const struct cw_graph *g)
 	return 0;
 }
 
+/* Add base edge b to view edge e and to its two groups' byte totals. */
+static void view_edge_add(struct cw_view *v, struct cw_view_edge *e,
+			  const struct cw_edge *b)
+{
+	size_t from = e->from, to = e->to;
+
+	e->conns = cw_count_add(e->conns, b->conns);
+	e->paired = cw_count_add(e->paired, b->paired);
+	e->bytes_c2s = cw_count_add(e->bytes_c2s, b->bytes_c2s);
+	e->bytes_s2c = cw_count_add(e->bytes_s2c, b->bytes_s2c);
+	e->msgs_c2s = cw_count_add(e->msgs_c2s, b->msgs_c2s);
+	e->msgs_s2c = cw_count_add(e->msgs_s2c, b->msgs_s2c);
+	e->est_conns = cw_count_add(e->est_conns, b->est_conns);
+	e->sampled_bytes = cw_count_add(e->sampled_bytes, b->sampled_bytes);
+	e->has_sampled |= b->has_sampled;
+	(void)cw_edge_health_more(&e->h, b->h);
+	if (b->first_ns && (!e->first_ns || b->first_ns < e->first_ns))
+		e->first_ns = b->first_ns;
+	if (b->last_ns > e->last_ns)
+		e->last_ns = b->last_ns;
+	v->v[from].bytes_out = cw_count_add(v->v[from].bytes_out, b->bytes_c2s);
+	v->v[from].bytes_in = cw_count_add(v->v[from].bytes_in, b->bytes_s2c);
+	v->v[to].bytes_out = cw_count_add(v->v[to].bytes_out, b->bytes_s2c);
+	v->v[to].bytes_in = cw_count_add(v->v[to].bytes_in, b->bytes_c2s);
+}
+
 /*
  * View edges: one per (client group, server group), in order of the first
  * base edge between them; the groups are found by sorting, not hashing.
@@ -390,30 +416,7 @@ static size_t *make_edges(struct cw_view *v, const struct cw_graph *g)
 		} else {
 			edge_of[i] = edge_of[lead[i]];
 		}
-		e = &v->e[edge_of[i]];
-		e->conns = cw_count_add(e->conns, b->conns);
-		e->paired = cw_count_add(e->paired, b->paired);
-		e->bytes_c2s = cw_count_add(e->bytes_c2s, b->bytes_c2s);
-		e->bytes_s2c = cw_count_add(e->bytes_s2c, b->bytes_s2c);
-		e->msgs_c2s = cw_count_add(e->msgs_c2s, b->msgs_c2s);
-		e->msgs_s2c = cw_count_add(e->msgs_s2c, b->msgs_s2c);
-		e->est_conns = cw_count_add(e->est_conns, b->est_conns);
-		e->sampled_bytes =
-			cw_count_add(e->sampled_bytes, b->sampled_bytes);
-		e->has_sampled |= b->has_sampled;
-		(void)cw_edge_health_more(&e->h, b->h);
-		if (b->first_ns && (!e->first_ns || b->first_ns < e->first_ns))
-			e->first_ns = b->first_ns;
-		if (b->last_ns > e->last_ns)
-			e->last_ns = b->last_ns;
-		v->v[from].bytes_out =
-			cw_count_add(v->v[from].bytes_out, b->bytes_c2s);
-		v->v[from].bytes_in =
-			cw_count_add(v->v[from].bytes_in, b->bytes_s2c);
-		v->v[to].bytes_out =
-			cw_count_add(v->v[to].bytes_out, b->bytes_s2c);
-		v->v[to].bytes_in =
-			cw_count_add(v->v[to].bytes_in, b->bytes_c2s);
+		view_edge_add(v, &v->e[edge_of[i]], b);
 	}
 	free(key);
 	free(order);
@@ -556,7 +559,8 @@ static igraph_error_t set_vertex_attrs(igraph_t *ig, const struct cw_view *v)
 				     p && (proc || v->by == CW_BY_CONTAINER)
 					     ? n->proc.pod
 					     : ""));
-		/* Only where a peer has one: other exports stay as they were. */
+		/* Only where a peer has one: other exports stay as they were.
+		 */
 		if (n->kind == CW_NODE_EXTERNAL && n->name[0])
 			IGRAPH_CHECK(SETVAS(ig, "dns_name", id, n->name));
 	}
@@ -636,10 +640,11 @@ static igraph_error_t set_health_attrs(igraph_t *ig, const struct cw_view *v,
 			snprintf(name, sizeof(name), "%s_%s",
 				 cw_health_q_names[k], sfx[f]);
 			for (i = 0; i < v->ne; i++)
-				VECTOR(*num)[i] = (double)(f == 0   ? q[i][k].count
-							   : f == 1 ? q[i][k].p50
-							   : f == 2 ? q[i][k].p90
-								    : q[i][k].p99);
+				VECTOR(*num)
+				[i] = (double)(f == 0	? q[i][k].count
+					       : f == 1 ? q[i][k].p50
+					       : f == 2 ? q[i][k].p90
+							: q[i][k].p99);
 			IGRAPH_CHECK(SETEANV(ig, name, num));
 		}
 #undef HEALTH_NUM
