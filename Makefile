@@ -220,8 +220,9 @@ screenshots: $(BIN)
 	$(Q)cp $(BUILD)/test-logs/t_serve_traces/waterfall.png docs/images/
 
 # libFuzzer targets: tests/fuzz/fuzz_<name>.c, each linked with the library
-# sources it names in a "// fuzz-sources:" line, and with common/utf8.c,
-# which every decoder and writer of names calls.
+# sources it names in a "// fuzz-sources:" line (a generated source named
+# under build/ is taken from $(BUILD)/), and with common/utf8.c, which every
+# decoder and writer of names calls.
 FUZZ_SRCS  := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS  := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRCS))
 FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -std=gnu11 \
@@ -250,7 +251,8 @@ $(BUILD)/fuzz/%: tests/fuzz/%.c $(CORE_SRCS) $(PROTO_SRCS) $(BUILD)/.flags
 	$(call msg,FUZZ,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) $(FUZZ_FLAGS) -o $@ $< common/utf8.c \
-		$$(sed -n 's|^// fuzz-sources: *||p' $<) $(LDLIBS)
+		$$(sed -n 's|^// fuzz-sources: *||p' $< | \
+			sed 's%\(^\| \)build/%\1$(BUILD)/%g') $(LDLIBS)
 
 # The Debian package: the binary built again with Debian's hardening
 # flags, a man page per docs/causeway*.md (pandoc), the units and configs
