@@ -15,11 +15,8 @@
 
 #include "common/log.h"
 #include "common/util.h"
-#include "traces/traces.h"
+#include "traces/infer_impl.h"
 
-#define NB   48 /* delay bins: two per octave of microseconds */
-#define KMAX 8	/* occurrences of one callee per request modelled */
-#define INF  1e12
 /*
  * The order feature's histogram is mixed with a uniform share this large
  * per count: learned from FCFS it would forbid all but the oldest waiting
@@ -40,34 +37,6 @@
  * fewer (TrainTicket 1.0-1.5, gaining; captures of the testbed 1.6-6.6). */
 #define SOFT_MAX_CANDS 1.5
 
-/* Counts are fractional: refine() spreads a call over its candidates. */
-struct cell {
-	float cnt, hs[NB], he[NB], hg[NB], hr[NB];
-};
-
-/* Everything about one node while it is linked. */
-struct node_ctx {
-	struct cw_traces *t;
-	const struct cw_traces_opts *o;
-	int32_t *reqs, *calls; /* span ids, by start */
-	size_t n_reqs, n_calls;
-	int32_t *loc;		/* span id -> index in reqs (requests only) */
-	int32_t *rcmap, *ccmap; /* node id -> request class, callee class */
-	size_t n_rc, n_cc;
-	uint32_t *n_req_rc;
-	struct cell *cells; /* [rc][cc][KMAX] */
-	struct cell *model; /* the model the assignments start from */
-	struct cell *next;  /* refine()'s model being learned */
-	uint32_t *used;	    /* [req][cc]: calls given so far */
-	uint64_t *last;	    /* [req]: end of its latest call so far, or start */
-	int32_t *active;    /* open requests during a sweep */
-	size_t n_active, next_req;
-	size_t n_enclosing; /* enclosing()'s last call: all, kept or not */
-	bool one_by_one; /* calls assigned one at a time: gap, order fresh */
-	bool anchored;	 /* some thread links: refine() counts sure calls */
-	struct cw_tspan *saved; /* [call]: the other assignment's links */
-};
-
 static int bin_of(uint64_t ns)
 {
 	double us = (double)ns / 1000.0;
@@ -87,7 +56,7 @@ static struct cell *cell_of(struct node_ctx *c, int32_t req, int32_t call,
 	return &c->cells[(rc * c->n_cc + cc) * KMAX + k];
 }
 
-static uint32_t *used_of(struct node_ctx *c, int32_t req, int32_t call)
+uint32_t *ti_used_of(struct node_ctx *c, int32_t req, int32_t call)
 {
 	return &c->used[(size_t)c->loc[req] * c->n_cc +
 			(size_t)c->ccmap[c->t->spans[call].peer]];
@@ -103,7 +72,7 @@ static uint64_t gap_of(struct node_ctx *c, int32_t req, int32_t call)
 	return at > l ? at - l : 0;
 }
 
-static void note_call(struct node_ctx *c, int32_t req, int32_t call)
+void ti_note_call(struct node_ctx *c, int32_t req, int32_t call)
 {
 	uint64_t *l = &c->last[c->loc[req]], e = c->t->spans[call].end_ns;
 
@@ -115,7 +84,7 @@ static void note_call(struct node_ctx *c, int32_t req, int32_t call)
  * -log of: the call happens as occurrence k, at these delays, with `order`
  * older candidates still waiting for a call to this callee.
  */
-static double cost(struct node_ctx *c, int32_t req, int32_t call, uint32_t k,
+double ti_cost(struct node_ctx *c, int32_t req, int32_t call, uint32_t k,
 		   uint32_t order, double *skip)
 {
 	const struct cw_tspan *r = &c->t->spans[req], *x = &c->t->spans[call];
@@ -141,7 +110,7 @@ static double cost(struct node_ctx *c, int32_t req, int32_t call, uint32_t k,
 }
 
 /* Sweep helper: the open requests that enclose call `x`. */
-static size_t enclosing(struct node_ctx *c, int32_t x, int32_t *out, size_t max,
+size_t ti_enclosing(struct node_ctx *c, int32_t x, int32_t *out, size_t max,
 			size_t *n_open_thread, int32_t *thr_req)
 {
 	const struct cw_tspan *xs = &c->t->spans[x];
@@ -179,18 +148,18 @@ static size_t enclosing(struct node_ctx *c, int32_t x, int32_t *out, size_t max,
 
 /* How many of the candidates before `cand[k]` (older) still wait for a
  * call to this callee. */
-static uint32_t order_of(struct node_ctx *c, const int32_t *cand, size_t k,
+uint32_t ti_order_of(struct node_ctx *c, const int32_t *cand, size_t k,
 			 int32_t call)
 {
 	uint32_t n = 0;
 	size_t j;
 
 	for (j = 0; j < k; j++)
-		n += !*used_of(c, cand[j], call);
+		n += !*ti_used_of(c, cand[j], call);
 	return n;
 }
 
-static void sweep_reset(struct node_ctx *c)
+void ti_sweep_reset(struct node_ctx *c)
 {
 	size_t i;
 
@@ -208,7 +177,7 @@ static void learn(struct node_ctx *c, const int32_t *link)
 
 	memset(c->cells, 0, c->n_rc * c->n_cc * KMAX * sizeof(*c->cells));
 	memset(c->n_req_rc, 0, c->n_rc * sizeof(*c->n_req_rc));
-	sweep_reset(c);
+	ti_sweep_reset(c);
 	for (i = 0; i < c->n_reqs; i++)
 		c->n_req_rc[c->rcmap[c->t->spans[c->reqs[i]].peer]]++;
 	for (i = 0; i < c->n_calls; i++) {
@@ -216,22 +185,22 @@ static void learn(struct node_ctx *c, const int32_t *link)
 		const struct cw_tspan *rs, *xs = &c->t->spans[x];
 		struct cell *m;
 
-		n = enclosing(c, x, cand, CW_TRACES_MAX_OPEN, &open, &thr);
+		n = ti_enclosing(c, x, cand, CW_TRACES_MAX_OPEN, &open, &thr);
 		if (r < 0)
 			continue;
 		for (k = 0; k < n && cand[k] != r; k++)
 			;
 		rs = &c->t->spans[r];
-		m = cell_of(c, r, x, *used_of(c, r, x));
+		m = cell_of(c, r, x, *ti_used_of(c, r, x));
 		m->cnt++;
 		m->hs[bin_of(xs->start_ns - rs->start_ns)]++;
 		m->he[bin_of(rs->end_ns - xs->end_ns)]++;
 		m->hg[bin_of(gap_of(c, r, x))]++;
-		m->hr[k < n && order_of(c, cand, k, x) < NB - 1
-			      ? order_of(c, cand, k, x)
+		m->hr[k < n && ti_order_of(c, cand, k, x) < NB - 1
+			      ? ti_order_of(c, cand, k, x)
 			      : NB - 1]++;
-		(*used_of(c, r, x))++;
-		note_call(c, r, x);
+		(*ti_used_of(c, r, x))++;
+		ti_note_call(c, r, x);
 	}
 }
 
@@ -240,7 +209,7 @@ static void count_call(struct node_ctx *c, struct cell *to, int32_t r,
 		       int32_t x, uint32_t order, float wt)
 {
 	const struct cw_tspan *rs = &c->t->spans[r], *xs = &c->t->spans[x];
-	struct cell *m = to + (cell_of(c, r, x, *used_of(c, r, x)) - c->cells);
+	struct cell *m = to + (cell_of(c, r, x, *ti_used_of(c, r, x)) - c->cells);
 
 	m->cnt += wt;
 	m->hs[bin_of(xs->start_ns - rs->start_ns)] += wt;
@@ -264,22 +233,22 @@ static double refine(struct node_ctx *c)
 
 	memset(c->next, 0, nc * sizeof(*c->next));
 	c->one_by_one = false;
-	sweep_reset(c);
+	ti_sweep_reset(c);
 	for (i = 0; i < c->n_calls; i++) {
 		int32_t x = c->calls[i];
 		const struct cw_tspan *xs = &c->t->spans[x];
 
-		n = enclosing(c, x, cand, CW_TRACES_MAX_OPEN, &open, &thr);
+		n = ti_enclosing(c, x, cand, CW_TRACES_MAX_OPEN, &open, &thr);
 		if (xs->method == CW_LINK_THREAD) {
 			count_call(c, c->next, xs->parent, x, 0, 1.0f);
-			(*used_of(c, xs->parent, x))++;
-			note_call(c, xs->parent, x);
+			(*ti_used_of(c, xs->parent, x))++;
+			ti_note_call(c, xs->parent, x);
 			continue;
 		}
 		all += (double)n, m++;
 		for (lo = INF, best = 0, k = 0; k < n; k++) {
-			v[k] = cost(c, cand[k], x, *used_of(c, cand[k], x),
-				    order_of(c, cand, k, x), &skip) - skip;
+			v[k] = ti_cost(c, cand[k], x, *ti_used_of(c, cand[k], x),
+				    ti_order_of(c, cand, k, x), &skip) - skip;
 			if (v[k] < lo)
 				lo = v[k], best = k;
 		}
@@ -289,11 +258,11 @@ static double refine(struct node_ctx *c)
 			if (!c->anchored || (k == best &&
 					     v[k] >= ANCHOR_SHARE * sum))
 				count_call(c, c->next, cand[k], x,
-					   order_of(c, cand, k, x),
+					   ti_order_of(c, cand, k, x),
 					   c->anchored ? 1.0f : (float)(v[k] / sum));
 		if (n) {
-			(*used_of(c, cand[best], x))++;
-			note_call(c, cand[best], x);
+			(*ti_used_of(c, cand[best], x))++;
+			ti_note_call(c, cand[best], x);
 		}
 	}
 	memcpy(c->cells, c->next, nc * sizeof(*c->cells));
@@ -306,20 +275,20 @@ static void thread_and_fcfs(struct node_ctx *c, bool use_thread)
 	int32_t cand[CW_TRACES_MAX_OPEN], thr;
 	size_t i, k, n, open;
 
-	sweep_reset(c);
+	ti_sweep_reset(c);
 	for (i = 0; i < c->n_calls; i++) {
 		struct cw_tspan *x = &c->t->spans[c->calls[i]];
 
 		thr = -1;
-		n = enclosing(c, c->calls[i], cand, CW_TRACES_MAX_OPEN, &open, &thr);
+		n = ti_enclosing(c, c->calls[i], cand, CW_TRACES_MAX_OPEN, &open, &thr);
 		x->fcfs = n ? cand[0] : -1;
 		for (k = 0; k < n; k++)
-			if (!*used_of(c, cand[k], c->calls[i])) {
+			if (!*ti_used_of(c, cand[k], c->calls[i])) {
 				x->fcfs = cand[k];
 				break;
 			}
 		if (x->fcfs >= 0)
-			(*used_of(c, x->fcfs, c->calls[i]))++;
+			(*ti_used_of(c, x->fcfs, c->calls[i]))++;
 		x->parent = -1;
 		x->method = CW_LINK_NONE;
 		if (!use_thread)
@@ -339,219 +308,6 @@ static void thread_and_fcfs(struct node_ctx *c, bool use_thread)
 		} else if (open > 1) {
 			c->t->n_ambiguous_thread++;
 		}
-	}
-}
-
-struct window {
-	int32_t calls[256];
-	int32_t cand[256][CW_TRACES_MAX_OPEN];
-	uint32_t corder[256][CW_TRACES_MAX_OPEN]; /* order_of each */
-	double ccost[256][CW_TRACES_MAX_OPEN];
-	size_t n_cand[256], n;
-	int32_t g_req[4096], g_call0[4096]; /* slot groups (request, callee) */
-	uint32_t g_n[4096];
-	size_t n_groups;
-	int32_t slot_g[4096];
-	uint32_t slot_j[4096];
-	size_t n_slots;
-	double *a;
-	int32_t match[256];
-};
-
-static size_t group_of(struct node_ctx *c, struct window *w, int32_t r,
-		       int32_t x)
-{
-	size_t g;
-	uint32_t callee = c->t->spans[x].peer;
-
-	for (g = 0; g < w->n_groups; g++)
-		if (w->g_req[g] == r &&
-		    c->t->spans[w->g_call0[g]].peer == callee)
-			return g;
-	w->g_req[g] = r, w->g_call0[g] = x, w->g_n[g] = 0;
-	w->n_groups++;
-	return g;
-}
-
-/* Slots: per (request, callee), as many as calls could fill them. */
-static void make_slots(struct node_ctx *c, struct window *w)
-{
-	size_t i, k, g;
-	uint32_t j;
-
-	w->n_groups = w->n_slots = 0;
-	for (i = 0; i < w->n; i++)
-		for (k = 0; k < w->n_cand[i]; k++) {
-			g = group_of(c, w, w->cand[i][k], w->calls[i]);
-			if (w->g_n[g] < KMAX)
-				w->g_n[g]++;
-		}
-	for (g = 0; g < w->n_groups; g++)
-		for (j = 0; j < w->g_n[g]; j++) {
-			w->slot_g[w->n_slots] = (int32_t)g;
-			w->slot_j[w->n_slots++] = j;
-		}
-}
-
-static double slot_cost(struct node_ctx *c, struct window *w, size_t i,
-			size_t s)
-{
-	size_t g = (size_t)w->slot_g[s], k;
-	int32_t r = w->g_req[g], x = w->calls[i];
-	double skip, v;
-
-	if (c->t->spans[w->g_call0[g]].peer != c->t->spans[x].peer)
-		return INF;
-	for (k = 0; k < w->n_cand[i] && w->cand[i][k] != r; k++)
-		;
-	if (k == w->n_cand[i])
-		return INF;
-	v = cost(c, r, x, *used_of(c, r, x) + w->slot_j[s], w->corder[i][k],
-		 &skip);
-	return v - skip;
-}
-
-static void solve_window(struct node_ctx *c, struct window *w)
-{
-	size_t i, s, k, best;
-	double sum, v;
-
-	make_slots(c, w);
-	for (i = 0; i < w->n; i++)
-		for (s = 0; s < w->n_slots; s++)
-			w->a[i * w->n_slots + s] = slot_cost(c, w, i, s);
-	if (cw_traces_hungarian(w->a, w->n, w->n_slots, w->match))
-		for (i = 0; i < w->n; i++)
-			w->match[i] = -1; /* no memory: each its best alone */
-	for (i = 0; i < w->n; i++) {
-		struct cw_tspan *x = &c->t->spans[w->calls[i]];
-		int32_t r;
-
-		s = (size_t)w->match[i];
-		if (w->match[i] < 0 || w->a[i * w->n_slots + s] >= INF / 2)
-			r = w->cand[i][0]; /* capped slots: best alone */
-		else
-			r = w->g_req[w->slot_g[s]];
-		for (sum = 0, best = 0, k = 0; k < w->n_cand[i]; k++) {
-			v = exp(w->ccost[i][0] - w->ccost[i][k]);
-			sum += v;
-			if (w->cand[i][k] == r)
-				best = k;
-		}
-		x->parent = r;
-		x->method =
-			w->n_cand[i] == 1 ? CW_LINK_CONTAINED : CW_LINK_TIMING;
-		x->conf =
-			(float)(exp(w->ccost[i][0] - w->ccost[i][best]) / sum);
-	}
-	for (i = 0; i < w->n; i++) {
-		int32_t x = w->calls[i], r = c->t->spans[x].parent;
-
-		(*used_of(c, r, x))++;
-		note_call(c, r, x);
-	}
-	w->n = 0;
-}
-
-/* Candidates of call i, best first by their own cost; top-5 kept. */
-static void rank(struct node_ctx *c, struct window *w, size_t i)
-{
-	size_t a, b, k;
-
-	for (a = 0; a < w->n_cand[i]; a++)
-		w->ccost[i][a] = cost(c, w->cand[i][a], w->calls[i],
-				      *used_of(c, w->cand[i][a], w->calls[i]),
-				      w->corder[i][a], NULL);
-	for (a = 1; a < w->n_cand[i]; a++)
-		for (b = a; b > 0 && w->ccost[i][b] < w->ccost[i][b - 1]; b--) {
-			double t = w->ccost[i][b];
-			int32_t r = w->cand[i][b];
-			uint32_t o = w->corder[i][b];
-
-			w->ccost[i][b] = w->ccost[i][b - 1];
-			w->cand[i][b] = w->cand[i][b - 1];
-			w->corder[i][b] = w->corder[i][b - 1];
-			w->ccost[i][b - 1] = t;
-			w->cand[i][b - 1] = r;
-			w->corder[i][b - 1] = o;
-		}
-	for (k = 0; k < CW_TRACES_TOPK; k++)
-		c->t->spans[w->calls[i]].top[k] =
-			k < w->n_cand[i] ? w->cand[i][k] : -1;
-}
-
-/* Does request r enclose call x (a candidate by enclosing())? */
-static bool encloses(const struct cw_tspan *r, const struct cw_tspan *x)
-{
-	return r->start_ns <= x->start_ns && r->end_ns >= x->end_ns;
-}
-
-/* The bound said: call i kept its best maxc of n ranked candidates, of at
- * most CW_TRACES_MAX_OPEN; counts the dropped and whether the true request
- * was among them (scoring only: the links never read truth). */
-static bool note_cut(struct node_ctx *c, struct window *w, size_t i, size_t n)
-{
-	struct cw_traces *t = c->t;
-	struct cw_tspan *x = &t->spans[w->calls[i]];
-	size_t maxc = c->o->max_cands, keep = n > maxc ? maxc : n, k;
-	bool kept = false;
-
-	x->flags &= (uint8_t)~(CW_TS_CUT | CW_TS_CUT_TRUTH);
-	t->n_over_open += c->n_enclosing > n;
-	if (n <= maxc && c->n_enclosing <= n)
-		return false;
-	x->flags |= CW_TS_CUT;
-	t->n_cut_calls++;
-	t->n_cut_cands += n - keep + (c->n_enclosing > n ? c->n_enclosing - n : 0);
-	for (k = 0; k < keep; k++)
-		kept |= w->cand[i][k] == x->truth;
-	if (x->truth >= 0 && !kept && encloses(&t->spans[x->truth], x)) {
-		x->flags |= CW_TS_CUT_TRUTH;
-		t->n_cut_truth++;
-	}
-	w->n_cand[i] = keep;
-	return true;
-}
-
-/* One assignment pass over the node's calls with the current model, in
- * windows of `win` calls. */
-static void assign(struct node_ctx *c, struct window *w, size_t win)
-{
-	int32_t cand[CW_TRACES_MAX_OPEN], thr;
-	size_t i, k, n, open;
-	bool cut = false;
-
-	sweep_reset(c);
-	w->n = 0;
-	for (i = 0; i < c->n_calls; i++) {
-		int32_t x = c->calls[i];
-		struct cw_tspan *xs = &c->t->spans[x];
-
-		n = enclosing(c, x, cand, CW_TRACES_MAX_OPEN, &open, &thr);
-		if (xs->method == CW_LINK_THREAD) {
-			(*used_of(c, xs->parent, x))++;
-			note_call(c, xs->parent, x);
-			continue;
-		}
-		xs->parent = -1, xs->method = CW_LINK_NONE, xs->conf = 0;
-		if (!n)
-			continue;
-		w->calls[w->n] = x;
-		w->n_cand[w->n] = n;
-		for (k = 0; k < n; k++) {
-			w->cand[w->n][k] = cand[k];
-			w->corder[w->n][k] = order_of(c, cand, k, x);
-		}
-		rank(c, w, w->n);
-		cut |= note_cut(c, w, w->n, n);
-		if (++w->n == win) {
-			c->t->n_windows++, c->t->n_cut += cut, cut = false;
-			solve_window(c, w);
-		}
-	}
-	if (w->n) {
-		c->t->n_windows++, c->t->n_cut += cut;
-		solve_window(c, w);
 	}
 }
 
@@ -658,20 +414,20 @@ static double links_cost(struct node_ctx *c, const int32_t *link)
 
 	learn(c, link);
 	c->one_by_one = true;
-	sweep_reset(c);
+	ti_sweep_reset(c);
 	for (i = 0; i < c->n_calls; i++) {
 		int32_t x = c->calls[i], r = link[x];
 
-		n = enclosing(c, x, cand, CW_TRACES_MAX_OPEN, &open, &thr);
+		n = ti_enclosing(c, x, cand, CW_TRACES_MAX_OPEN, &open, &thr);
 		if (r < 0)
 			continue;
 		for (k = 0; k < n && cand[k] != r; k++)
 			;
-		sum += cost(c, r, x, *used_of(c, r, x),
-			    k < n ? order_of(c, cand, k, x) : NB - 1, NULL);
+		sum += ti_cost(c, r, x, *ti_used_of(c, r, x),
+			    k < n ? ti_order_of(c, cand, k, x) : NB - 1, NULL);
 		m++;
-		(*used_of(c, r, x))++;
-		note_call(c, r, x);
+		(*ti_used_of(c, r, x))++;
+		ti_note_call(c, r, x);
 	}
 	return m ? sum / (double)m : 0;
 }
@@ -724,7 +480,7 @@ static void assign_best(struct node_ctx *c, struct window *w,
 	size_t i;
 
 	c->one_by_one = true;
-	assign(c, w, 1);
+	ti_assign(c, w, 1);
 	one_k = counts_get(c->t);
 	current_links(c, scratch, false, false);
 	one = links_cost(c, scratch);
@@ -733,7 +489,7 @@ static void assign_best(struct node_ctx *c, struct window *w,
 	use_model(c);
 	c->one_by_one = false;
 	counts_set(c->t, before);
-	assign(c, w, c->o->window);
+	ti_assign(c, w, c->o->window);
 	current_links(c, scratch, false, false);
 	joint = links_cost(c, scratch);
 	if (one <= joint) {

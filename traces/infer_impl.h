@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Linking's inside, shared by traces/infer.c (the model, learning, the
+ * choice between assignments), traces/window.c (the windowed one-to-one
+ * assignment) and traces/chain.c (links from each request's chain of
+ * causes).  One node at a time: a node_ctx holds its requests and calls
+ * and the model being learned; a sweep takes the calls in start order.
+ */
+#ifndef CW_INFER_IMPL_H
+#define CW_INFER_IMPL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "traces/traces.h"
+
+#define NB   48 /* delay bins: two per octave of microseconds */
+#define KMAX 8	/* occurrences of one callee per request modelled */
+#define INF  1e12
+/* Counts are fractional: refine() spreads a call over its candidates. */
+struct cell {
+	float cnt, hs[NB], he[NB], hg[NB], hr[NB];
+};
+
+/* Everything about one node while it is linked. */
+struct node_ctx {
+	struct cw_traces *t;
+	const struct cw_traces_opts *o;
+	int32_t *reqs, *calls; /* span ids, by start */
+	size_t n_reqs, n_calls;
+	int32_t *loc;		/* span id -> index in reqs (requests only) */
+	int32_t *rcmap, *ccmap; /* node id -> request class, callee class */
+	size_t n_rc, n_cc;
+	uint32_t *n_req_rc;
+	struct cell *cells; /* [rc][cc][KMAX] */
+	struct cell *model; /* the model the assignments start from */
+	struct cell *next;  /* refine()'s model being learned */
+	uint32_t *used;	    /* [req][cc]: calls given so far */
+	uint64_t *last;	    /* [req]: end of its latest call so far, or start */
+	int32_t *active;    /* open requests during a sweep */
+	size_t n_active, next_req;
+	size_t n_enclosing; /* enclosing()'s last call: all, kept or not */
+	bool one_by_one; /* calls assigned one at a time: gap, order fresh */
+	bool anchored;	 /* some thread links: refine() counts sure calls */
+	struct cw_tspan *saved; /* [call]: the other assignment's links */
+};
+
+/* One window of calls being assigned (traces/window.c). */
+struct window {
+	int32_t calls[256];
+	int32_t cand[256][CW_TRACES_MAX_OPEN];
+	uint32_t corder[256][CW_TRACES_MAX_OPEN]; /* order_of each */
+	double ccost[256][CW_TRACES_MAX_OPEN];
+	size_t n_cand[256], n;
+	int32_t g_req[4096], g_call0[4096]; /* slot groups (request, callee) */
+	uint32_t g_n[4096];
+	size_t n_groups;
+	int32_t slot_g[4096];
+	uint32_t slot_j[4096];
+	size_t n_slots;
+	double *a;
+	int32_t match[256];
+};
+
+/* The request call `call` is occurrence *used_of() of its callee in. */
+uint32_t *ti_used_of(struct node_ctx *c, int32_t req, int32_t call);
+/* Call `call` given to request `req`: its occurrence and latest event. */
+void ti_note_call(struct node_ctx *c, int32_t req, int32_t call);
+/* -log of: the call happens as occurrence k of its callee at request req,
+ * at these delays, `order` older candidates waiting; *skip the cost of
+ * the slot left empty. */
+double ti_cost(struct node_ctx *c, int32_t req, int32_t call, uint32_t k,
+	       uint32_t order, double *skip);
+/* Sweep: the open requests enclosing call x into out[0..max), their
+ * count returned (requests open at its start when none encloses it). */
+size_t ti_enclosing(struct node_ctx *c, int32_t x, int32_t *out, size_t max,
+		    size_t *n_open_thread, int32_t *thr_req);
+uint32_t ti_order_of(struct node_ctx *c, const int32_t *cand, size_t k,
+		     int32_t call);
+void ti_sweep_reset(struct node_ctx *c);
+/* One assignment pass over the node's calls, windows of `win` calls. */
+void ti_assign(struct node_ctx *c, struct window *w, size_t win);
+
+#endif

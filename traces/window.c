@@ -1,0 +1,209 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The windowed assignment: calls in start order, a window at a time, each
+ * window one minimum-cost one-to-one assignment (Hungarian) of its calls
+ * to slots (request, callee, occurrence), a slot left empty paying the
+ * learned cost of skipping that call; candidates past the bound are cut
+ * and counted.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "traces/infer_impl.h"
+
+static size_t group_of(struct node_ctx *c, struct window *w, int32_t r,
+		       int32_t x)
+{
+	size_t g;
+	uint32_t callee = c->t->spans[x].peer;
+
+	for (g = 0; g < w->n_groups; g++)
+		if (w->g_req[g] == r &&
+		    c->t->spans[w->g_call0[g]].peer == callee)
+			return g;
+	w->g_req[g] = r, w->g_call0[g] = x, w->g_n[g] = 0;
+	w->n_groups++;
+	return g;
+}
+
+/* Slots: per (request, callee), as many as calls could fill them. */
+static void make_slots(struct node_ctx *c, struct window *w)
+{
+	size_t i, k, g;
+	uint32_t j;
+
+	w->n_groups = w->n_slots = 0;
+	for (i = 0; i < w->n; i++)
+		for (k = 0; k < w->n_cand[i]; k++) {
+			g = group_of(c, w, w->cand[i][k], w->calls[i]);
+			if (w->g_n[g] < KMAX)
+				w->g_n[g]++;
+		}
+	for (g = 0; g < w->n_groups; g++)
+		for (j = 0; j < w->g_n[g]; j++) {
+			w->slot_g[w->n_slots] = (int32_t)g;
+			w->slot_j[w->n_slots++] = j;
+		}
+}
+
+static double slot_cost(struct node_ctx *c, struct window *w, size_t i,
+			size_t s)
+{
+	size_t g = (size_t)w->slot_g[s], k;
+	int32_t r = w->g_req[g], x = w->calls[i];
+	double skip, v;
+
+	if (c->t->spans[w->g_call0[g]].peer != c->t->spans[x].peer)
+		return INF;
+	for (k = 0; k < w->n_cand[i] && w->cand[i][k] != r; k++)
+		;
+	if (k == w->n_cand[i])
+		return INF;
+	v = ti_cost(c, r, x, *ti_used_of(c, r, x) + w->slot_j[s], w->corder[i][k],
+		 &skip);
+	return v - skip;
+}
+
+static void solve_window(struct node_ctx *c, struct window *w)
+{
+	size_t i, s, k, best;
+	double sum, v;
+
+	make_slots(c, w);
+	for (i = 0; i < w->n; i++)
+		for (s = 0; s < w->n_slots; s++)
+			w->a[i * w->n_slots + s] = slot_cost(c, w, i, s);
+	if (cw_traces_hungarian(w->a, w->n, w->n_slots, w->match))
+		for (i = 0; i < w->n; i++)
+			w->match[i] = -1; /* no memory: each its best alone */
+	for (i = 0; i < w->n; i++) {
+		struct cw_tspan *x = &c->t->spans[w->calls[i]];
+		int32_t r;
+
+		s = (size_t)w->match[i];
+		if (w->match[i] < 0 || w->a[i * w->n_slots + s] >= INF / 2)
+			r = w->cand[i][0]; /* capped slots: best alone */
+		else
+			r = w->g_req[w->slot_g[s]];
+		for (sum = 0, best = 0, k = 0; k < w->n_cand[i]; k++) {
+			v = exp(w->ccost[i][0] - w->ccost[i][k]);
+			sum += v;
+			if (w->cand[i][k] == r)
+				best = k;
+		}
+		x->parent = r;
+		x->method =
+			w->n_cand[i] == 1 ? CW_LINK_CONTAINED : CW_LINK_TIMING;
+		x->conf =
+			(float)(exp(w->ccost[i][0] - w->ccost[i][best]) / sum);
+	}
+	for (i = 0; i < w->n; i++) {
+		int32_t x = w->calls[i], r = c->t->spans[x].parent;
+
+		(*ti_used_of(c, r, x))++;
+		ti_note_call(c, r, x);
+	}
+	w->n = 0;
+}
+
+/* Candidates of call i, best first by their own cost; top-5 kept. */
+static void rank(struct node_ctx *c, struct window *w, size_t i)
+{
+	size_t a, b, k;
+
+	for (a = 0; a < w->n_cand[i]; a++)
+		w->ccost[i][a] = ti_cost(c, w->cand[i][a], w->calls[i],
+				      *ti_used_of(c, w->cand[i][a], w->calls[i]),
+				      w->corder[i][a], NULL);
+	for (a = 1; a < w->n_cand[i]; a++)
+		for (b = a; b > 0 && w->ccost[i][b] < w->ccost[i][b - 1]; b--) {
+			double t = w->ccost[i][b];
+			int32_t r = w->cand[i][b];
+			uint32_t o = w->corder[i][b];
+
+			w->ccost[i][b] = w->ccost[i][b - 1];
+			w->cand[i][b] = w->cand[i][b - 1];
+			w->corder[i][b] = w->corder[i][b - 1];
+			w->ccost[i][b - 1] = t;
+			w->cand[i][b - 1] = r;
+			w->corder[i][b - 1] = o;
+		}
+	for (k = 0; k < CW_TRACES_TOPK; k++)
+		c->t->spans[w->calls[i]].top[k] =
+			k < w->n_cand[i] ? w->cand[i][k] : -1;
+}
+
+/* Does request r enclose call x (a candidate by ti_enclosing())? */
+static bool encloses(const struct cw_tspan *r, const struct cw_tspan *x)
+{
+	return r->start_ns <= x->start_ns && r->end_ns >= x->end_ns;
+}
+
+/* The bound said: call i kept its best maxc of n ranked candidates, of at
+ * most CW_TRACES_MAX_OPEN; counts the dropped and whether the true request
+ * was among them (scoring only: the links never read truth). */
+static bool note_cut(struct node_ctx *c, struct window *w, size_t i, size_t n)
+{
+	struct cw_traces *t = c->t;
+	struct cw_tspan *x = &t->spans[w->calls[i]];
+	size_t maxc = c->o->max_cands, keep = n > maxc ? maxc : n, k;
+	bool kept = false;
+
+	x->flags &= (uint8_t)~(CW_TS_CUT | CW_TS_CUT_TRUTH);
+	t->n_over_open += c->n_enclosing > n;
+	if (n <= maxc && c->n_enclosing <= n)
+		return false;
+	x->flags |= CW_TS_CUT;
+	t->n_cut_calls++;
+	t->n_cut_cands += n - keep + (c->n_enclosing > n ? c->n_enclosing - n : 0);
+	for (k = 0; k < keep; k++)
+		kept |= w->cand[i][k] == x->truth;
+	if (x->truth >= 0 && !kept && encloses(&t->spans[x->truth], x)) {
+		x->flags |= CW_TS_CUT_TRUTH;
+		t->n_cut_truth++;
+	}
+	w->n_cand[i] = keep;
+	return true;
+}
+
+/* One assignment pass over the node's calls with the current model, in
+ * windows of `win` calls. */
+void ti_assign(struct node_ctx *c, struct window *w, size_t win)
+{
+	int32_t cand[CW_TRACES_MAX_OPEN], thr;
+	size_t i, k, n, open;
+	bool cut = false;
+
+	ti_sweep_reset(c);
+	w->n = 0;
+	for (i = 0; i < c->n_calls; i++) {
+		int32_t x = c->calls[i];
+		struct cw_tspan *xs = &c->t->spans[x];
+
+		n = ti_enclosing(c, x, cand, CW_TRACES_MAX_OPEN, &open, &thr);
+		if (xs->method == CW_LINK_THREAD) {
+			(*ti_used_of(c, xs->parent, x))++;
+			ti_note_call(c, xs->parent, x);
+			continue;
+		}
+		xs->parent = -1, xs->method = CW_LINK_NONE, xs->conf = 0;
+		if (!n)
+			continue;
+		w->calls[w->n] = x;
+		w->n_cand[w->n] = n;
+		for (k = 0; k < n; k++) {
+			w->cand[w->n][k] = cand[k];
+			w->corder[w->n][k] = ti_order_of(c, cand, k, x);
+		}
+		rank(c, w, w->n);
+		cut |= note_cut(c, w, w->n, n);
+		if (++w->n == win) {
+			c->t->n_windows++, c->t->n_cut += cut, cut = false;
+			solve_window(c, w);
+		}
+	}
+	if (w->n) {
+		c->t->n_windows++, c->t->n_cut += cut;
+		solve_window(c, w);
+	}
+}
