@@ -604,6 +604,7 @@ static int mmsg_to_pb(pb_mmsg *p, const struct cw_wire_mmsg *m,
 	p->ctx_sock = m->ctx;
 	p->ctx_seq = m->ctx_seq;
 	p->ctx_open = m->ctx_open;
+	p->ctx_loop = m->ctx_loop;
 	return 0;
 }
 

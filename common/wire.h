@@ -382,6 +382,7 @@ struct cw_wire_mmsg {
 	uint32_t ctx; /* 1 + index of the request's socket */
 	uint32_t tid, seq, ctx_seq, ctx_open;
 	bool out;
+	bool ctx_loop; /* ctx is the read of the same loop iteration */
 };
 
 struct cw_wire_msgs {

@@ -654,6 +654,7 @@ static int decode_mmsg(struct decode_ctx *d, const pb_mmsg *p,
 	m->seq = p->seq;
 	m->ctx_seq = p->ctx_seq;
 	m->ctx_open = p->ctx_open;
+	m->ctx_loop = p->ctx_loop && p->ctx_sock;
 	m->out = p->out;
 	return 0;
 }
