@@ -62,22 +62,45 @@ uint32_t *ti_used_of(struct node_ctx *c, int32_t req, int32_t call)
 			(size_t)c->ccmap[c->t->spans[call].peer]];
 }
 
-/* Gap from the request's latest event (its start, or the end of the last
- * call given to it so far) to the call's start: an event loop or a
- * sequential handler sends the next call as soon as the last returns. */
-static uint64_t gap_of(struct node_ctx *c, int32_t req, int32_t call)
+/*
+ * Gap from the request's latest input before the call (its start, or the
+ * reply to a call given to it that came back by then) to the call's
+ * start: a handler sends its next call as soon as the last returns, and
+ * calls sent together (fan-out) leave from the same input.  *busy: a
+ * call given to it is still out, which a sequential handler never has.
+ */
+static uint64_t gap_of(struct node_ctx *c, int32_t req, int32_t call,
+		       bool *busy)
 {
 	uint64_t at = c->t->spans[call].start_ns, l = c->last[c->loc[req]];
+	const uint64_t *p = &c->pend[(size_t)c->loc[req] * NPEND];
+	int i;
 
+	*busy = false;
+	for (i = 0; i < NPEND; i++)
+		if (p[i] && p[i] <= at)
+			l = p[i] > l ? p[i] : l;
+		else if (p[i])
+			*busy = true;
 	return at > l ? at - l : 0;
 }
 
 void ti_note_call(struct node_ctx *c, int32_t req, int32_t call)
 {
-	uint64_t *l = &c->last[c->loc[req]], e = c->t->spans[call].end_ns;
+	uint64_t *l = &c->last[c->loc[req]], at = c->t->spans[call].start_ns;
+	uint64_t *p = &c->pend[(size_t)c->loc[req] * NPEND];
+	int i, lo = 0;
 
-	if (e > *l)
-		*l = e;
+	(*ti_used_of(c, req, call))++;
+	for (i = 0; i < NPEND; i++) {
+		if (p[i] && p[i] <= at) /* came back: the latest input */
+			*l = p[i] > *l ? p[i] : *l, p[i] = 0;
+		if (p[i] < p[lo])
+			lo = i;
+	}
+	if (p[lo]) /* all out: the earliest taken as back */
+		*l = p[lo] > *l ? p[lo] : *l;
+	p[lo] = c->t->spans[call].end_ns;
 }
 
 /*
@@ -96,8 +119,10 @@ double ti_cost(struct node_ctx *c, int32_t req, int32_t call, uint32_t k,
 		    (m->cnt + 0.2 * NB);
 	double pe = (m->he[bin_of(r->end_ns - x->end_ns)] + 0.2) /
 		    (m->cnt + 0.2 * NB);
-	double pg = (m->hg[bin_of(gap_of(c, req, call))] + 0.2) /
+	bool busy;
+	double pg = (m->hg[bin_of(gap_of(c, req, call, &busy))] + 0.2) /
 		    (m->cnt + 0.2 * NB);
+	double pb = (m->hb[busy] + 0.1) / (m->cnt + 0.2);
 	double mix = 0.2 + ORDER_MIX * m->cnt;
 	double po = (m->hr[order < NB ? order : NB - 1] + mix) /
 		    (m->cnt + mix * NB);
@@ -106,7 +131,7 @@ double ti_cost(struct node_ctx *c, int32_t req, int32_t call, uint32_t k,
 		*skip = -log(1.0 - p);
 	if (!c->one_by_one)
 		return -log(p) - log(ps) - log(pe);
-	return -log(p) - log(ps) - log(pe) - log(pg) - log(po);
+	return -log(p) - log(ps) - log(pe) - log(pg) - log(po) - log(pb);
 }
 
 /* Sweep helper: the open requests that enclose call `x`. */
@@ -165,6 +190,7 @@ void ti_sweep_reset(struct node_ctx *c)
 
 	c->n_active = c->next_req = 0;
 	memset(c->used, 0, c->n_reqs * c->n_cc * sizeof(*c->used));
+	memset(c->pend, 0, c->n_reqs * NPEND * sizeof(*c->pend));
 	for (i = 0; i < c->n_reqs; i++)
 		c->last[i] = c->t->spans[c->reqs[i]].start_ns;
 }
@@ -184,6 +210,7 @@ static void learn(struct node_ctx *c, const int32_t *link)
 		int32_t x = c->calls[i], r = link[x];
 		const struct cw_tspan *rs, *xs = &c->t->spans[x];
 		struct cell *m;
+		bool busy;
 
 		n = ti_enclosing(c, x, cand, CW_TRACES_MAX_OPEN, &open, &thr);
 		if (r < 0)
@@ -195,11 +222,11 @@ static void learn(struct node_ctx *c, const int32_t *link)
 		m->cnt++;
 		m->hs[bin_of(xs->start_ns - rs->start_ns)]++;
 		m->he[bin_of(rs->end_ns - xs->end_ns)]++;
-		m->hg[bin_of(gap_of(c, r, x))]++;
+		m->hg[bin_of(gap_of(c, r, x, &busy))]++;
+		m->hb[busy]++;
 		m->hr[k < n && ti_order_of(c, cand, k, x) < NB - 1
 			      ? ti_order_of(c, cand, k, x)
 			      : NB - 1]++;
-		(*ti_used_of(c, r, x))++;
 		ti_note_call(c, r, x);
 	}
 }
@@ -209,12 +236,14 @@ static void count_call(struct node_ctx *c, struct cell *to, int32_t r,
 		       int32_t x, uint32_t order, float wt)
 {
 	const struct cw_tspan *rs = &c->t->spans[r], *xs = &c->t->spans[x];
+	bool busy;
 	struct cell *m = to + (cell_of(c, r, x, *ti_used_of(c, r, x)) - c->cells);
 
 	m->cnt += wt;
 	m->hs[bin_of(xs->start_ns - rs->start_ns)] += wt;
 	m->he[bin_of(rs->end_ns - xs->end_ns)] += wt;
-	m->hg[bin_of(gap_of(c, r, x))] += wt;
+	m->hg[bin_of(gap_of(c, r, x, &busy))] += wt;
+	m->hb[busy] += wt;
 	m->hr[order < NB - 1 ? order : NB - 1] += wt;
 }
 
@@ -241,7 +270,6 @@ static double refine(struct node_ctx *c)
 		n = ti_enclosing(c, x, cand, CW_TRACES_MAX_OPEN, &open, &thr);
 		if (xs->method == CW_LINK_THREAD) {
 			count_call(c, c->next, xs->parent, x, 0, 1.0f);
-			(*ti_used_of(c, xs->parent, x))++;
 			ti_note_call(c, xs->parent, x);
 			continue;
 		}
@@ -261,7 +289,6 @@ static double refine(struct node_ctx *c)
 					   ti_order_of(c, cand, k, x),
 					   c->anchored ? 1.0f : (float)(v[k] / sum));
 		if (n) {
-			(*ti_used_of(c, cand[best], x))++;
 			ti_note_call(c, cand[best], x);
 		}
 	}
@@ -320,7 +347,7 @@ static void ctx_free(struct node_ctx *c)
 {
 	free(c->reqs), free(c->calls);
 	free(c->n_req_rc), free(c->cells), free(c->used), free(c->active);
-	free(c->last), free(c->saved), free(c->model), free(c->next);
+	free(c->last), free(c->pend), free(c->saved), free(c->model), free(c->next);
 }
 
 /*
@@ -363,10 +390,12 @@ static int ctx_init(struct node_ctx *c, uint32_t v, const int32_t *mine,
 	c->used = calloc(c->n_reqs * c->n_cc + 1, sizeof(uint32_t));
 	c->active = malloc((c->n_reqs + 1) * sizeof(int32_t));
 	c->last = malloc((c->n_reqs + 1) * sizeof(uint64_t));
+	c->pend = calloc((c->n_reqs + 1) * NPEND, sizeof(uint64_t));
 	c->saved = malloc((c->n_calls + 1) * sizeof(*c->saved));
 	c->model = calloc((c->n_rc * c->n_cc + 1) * KMAX, sizeof(*c->model));
 	c->next = calloc((c->n_rc * c->n_cc + 1) * KMAX, sizeof(*c->next));
 	if (!c->n_req_rc || !c->cells || !c->used || !c->active || !c->last ||
+	    !c->pend ||
 	    !c->saved || !c->model || !c->next)
 		return cw_error("out of memory for the model of '%s'",
 				t->names[v]);
@@ -426,7 +455,6 @@ static double links_cost(struct node_ctx *c, const int32_t *link)
 		sum += ti_cost(c, r, x, *ti_used_of(c, r, x),
 			    k < n ? ti_order_of(c, cand, k, x) : NB - 1, NULL);
 		m++;
-		(*ti_used_of(c, r, x))++;
 		ti_note_call(c, r, x);
 	}
 	return m ? sum / (double)m : 0;

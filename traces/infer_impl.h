@@ -18,9 +18,10 @@
 #define NB   48 /* delay bins: two per octave of microseconds */
 #define KMAX 8	/* occurrences of one callee per request modelled */
 #define INF  1e12
+#define NPEND 4 /* calls out at once per request, followed */
 /* Counts are fractional: refine() spreads a call over its candidates. */
 struct cell {
-	float cnt, hs[NB], he[NB], hg[NB], hr[NB];
+	float cnt, hs[NB], he[NB], hg[NB], hr[NB], hb[2];
 };
 
 /* Everything about one node while it is linked. */
@@ -37,7 +38,8 @@ struct node_ctx {
 	struct cell *model; /* the model the assignments start from */
 	struct cell *next;  /* refine()'s model being learned */
 	uint32_t *used;	    /* [req][cc]: calls given so far */
-	uint64_t *last;	    /* [req]: end of its latest call so far, or start */
+	uint64_t *last;	    /* [req]: its latest input so far: start or reply */
+	uint64_t *pend;	    /* [req][NPEND]: ends of its calls still out, 0 */
 	int32_t *active;    /* open requests during a sweep */
 	size_t n_active, next_req;
 	size_t n_enclosing; /* enclosing()'s last call: all, kept or not */

@@ -100,7 +100,6 @@ static void solve_window(struct node_ctx *c, struct window *w)
 	for (i = 0; i < w->n; i++) {
 		int32_t x = w->calls[i], r = c->t->spans[x].parent;
 
-		(*ti_used_of(c, r, x))++;
 		ti_note_call(c, r, x);
 	}
 	w->n = 0;
@@ -182,7 +181,6 @@ void ti_assign(struct node_ctx *c, struct window *w, size_t win)
 
 		n = ti_enclosing(c, x, cand, CW_TRACES_MAX_OPEN, &open, &thr);
 		if (xs->method == CW_LINK_THREAD) {
-			(*ti_used_of(c, xs->parent, x))++;
 			ti_note_call(c, xs->parent, x);
 			continue;
 		}
