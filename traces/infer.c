@@ -37,7 +37,7 @@
  * fewer (TrainTicket 1.0-1.5, gaining; captures of the testbed 1.6-6.6). */
 #define SOFT_MAX_CANDS 1.5
 
-static int bin_of(uint64_t ns)
+int ti_bin_of(uint64_t ns)
 {
 	double us = (double)ns / 1000.0;
 	int b = (int)(2.0 * log2(1.0 + us));
@@ -63,47 +63,6 @@ uint32_t *ti_used_of(struct node_ctx *c, int32_t req, int32_t call)
 }
 
 /*
- * Gap from the request's latest input before the call (its start, or the
- * reply to a call given to it that came back by then) to the call's
- * start: a handler sends its next call as soon as the last returns, and
- * calls sent together (fan-out) leave from the same input.  *busy: a
- * call given to it is still out, which a sequential handler never has.
- */
-static uint64_t gap_of(struct node_ctx *c, int32_t req, int32_t call,
-		       bool *busy)
-{
-	uint64_t at = c->t->spans[call].start_ns, l = c->last[c->loc[req]];
-	const uint64_t *p = &c->pend[(size_t)c->loc[req] * NPEND];
-	int i;
-
-	*busy = false;
-	for (i = 0; i < NPEND; i++)
-		if (p[i] && p[i] <= at)
-			l = p[i] > l ? p[i] : l;
-		else if (p[i])
-			*busy = true;
-	return at > l ? at - l : 0;
-}
-
-void ti_note_call(struct node_ctx *c, int32_t req, int32_t call)
-{
-	uint64_t *l = &c->last[c->loc[req]], at = c->t->spans[call].start_ns;
-	uint64_t *p = &c->pend[(size_t)c->loc[req] * NPEND];
-	int i, lo = 0;
-
-	(*ti_used_of(c, req, call))++;
-	for (i = 0; i < NPEND; i++) {
-		if (p[i] && p[i] <= at) /* came back: the latest input */
-			*l = p[i] > *l ? p[i] : *l, p[i] = 0;
-		if (p[i] < p[lo])
-			lo = i;
-	}
-	if (p[lo]) /* all out: the earliest taken as back */
-		*l = p[lo] > *l ? p[lo] : *l;
-	p[lo] = c->t->spans[call].end_ns;
-}
-
-/*
  * -log of: the call happens as occurrence k, at these delays, with `order`
  * older candidates still waiting for a call to this callee.
  */
@@ -115,14 +74,14 @@ double ti_cost(struct node_ctx *c, int32_t req, int32_t call, uint32_t k,
 	double n = c->n_req_rc[c->rcmap[r->peer]];
 	/* Soft counts (refine()) may sum past the requests: p stays < 1. */
 	double p = (fmin(m->cnt, n) + 0.5) / (n + 1.0);
-	double ps = (m->hs[bin_of(x->start_ns - r->start_ns)] + 0.2) /
+	double ps = (m->hs[ti_bin_of(x->start_ns - r->start_ns)] + 0.2) /
 		    (m->cnt + 0.2 * NB);
-	double pe = (m->he[bin_of(r->end_ns - x->end_ns)] + 0.2) /
+	double pe = (m->he[ti_bin_of(r->end_ns - x->end_ns)] + 0.2) /
 		    (m->cnt + 0.2 * NB);
-	bool busy;
-	double pg = (m->hg[bin_of(gap_of(c, req, call, &busy))] + 0.2) /
-		    (m->cnt + 0.2 * NB);
-	double pb = (m->hb[busy] + 0.1) / (m->cnt + 0.2);
+	struct ti_feats f = ti_feats(c, req, call);
+	double pg = (m->hg[f.gap] + 0.2) / (m->cnt + 0.2 * NB);
+	double pb = (m->hb[f.busy] + 0.1) / (m->cnt + 0.2);
+	double pq = (m->hq[f.queue] + 0.2) / (m->cnt + 0.2 * NB);
 	double mix = 0.2 + ORDER_MIX * m->cnt;
 	double po = (m->hr[order < NB ? order : NB - 1] + mix) /
 		    (m->cnt + mix * NB);
@@ -131,7 +90,8 @@ double ti_cost(struct node_ctx *c, int32_t req, int32_t call, uint32_t k,
 		*skip = -log(1.0 - p);
 	if (!c->one_by_one)
 		return -log(p) - log(ps) - log(pe);
-	return -log(p) - log(ps) - log(pe) - log(pg) - log(po) - log(pb);
+	return -log(p) - log(ps) - log(pe) - log(pg) - log(po) - log(pb) -
+	       log(pq);
 }
 
 /* Sweep helper: the open requests that enclose call `x`. */
@@ -144,6 +104,7 @@ size_t ti_enclosing(struct node_ctx *c, int32_t x, int32_t *out, size_t max,
 	while (c->next_req < c->n_reqs &&
 	       c->t->spans[c->reqs[c->next_req]].start_ns <= xs->start_ns)
 		c->active[c->n_active++] = c->reqs[c->next_req++];
+	ti_chain_advance(c, xs->start_ns);
 	*n_open_thread = 0;
 	for (i = 0; i < c->n_active; i++) {
 		const struct cw_tspan *r = &c->t->spans[c->active[i]];
@@ -186,13 +147,9 @@ uint32_t ti_order_of(struct node_ctx *c, const int32_t *cand, size_t k,
 
 void ti_sweep_reset(struct node_ctx *c)
 {
-	size_t i;
-
 	c->n_active = c->next_req = 0;
 	memset(c->used, 0, c->n_reqs * c->n_cc * sizeof(*c->used));
-	memset(c->pend, 0, c->n_reqs * NPEND * sizeof(*c->pend));
-	for (i = 0; i < c->n_reqs; i++)
-		c->last[i] = c->t->spans[c->reqs[i]].start_ns;
+	ti_chain_reset(c);
 }
 
 /* Learn the model from the links in `link` (call span -> request, -1). */
@@ -210,7 +167,7 @@ static void learn(struct node_ctx *c, const int32_t *link)
 		int32_t x = c->calls[i], r = link[x];
 		const struct cw_tspan *rs, *xs = &c->t->spans[x];
 		struct cell *m;
-		bool busy;
+		struct ti_feats f;
 
 		n = ti_enclosing(c, x, cand, CW_TRACES_MAX_OPEN, &open, &thr);
 		if (r < 0)
@@ -220,10 +177,10 @@ static void learn(struct node_ctx *c, const int32_t *link)
 		rs = &c->t->spans[r];
 		m = cell_of(c, r, x, *ti_used_of(c, r, x));
 		m->cnt++;
-		m->hs[bin_of(xs->start_ns - rs->start_ns)]++;
-		m->he[bin_of(rs->end_ns - xs->end_ns)]++;
-		m->hg[bin_of(gap_of(c, r, x, &busy))]++;
-		m->hb[busy]++;
+		m->hs[ti_bin_of(xs->start_ns - rs->start_ns)]++;
+		m->he[ti_bin_of(rs->end_ns - xs->end_ns)]++;
+		f = ti_feats(c, r, x);
+		m->hg[f.gap]++, m->hb[f.busy]++, m->hq[f.queue]++;
 		m->hr[k < n && ti_order_of(c, cand, k, x) < NB - 1
 			      ? ti_order_of(c, cand, k, x)
 			      : NB - 1]++;
@@ -236,14 +193,13 @@ static void count_call(struct node_ctx *c, struct cell *to, int32_t r,
 		       int32_t x, uint32_t order, float wt)
 {
 	const struct cw_tspan *rs = &c->t->spans[r], *xs = &c->t->spans[x];
-	bool busy;
+	struct ti_feats f = ti_feats(c, r, x);
 	struct cell *m = to + (cell_of(c, r, x, *ti_used_of(c, r, x)) - c->cells);
 
 	m->cnt += wt;
-	m->hs[bin_of(xs->start_ns - rs->start_ns)] += wt;
-	m->he[bin_of(rs->end_ns - xs->end_ns)] += wt;
-	m->hg[bin_of(gap_of(c, r, x, &busy))] += wt;
-	m->hb[busy] += wt;
+	m->hs[ti_bin_of(xs->start_ns - rs->start_ns)] += wt;
+	m->he[ti_bin_of(rs->end_ns - xs->end_ns)] += wt;
+	m->hg[f.gap] += wt, m->hb[f.busy] += wt, m->hq[f.queue] += wt;
 	m->hr[order < NB - 1 ? order : NB - 1] += wt;
 }
 
@@ -347,7 +303,8 @@ static void ctx_free(struct node_ctx *c)
 {
 	free(c->reqs), free(c->calls);
 	free(c->n_req_rc), free(c->cells), free(c->used), free(c->active);
-	free(c->last), free(c->pend), free(c->saved), free(c->model), free(c->next);
+	free(c->last), free(c->saved), free(c->model), free(c->next);
+	ti_chain_free(c);
 }
 
 /*
@@ -390,12 +347,11 @@ static int ctx_init(struct node_ctx *c, uint32_t v, const int32_t *mine,
 	c->used = calloc(c->n_reqs * c->n_cc + 1, sizeof(uint32_t));
 	c->active = malloc((c->n_reqs + 1) * sizeof(int32_t));
 	c->last = malloc((c->n_reqs + 1) * sizeof(uint64_t));
-	c->pend = calloc((c->n_reqs + 1) * NPEND, sizeof(uint64_t));
 	c->saved = malloc((c->n_calls + 1) * sizeof(*c->saved));
 	c->model = calloc((c->n_rc * c->n_cc + 1) * KMAX, sizeof(*c->model));
 	c->next = calloc((c->n_rc * c->n_cc + 1) * KMAX, sizeof(*c->next));
 	if (!c->n_req_rc || !c->cells || !c->used || !c->active || !c->last ||
-	    !c->pend ||
+	    ti_chain_init(c) ||
 	    !c->saved || !c->model || !c->next)
 		return cw_error("out of memory for the model of '%s'",
 				t->names[v]);

@@ -21,7 +21,7 @@
 #define NPEND 4 /* calls out at once per request, followed */
 /* Counts are fractional: refine() spreads a call over its candidates. */
 struct cell {
-	float cnt, hs[NB], he[NB], hg[NB], hr[NB], hb[2];
+	float cnt, hs[NB], he[NB], hg[NB], hr[NB], hb[2], hq[NB];
 };
 
 /* Everything about one node while it is linked. */
@@ -40,6 +40,11 @@ struct node_ctx {
 	uint32_t *used;	    /* [req][cc]: calls given so far */
 	uint64_t *last;	    /* [req]: its latest input so far: start or reply */
 	uint64_t *pend;	    /* [req][NPEND]: ends of its calls still out, 0 */
+	uint64_t *in_t;	    /* input times (request starts, call ends), sorted */
+	size_t n_in;
+	int32_t *by_end;    /* requests by end */
+	size_t next_end;    /* sweep: replies before it moved the position */
+	uint64_t pos;	    /* sweep: the latest input that caused an output */
 	int32_t *active;    /* open requests during a sweep */
 	size_t n_active, next_req;
 	size_t n_enclosing; /* enclosing()'s last call: all, kept or not */
@@ -64,6 +69,23 @@ struct window {
 	double *a;
 	int32_t match[256];
 };
+
+/* A call's features at a candidate request (traces/chain.c): bins of the
+ * gap from the request's latest input, whether a call of it is still
+ * out, and where that input stands in the node's queue of inputs (0:
+ * behind the last output's cause, 1: that input itself, 2 + how many
+ * inputs lie between). */
+struct ti_feats {
+	int gap, busy, queue;
+};
+struct ti_feats ti_feats(const struct node_ctx *c, int32_t req, int32_t call);
+int ti_bin_of(uint64_t ns); /* delay bin of ns */
+/* traces/chain.c's sweep state: sized (-1: no memory), freed, reset,
+ * and moved past the replies sent before `at`. */
+int ti_chain_init(struct node_ctx *c);
+void ti_chain_free(struct node_ctx *c);
+void ti_chain_reset(struct node_ctx *c);
+void ti_chain_advance(struct node_ctx *c, uint64_t at);
 
 /* The request call `call` is occurrence *used_of() of its callee in. */
 uint32_t *ti_used_of(struct node_ctx *c, int32_t req, int32_t call);

@@ -1,0 +1,163 @@
+// SPDX-License-Identifier: MIT
+/*
+ * A request's chain of causes at a node.  Every output of a service (a
+ * call, or a request's reply) is caused by one input of the same request
+ * (its arrival, or the reply to one of its earlier calls).  Two features
+ * of a candidate request follow from the links given so far in a sweep:
+ * the gap from its latest input to the call (and whether a call of it is
+ * still out), and where that input stands in the node's queue of inputs.
+ * An event loop handles its inputs in arrival order and writes each
+ * handler's outputs before the next input, so the cause of its next
+ * output is at or just after the input the last output came from; a
+ * thread pool's is anywhere.  Both are learned, never assumed.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "traces/infer_impl.h"
+
+static int by_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int by_end(const void *a, const void *b, void *arg)
+{
+	const struct cw_traces *t = arg;
+	const struct cw_tspan *x = &t->spans[*(const int32_t *)a];
+	const struct cw_tspan *y = &t->spans[*(const int32_t *)b];
+
+	if (x->end_ns != y->end_ns)
+		return x->end_ns < y->end_ns ? -1 : 1;
+	return cw_traces_span_cmp(t, *(const int32_t *)a, *(const int32_t *)b);
+}
+
+int ti_chain_init(struct node_ctx *c)
+{
+	size_t i, n = 0;
+
+	c->in_t = malloc((c->n_reqs + c->n_calls + 1) * sizeof(uint64_t));
+	c->by_end = malloc((c->n_reqs + 1) * sizeof(int32_t));
+	c->pend = calloc((c->n_reqs + 1) * NPEND, sizeof(uint64_t));
+	if (!c->in_t || !c->by_end || !c->pend)
+		return -1;
+	for (i = 0; i < c->n_reqs; i++) {
+		c->in_t[n++] = c->t->spans[c->reqs[i]].start_ns;
+		c->by_end[i] = c->reqs[i];
+	}
+	for (i = 0; i < c->n_calls; i++)
+		c->in_t[n++] = c->t->spans[c->calls[i]].end_ns;
+	c->n_in = n;
+	qsort(c->in_t, n, sizeof(uint64_t), by_u64);
+	qsort_r(c->by_end, c->n_reqs, sizeof(int32_t), by_end, c->t);
+	return 0;
+}
+
+void ti_chain_free(struct node_ctx *c)
+{
+	free(c->in_t), free(c->by_end), free(c->pend);
+}
+
+void ti_chain_reset(struct node_ctx *c)
+{
+	size_t i;
+
+	memset(c->pend, 0, c->n_reqs * NPEND * sizeof(*c->pend));
+	for (i = 0; i < c->n_reqs; i++)
+		c->last[i] = c->t->spans[c->reqs[i]].start_ns;
+	c->pos = 0;
+	c->next_end = 0;
+}
+
+/* Request req's latest input by `at`; *busy: a call of it still out. */
+static uint64_t latest_in(const struct node_ctx *c, int32_t req, uint64_t at,
+			  bool *busy)
+{
+	uint64_t l = c->last[c->loc[req]];
+	const uint64_t *p = &c->pend[(size_t)c->loc[req] * NPEND];
+	int i;
+
+	*busy = false;
+	for (i = 0; i < NPEND; i++)
+		if (p[i] && p[i] <= at)
+			l = p[i] > l ? p[i] : l;
+		else if (p[i])
+			*busy = true;
+	return l;
+}
+
+/* Inputs at or before `at`. */
+static size_t inputs_by(const struct node_ctx *c, uint64_t at)
+{
+	size_t lo = 0, hi = c->n_in;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (c->in_t[mid] <= at)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* The replies sent before `at` were caused by their requests' latest
+ * inputs: the queue's position moves past them. */
+void ti_chain_advance(struct node_ctx *c, uint64_t at)
+{
+	bool busy;
+
+	while (c->next_end < c->n_reqs &&
+	       c->t->spans[c->by_end[c->next_end]].end_ns < at) {
+		int32_t r = c->by_end[c->next_end++];
+		uint64_t l = latest_in(c, r, c->t->spans[r].end_ns, &busy);
+
+		if (l > c->pos)
+			c->pos = l;
+	}
+}
+
+struct ti_feats ti_feats(const struct node_ctx *c, int32_t req, int32_t call)
+{
+	uint64_t at = c->t->spans[call].start_ns;
+	struct ti_feats f;
+	bool busy;
+	uint64_t l = latest_in(c, req, at, &busy);
+	size_t q;
+
+	f.gap = ti_bin_of(at > l ? at - l : 0);
+	f.busy = busy;
+	if (l < c->pos) {
+		f.queue = 0; /* behind the queue: not an event loop's */
+	} else if (l == c->pos) {
+		f.queue = 1; /* the last output's input: sent together */
+	} else {
+		/* inputs after the position, before this one */
+		q = inputs_by(c, l) - inputs_by(c, c->pos) - 1;
+		f.queue = q < NB - 3 ? (int)q + 2 : NB - 1;
+	}
+	return f;
+}
+
+void ti_note_call(struct node_ctx *c, int32_t req, int32_t call)
+{
+	uint64_t *l = &c->last[c->loc[req]], at = c->t->spans[call].start_ns;
+	uint64_t *p = &c->pend[(size_t)c->loc[req] * NPEND];
+	int i, lo = 0;
+
+	(*ti_used_of(c, req, call))++;
+	for (i = 0; i < NPEND; i++) {
+		if (p[i] && p[i] <= at) /* came back: the latest input */
+			*l = p[i] > *l ? p[i] : *l, p[i] = 0;
+		if (p[i] < p[lo])
+			lo = i;
+	}
+	if (*l > c->pos)
+		c->pos = *l;
+	if (p[lo]) /* all out: the earliest taken as back */
+		*l = p[lo] > *l ? p[lo] : *l;
+	p[lo] = c->t->spans[call].end_ns;
+}
