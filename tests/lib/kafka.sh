@@ -17,6 +17,10 @@ KAFKA_LIB=${KAFKA_LIB:-$CW_ROOT/${BUILD:-build}/kafka/lib}
 # and a test broker moves kilobytes.
 KAFKA_JVM_OPTS=${KAFKA_JVM_OPTS:--Xmx384m -Xms128m -XX:+UseSerialGC
 	-XX:TieredStopAtLevel=1 -XX:-UsePerfData -Djava.awt.headless=true}
+# Every JVM's temp files (the broker's compression codecs unpack their
+# native libraries there, and a killed JVM leaves them) go to the test's
+# own temp dir, removed at exit, never to /tmp.
+KAFKA_JVM_TMP=-Djava.io.tmpdir=$T_TMP
 KAFKA_DIR=$T_TMP/kafka
 KAFKA_N=0 KAFKA_BOOT="" KAFKA_PIDS=() KAFKA_PORTS=()
 
@@ -41,7 +45,8 @@ kafka_version() {
 # logging warnings only (to stderr).
 kafka_java() {
 	# shellcheck disable=SC2086 # the options are words
-	java $KAFKA_JVM_OPTS -Dlog4j2.configurationFile="$KAFKA_DIR/tools-log4j2.properties" \
+	java $KAFKA_JVM_OPTS "$KAFKA_JVM_TMP" \
+		-Dlog4j2.configurationFile="$KAFKA_DIR/tools-log4j2.properties" \
 		-cp "$KAFKA_LIB/*" "$@"
 }
 
@@ -148,7 +153,7 @@ EOF
 kafka_run() {
 	local i=$1
 	# shellcheck disable=SC2086
-	java $KAFKA_JVM_OPTS \
+	java $KAFKA_JVM_OPTS "$KAFKA_JVM_TMP" \
 		-Dlog4j2.configurationFile="$KAFKA_DIR/broker-log4j2.properties" \
 		-Dkafka.logs.dir="$KAFKA_DIR/$i" -cp "$KAFKA_LIB/*" \
 		kafka.Kafka "$KAFKA_DIR/$i/server.properties" \
