@@ -344,6 +344,20 @@ s.serve_forever()' "$1" &
 	OTLP_PORT=$(cat "$1/port")
 }
 
+# delaywire_start A B DELAY_MS: tests/lib/delaywire.py between test hosts
+# A and B (the kernel has neither netem nor sch_fq): a TAP device in each,
+# dwa 10.77.9.1/24 in A and dwb 10.77.9.2/24 in B, and a process that
+# carries every frame DELAY_MS after it left; waits until it carries.
+delaywire_start() {
+	[ -c /dev/net/tun ] || skip "no /dev/net/tun (CONFIG_TUN)"
+	python3 "$CW_ROOT/tests/lib/delaywire.py" "$1" dwa "$2" dwb "$3" \
+		"$T_TMP/wire.ready" >"$T_TMP/wire.log" 2>&1 &
+	bg_pid $!
+	wait_file "$T_TMP/wire.ready"
+	ip -n "$1" addr add 10.77.9.1/24 dev dwa
+	ip -n "$2" addr add 10.77.9.2/24 dev dwb
+}
+
 # ---- the agent ---------------------------------------------------------
 
 # agent_start OUTDIR [causeway run options...]: start `causeway run -o

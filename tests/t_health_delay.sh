@@ -24,19 +24,13 @@
 . "$(dirname "$0")/lib.sh"
 need_root
 need_cmd python3
-[ -c /dev/net/tun ] || skip "no /dev/net/tun (CONFIG_TUN)"
 XH="python3 $CW_ROOT/tests/lib/xchg_hist.py"
 
 DELAY_MS=5
 A=$(ns_create a)
 B=$(ns_create b)
 ns_link "$A" "$B" 10.77.8.1 10.77.8.2
-python3 "$CW_ROOT/tests/lib/delaywire.py" "$A" dwa "$B" dwb "$DELAY_MS" \
-	"$T_TMP/wire.ready" >"$T_TMP/wire.log" 2>&1 &
-bg_pid $!
-wait_file "$T_TMP/wire.ready"
-ip -n "$A" addr add 10.77.9.1/24 dev dwa
-ip -n "$B" addr add 10.77.9.2/24 dev dwb
+delaywire_start "$A" "$B" "$DELAY_MS"
 
 RR="python3 $CW_ROOT/tests/lib/reqrep.py"
 # One server process per path, so that each path is an edge of its own.

@@ -22,17 +22,11 @@
 . "$(dirname "$0")/lib.sh"
 need_root
 need_cmd python3 ss
-[ -c /dev/net/tun ] || skip "no /dev/net/tun (CONFIG_TUN)"
 
 DELAY_MS=5
 A=$(ns_create a)
 B=$(ns_create b)
-python3 "$CW_ROOT/tests/lib/delaywire.py" "$A" dwa "$B" dwb "$DELAY_MS" \
-	"$T_TMP/wire.ready" >"$T_TMP/wire.log" 2>&1 &
-bg_pid $!
-wait_file "$T_TMP/wire.ready"
-ip -n "$A" addr add 10.77.9.1/24 dev dwa
-ip -n "$B" addr add 10.77.9.2/24 dev dwb
+delaywire_start "$A" "$B" "$DELAY_MS"
 ip -n "$A" addr add fd77:9::1/64 dev dwa nodad
 ip -n "$B" addr add fd77:9::2/64 dev dwb nodad
 
