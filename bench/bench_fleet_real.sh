@@ -55,14 +55,7 @@ printf 'session.timeout.ms=10000\nheartbeat.interval.ms=1000\n' \
 "$CW" graph --format json -o "$T_TMP/ref.json" "$T_TMP/ref.cww" \
 	2>"$T_TMP/ref-graph.log" || fail "graph failed: $(cat "$T_TMP/ref-graph.log")"
 rm -f "$T_TMP/ref.cww"
-# totals FILE: connections, paired, bytes each way over all edges.
-totals() {
-	python3 -c 'import json, sys
-e = json.load(open(sys.argv[1]))["edges"]
-print(*(sum(x[k] for x in e) for k in
-	("conns", "paired", "bytes_c2s", "bytes_s2c")))' "$1"
-}
-want=$(totals "$T_TMP/ref.json")
+want=$(graph_totals "$T_TMP/ref.json")
 echo "reference graph (conns paired c2s s2c): $want" >&2
 
 # Three members, each with its partitions before the first record.
@@ -116,7 +109,7 @@ done
 "$CW" graph --kafka "$KAFKA_BOOT" --group "$GROUP" --format json \
 	-o "$T_TMP/fleet.json" 2>"$T_TMP/fleet.log" ||
 	fail "graph --kafka failed: $(cat "$T_TMP/fleet.log")"
-got=$(totals "$T_TMP/fleet.json")
+got=$(graph_totals "$T_TMP/fleet.json")
 echo "fleet graph (conns paired c2s s2c): $got" >&2
 [ "$got" = "$want" ] || fail "the fleet graph differs from the reference: $got, want $want"
 

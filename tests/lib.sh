@@ -157,6 +157,15 @@ for line in sys.stdin:
 print(sum(r["bytes_out"] for r in last.values()), sum(r["bytes_in"] for r in last.values()))'
 }
 
+# graph_totals FILE: connections, paired, bytes client to server and
+# server to client, each summed over the edges of the JSON graph FILE.
+graph_totals() {
+	python3 -c 'import json, sys
+e = json.load(open(sys.argv[1]))["edges"]
+print(*(sum(x[k] for x in e) for k in
+	("conns", "paired", "bytes_c2s", "bytes_s2c")))' "$1"
+}
+
 # broker_start [-n NS] [broker options...]: `causeway broker` in the
 # background (inside test host NS with -n), its address in BOOT (and in
 # $T_TMP/boot), its pid in BROKER, its log in $T_TMP/broker.log; waits

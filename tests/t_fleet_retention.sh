@@ -80,16 +80,9 @@ check_eq "records applied" \
 
 "$CW" graph --format json -o "$T_TMP/ref.json" "$T_TMP/left.cww" \
 	2>"$T_TMP/graph.log" || fail "graph failed: $(cat "$T_TMP/graph.log")"
-# totals FILE: connections, paired, bytes each way over all edges.
-totals() {
-	python3 -c 'import json, sys
-e = json.load(open(sys.argv[1]))["edges"]
-print(*(sum(x[k] for x in e) for k in
-	("conns", "paired", "bytes_c2s", "bytes_s2c")))' "$1"
-}
-want=$(totals "$T_TMP/ref.json")
+want=$(graph_totals "$T_TMP/ref.json")
 note "graph of the records left: conns, paired, bytes c2s, s2c: $want"
-check_eq "the correlator's graph of the rest" "$(totals "$T_TMP/corr/edges.json")" "$want"
+check_eq "the correlator's graph of the rest" "$(graph_totals "$T_TMP/corr/edges.json")" "$want"
 kill -INT $BROKER
 wait $BROKER
 echo ok
