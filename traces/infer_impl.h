@@ -51,6 +51,7 @@ struct node_ctx {
 	bool one_by_one; /* calls assigned one at a time: gap, order fresh */
 	bool anchored;	 /* some thread links: refine() counts sure calls */
 	struct cw_tspan *saved; /* [call]: the other assignment's links */
+	struct cw_tspan *best;	/* [call]: the most regular round's links */
 };
 
 /* One window of calls being assigned (traces/window.c). */

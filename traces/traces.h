@@ -143,7 +143,8 @@ struct cw_traces {
 	size_t n_cut_calls, n_cut_cands, n_cut_truth, n_over_open;
 	size_t n_thread_links, n_ambiguous_thread;
 	size_t n_ctx_missing; /* a call's context request not among spans */
-	int rounds; /* timing-only learning rounds run */
+	int rounds; /* timing-only learning rounds run, most at a node */
+	size_t n_round_bound; /* nodes whose rounds stopped at the bound */
 	/* Fleet input (MsgWindow records): its state, and what it saw. */
 	struct cw_traces_wire *wire;
 	size_t wire_records, wire_hosts, wire_left_out;
@@ -153,7 +154,7 @@ struct cw_traces {
 struct cw_traces_opts {
 	size_t window;	  /* calls per assignment window (default 24) */
 	size_t max_cands; /* candidates kept per call (default 8) */
-	int rounds;	  /* learning rounds without thread links (1) */
+	int rounds;	  /* learning rounds without thread links, at most (8) */
 	int refine;	  /* soft refinement steps of each model (5) */
 	bool no_thread;	  /* ignore thread evidence (tests) */
 };
