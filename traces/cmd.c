@@ -248,6 +248,11 @@ int cw_traces_cmd_run(struct cw_traces *t, const struct cw_traces_cmd *a)
 		t->n_cut, t->n_cut_calls, t->n_cut_cands, t->n_thread_links,
 		t->has_ctx ? " (the kernel's context)" : "",
 		t->n_ambiguous_thread, t->n_multiplexed);
+	if (t->n_round_bound)
+		fprintf(stderr,
+			"causeway: %zu nodes' timing rounds stopped at the "
+			"bound (--rounds %d), still gaining\n",
+			t->n_round_bound, a->o.rounds);
 	if (t->n_ctx_missing)
 		fprintf(stderr,
 			"causeway: %zu calls name a request not recorded "
