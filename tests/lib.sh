@@ -498,6 +498,18 @@ ss_bytes() {
 		END { printf "%d %d\n", s, r }'
 }
 
+# redis_start NS ADDR: redis-server in test host NS on ADDR:6379, nothing
+# kept on disk, its log in $T_TMP/redis.log, its pid in REDIS_PID; waits
+# until it listens.
+redis_start() {
+	ip netns exec "$1" redis-server --bind "$2" --port 6379 --save '' \
+		--appendonly no --protected-mode no --daemonize no \
+		--dir "$T_TMP" >"$T_TMP/redis.log" 2>&1 &
+	REDIS_PID=$!
+	bg_pid $REDIS_PID
+	wait_port "$1" 6379
+}
+
 # pg_start NS ADDR PORT: a throwaway postgresql cluster (initdb in
 # $T_TMP/pg, trust auth, no fsync) serving ADDR:PORT in NS as the postgres
 # user; sets PG_PID (the postmaster), PG_LOG (its log) and PG_BIN.  With
@@ -578,12 +590,8 @@ three_tier() {
 		backend=(--db 10.77.0.13:6379)
 		;;
 	redis)
-		ip netns exec "$DB" redis-server --bind 10.77.0.13 --port 6379 \
-			--save '' --appendonly no --protected-mode no \
-			--dir "$T_TMP" >/dev/null 2>&1 &
-		DB_PID=$!
-		bg_pid $DB_PID
-		wait_port "$DB" 6379
+		redis_start "$DB" 10.77.0.13
+		DB_PID=$REDIS_PID
 		backend=(--redis 10.77.0.13:6379)
 		;;
 	*) fail "three_tier: unknown DB_KIND '$db' (redis, line or postgres)" ;;

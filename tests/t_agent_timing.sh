@@ -7,11 +7,7 @@ need_root
 need_cmd redis-server python3
 
 two_hosts
-ip netns exec "$SRV" redis-server --bind "$SRV_IP" --port 6379 --save '' \
-	--appendonly no --protected-mode no --daemonize no --dir "$T_TMP" \
-	>/dev/null 2>&1 &
-bg_pid $!
-wait_port "$SRV" 6379
+redis_start "$SRV" "$SRV_IP"
 
 out=$T_TMP/out
 agent_start "$out" --window 1h

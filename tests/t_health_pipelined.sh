@@ -31,11 +31,7 @@ ip netns exec "$SRV" $RR serve "$SRV_IP" 7072 100 0.010 1000 &
 bg_pid $!
 wait_port "$SRV" 7071
 wait_port "$SRV" 7072
-ip netns exec "$SRV" redis-server --bind "$SRV_IP" --port 6379 --save '' \
-	--appendonly no --protected-mode no --daemonize no --dir "$T_TMP" \
-	>/dev/null 2>&1 &
-bg_pid $!
-wait_port "$SRV" 6379
+redis_start "$SRV" "$SRV_IP"
 
 out=$T_TMP/out
 agent_start "$out" --window 1h

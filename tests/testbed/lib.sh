@@ -48,11 +48,7 @@ testbed_start() {
 	switch_attach "$TB_TPR" 10.77.0.13
 	switch_attach "$TB_POOL" 10.77.0.14
 	switch_attach "$TB_DB" 10.77.0.15
-	ip netns exec "$TB_DB" redis-server --bind 10.77.0.15 --port 6379 \
-		--save '' --appendonly no --protected-mode no \
-		--dir "$T_TMP" >/dev/null 2>&1 &
-	bg_pid $!
-	wait_port "$TB_DB" 6379
+	redis_start "$TB_DB" 10.77.0.15
 	ip netns exec "$TB_TPR" python3 "$TB_DIR/services.py" tpr \
 		--listen 10.77.0.13:8080 --redis 10.77.0.15:6379 \
 		--truth "$T_TMP/truth-tpr.csv" 2>"$T_TMP/tpr.log" &
