@@ -25,10 +25,7 @@ ROUNDS=${ROUNDS:-7}
 PP_BYTES=${PP_BYTES:-200000000}
 RR_COUNT=${RR_COUNT:-40000}
 MODES=${MODES:-"none old-in new-in old-out new-out"}
-gcc -O2 -Wall -o "$T_TMP/pingpong" "$CW_ROOT/bench/pingpong.c" -lpthread ||
-	fail "unable to build pingpong"
-gcc -O2 -Wall -o "$T_TMP/reqrep" "$CW_ROOT/bench/reqrep.c" -lpthread ||
-	fail "unable to build reqrep"
+bench_workloads "$T_TMP"
 
 # mode_start MODE: the agent beside the workload; sets M_PID ("" none).
 mode_start() {
@@ -41,12 +38,8 @@ mode_start() {
 	"$bin" run --no-udp -o "$T_TMP/o" $args >/dev/null 2>"$log" &
 	M_PID=$!
 	bg_pid "$M_PID"
-	for _ in $(seq 1 400); do
-		grep -q "watching with" "$log" && { sleep 0.3; return 0; }
-		kill -0 "$M_PID" 2>/dev/null || fail "$1 exited: $(cat "$log")"
-		sleep 0.05
-	done
-	fail "$1 did not start: $(cat "$log")"
+	wait_log "$M_PID" "$log" "watching with" "$1"
+	sleep 0.3
 }
 
 mode_stop() {

@@ -270,6 +270,29 @@ wait_file() {
 	fail "timed out waiting for $1"
 }
 
+# wait_log PID LOG PATTERN WHAT: wait until LOG has a line that matches
+# the grep pattern PATTERN (the process PID, WHAT in errors, has started);
+# fail with LOG if PID ends first, or after 20 s.
+wait_log() {
+	local i
+	for i in $(seq 1 400); do
+		grep -q "$3" "$2" 2>/dev/null && return 0
+		kill -0 "$1" 2>/dev/null || fail "$4 exited early: $(cat "$2")"
+		sleep 0.05
+	done
+	fail "$4 did not start: $(cat "$2")"
+}
+
+# bench_workloads DIR: bench/pingpong.c and bench/reqrep.c built (-O2)
+# as DIR/pingpong and DIR/reqrep.
+bench_workloads() {
+	local w
+	for w in pingpong reqrep; do
+		gcc -O2 -Wall -o "$1/$w" "$CW_ROOT/bench/$w.c" -lpthread ||
+			fail "unable to build $w"
+	done
+}
+
 # within_pct GOT WANT PCT: GOT is within PCT percent of WANT.
 within_pct() {
 	awk -v g="$1" -v w="$2" -v p="$3" 'BEGIN {
@@ -372,19 +395,13 @@ delaywire_start() {
 # agent_start OUTDIR [causeway run options...]: start `causeway run -o
 # OUTDIR` in the background and wait until its hooks are attached.
 agent_start() {
-	local out=$1 i
+	local out=$1
 	shift
 	mkdir -p "$out"
 	"$CW" run -o "$out" "$@" >"$out/stdout" 2>"$out/stderr" &
 	AGENT_PID=$!
 	bg_pid "$AGENT_PID"
-	for i in $(seq 1 200); do
-		grep -q "watching with" "$out/stderr" 2>/dev/null && return 0
-		kill -0 "$AGENT_PID" 2>/dev/null ||
-			fail "agent exited early: $(cat "$out/stderr")"
-		sleep 0.05
-	done
-	fail "agent did not start: $(cat "$out/stderr")"
+	wait_log "$AGENT_PID" "$out/stderr" "watching with" agent
 }
 
 # agent_stop OUTDIR: SIGINT, wait, expect exit 0 and the outputs.

@@ -132,13 +132,7 @@ testbed_record_start() {
 		2>"$T_TMP/run.err" &
 	TB_RUN=$!
 	bg_pid $TB_RUN
-	for _ in $(seq 1 400); do
-		grep -q "watching with" "$T_TMP/run.err" && return 0
-		kill -0 $TB_RUN 2>/dev/null ||
-			fail "causeway run exited: $(cat "$T_TMP/run.err")"
-		sleep 0.05
-	done
-	fail "causeway run did not start: $(cat "$T_TMP/run.err")"
+	wait_log $TB_RUN "$T_TMP/run.err" "watching with" "causeway run"
 }
 testbed_record_stop() {
 	sleep 0.3 # the last replies
