@@ -67,7 +67,7 @@ void ti_chain_reset(struct node_ctx *c)
 	memset(c->pend, 0, c->n_reqs * NPEND * sizeof(*c->pend));
 	for (i = 0; i < c->n_reqs; i++)
 		c->last[i] = c->t->spans[c->reqs[i]].start_ns;
-	c->pos = 0;
+	c->pos = 0, c->pos_n = 0;
 	c->next_end = 0;
 }
 
@@ -116,7 +116,7 @@ void ti_chain_advance(struct node_ctx *c, uint64_t at)
 		uint64_t l = latest_in(c, r, c->t->spans[r].end_ns, &busy);
 
 		if (l > c->pos)
-			c->pos = l;
+			c->pos = l, c->pos_n = inputs_by(c, l);
 	}
 }
 
@@ -136,7 +136,7 @@ struct ti_feats ti_feats(const struct node_ctx *c, int32_t req, int32_t call)
 		f.queue = 1; /* the last output's input: sent together */
 	} else {
 		/* inputs after the position, before this one */
-		q = inputs_by(c, l) - inputs_by(c, c->pos) - 1;
+		q = inputs_by(c, l) - c->pos_n - 1;
 		f.queue = q < NB - 3 ? (int)q + 2 : NB - 1;
 	}
 	return f;
@@ -156,7 +156,7 @@ void ti_note_call(struct node_ctx *c, int32_t req, int32_t call)
 			lo = i;
 	}
 	if (*l > c->pos)
-		c->pos = *l;
+		c->pos = *l, c->pos_n = inputs_by(c, *l);
 	if (p[lo]) /* all out: the earliest taken as back */
 		*l = p[lo] > *l ? p[lo] : *l;
 	p[lo] = c->t->spans[call].end_ns;

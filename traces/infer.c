@@ -46,11 +46,14 @@
  * 0.07, 0.05, 0.02, 0.04, 0.02, 0. */
 #define ROUND_GAIN 0.02
 
+/* (int)(2 log2(1 + us)) without a log: the octave from the exponent,
+ * its upper half where the mantissa passes the square root of 2. */
 int ti_bin_of(uint64_t ns)
 {
-	double us = (double)ns / 1000.0;
-	int b = (int)(2.0 * log2(1.0 + us));
+	int e, b;
+	double m = frexp(1.0 + (double)ns / 1000.0, &e);
 
+	b = 2 * (e - 1) + (m >= M_SQRT1_2);
 	return b < 0 ? 0 : b >= NB ? NB - 1 : b;
 }
 
@@ -71,36 +74,60 @@ uint32_t *ti_used_of(struct node_ctx *c, int32_t req, int32_t call)
 			(size_t)c->ccmap[c->t->spans[call].peer]];
 }
 
+/* The cells changed (learnt, refined, put back): their logs are stale. */
+static void cells_changed(struct node_ctx *c)
+{
+	c->gen++;
+}
+
+/* Cell m's -log probabilities, computed when first needed after the
+ * cells changed: a cost is then sums of lookups, not of logs. */
+static const struct ltab *ltab_of(struct node_ctx *c, const struct cell *m,
+				  double n)
+{
+	struct ltab *l = &c->ltabs[m - c->cells];
+	double d = m->cnt + 0.2 * NB, mix = 0.2 + ORDER_MIX * m->cnt;
+	/* Soft counts (refine()) may sum past the requests: p stays < 1. */
+	double p = (fmin(m->cnt, n) + 0.5) / (n + 1.0);
+	int b;
+
+	if (l->gen == c->gen)
+		return l;
+	l->gen = c->gen;
+	l->lp = (float)-log(p), l->lskip = (float)-log(1.0 - p);
+	for (b = 0; b < NB; b++) {
+		l->ls[b] = (float)-log((m->hs[b] + 0.2) / d);
+		l->le[b] = (float)-log((m->he[b] + 0.2) / d);
+		l->lg[b] = (float)-log((m->hg[b] + 0.2) / d);
+		l->lq[b] = (float)-log((m->hq[b] + 0.2) / d);
+		l->lr[b] = (float)-log((m->hr[b] + mix) / (m->cnt + mix * NB));
+	}
+	for (b = 0; b < 2; b++)
+		l->lb[b] = (float)-log((m->hb[b] + 0.1) / (m->cnt + 0.2));
+	return l;
+}
+
 /*
  * -log of: the call happens as occurrence k, at these delays, with `order`
  * older candidates still waiting for a call to this callee.
  */
 double ti_cost(struct node_ctx *c, int32_t req, int32_t call, uint32_t k,
-		   uint32_t order, double *skip)
+	       uint32_t order, double *skip)
 {
 	const struct cw_tspan *r = &c->t->spans[req], *x = &c->t->spans[call];
-	const struct cell *m = cell_of(c, req, call, k);
-	double n = c->n_req_rc[c->rcmap[r->peer]];
-	/* Soft counts (refine()) may sum past the requests: p stays < 1. */
-	double p = (fmin(m->cnt, n) + 0.5) / (n + 1.0);
-	double ps = (m->hs[ti_bin_of(x->start_ns - r->start_ns)] + 0.2) /
-		    (m->cnt + 0.2 * NB);
-	double pe = (m->he[ti_bin_of(r->end_ns - x->end_ns)] + 0.2) /
-		    (m->cnt + 0.2 * NB);
-	struct ti_feats f = ti_feats(c, req, call);
-	double pg = (m->hg[f.gap] + 0.2) / (m->cnt + 0.2 * NB);
-	double pb = (m->hb[f.busy] + 0.1) / (m->cnt + 0.2);
-	double pq = (m->hq[f.queue] + 0.2) / (m->cnt + 0.2 * NB);
-	double mix = 0.2 + ORDER_MIX * m->cnt;
-	double po = (m->hr[order < NB ? order : NB - 1] + mix) /
-		    (m->cnt + mix * NB);
+	const struct ltab *l = ltab_of(c, cell_of(c, req, call, k),
+				       c->n_req_rc[c->rcmap[r->peer]]);
+	double v = l->lp + l->ls[ti_bin_of(x->start_ns - r->start_ns)] +
+		   l->le[ti_bin_of(r->end_ns - x->end_ns)];
+	struct ti_feats f;
 
 	if (skip)
-		*skip = -log(1.0 - p);
+		*skip = l->lskip;
 	if (!c->one_by_one)
-		return -log(p) - log(ps) - log(pe);
-	return -log(p) - log(ps) - log(pe) - log(pg) - log(po) - log(pb) -
-	       log(pq);
+		return v;
+	f = ti_feats(c, req, call);
+	return v + l->lg[f.gap] + l->lb[f.busy] + l->lq[f.queue] +
+	       l->lr[order < NB ? order : NB - 1];
 }
 
 /* Sweep helper: the open requests that enclose call `x`. */
@@ -168,6 +195,7 @@ static void learn(struct node_ctx *c, const int32_t *link)
 	size_t i, k, n, open;
 
 	memset(c->cells, 0, c->n_rc * c->n_cc * KMAX * sizeof(*c->cells));
+	cells_changed(c);
 	memset(c->n_req_rc, 0, c->n_rc * sizeof(*c->n_req_rc));
 	ti_sweep_reset(c);
 	for (i = 0; i < c->n_reqs; i++)
@@ -258,6 +286,7 @@ static double refine(struct node_ctx *c)
 		}
 	}
 	memcpy(c->cells, c->next, nc * sizeof(*c->cells));
+	cells_changed(c);
 	return m ? all / m : 0; /* candidates a call, for learn_refined() */
 }
 
@@ -313,7 +342,7 @@ static void ctx_free(struct node_ctx *c)
 	free(c->reqs), free(c->calls);
 	free(c->n_req_rc), free(c->cells), free(c->used), free(c->active);
 	free(c->last), free(c->saved), free(c->model), free(c->next);
-	free(c->best);
+	free(c->best), free(c->ltabs);
 	ti_chain_free(c);
 }
 
@@ -359,11 +388,13 @@ static int ctx_init(struct node_ctx *c, uint32_t v, const int32_t *mine,
 	c->last = malloc((c->n_reqs + 1) * sizeof(uint64_t));
 	c->saved = malloc((c->n_calls + 1) * sizeof(*c->saved));
 	c->best = malloc((c->n_calls + 1) * sizeof(*c->best));
+	c->ltabs = calloc((c->n_rc * c->n_cc + 1) * KMAX, sizeof(*c->ltabs));
+	c->gen = 1;
 	c->model = calloc((c->n_rc * c->n_cc + 1) * KMAX, sizeof(*c->model));
 	c->next = calloc((c->n_rc * c->n_cc + 1) * KMAX, sizeof(*c->next));
 	if (!c->n_req_rc || !c->cells || !c->used || !c->active || !c->last ||
 	    ti_chain_init(c) ||
-	    !c->saved || !c->best || !c->model || !c->next)
+	    !c->saved || !c->best || !c->model || !c->next || !c->ltabs)
 		return cw_error("out of memory for the model of '%s'",
 				t->names[v]);
 	return 0;
@@ -380,6 +411,7 @@ static void use_model(struct node_ctx *c)
 {
 	memcpy(c->cells, c->model,
 	       c->n_rc * c->n_cc * KMAX * sizeof(*c->cells));
+	cells_changed(c);
 }
 
 static void current_links(struct node_ctx *c, int32_t *link, bool fcfs,
@@ -478,6 +510,7 @@ static double assign_best(struct node_ctx *c, struct window *w,
 	ti_assign(c, w, 1);
 	current_links(c, scratch, false, false);
 	one = links_cost(c, scratch);
+	c->learnt = *joint_far; /* the model is these links' */
 	if (*joint_far)
 		return one;
 	one_k = counts_get(c->t);
@@ -490,6 +523,7 @@ static double assign_best(struct node_ctx *c, struct window *w,
 	current_links(c, scratch, false, false);
 	joint = links_cost(c, scratch);
 	*joint_far = joint > one + JOINT_FAR;
+	c->learnt = joint < one;
 	if (one <= joint) {
 		swap_links(c);
 		counts_set(c->t, one_k);
@@ -502,10 +536,15 @@ static void learn_refined(struct node_ctx *c, const int32_t *link)
 {
 	int k;
 
-	learn(c, link);
-	for (k = 0; k < c->o->refine; k++)
+	if (!c->learnt) /* else links_cost() just learned from these */
+		learn(c, link);
+	c->learnt = false;
+	for (k = 0; k < c->o->refine && !c->no_soft; k++)
 		if (refine(c) > SOFT_MAX_CANDS && !c->anchored) {
-			learn(c, link); /* too many alike candidates: undone */
+			/* too many alike candidates: undone, and not
+			 * tried again in later rounds */
+			learn(c, link);
+			c->no_soft = true;
 			break;
 		}
 	keep_model(c);

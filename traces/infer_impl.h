@@ -24,6 +24,12 @@ struct cell {
 	float cnt, hs[NB], he[NB], hg[NB], hr[NB], hb[2], hq[NB];
 };
 
+/* A cell's -log probabilities, valid while gen is the node's. */
+struct ltab {
+	uint32_t gen;
+	float lp, lskip, ls[NB], le[NB], lg[NB], lr[NB], lq[NB], lb[2];
+};
+
 /* Everything about one node while it is linked. */
 struct node_ctx {
 	struct cw_traces *t;
@@ -37,6 +43,8 @@ struct node_ctx {
 	struct cell *cells; /* [rc][cc][KMAX] */
 	struct cell *model; /* the model the assignments start from */
 	struct cell *next;  /* refine()'s model being learned */
+	struct ltab *ltabs; /* [cell]: its logs, computed when first used */
+	uint32_t gen;	    /* bumped when the cells change */
 	uint32_t *used;	    /* [req][cc]: calls given so far */
 	uint64_t *last;	    /* [req]: its latest input so far: start or reply */
 	uint64_t *pend;	    /* [req][NPEND]: ends of its calls still out, 0 */
@@ -45,11 +53,14 @@ struct node_ctx {
 	int32_t *by_end;    /* requests by end */
 	size_t next_end;    /* sweep: replies before it moved the position */
 	uint64_t pos;	    /* sweep: the latest input that caused an output */
+	size_t pos_n;	    /* inputs at or before pos */
 	int32_t *active;    /* open requests during a sweep */
 	size_t n_active, next_req;
 	size_t n_enclosing; /* enclosing()'s last call: all, kept or not */
 	bool one_by_one; /* calls assigned one at a time: gap, order fresh */
 	bool anchored;	 /* some thread links: refine() counts sure calls */
+	bool no_soft;	 /* refine() found too many candidates: not again */
+	bool learnt;	 /* the cells are the current links' model */
 	struct cw_tspan *saved; /* [call]: the other assignment's links */
 	struct cw_tspan *best;	/* [call]: the most regular round's links */
 };
