@@ -633,18 +633,16 @@ static int infer_node(struct node_ctx *c, struct window *w, int32_t *link,
 		      int32_t *scratch)
 {
 	size_t n_thread = c->t->n_thread_links;
-	bool joint_far = false;
 
 	thread_and_fcfs(c, !c->o->no_thread);
 	n_thread = c->t->n_thread_links - n_thread;
 	if (!c->n_reqs || !c->n_calls)
 		return 0;
-	/* Enough thread links teach the model; else bootstrap from FCFS. */
+	/* Enough thread links teach the first round's model; else FCFS. */
 	if (n_thread * 4 >= c->n_calls) {
 		current_links(c, link, false, true);
-		learn(c, link); /* true links: nothing to refine */
-		keep_model(c);
-		assign_best(c, w, scratch, &joint_far);
+		c->no_soft = true; /* true links: nothing to refine */
+		rounds_to_fixed_point(c, w, link, scratch);
 		return 0;
 	}
 	current_links(c, link, true, false);
