@@ -547,9 +547,12 @@ struct cw_msgs_obs {
 	const struct cw_msgs_sock *sock;
 	/* A call (connected socket, out): the socket of the request its
 	 * thread was serving (NULL: none), that request's number on it and
-	 * how many requests the thread held open (1: exactly one). */
+	 * how many requests the thread held open (1: exactly one).
+	 * ctx_loop: the thread is an event loop and ctx is the request of
+	 * its latest read in the same loop iteration (bpf/msgs.bpf.c). */
 	const struct cw_msgs_sock *ctx;
 	uint32_t ctx_seq, ctx_open;
+	bool ctx_loop;
 	uint64_t start_ns, end_ns, bytes;
 	uint32_t tid; /* the thread of its first call */
 	uint32_t seq; /* a request (accepted, in): its number, from 1 */

@@ -34,7 +34,7 @@ _Static_assert((int)CW_MSGS_ROLE_ACCEPTED == (int)CW_MSGS_ACCEPTED &&
 
 struct cw_msgs {
 	struct msgs_bpf *skel;
-	struct bpf_link *send, *recv, *state, *flush;
+	struct bpf_link *send, *recv, *state, *wake, *flush;
 	struct ring_buffer *rb;
 	int64_t mono_to_real;
 	/* Per attachment: cookie -> struct cw_msgs_sock, and a socket's
@@ -131,6 +131,7 @@ static void on_msg(struct cw_msgs *m, const struct cw_msgs_msg_ev *e)
 		o.ctx = cw_htab_get(&m->socks, &e->ctx_cookie);
 	o.ctx_seq = o.ctx ? e->ctx_seq : 0;
 	o.ctx_open = e->ctx_open;
+	o.ctx_loop = o.ctx && e->ctx_loop;
 	o.start_ns = to_real(m, e->start_ns);
 	o.end_ns = to_real(m, e->end_ns);
 	o.bytes = e->bytes;
@@ -226,7 +227,8 @@ static void detach_calls(struct cw_msgs *m)
 	bpf_link__destroy(m->send);
 	bpf_link__destroy(m->recv);
 	bpf_link__destroy(m->state);
-	m->send = m->recv = m->state = NULL;
+	bpf_link__destroy(m->wake);
+	m->send = m->recv = m->state = m->wake = NULL;
 }
 
 int cw_msgs_attach(struct cw_msgs *m)
@@ -239,7 +241,8 @@ int cw_msgs_attach(struct cw_msgs *m)
 	m->mono_to_real = cw_mono_to_real_offset();
 	if (attach_one(m->skel->progs.cw_msgs_state, &m->state) ||
 	    attach_one(m->skel->progs.cw_msgs_send, &m->send) ||
-	    attach_one(m->skel->progs.cw_msgs_recv, &m->recv)) {
+	    attach_one(m->skel->progs.cw_msgs_recv, &m->recv) ||
+	    attach_one(m->skel->progs.cw_msgs_wake, &m->wake)) {
 		detach_calls(m);
 		return -1;
 	}
@@ -387,7 +390,7 @@ struct cw_msgs_trace {
 
 static const char trace_header[] =
 	"start_ns,end_ns,node,peer,conn,dir,role,bytes,thread,node_port,"
-	"peer_port,ctx_conn,ctx_seq,ctx_open,pid,seq\n";
+	"peer_port,ctx_conn,ctx_seq,ctx_open,pid,seq,ctx_loop\n";
 
 /*
  * The id both ends of s's connection share.  A tuple seen again with a
@@ -496,7 +499,7 @@ static int trace_row(const struct cw_msgs_obs *o, void *arg)
 		return 0;
 	}
 	if (fprintf(tr->of.fp,
-		    "%llu,%llu,%s,%s,%u,%s,%s,%llu,%u,%u,%u,%u,%u,%u,%u,%u\n",
+		    "%llu,%llu,%s,%s,%u,%s,%s,%llu,%u,%u,%u,%u,%u,%u,%u,%u,%d\n",
 		    (unsigned long long)o->start_ns,
 		    (unsigned long long)o->end_ns, ts->node, ts->peer, ts->conn,
 		    o->dir == CW_MSGS_DIR_OUT ? "out" : "in",
@@ -504,7 +507,7 @@ static int trace_row(const struct cw_msgs_obs *o, void *arg)
 							    : "accepted",
 		    (unsigned long long)o->bytes, o->tid, o->sock->lport,
 		    o->sock->rport, ctx, o->ctx_seq, o->ctx_open,
-		    o->sock->tgid, o->seq) < 0)
+		    o->sock->tgid, o->seq, o->ctx_loop) < 0)
 		return cw_error("unable to write '%s': %s", tr->of.path,
 				strerror(errno));
 	tr->rows++;

@@ -290,6 +290,7 @@ int cw_msgs_batch_add_fn(const struct cw_msgs_obs *o, void *batch)
 	m->seq = o->seq;
 	m->ctx_seq = o->ctx_seq;
 	m->ctx_open = o->ctx_open;
+	m->ctx_loop = o->ctx_loop;
 	m->out = o->dir == CW_MSGS_DIR_OUT;
 	if (b->w.n < b->chunk)
 		return 0;

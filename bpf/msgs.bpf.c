@@ -11,6 +11,9 @@
  *       handshake, and the last message at close
  *   iter/bpf_sk_storage_map                     at detach: every socket's
  *       message in progress
+ *   tp_btf/sys_exit                             a known thread's return
+ *       from epoll_wait, epoll_pwait(2), poll, ppoll, select, pselect6:
+ *       one event-loop iteration
  *
  * Messages are aggregated in socket-local storage, so one event crosses to
  * user space per message, not per call (a 1 MiB reply read in 16 recv()s
@@ -18,7 +21,20 @@
  * now (received on an accepted socket, reply not started) and how many it
  * holds open: a call leaving on a connected socket is stamped with both.
  * One open request means a thread-per-request server: the call is that
- * request's; more means an event loop, left to timing (traces/infer.c).
+ * request's.
+ *
+ * An event loop holds many open, so it gets evidence of its own (vPath):
+ * the thread's context is that of its latest read (a request read on an
+ * accepted socket; a reply read on a connected socket carries the request
+ * its call was made for; unknown stays unknown), and a call takes it,
+ * flagged ctx_loop, only when the write falls in the same loop iteration
+ * as that read.  A handler that runs straight from its read callback
+ * (Node.js, nginx, asyncio protocols) writes before the loop reads the
+ * next event's socket; one that defers its write to a timer or a later
+ * iteration writes after other reads have moved the context on, so across
+ * an iteration boundary the context is not trusted and timing decides
+ * (traces/infer.c).  Deferral inside one iteration (setImmediate after
+ * several reads) is the case this cannot see: docs/causeway-traces.md.
  *
  * Only tracing programs of kinds this kernel attaches without tracefs
  * (DESIGN.md: no kprobes, fentry refused): tp_btf and an iterator.
@@ -140,6 +156,7 @@ static __always_inline void fill_msg(struct cw_msgs_msg_ev *e,
 								     : 0;
 	e->dir = s->dir;
 	e->role = s->role;
+	e->ctx_loop = s->ctx_loop;
 	e->pad = 0;
 }
 
@@ -171,6 +188,9 @@ static __always_inline struct cw_msgs_thread *thread_get(__u32 tid, bool create)
 	if (t) { /* from an older attachment: start again */
 		t->cookie = 0;
 		t->n_open = 0;
+		t->iter = t->cur_iter = 0;
+		t->cur_cookie = 0;
+		t->n_sync = t->n_stale = 0;
 		t->gen = gen;
 		return t;
 	}
@@ -203,6 +223,28 @@ static __always_inline void request_close(struct cw_msgs_sk *s)
 		t->cookie = 0;
 }
 
+/*
+ * Thread t read on s: its context is now the request that read belongs to
+ * (a request on an accepted socket; the call's request on a connected
+ * one, 0 when unknown), set in the thread's current loop iteration.  A
+ * loop thread's later reads of the same message renew it (on_io).
+ */
+static __always_inline void read_ctx(struct cw_msgs_sk *s,
+				     struct cw_msgs_thread *t)
+{
+	if (s->role == CW_MSGS_ACCEPTED) {
+		t->cur_cookie = s->cookie;
+		t->cur_seq = s->seq_in;
+	} else {
+		t->cur_cookie = s->call_cookie;
+		t->cur_seq = s->call_seq;
+	}
+	t->cur_src = s->cookie;
+	t->cur_iter = t->iter;
+	if (t->iter)
+		s->flags |= CW_MSGS_F_LOOP_READ;
+}
+
 /* A request arrives on an accepted socket, read by thread tid. */
 static __always_inline void request_open(struct cw_msgs_sk *s, __u32 tid)
 {
@@ -217,6 +259,52 @@ static __always_inline void request_open(struct cw_msgs_sk *s, __u32 tid)
 	t->cookie = s->cookie;
 	t->seq = s->seq_in;
 	s->req_tid = tid;
+	read_ctx(s, t);
+}
+
+/*
+ * A call starts: its context.  The loop's evidence first: the context of
+ * the latest read, if that read was in this iteration (t->iter counts
+ * only for a thread seen returning from a wait), with two exceptions:
+ *
+ * - the read was this very socket's reply: a client pool that queues
+ *   calls (Node.js's http.Agent at maxSockets) hands a freed connection
+ *   to the next waiting call as its reply is read, and that call is
+ *   another request's;
+ * - the thread defers: more than one call in LOOP_STALE_SHARE of its
+ *   calls so far was written after the iteration of its latest read (a
+ *   handler writing from a timer or a later callback).  Such a write
+ *   can also land in an iteration that read something else first (an
+ *   asyncio loop runs the iteration's reads, then its due timers), so
+ *   none of that thread's same-iteration writes is evidence either.
+ *
+ * Else the latest request opened, with the count the reader trusts only
+ * at 1.  The call keeps the request it was made for when either is
+ * certain, for its reply's read.
+ */
+#define LOOP_STALE_SHARE 16
+
+static __always_inline void call_ctx(struct cw_msgs_sk *s,
+				     struct cw_msgs_thread *t)
+{
+	bool fresh = t->iter && t->cur_iter == t->iter && t->cur_cookie;
+	bool loop;
+
+	if (t->iter && t->cur_cookie && !fresh)
+		t->n_stale++;
+	else if (fresh && t->cur_src != s->cookie)
+		t->n_sync++;
+	loop = fresh && t->cur_src != s->cookie &&
+	       t->n_stale * LOOP_STALE_SHARE <= t->n_sync;
+
+	s->ctx_cookie = loop ? t->cur_cookie : t->cookie;
+	s->ctx_seq = loop ? t->cur_seq : t->cookie ? t->seq : 0;
+	s->ctx_open = t->n_open;
+	s->ctx_loop = loop;
+	if (loop || (t->n_open == 1 && t->cookie)) {
+		s->call_cookie = s->ctx_cookie;
+		s->call_seq = s->ctx_seq;
+	}
 }
 
 static __always_inline void msg_begin(struct cw_msgs_sk *s, __u8 dir, __u32 tid,
@@ -230,6 +318,8 @@ static __always_inline void msg_begin(struct cw_msgs_sk *s, __u8 dir, __u32 tid,
 	s->tid = tid;
 	s->ctx_cookie = 0;
 	s->ctx_seq = s->ctx_open = 0;
+	s->ctx_loop = 0;
+	s->flags &= ~CW_MSGS_F_LOOP_READ;
 	if (s->role == CW_MSGS_ACCEPTED) {
 		if (dir == CW_MSGS_IN)
 			request_open(s, tid);
@@ -237,14 +327,15 @@ static __always_inline void msg_begin(struct cw_msgs_sk *s, __u8 dir, __u32 tid,
 			request_close(s);
 		return;
 	}
-	if (dir != CW_MSGS_OUT)
-		return;
+	if (dir == CW_MSGS_OUT)
+		s->call_cookie = s->call_seq = 0;
 	t = thread_get(tid, false);
 	if (!t)
 		return;
-	s->ctx_cookie = t->cookie;
-	s->ctx_seq = t->cookie ? t->seq : 0;
-	s->ctx_open = t->n_open;
+	if (dir == CW_MSGS_OUT)
+		call_ctx(s, t);
+	else
+		read_ctx(s, t); /* a reply: the call's request */
 }
 
 /*
@@ -268,7 +359,18 @@ static __always_inline void sk_begin(struct cw_msgs_sk *s, struct sock *sk,
 	s->start_ns = 0;
 	s->seq_in = 0;
 	s->req_tid = 0;
+	s->call_cookie = s->call_seq = 0;
 	s->gen = gen;
+}
+
+/* A loop thread reads more of a message: the context is its again. */
+static __always_inline void read_again(struct cw_msgs_sk *s)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct cw_msgs_thread *t = bpf_map_lookup_elem(&threads, &tid);
+
+	if (t && t->gen == gen)
+		read_ctx(s, t);
 }
 
 /*
@@ -292,6 +394,8 @@ static __always_inline void on_io(struct sock *sk, int bytes, __u8 dir)
 	if (s->gen == gen && s->start_ns && s->dir == dir) {
 		s->end_ns = now;
 		s->bytes += bytes;
+		if (s->flags & CW_MSGS_F_LOOP_READ)
+			read_again(s);
 		return;
 	}
 	id = bpf_get_current_pid_tgid();
@@ -354,6 +458,47 @@ SEC("tp_btf/inet_sock_set_state")
 int BPF_PROG(cw_msgs_state, struct sock *sk, int old, int new)
 {
 	on_state(sk, old, new);
+	return 0;
+}
+
+/*
+ * The return of a wait for events: a loop iteration ends and the next
+ * begins, for a thread already known (one that read a request).  The raw
+ * sys_exit tracepoint behind syscalls:sys_exit_*, because tp_btf needs no
+ * tracefs (DESIGN.md); every syscall's return runs this compare while the
+ * programs are attached, a known thread's wait one lookup more.  Native
+ * syscall numbers only: a 32-bit process on a 64-bit kernel is not seen.
+ */
+static __always_inline bool is_wait(struct pt_regs *regs)
+{
+#if defined(__TARGET_ARCH_x86)
+	long nr = BPF_CORE_READ(regs, orig_ax);
+
+	/* poll, select, epoll_wait, pselect6, ppoll, epoll_pwait(2) */
+	return nr == 7 || nr == 23 || nr == 232 || nr == 270 || nr == 271 ||
+	       nr == 281 || nr == 441;
+#elif defined(__TARGET_ARCH_arm64)
+	long nr = BPF_CORE_READ(regs, syscallno);
+
+	/* epoll_pwait, pselect6, ppoll, epoll_pwait2 */
+	return nr == 22 || nr == 72 || nr == 73 || nr == 441;
+#else
+	return false;
+#endif
+}
+
+SEC("tp_btf/sys_exit")
+int BPF_PROG(cw_msgs_wake, struct pt_regs *regs, long ret)
+{
+	struct cw_msgs_thread *t;
+	__u32 tid;
+
+	if (!is_wait(regs))
+		return 0;
+	tid = (__u32)bpf_get_current_pid_tgid();
+	t = bpf_map_lookup_elem(&threads, &tid);
+	if (t && t->gen == gen)
+		t->iter++;
 	return 0;
 }
 

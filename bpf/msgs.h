@@ -56,14 +56,18 @@ struct cw_msgs_msg_ev {
 	/* A message leaving on a connected socket (a call): the request its
 	 * thread was serving when it started (the accepted socket's cookie
 	 * and that request's number on it, from 1), and how many requests
-	 * the thread had open (received, reply not started).  0: none. */
+	 * the thread had open (received, reply not started).  0: none.
+	 * ctx_loop 1: the thread is an event loop and the request is the
+	 * context of its latest read in this same loop iteration (below),
+	 * not merely the latest request it opened. */
 	__u64 ctx_cookie;
 	__u32 ctx_seq;
 	__u32 ctx_open;
 	__u32 seq; /* accepted socket, dir in: this request's number */
 	__u8 dir;  /* enum cw_msgs_ev_dir */
 	__u8 role;
-	__u16 pad;
+	__u8 ctx_loop;
+	__u8 pad;
 };
 
 /* Per socket, in socket-local storage: the message in progress. */
@@ -82,23 +86,44 @@ struct cw_msgs_sk {
 	__u8 dir;
 	__u8 role;
 	__u8 flags; /* enum cw_msgs_sk_flag */
-	__u8 pad;
-	__u32 pad2;
+	__u8 ctx_loop;
+	/* Connected: the request its latest call was made for, when that
+	 * was known for certain (0: none); a reply read on it takes it. */
+	__u32 call_seq;
+	__u64 call_cookie;
 };
 
 enum cw_msgs_sk_flag {
 	CW_MSGS_F_ANNOUNCED = 1 << 0, /* identity sent in this attachment */
 	CW_MSGS_F_ROLE_SEEN = 1 << 1, /* role from the handshake */
 	CW_MSGS_F_SELF = 1 << 2,      /* the agent's own socket: skipped */
+	CW_MSGS_F_LOOP_READ = 1 << 3, /* message in: read by an event loop,
+				       * each later read renews its context */
 };
 
-/* Per thread: the request it serves now and how many it holds open. */
+/*
+ * Per thread: the request it serves now and how many it holds open; and,
+ * for an event loop, the context of its latest read (vPath): a request
+ * read on an accepted socket is that request, a reply read on a connected
+ * socket is the request the call was made for, an unknown one is none.
+ * iter counts the thread's returns from epoll_wait, poll, select and
+ * kin: one per loop iteration; cur_iter is the iteration of that read,
+ * cur_src the socket it was on.  Its calls so far: n_sync written in the
+ * iteration of the read that set their context, n_stale later (the
+ * thread defers its writes: its contexts are not evidence).
+ */
 struct cw_msgs_thread {
 	__u64 cookie; /* the latest request it received, still open; 0 none */
 	__u32 seq;
 	__u32 n_open;
 	__u32 gen;
-	__u32 pad;
+	__u32 iter;	  /* loop iterations seen; 0: not (yet) a loop */
+	__u64 cur_cookie; /* context of the latest read; 0 none */
+	__u64 cur_src;
+	__u32 cur_seq;
+	__u32 cur_iter;
+	__u32 n_sync;
+	__u32 n_stale;
 };
 
 /* Counters, so nothing is lost silently. */

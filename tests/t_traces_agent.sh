@@ -54,7 +54,7 @@ score "$T_TMP/nt" --no-thread
 # Thread links come from the kernel's context (the request the calling
 # thread held, and how many): hide it (its seq column renamed) and they
 # come from span times instead, as for an input without it.
-sed '1s/,seq$/,seq_hidden/' "$T_TMP/msgs.csv" >"$T_TMP/noctx.csv"
+sed '1s/,seq,/,seq_hidden,/' "$T_TMP/msgs.csv" >"$T_TMP/noctx.csv"
 note "the same, the kernel's context hidden:"
 MSGS=$T_TMP/noctx.csv score "$T_TMP/nc"
 ctx=$(grep -o "[0-9]* thread links (the kernel's context)" "$T_TMP/s.err")
@@ -112,7 +112,7 @@ print("agent, at half load: tpr %.3f right (FCFS %.3f, without thread "
 	fail "scores of the agent's messages"
 
 # A bad file: one clear line, non-zero exit.
-{ head -n 1 "$T_TMP/msgs.csv"; echo "1,2,a,b,3,in,accepted,1,1,0,80,0,0,0,1,0"; } >"$T_TMP/bad.csv"
+{ head -n 1 "$T_TMP/msgs.csv"; echo "1,2,a,b,3,in,accepted,1,1,0,80,0,0,0,1,0,0"; } >"$T_TMP/bad.csv"
 "$CW" traces "$T_TMP/bad.csv" >/dev/null 2>"$T_TMP/err" && fail "a bad port was accepted"
 grep -q "bad.csv:2: bad node_port or peer_port" "$T_TMP/err" || fail "unclear error: $(cat "$T_TMP/err")"
 [ "$(wc -l <"$T_TMP/err")" -eq 1 ] || fail "more than one error line"
