@@ -56,11 +56,14 @@ struct cw_msg {
 	 * number on its socket, from 1.  A call (connected, out): the
 	 * request its thread was serving when it began (that request's
 	 * connection and number; ctx_conn 0: none) and how many requests
-	 * the thread held open then (received, reply not begun). */
+	 * the thread held open then (received, reply not begun).  ctx_loop
+	 * 1: the thread is an event loop and that request is its latest
+	 * read's, in the same loop iteration as the call's write. */
 	uint32_t seq;
 	uint32_t ctx_conn, ctx_seq, ctx_open;
 	uint8_t dir;  /* enum cw_msg_dir, as seen at node */
 	uint8_t role; /* enum cw_msg_role of node's socket */
+	uint8_t ctx_loop;
 };
 
 /*

@@ -44,6 +44,7 @@ static int add_span(struct cw_traces *t, const struct cw_msg *req,
 	s->kseq = req->seq;
 	s->ctx_conn = req->ctx_conn, s->ctx_seq = req->ctx_seq;
 	s->ctx_open = req->ctx_open;
+	s->ctx_loop = req->ctx_loop;
 	s->parent = s->fcfs = s->truth = s->peer_span = s->trace = -1;
 	s->ctx_req = -1;
 	for (k = 0; k < CW_TRACES_TOPK; k++)
@@ -236,6 +237,13 @@ static int resolve_ctx(struct cw_traces *t)
 		    t->spans[ix[mid]].end_ns >= x->start_ns)
 			x->ctx_req = ix[mid];
 		t->n_ctx_missing += x->ctx_req < 0;
+		/* The event loop's evidence (the request of its latest read,
+		 * written in the same loop iteration) is as certain as one
+		 * request open: the thread link takes it as that. */
+		if (x->ctx_loop && x->ctx_req >= 0) {
+			x->ctx_open = 1;
+			t->n_loop_links++;
+		}
 	}
 	free(ix);
 	return 0;

@@ -77,12 +77,14 @@ enum {
 	C_CTX_CONN,
 	C_CTX_SEQ,
 	C_CTX_OPEN,
+	C_CTX_LOOP, /* optional, with the four */
 	N_COLS
 };
 static const char *const msg_cols[N_COLS] = {
 	"start_ns",  "end_ns",	  "node",    "peer",	 "conn",
 	"dir",	     "role",	  "bytes",   "thread",	 "node_port",
-	"peer_port", "seq",	  "ctx_conn", "ctx_seq", "ctx_open"};
+	"peer_port", "seq",	  "ctx_conn", "ctx_seq", "ctx_open",
+	"ctx_loop"};
 
 /*
  * node_port and peer_port (optional, both or neither; `causeway run
@@ -157,8 +159,12 @@ static int msg_field(struct cw_traces *t, struct cw_msg *m, int c,
 		m->ctx_conn = (uint32_t)v;
 	else if (c == C_CTX_SEQ)
 		m->ctx_seq = (uint32_t)v;
-	else
+	else if (c == C_CTX_OPEN)
 		m->ctx_open = (uint32_t)v;
+	else if (v > 1)
+		return -1;
+	else
+		m->ctx_loop = (uint8_t)v;
 	return 0;
 }
 

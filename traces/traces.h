@@ -67,6 +67,7 @@ struct cw_tspan {
 	uint8_t role;	   /* accepted: request served; connected: call */
 	uint8_t method;	   /* enum cw_link_method (calls) */
 	uint8_t flags;	   /* CW_TS_*: what scoring must know */
+	uint8_t ctx_loop;  /* call: ctx_req is the event loop's evidence */
 	float conf;	   /* confidence of the link, 0..1 */
 	int32_t parent;	   /* call: the request it serves, -1 none */
 	int32_t fcfs;	   /* call: FCFS baseline's request, -1 none */
@@ -143,6 +144,7 @@ struct cw_traces {
 	size_t n_cut_calls, n_cut_cands, n_cut_truth, n_over_open;
 	size_t n_thread_links, n_ambiguous_thread;
 	size_t n_ctx_missing; /* a call's context request not among spans */
+	size_t n_loop_links;  /* calls whose context is the loop's evidence */
 	int rounds; /* timing-only learning rounds run, most at a node */
 	size_t n_round_bound; /* nodes whose rounds stopped at the bound */
 	/* Fleet input (MsgWindow records): its state, and what it saw. */
@@ -169,8 +171,8 @@ int cw_traces_add_msg(struct cw_traces *t, const struct cw_msg *m);
  * Message observations CSV: a header naming start_ns,node,peer,conn,dir
  * (in/out),role (accepted/connected) and optionally end_ns, bytes, thread,
  * node_port and peer_port, and the kernel's context (seq, ctx_conn,
- * ctx_seq, ctx_open: read only when all four are there), in any order.  `what` names the
- * input in errors.
+ * ctx_seq, ctx_open: read only when all four are there; ctx_loop with
+ * them, optional), in any order.  `what` names the input in errors.
  */
 int cw_traces_read_csv(struct cw_traces *t, FILE *fp, const char *what);
 /*

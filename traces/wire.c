@@ -165,6 +165,7 @@ static int wire_msg(struct cw_traces *t, struct cw_traces_wire *w,
 	if (wm->ctx && !rc && ctx.conn && ctx.node == m.node) {
 		m.ctx_conn = ctx.conn;
 		m.ctx_seq = wm->ctx_seq;
+		m.ctx_loop = wm->ctx_loop;
 	}
 	m.ctx_open = wm->ctx_open;
 	m.seq = wm->seq;
