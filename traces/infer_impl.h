@@ -63,6 +63,10 @@ struct node_ctx {
 	bool learnt;	 /* the cells are the current links' model */
 	struct cw_tspan *saved; /* [call]: the other assignment's links */
 	struct cw_tspan *best;	/* [call]: the most regular round's links */
+	struct cw_tspan *alt;	/* [call]: the other rounds' links */
+	int32_t *init;		/* [call]: the links rounds start from */
+	bool no_order;		/* the order feature left out of costs */
+	bool joint_far;		/* windowed assignment far behind: not run */
 };
 
 /* One window of calls being assigned (traces/window.c). */
