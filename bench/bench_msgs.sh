@@ -17,6 +17,12 @@
 #   traces   the same with --traces FILE: bpf/msgs.bpf.c attached all along
 #   outside  --traces FILE --window 200ms --window-every 1h, measured after
 #            that first window closed: detached, nothing should change
+#   old      `traces` with OLD_CW=BINARY (another build: before/after)
+#
+# and, per mode, the syscalls the loop-iteration hook (tp_btf/sys_exit)
+# sees: SC_COUNT epoll_wait(timeout 0) on an empty epoll set (a wait: a
+# compare and a lookup) and getppid() (any other syscall: a compare),
+# CPU per call.
 #
 #   flock /tmp/cw-heavy.lock bench/run.sh bench_msgs   (ROUNDS=9)
 #   RES=/tmp/r ROUNDS=5 bench/bench_msgs.sh, twice (one lock hold each)
@@ -28,7 +34,9 @@ PP_SIZES=${PP_SIZES:-"128 1024 16384"}
 RR_SIZES=${RR_SIZES:-"64 1024"}
 PP_BYTES=${PP_BYTES:-200000000}
 RR_COUNT=${RR_COUNT:-40000}
-MODES=${MODES:-"none floor run traces outside"}
+OLD_CW=${OLD_CW:-}
+MODES=${MODES:-"none floor run traces outside${OLD_CW:+ old}"}
+SC_COUNT=${SC_COUNT:-2000000}
 case $BUILD in /*) BD=$BUILD ;; *) BD=$CW_ROOT/$BUILD ;; esac
 BB=$BD/bench
 mkdir -p "$BB"
@@ -38,6 +46,35 @@ gcc -O2 -Wall -o "$BB/reqrep" "$CW_ROOT/bench/reqrep.c" -lpthread ||
 	fail "unable to build reqrep"
 gcc -O2 -Wall -o "$BB/floor" "$CW_ROOT/bench/floor.c" -lbpf ||
 	fail "unable to build the floor loader"
+# sysloop KIND N: CPU ns per syscall (epoll: epoll_wait with timeout 0
+# on an empty set; ppid: getppid), the process's CPU clock.
+cat >"$BB/sysloop.c" <<'C'
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+int main(int argc, char **argv)
+{
+	struct epoll_event ev;
+	struct timespec a, b;
+	long i, n = argc > 2 ? atol(argv[2]) : 1000000;
+	int ep = epoll_create1(0), wait = argc > 1 && !strcmp(argv[1], "epoll");
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &a);
+	for (i = 0; i < n; i++)
+		if (wait)
+			epoll_wait(ep, &ev, 1, 0);
+		else
+			syscall(SYS_getppid);
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &b);
+	printf("%.1f\n", ((b.tv_sec - a.tv_sec) * 1e9 + (b.tv_nsec - a.tv_nsec)) / n);
+	return 0;
+}
+C
+gcc -O2 -Wall -o "$BB/sysloop" "$BB/sysloop.c" || fail "unable to build sysloop"
 clang -g -O2 -target bpf -D__TARGET_ARCH_x86 -I"$BD" \
 	-c "$CW_ROOT/bench/floor.bpf.c" -o "$BB/floor.bpf.o" ||
 	fail "unable to build the floor programs"
@@ -54,11 +91,13 @@ mode_start() {
 		"$BB/floor" "$BB/floor.bpf.o" >"$log" 2>&1 &
 		M_PID=$! ;;
 	*)
+		local cw=$CW
 		case $1 in
 		traces) args="--traces $T_TMP/msgs.csv" ;;
+		old) args="--traces $T_TMP/msgs.csv" cw=$OLD_CW ;;
 		outside) args="--traces $T_TMP/msgs.csv --window 200ms --window-every 1h" ;;
 		esac
-		"$CW" run --hooks sampled --no-udp $args >/dev/null 2>"$log" &
+		"$cw" run --hooks sampled --no-udp $args >/dev/null 2>"$log" &
 		M_PID=$! ;;
 	esac
 	bg_pid "$M_PID"
@@ -106,6 +145,11 @@ for round in $(seq 1 "$ROUNDS"); do
 			# file) per round trip, from its clock ticks
 			echo "$mode rr $size $ns $(( (a1 - a0) * 1000000000 / $(getconf CLK_TCK) / RR_COUNT ))" >>"$res"
 		done
+		for sc in epoll ppid; do
+			ns=$(taskset -c 0 "$BB/sysloop" "$sc" "$SC_COUNT") ||
+				fail "sysloop $sc failed"
+			echo "$mode sc$sc 0 $ns 0" >>"$res"
+		done
 		echo "round $round $mode: $(grep -c "^$mode " "$res") runs" >&2
 		mode_stop
 	done
@@ -134,7 +178,11 @@ tp_btf program on the send and recv hooks; *run* \`causeway run --hooks
 sampled --no-udp\`, no per-call program attached; *traces* the same with
 \`--traces FILE\` (msgs attached all along); *outside* \`--traces FILE
 --window 200ms --window-every 1h\` measured after that window closed
-(detached).  Load average at the end: $shared (the machine was shared
+(detached)$([ -n "$OLD_CW" ] && echo "; *old* *traces* with OLD_CW=$OLD_CW").
+*epoll_wait(0)*, *getppid*: CPU per syscall ($SC_COUNT of them, pinned),
+what the loop-iteration hook (tp_btf/sys_exit, attached with the others)
+adds to a wait (a compare and a lookup) and to any other syscall (a
+compare).  Load average at the end: $shared (the machine was shared
 with other helpers; compare rows).
 
 EOF
@@ -148,9 +196,13 @@ for l in open(sys.argv[1]):
 names = [("none", "no agent"), ("floor", "floor: empty tp_btf on send/recv"),
          ("run", "run, no per-call program"),
          ("traces", "run --traces: msgs attached"),
-         ("outside", "run --traces, outside its window")]
-cols = sorted({(k[1], k[2]) for k in data}, key=lambda c: (c[0] != "pp", c[1]))
+         ("outside", "run --traces, outside its window"),
+         ("old", "run --traces, OLD_CW's build")]
+cols = sorted({(k[1], k[2]) for k in data},
+              key=lambda c: (c[0] != "pp", c[0].startswith("sc"), c[0], c[1]))
 def lab(c):
+    if c[0].startswith("sc"):
+        return "epoll_wait(0)" if c[0] == "scepoll" else "getppid"
     s = "%d B" % c[1] if c[1] < 1024 else "%d KiB" % (c[1] // 1024)
     return ("pingpong " if c[0] == "pp" else "reqrep ") + s
 print("| mode | " + " | ".join(lab(c) for c in cols) + " |")
@@ -172,9 +224,11 @@ def med(m, c):
 for c in cols:
     if ("traces",) + c not in data or ("run",) + c not in data:
         continue
-    calls = 2 if c[0] == "pp" else 4
+    calls = 2 if c[0] == "pp" else 1 if c[0].startswith("sc") else 4
     line = "- %s: traces against run %+.0f ns per call" % (
         lab(c), (med("traces", c) - med("run", c)) / calls)
+    if ("old",) + c in data:
+        line += " (OLD_CW's %+.0f)" % ((med("old", c) - med("run", c)) / calls)
     if ("floor",) + c in data and ("none",) + c in data:
         line += " (floor against none %+.0f)" % (
             (med("floor", c) - med("none", c)) / calls)
