@@ -161,3 +161,40 @@ void ti_note_call(struct node_ctx *c, int32_t req, int32_t call)
 		*l = p[lo] > *l ? p[lo] : *l;
 	p[lo] = c->t->spans[call].end_ns;
 }
+
+/*
+ * Links from the chains alone, where rounds start without FCFS: each call
+ * to the candidate whose latest input came last before it, one with no
+ * call still out first (ties: the older request).  FCFS's links teach
+ * that a call's request is often busy, which a sequential or
+ * event-driven handler is only while it fans out; these teach chains.
+ */
+void ti_chain_links(struct node_ctx *c, int32_t *link)
+{
+	int32_t cand[CW_TRACES_MAX_OPEN], thr;
+	size_t i, k, n, open;
+
+	ti_sweep_reset(c);
+	for (i = 0; i < c->n_calls; i++) {
+		int32_t x = c->calls[i], best = -1;
+		uint64_t at = c->t->spans[x].start_ns, lo = UINT64_MAX;
+
+		n = ti_enclosing(c, x, cand, CW_TRACES_MAX_OPEN, &open, &thr);
+		if (c->t->spans[x].method == CW_LINK_THREAD)
+			best = c->t->spans[x].parent;
+		for (k = 0; best < 0 && k < n; k++) {
+			bool busy;
+			uint64_t l = latest_in(c, cand[k], at, &busy);
+			uint64_t v = (at > l ? at - l : 0) +
+				     (busy ? UINT64_MAX / 2 : 0);
+
+			if (v < lo)
+				lo = v, best = -2 - (int32_t)k;
+		}
+		if (best <= -2)
+			best = cand[-2 - best];
+		link[x] = best;
+		if (best >= 0)
+			ti_note_call(c, best, x);
+	}
+}

@@ -343,7 +343,7 @@ static void ctx_free(struct node_ctx *c)
 	free(c->reqs), free(c->calls);
 	free(c->n_req_rc), free(c->cells), free(c->used), free(c->active);
 	free(c->last), free(c->saved), free(c->model), free(c->next);
-	free(c->best), free(c->ltabs), free(c->alt), free(c->init);
+	free(c->best), free(c->ltabs), free(c->alt);
 	ti_chain_free(c);
 }
 
@@ -390,7 +390,6 @@ static int ctx_init(struct node_ctx *c, uint32_t v, const int32_t *mine,
 	c->saved = malloc((c->n_calls + 1) * sizeof(*c->saved));
 	c->best = malloc((c->n_calls + 1) * sizeof(*c->best));
 	c->alt = malloc((c->n_calls + 1) * sizeof(*c->alt));
-	c->init = malloc((c->n_calls + 1) * sizeof(*c->init));
 	c->ltabs = calloc((c->n_rc * c->n_cc + 1) * KMAX, sizeof(*c->ltabs));
 	c->gen = 1;
 	c->model = calloc((c->n_rc * c->n_cc + 1) * KMAX, sizeof(*c->model));
@@ -398,7 +397,7 @@ static int ctx_init(struct node_ctx *c, uint32_t v, const int32_t *mine,
 	if (!c->n_req_rc || !c->cells || !c->used || !c->active || !c->last ||
 	    ti_chain_init(c) ||
 	    !c->saved || !c->best || !c->model || !c->next || !c->ltabs ||
-	    !c->alt || !c->init)
+	    !c->alt)
 		return cw_error("out of memory for the model of '%s'",
 				t->names[v]);
 	return 0;
@@ -632,31 +631,28 @@ static void rounds_to_fixed_point(struct node_ctx *c, struct window *w,
 }
 
 /*
- * Rounds twice from the same links: with the order feature (how many
- * older candidates wait for this callee, FCFS's own rule) and without
- * it, both results then scored with every feature, the more regular
- * kept.  Where an event loop's queue or a request's chain decides, the
- * order feature, learned from FCFS's links, can pull towards FCFS's
- * mistakes (the fan-out event loop from the 80% capture: 0.495 right with
- * it, 0.796 without); where requests wait their turn it is what decides
- * (the event loop from the 90% capture: 0.579 with, 0.467 without).
+ * Rounds twice: from FCFS's links (or the thread links) with the order
+ * feature (how many older candidates wait for this callee, FCFS's own
+ * rule), and from the chains' links (traces/chain.c) without it; both
+ * results then scored with every feature, the more regular kept.  FCFS's
+ * links teach that a call's request is often busy and FCFS's order,
+ * which an event loop or a chained handler never follows (Online
+ * Boutique at 4x: 0.084 right end to end from FCFS, 0.904 from the
+ * chains); where requests wait their turn, FCFS's start decides (the
+ * event loop from the 90% capture: 0.579, against 0.467).
  */
 static void rounds_both(struct node_ctx *c, struct window *w, int32_t *link,
 			int32_t *scratch)
 {
 	struct counts k0 = counts_get(c->t), ka;
 	double a, b;
-	size_t i;
 
-	for (i = 0; i < c->n_calls; i++)
-		c->init[i] = link[c->calls[i]];
 	c->no_order = false;
 	rounds_to_fixed_point(c, w, link, scratch);
 	a = links_cost(c, link);
 	ka = counts_get(c->t);
 	links_keep(c, c->alt, false);
-	for (i = 0; i < c->n_calls; i++)
-		link[c->calls[i]] = c->init[i];
+	ti_chain_links(c, link);
 	counts_set(c->t, k0);
 	c->learnt = false, c->no_order = true;
 	rounds_to_fixed_point(c, w, link, scratch);

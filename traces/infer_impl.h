@@ -64,7 +64,6 @@ struct node_ctx {
 	struct cw_tspan *saved; /* [call]: the other assignment's links */
 	struct cw_tspan *best;	/* [call]: the most regular round's links */
 	struct cw_tspan *alt;	/* [call]: the other rounds' links */
-	int32_t *init;		/* [call]: the links rounds start from */
 	bool no_order;		/* the order feature left out of costs */
 	bool joint_far;		/* windowed assignment far behind: not run */
 };
@@ -102,6 +101,8 @@ int ti_chain_init(struct node_ctx *c);
 void ti_chain_free(struct node_ctx *c);
 void ti_chain_reset(struct node_ctx *c);
 void ti_chain_advance(struct node_ctx *c, uint64_t at);
+/* Links from the chains alone into link[] (thread links kept). */
+void ti_chain_links(struct node_ctx *c, int32_t *link);
 
 /* The request call `call` is occurrence *used_of() of its callee in. */
 uint32_t *ti_used_of(struct node_ctx *c, int32_t req, int32_t call);
