@@ -239,6 +239,114 @@ static void test_timing(size_t threaded, double *ours, double *fcfs)
 	cw_traces_release(&t);
 }
 
+/* One request through the simulated event loop (times in us): its
+ * arrival and reply, and its calls to a, b and c (0: none). */
+struct lreq {
+	uint64_t arr, rep, s[3], e[3];
+};
+
+/* The loop's next input (0 arrival, 1 + callee: a reply), earliest
+ * first, -1 when none is left. */
+static int next_input(const struct lreq *q, size_t n, const uint8_t *done,
+		      uint64_t *at, int *kind)
+{
+	int best = -1, k;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		for (k = 0; k < 4; k++) {
+			uint64_t t = k ? q[i].e[k - 1] : q[i].arr;
+
+			if (done[i * 4 + k] || !t)
+				continue;
+			if (best < 0 || t < *at)
+				best = (int)i, *at = t, *kind = k;
+		}
+	return best;
+}
+
+/* Callee k's call of request x, sent at `out`. */
+static void lcall(struct lreq *x, int k, uint64_t out, uint64_t *seed)
+{
+	x->s[k] = out, x->e[k] = out + 100 + lcg(seed) % 1500;
+}
+
+/*
+ * A single-threaded event loop at high load, timing alone: it handles
+ * its inputs in arrival order, a handler's outputs written before the
+ * next input is read.  A request calls a; after a's reply, plain: b
+ * (7 in 10), then replies; fan-out: b and c at once, and replies after
+ * both are back (the reply that finds the other call out writes
+ * nothing).  The answer is known by construction.
+ */
+static void test_event_loop(bool fan, double *ours, double *fcfs)
+{
+	enum { N = 500 };
+	static struct lreq q[N];
+	static uint8_t done[N * 4];
+	struct cw_traces t;
+	struct cw_traces_opts o;
+	uint64_t seed = fan ? 7 : 11, at = 0, free_at = 0, now = 0;
+	uint32_t i, calls = 0, hits = 0, fh = 0;
+	int cl, lp, callee[3], kind, r, k;
+	size_t j;
+
+	memset(q, 0, sizeof(q)), memset(done, 0, sizeof(done));
+	for (i = 0; i < N; i++)
+		q[i].arr = at += 60 + lcg(&seed) % 240; /* ~4 in flight */
+	while ((r = next_input(q, N, done, &now, &kind)) >= 0) {
+		struct lreq *x = &q[r];
+		uint64_t out = (now > free_at ? now : free_at) + 5 +
+			       lcg(&seed) % 40;
+		bool out_b = x->s[1] && !done[r * 4 + 2];
+		bool out_c = x->s[2] && !done[r * 4 + 3];
+
+		done[r * 4 + kind] = 1;
+		free_at = out + 2;
+		if (kind == 0) {
+			lcall(x, 0, out, &seed);
+		} else if (kind == 1 && (fan || lcg(&seed) % 10 < 7)) {
+			lcall(x, 1, out, &seed);
+			if (fan)
+				lcall(x, 2, out + 1, &seed);
+		} else if (!(kind == 2 && out_c) && !(kind == 3 && out_b)) {
+			x->rep = out;
+		}
+	}
+	cw_traces_init(&t);
+	cl = cw_traces_node(&t, "client");
+	lp = cw_traces_node(&t, "loop");
+	callee[0] = cw_traces_node(&t, "a");
+	callee[1] = cw_traces_node(&t, "b");
+	callee[2] = cw_traces_node(&t, "c");
+	for (i = 0; i < N; i++) {
+		CHECK(q[i].rep > 0);
+		rpc(&t, cl, lp, 1 + 4 * i, q[i].arr - 20, q[i].rep + 20, 0, 0);
+		for (k = 0; k < 3; k++)
+			if (q[i].s[k])
+				rpc(&t, lp, callee[k], 2 + 4 * i + (uint32_t)k,
+				    q[i].s[k], q[i].e[k], 0, 0);
+	}
+	CHECK(!cw_traces_build(&t));
+	cw_traces_opts_default(&o);
+	CHECK(!cw_traces_infer(&t, &o));
+	for (j = 0; j < t.n_spans; j++) {
+		const struct cw_tspan *x = &t.spans[j];
+		int32_t want;
+
+		if (x->role != CW_ROLE_CONNECTED || x->node != (uint32_t)lp)
+			continue;
+		want = call_on(&t, "loop", 1 + 4 * ((x->conn - 1) / 4),
+			       CW_ROLE_ACCEPTED);
+		calls++;
+		hits += x->parent == want;
+		fh += x->fcfs == want;
+	}
+	CHECK(calls > N);
+	*ours = (double)hits / calls, *fcfs = (double)fh / calls;
+	cw_traces_release(&t);
+}
+
 static void test_multiplexed(void)
 {
 	struct cw_traces t;
@@ -421,5 +529,13 @@ int main(void)
 	printf("half thread-linked: %.3f of calls right, FCFS %.3f\n", ours_t,
 	       fcfs_t);
 	CHECK(ours_t > ours);
+	test_event_loop(false, &ours, &fcfs);
+	printf("event loop: %.3f of calls right, FCFS %.3f\n", ours, fcfs);
+	CHECK(ours > 0.95 && ours > fcfs + 0.1);
+	/* Not yet: its calls sent together are linked below FCFS (0.341
+	 * against 0.443), the gap left of #32; printed, not checked. */
+	test_event_loop(true, &ours, &fcfs);
+	printf("fan-out event loop: %.3f of calls right, FCFS %.3f\n", ours,
+	       fcfs);
 	return failures ? 1 : 0;
 }
