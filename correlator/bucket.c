@@ -165,39 +165,6 @@ bool cw_buckets_revive(struct cw_pairing *p, const struct end_key *k,
 
 /* ---- folding deltas into edges ------------------------------------------ */
 
-static void node_key_of(const struct cw_edge_node *n, struct cw_node_key *k)
-{
-	memset(k, 0, sizeof(*k));
-	k->kind = n->kind;
-	if (n->kind == CW_EDGE_NODE_EXTERNAL) {
-		k->addr = n->addr;
-		k->port = n->port;
-		return;
-	}
-	memcpy(k->host, n->host, strnlen(n->host, sizeof(k->host) - 1));
-	if (n->kind == CW_EDGE_NODE_UNKNOWN) {
-		k->netns = n->netns;
-	} else {
-		k->tgid = n->proc.tgid;
-		k->start_ns = n->proc.start_ns;
-	}
-}
-
-long cw_buckets_node(struct cw_buckets *b, const struct cw_edge_node *n)
-{
-	struct cw_node_key k;
-	struct cw_edge_node *v;
-	bool created;
-
-	node_key_of(n, &k);
-	v = cw_htab_upsert(&b->nodes, &k, &created);
-	if (!v)
-		return -1;
-	if (created)
-		*v = *n;
-	return cw_htab_index(&b->nodes, &k);
-}
-
 /* What a fold works with: where to, whose counted flags, node cache. */
 struct folder {
 	struct cw_pairing *p;
@@ -228,22 +195,53 @@ static uint32_t *acct_of(struct folder *f, size_t i)
 	return f->acct ? &f->acct[i] : &e->acct;
 }
 
+/*
+ * The node of end i's owner, interned: its key made from the owner's and
+ * the process's heads, the whole node (a kilobyte) only when it is new.
+ */
+static long owner_node_make(struct cw_pairing *p, size_t i)
+{
+	const struct cw_end *e = cw_pairing_numbers(p, i);
+	const struct owner_key *ok = cw_htab_key(&p->owners, e->owner);
+	const char *host = ((const struct host_key *)cw_htab_key(
+				    &p->hosts, ok->host))->name;
+	const struct proc_head *pr = cw_pairing_proc(p, e);
+	size_t len = strnlen(host, CW_HOST_LEN - 1);
+	struct cw_htab *h = &p->bk.nodes;
+	struct cw_edge_node *v;
+	struct cw_node_key k;
+	bool created;
+
+	memset(&k, 0, sizeof(k));
+	k.kind = ok->unknown ? CW_EDGE_NODE_UNKNOWN : CW_EDGE_NODE_PROCESS;
+	memcpy(k.host, host, len);
+	if (ok->unknown) {
+		k.netns = pr->netns;
+	} else {
+		k.tgid = pr->tgid;
+		k.start_ns = pr->start_ns;
+	}
+	v = cw_htab_upsert(h, &k, &created);
+	if (!v)
+		return -1;
+	if (created) { /* zeroed */
+		v->kind = k.kind;
+		memcpy(v->host, host, len);
+		v->netns = pr->netns;
+		if (!ok->unknown)
+			cw_pairing_proc_unpack(pr, &v->proc);
+	}
+	return (long)(((unsigned char *)v -
+		       (unsigned char *)cw_htab_val(h, 0)) /
+		      h->entry_size);
+}
+
 static long owner_node(struct folder *f, size_t i)
 {
 	const struct cw_end *e = cw_pairing_numbers(f->p, i);
-	static struct cw_edge_node n; /* large: keep it off the stack */
-	struct cw_end_owner o;
 
-	if (f->owner_node[e->owner] >= 0)
-		return f->owner_node[e->owner];
-	cw_pairing_owner(f->p, i, &o);
-	memset(&n, 0, sizeof(n));
-	n.kind = o.unknown ? CW_EDGE_NODE_UNKNOWN : CW_EDGE_NODE_PROCESS;
-	memcpy(n.host, o.host, strnlen(o.host, sizeof(n.host) - 1));
-	n.netns = o.netns;
-	if (!o.unknown)
-		n.proc = o.proc;
-	f->owner_node[e->owner] = cw_buckets_node(&f->p->bk, &n);
+	if (f->owner_node[e->owner] < 0)
+		f->owner_node[e->owner] = owner_node_make(f->p, i);
 	return f->owner_node[e->owner];
 }
 
@@ -562,106 +560,6 @@ static uint64_t view_from(const struct cw_buckets *b, uint64_t sealed)
 	return sealed > b->view_ns ? sealed - b->view_ns : 0;
 }
 
-int cw_buckets_keep_nodes(struct cw_buckets *b, uint32_t *id,
-			  cw_node_remap_fn remap, void *arg)
-{
-	size_t n = b->nodes.len, used = 0, j;
-	struct cw_htab to;
-
-	for (j = 0; j < n; j++)
-		used += !id[j];
-	if (n < 1024 || 2 * used > n)
-		return 0;
-	cw_htab_init(&to, sizeof(struct cw_node_key), sizeof(struct cw_edge_node));
-	if (cw_htab_reserve(&to, used))
-		return -1;
-	for (j = 0, used = 0; j < n; j++) {
-		if (id[j])
-			continue;
-		memcpy(cw_htab_upsert(&to, cw_htab_key(&b->nodes, j), NULL),
-		       cw_htab_val(&b->nodes, j), sizeof(struct cw_edge_node));
-		id[j] = (uint32_t)used++;
-	}
-	if (remap(arg, id)) {
-		cw_htab_release(&to);
-		return -1;
-	}
-	cw_htab_release(&b->nodes);
-	b->nodes = to;
-	cw_buckets_drop_owners(b);
-	return 0;
-}
-
-/* h's edges with their node ids mapped through id[], in h's order, into
- * the empty *to (room made first: nothing fails half way).  0 or -1. */
-static int rekeyed(const struct cw_htab *h, const uint32_t *id,
-		   struct cw_htab *to)
-{
-	struct edge_key k;
-	size_t j;
-
-	if (cw_htab_reserve(to, h->len))
-		return -1;
-	for (j = 0; j < h->len; j++) {
-		k = *(struct edge_key *)cw_htab_key(h, j);
-		k.client = id[k.client];
-		k.server = id[k.server];
-		memcpy(cw_htab_upsert(to, &k, NULL), cw_htab_val(h, j),
-		       sizeof(struct cw_edge_total));
-	}
-	return 0;
-}
-
-/* The sealed edges' node ids through id[]: both tables, or neither (the
- * totals move, health blocks and all: the tables released do not own). */
-static int rekey(void *arg, const uint32_t *id)
-{
-	struct cw_buckets *b = arg;
-	struct cw_htab total, sealed;
-
-	cw_htab_init(&total, sizeof(struct edge_key),
-		     sizeof(struct cw_edge_total));
-	cw_htab_init(&sealed, sizeof(struct edge_key),
-		     sizeof(struct cw_edge_total));
-	if (rekeyed(&b->total, id, &total) ||
-	    rekeyed(&b->sealed, id, &sealed)) {
-		cw_htab_release(&total);
-		cw_htab_release(&sealed);
-		return -1;
-	}
-	cw_htab_release(&b->total);
-	cw_htab_release(&b->sealed);
-	b->total = total;
-	b->sealed = sealed;
-	return 0;
-}
-
-/*
- * Forget the nodes no edge names any more, once they are over half of
- * them.  Only the sealed edges hold ids between seals (a fold interns
- * the nodes it needs).  0 or -1.
- */
-static int compact_nodes(struct cw_buckets *b)
-{
-	uint32_t *id = malloc((b->nodes.len + 1) * sizeof(*id));
-	const struct cw_htab *h[] = {&b->total, &b->sealed};
-	const struct edge_key *k;
-	size_t t, j;
-	int err;
-
-	if (!id)
-		return -1;
-	memset(id, 0xff, (b->nodes.len + 1) * sizeof(*id));
-	for (t = 0; t < 2; t++)
-		for (j = 0; j < h[t]->len; j++) {
-			k = cw_htab_key(h[t], j);
-			id[k->client] = id[k->server] = 0;
-		}
-	err = cw_buckets_keep_nodes(b, id, rekey, b);
-	free(id);
-	return err;
-}
-
 /*
  * With a view, the sealed totals are kept per bucket and those before the
  * view are forgotten: each time its start passes a step (an eighth of the
@@ -686,7 +584,7 @@ static int forget(struct cw_buckets *b, uint64_t sealed_before)
 		if (k.bucket < from)
 			cw_edge_totals_delete(&b->total, &k);
 	}
-	return compact_nodes(b);
+	return cw_buckets_compact_nodes(b);
 }
 
 int cw_pairing_seal(struct cw_pairing *p)

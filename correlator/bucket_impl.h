@@ -93,6 +93,12 @@ void cw_health_dormant_out(const struct dormant_val *d,
 void cw_health_dormant_in(struct dormant_val *d,
 			  const struct cw_conn_record *r);
 
+/*
+ * Forget the nodes no edge names any more, once they are over half of
+ * them (correlator/bucket_state.c).  0 or -1.
+ */
+int cw_buckets_compact_nodes(struct cw_buckets *b);
+
 static inline uint64_t bucket_of(const struct cw_buckets *b, uint64_t ns)
 {
 	return ns / b->s.width_ns * b->s.width_ns;

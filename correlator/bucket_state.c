@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * The time buckets in checkpoints: a pairing's live and dormant ends,
- * open buckets' deltas and sealed totals as chunks of a StateChunk
- * record each, and back.
+ * The time buckets' nodes, interned and compacted; and the buckets in
+ * checkpoints: a pairing's live and dormant ends, open buckets' deltas
+ * and sealed totals as chunks of a StateChunk record each, and back.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +11,200 @@
 #include "correlator/bucket_impl.h"
 #include "correlator/correlator.h"
 #include "correlator/pair_impl.h"
+
+/* ---- nodes --------------------------------------------------------------- */
+
+static void node_key_of(const struct cw_edge_node *n, struct cw_node_key *k)
+{
+	memset(k, 0, sizeof(*k));
+	k->kind = n->kind;
+	if (n->kind == CW_EDGE_NODE_EXTERNAL) {
+		k->addr = n->addr;
+		k->port = n->port;
+		return;
+	}
+	memcpy(k->host, n->host, strnlen(n->host, sizeof(k->host) - 1));
+	if (n->kind == CW_EDGE_NODE_UNKNOWN) {
+		k->netns = n->netns;
+	} else {
+		k->tgid = n->proc.tgid;
+		k->start_ns = n->proc.start_ns;
+	}
+}
+
+long cw_buckets_node(struct cw_buckets *b, const struct cw_edge_node *n)
+{
+	struct cw_node_key k;
+	struct cw_edge_node *v;
+	bool created;
+
+	node_key_of(n, &k);
+	v = cw_htab_upsert(&b->nodes, &k, &created);
+	if (!v)
+		return -1;
+	if (created)
+		*v = *n;
+	/* Its place in the dense entries: no second lookup. */
+	return (long)(((unsigned char *)v -
+		       (unsigned char *)cw_htab_val(&b->nodes, 0)) /
+		      b->nodes.entry_size);
+}
+
+/*
+ * The owners' nodes through a renumbering (id[] as cw_buckets_keep_nodes()
+ * takes it, before it is rewritten): those kept, the others -1.  Their
+ * new ids are put in by owners_renumbered() once the nodes moved.  NULL
+ * with *ok false when out of memory.
+ */
+static long *owners_kept(const struct cw_buckets *b, const uint32_t *id,
+			 bool *ok)
+{
+	long *on, v;
+	size_t o;
+
+	*ok = true;
+	if (!b->owner_nodes)
+		return NULL;
+	on = malloc(b->owner_nodes * sizeof(*on));
+	if (!on) {
+		*ok = false;
+		return NULL;
+	}
+	for (o = 0; o < b->owner_nodes; o++) {
+		v = b->owner_node[o];
+		on[o] = v >= 0 && (size_t)v < b->nodes.len && !id[v] ? v : -1;
+	}
+	return on;
+}
+
+static void owners_renumbered(struct cw_buckets *b, long *on, size_t n,
+			      const uint32_t *id)
+{
+	size_t o;
+
+	cw_buckets_drop_owners(b);
+	if (!on)
+		return;
+	for (o = 0; o < n; o++)
+		if (on[o] >= 0)
+			on[o] = id[on[o]];
+	b->owner_node = on;
+	b->owner_nodes = b->cap_owner_node = n;
+}
+
+int cw_buckets_keep_nodes(struct cw_buckets *b, uint32_t *id,
+			  cw_node_remap_fn remap, void *arg)
+{
+	size_t n = b->nodes.len, used = 0, j, nowners = b->owner_nodes;
+	struct cw_htab to;
+	long *on;
+	bool ok;
+
+	for (j = 0; j < n; j++)
+		used += !id[j];
+	if (n < 1024 || 2 * used > n)
+		return 0;
+	on = owners_kept(b, id, &ok);
+	if (!ok)
+		return -1;
+	cw_htab_init(&to, sizeof(struct cw_node_key), sizeof(struct cw_edge_node));
+	if (cw_htab_reserve(&to, used)) {
+		free(on);
+		return -1;
+	}
+	for (j = 0, used = 0; j < n; j++) {
+		if (id[j])
+			continue;
+		memcpy(cw_htab_upsert(&to, cw_htab_key(&b->nodes, j), NULL),
+		       cw_htab_val(&b->nodes, j), sizeof(struct cw_edge_node));
+		id[j] = (uint32_t)used++;
+	}
+	if (remap(arg, id)) {
+		cw_htab_release(&to);
+		free(on);
+		return -1;
+	}
+	cw_htab_release(&b->nodes);
+	b->nodes = to;
+	owners_renumbered(b, on, nowners, id);
+	return 0;
+}
+
+/* h's edges with their node ids mapped through id[], in h's order, into
+ * the empty *to (room made first: nothing fails half way).  0 or -1. */
+static int rekeyed(const struct cw_htab *h, const uint32_t *id,
+		   struct cw_htab *to)
+{
+	struct edge_key k;
+	size_t j;
+
+	if (cw_htab_reserve(to, h->len))
+		return -1;
+	for (j = 0; j < h->len; j++) {
+		k = *(struct edge_key *)cw_htab_key(h, j);
+		k.client = id[k.client];
+		k.server = id[k.server];
+		memcpy(cw_htab_upsert(to, &k, NULL), cw_htab_val(h, j),
+		       sizeof(struct cw_edge_total));
+	}
+	return 0;
+}
+
+/* The sealed edges' node ids through id[]: both tables, or neither (the
+ * totals move, health blocks and all: the tables released do not own). */
+static int rekey(void *arg, const uint32_t *id)
+{
+	struct cw_buckets *b = arg;
+	struct cw_htab total, sealed;
+
+	cw_htab_init(&total, sizeof(struct edge_key),
+		     sizeof(struct cw_edge_total));
+	cw_htab_init(&sealed, sizeof(struct edge_key),
+		     sizeof(struct cw_edge_total));
+	if (rekeyed(&b->total, id, &total) ||
+	    rekeyed(&b->sealed, id, &sealed)) {
+		cw_htab_release(&total);
+		cw_htab_release(&sealed);
+		return -1;
+	}
+	cw_htab_release(&b->total);
+	cw_htab_release(&b->sealed);
+	b->total = total;
+	b->sealed = sealed;
+	return 0;
+}
+
+/*
+ * Forget the nodes no edge names any more, once they are over half of
+ * them.  Only the sealed edges hold ids between seals (a fold interns
+ * the nodes it needs).  0 or -1.
+ */
+int cw_buckets_compact_nodes(struct cw_buckets *b)
+{
+	const struct cw_htab *h[] = {&b->total, &b->sealed};
+	const struct edge_key *k;
+	uint32_t *id;
+	size_t t, j;
+	int err;
+
+	/* Too few to compact (cw_buckets_keep_nodes()): no walk. */
+	if (b->nodes.len < 1024)
+		return 0;
+	id = malloc((b->nodes.len + 1) * sizeof(*id));
+	if (!id)
+		return -1;
+	memset(id, 0xff, (b->nodes.len + 1) * sizeof(*id));
+	for (t = 0; t < 2; t++)
+		for (j = 0; j < h[t]->len; j++) {
+			k = cw_htab_key(h[t], j);
+			id[k->client] = id[k->server] = 0;
+		}
+	err = cw_buckets_keep_nodes(b, id, rekey, b);
+	free(id);
+	return err;
+}
+
+/* ---- checkpoints ---------------------------------------------------------- */
 
 int cw_pairing_add_total(struct cw_pairing *p, const struct cw_wire_edge *w)
 {

@@ -573,9 +573,15 @@ static int compact_procs(struct cw_pairing *p, size_t live)
 	return 0;
 }
 
-/* The owners of the ends kept, numbered again. */
+/*
+ * The owners of the ends kept, numbered again.  Each keeps the node the
+ * buckets found for it (bk.owner_node): looking a node up again costs
+ * its process unpacked and a kilobyte-long key hashed.
+ */
 static int compact_owners(struct cw_pairing *p)
 {
+	struct cw_buckets *b = &p->bk;
+	long *node = malloc((p->ends.len + 1) * sizeof(*node));
 	struct cw_htab owners;
 	struct owner_key k;
 	struct cw_end *e;
@@ -583,6 +589,8 @@ static int compact_owners(struct cw_pairing *p)
 	bool made;
 	size_t i;
 
+	if (!node)
+		return -1;
 	cw_htab_init(&owners, sizeof(struct owner_key), sizeof(uint32_t));
 	for (i = 0; i < p->ends.len; i++) {
 		e = cw_htab_val(&p->ends, i);
@@ -590,15 +598,23 @@ static int compact_owners(struct cw_pairing *p)
 		id = cw_htab_upsert(&owners, &k, &made);
 		if (!id) {
 			cw_htab_release(&owners);
+			free(node);
 			return -1;
 		}
-		if (made)
+		if (made) {
 			*id = (uint32_t)(owners.len - 1);
+			node[*id] = e->owner < b->owner_nodes
+					    ? b->owner_node[e->owner]
+					    : -1;
+		}
 		e->owner = *id;
 	}
 	cw_htab_release(&p->owners);
 	p->owners = owners;
-	cw_buckets_drop_owners(&p->bk);
+	cw_buckets_drop_owners(b);
+	b->owner_node = node;
+	b->owner_nodes = owners.len;
+	b->cap_owner_node = p->ends.len + 1;
 	return 0;
 }
 
