@@ -647,6 +647,9 @@ struct cw_correlator {
 	/* Records applied by the last snapshot, and in the period before:
 	 * how far behind the input may be and still count as caught up. */
 	uint64_t snap_applied, period_applied;
+	/* The wall clock read once for a batch of records being applied
+	 * (the skew bound is minutes wide); 0: read it per record. */
+	uint64_t batch_real;
 };
 
 /*

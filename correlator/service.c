@@ -624,8 +624,9 @@ void cw_correlator_apply(struct cw_correlator *c, struct cw_kafka_msg *m)
 	if (kind == CW_WIRE_CONN) {
 		/* Set aside before it can move a sealing point. */
 		int skew = cw_pairing_skewed(pairing_of(c, m), &wm.conn,
-					     cw_now_real_ns(), why,
-					     sizeof(why));
+					     c->batch_real ? c->batch_real
+							   : cw_now_real_ns(),
+					     why, sizeof(why));
 
 		kind = skew ? skew : kind;
 	}
@@ -746,6 +747,7 @@ int cw_correlator_run(struct cw_correlator *c, uint64_t duration, uint64_t idle,
 			/* What is waiting already, with no clock read per
 			 * record (a zero timeout reads none either); their
 			 * lag is told with one read for the batch. */
+			c->batch_real = cw_now_real_ns();
 			for (k = 0; n == 1 && k < BATCH; k++) {
 				ts[k] = m.ts_ms;
 				cw_correlator_apply(c, &m);
@@ -753,6 +755,7 @@ int cw_correlator_run(struct cw_correlator *c, uint64_t duration, uint64_t idle,
 					n = cw_kafka_consume(c->consumer, 0,
 							     &m);
 			}
+			c->batch_real = 0;
 			if (n < 0)
 				return -1;
 			cw_lag_add_batch(ts, (size_t)k);
