@@ -135,8 +135,11 @@ static int put_set(struct cw_correlator *c, struct cw_part_state *ps,
 		m.edge.bucket_ns = e[i]->bucket_ns;
 		m.edge.sealed = e[i]->bucket_ns < ps->pairing.bk.s.sealed_ns;
 		m.edge.protocol = e[i]->protocol;
-		m.edge.client = *e[i]->client;
-		m.edge.server = *e[i]->server;
+		/* A kilobyte each: copied only when not the one before. */
+		if (i == lo || e[i]->client != e[i - 1]->client)
+			m.edge.client = *e[i]->client;
+		if (i == lo || e[i]->server != e[i - 1]->server)
+			m.edge.server = *e[i]->server;
 		cw_wire_edge_set_total(&m.edge, &e[i]->t);
 		m.edge.set_index = (uint32_t)(i - lo);
 		if (cw_wire_encode_edge_to(&m.edge, buf, &len))
