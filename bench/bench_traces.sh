@@ -2,8 +2,8 @@
 # Inference speed of causeway traces: spans linked per second on one core
 # (taskset -c 0), on a synthetic message trace (a web tier serving
 # overlapping requests, each calling db and, 70% of the time, cache; one
-# connection per call; timing only, so the model is learned from FCFS and
-# used for one assignment round) and on the two span traces.  The time is
+# connection per call; timing only, so the model is learned in rounds
+# from FCFS's links and from the chains') and on the two span traces.  The time is
 # what causeway reports for linking alone (reading and building spans
 # excluded); medians over ROUNDS runs.  Then each span trace at LOADS
 # times its load (every trace's start moved so traces start that many
@@ -124,9 +124,10 @@ for f in "$SPANS"/*.csv; do
 done
 echo
 echo "Spans linked per second on one core (\`taskset -c 0\`), median of"
-echo "$ROUNDS runs; linking alone (thread pass, FCFS, one learning round:"
-echo "both assignments, one call at a time and windowed Hungarian, and the"
-echo "choice between them), not reading or writing."
+echo "$ROUNDS runs; linking alone (thread pass, FCFS, and the timing rounds"
+echo "to a fixed point, from FCFS's links and from the chains', each round"
+echo "one call at a time and, while it competes, windowed Hungarian), not"
+echo "reading or writing."
 echo
 # before ARGS...: OLD_CW's rate on the same input, as a column.
 before() {
