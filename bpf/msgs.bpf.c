@@ -76,6 +76,28 @@ struct {
 	__type(value, struct cw_msgs_thread);
 } threads SEC(".maps");
 
+/* An event loop's learned calls per source, and its queued calls. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct cw_msgs_next_key);
+	__type(value, struct cw_msgs_next);
+} nexts SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct cw_msgs_pending);
+} pendings SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct cw_msgs_pending);
+} pending_zero SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 1 << 24);
@@ -191,6 +213,8 @@ static __always_inline struct cw_msgs_thread *thread_get(__u32 tid, bool create)
 		t->iter = t->cur_iter = 0;
 		t->cur_cookie = 0;
 		t->n_sync = t->n_stale = 0;
+		t->answered = 0;
+		t->wrote[0] = t->wrote[1] = t->wrote[2] = 0;
 		t->gen = gen;
 		return t;
 	}
@@ -224,22 +248,191 @@ static __always_inline void request_close(struct cw_msgs_sk *s)
 }
 
 /*
+ * An event loop's queued calls.  A handler that finds every connection of
+ * its client pool busy writes nothing: the pool queues the call and
+ * writes it when a reply frees a connection, in the iteration of that
+ * reply's read, whose context is another request's.  So per thread the
+ * peers a handler calls after a read from each source are learned from
+ * the calls it wrote at once, and when the next read ends a handling
+ * that neither answered its request nor wrote to one of them, that call
+ * is pending; a call on a just-freed connection takes the oldest pending
+ * one to its peer (pools serve their queues in order).  Pending calls of
+ * a request whose reply began are dropped; one that did not fit marks
+ * its peer's order lost until that queue runs dry.
+ */
+static __always_inline struct cw_msgs_pending *pending_get(__u32 tid,
+							   bool create)
+{
+	struct cw_msgs_pending *p = bpf_map_lookup_elem(&pendings, &tid);
+	__u32 zero = 0, i;
+
+	if (!p && create) {
+		p = bpf_map_lookup_elem(&pending_zero, &zero);
+		if (!p)
+			return NULL;
+		bpf_map_update_elem(&pendings, &tid, p, BPF_NOEXIST);
+		p = bpf_map_lookup_elem(&pendings, &tid);
+		if (p && p->gen != gen)
+			p->gen = gen; /* fresh from the zeroed template */
+		return p;
+	}
+	if (p && p->gen != gen) {
+		for (i = 0; i < CW_MSGS_PENDING; i++)
+			p->cookie[i] = 0;
+		p->lossy = 0;
+		p->gen = gen;
+	}
+	return p;
+}
+
+static __always_inline void pending_push(__u32 tid, __u64 cookie, __u32 seq,
+					 __u64 to)
+{
+	struct cw_msgs_pending *p = pending_get(tid, true);
+	__u32 i, at = CW_MSGS_PENDING;
+
+	if (!p)
+		return;
+	for (i = 0; i < CW_MSGS_PENDING; i++)
+		if (!p->cookie[i]) {
+			at = i;
+			break;
+		}
+	if (at >= CW_MSGS_PENDING) {
+		p->lossy = p->lossy && p->lossy != to ? ~0ULL : to;
+		return;
+	}
+	p->cookie[at] = cookie;
+	p->seq[at] = seq;
+	p->to[at] = to;
+	p->stamp[at] = ++p->next_stamp;
+}
+
+/* The oldest pending call to `to`, taken out; false: none, or its
+ * queue's order is lost (then taken out all the same). */
+static __always_inline bool pending_pop(__u32 tid, __u64 to, __u64 *cookie,
+					__u32 *seq)
+{
+	struct cw_msgs_pending *p = pending_get(tid, false);
+	__u32 i, at = CW_MSGS_PENDING, age, oldest = 0;
+
+	if (!p)
+		return false;
+	for (i = 0; i < CW_MSGS_PENDING; i++) {
+		age = p->next_stamp - p->stamp[i]; /* wraps: still right */
+		if (p->cookie[i] && p->to[i] == to &&
+		    (at >= CW_MSGS_PENDING || age > oldest)) {
+			oldest = age;
+			at = i;
+		}
+	}
+	if (at >= CW_MSGS_PENDING) {
+		if (p->lossy == to || p->lossy == ~0ULL)
+			p->lossy = 0; /* drained: in order again */
+		return false;
+	}
+	*cookie = p->cookie[at];
+	*seq = p->seq[at];
+	p->cookie[at] = 0;
+	return !(p->lossy == to || p->lossy == ~0ULL);
+}
+
+/* The reply to a request began: nothing of it is pending any more. */
+static __always_inline void pending_drop(__u32 tid, __u64 cookie)
+{
+	struct cw_msgs_pending *p = bpf_map_lookup_elem(&pendings, &tid);
+	__u32 i;
+
+	if (!p || p->gen != gen)
+		return;
+	for (i = 0; i < CW_MSGS_PENDING; i++)
+		if (p->cookie[i] == cookie)
+			p->cookie[i] = 0;
+}
+
+/* A call written at once after a read from t->cur_from: learn its peer. */
+static __always_inline void learn_next(struct cw_msgs_thread *t, __u32 tid,
+				       __u64 to)
+{
+	struct cw_msgs_next_key k = {.tid = tid, .from = t->cur_from};
+	struct cw_msgs_next fresh = {.gen = gen}, *n;
+	__u32 i;
+
+	for (i = 0; i < CW_MSGS_FANOUT; i++) {
+		if (t->wrote[i] == to)
+			break;
+		if (!t->wrote[i]) {
+			t->wrote[i] = to;
+			break;
+		}
+	}
+	n = bpf_map_lookup_elem(&nexts, &k);
+	if (!n || n->gen != gen) {
+		fresh.to[0] = to;
+		bpf_map_update_elem(&nexts, &k, &fresh, BPF_ANY);
+		return;
+	}
+	for (i = 0; i < CW_MSGS_FANOUT; i++) {
+		if (n->to[i] == to)
+			return;
+		if (!n->to[i]) {
+			n->to[i] = to;
+			return;
+		}
+	}
+}
+
+/* The handling of the latest read ends (another read begins): each peer
+ * its source's handler calls that it neither wrote to nor answered
+ * before is a pending call. */
+static __always_inline void handling_end(struct cw_msgs_thread *t, __u32 tid)
+{
+	struct cw_msgs_next_key k = {.tid = tid, .from = t->cur_from};
+	struct cw_msgs_next *n;
+	__u32 i, j;
+	__u64 to;
+	bool done;
+
+	if (!t->cur_cookie || t->answered)
+		return;
+	n = bpf_map_lookup_elem(&nexts, &k);
+	if (!n || n->gen != gen)
+		return;
+	for (i = 0; i < CW_MSGS_FANOUT; i++) {
+		to = n->to[i];
+		if (!to)
+			continue;
+		for (done = false, j = 0; j < CW_MSGS_FANOUT; j++)
+			done |= t->wrote[j] == to;
+		if (!done)
+			pending_push(tid, t->cur_cookie, t->cur_seq, to);
+	}
+}
+
+/*
  * Thread t read on s: its context is now the request that read belongs to
  * (a request on an accepted socket; the call's request on a connected
  * one, 0 when unknown), set in the thread's current loop iteration.  A
  * loop thread's later reads of the same message renew it (on_io).
  */
 static __always_inline void read_ctx(struct cw_msgs_sk *s,
-				     struct cw_msgs_thread *t)
+				     struct cw_msgs_thread *t, __u32 tid)
 {
-	if (s->role == CW_MSGS_ACCEPTED) {
-		t->cur_cookie = s->cookie;
-		t->cur_seq = s->seq_in;
-	} else {
-		t->cur_cookie = s->call_cookie;
-		t->cur_seq = s->call_seq;
+	bool acc = s->role == CW_MSGS_ACCEPTED;
+	__u64 cookie = acc ? s->cookie : s->call_cookie;
+	__u32 seq = acc ? s->seq_in : s->call_seq, i;
+
+	if (t->iter && (cookie != t->cur_cookie || seq != t->cur_seq ||
+			s->cookie != t->cur_src)) {
+		handling_end(t, tid);
+		for (i = 0; i < CW_MSGS_FANOUT; i++)
+			t->wrote[i] = 0;
+		t->answered = 0;
 	}
+	t->cur_cookie = cookie;
+	t->cur_seq = cookie ? seq : 0;
 	t->cur_src = s->cookie;
+	t->cur_from = s->end_id;
 	t->cur_iter = t->iter;
 	if (t->iter)
 		s->flags |= CW_MSGS_F_LOOP_READ;
@@ -259,7 +452,19 @@ static __always_inline void request_open(struct cw_msgs_sk *s, __u32 tid)
 	t->cookie = s->cookie;
 	t->seq = s->seq_in;
 	s->req_tid = tid;
-	read_ctx(s, t);
+	read_ctx(s, t, tid);
+}
+
+/* Thread tid begins the reply to s's request. */
+static __always_inline void request_answer(struct cw_msgs_sk *s, __u32 tid)
+{
+	struct cw_msgs_thread *t = thread_get(tid, false);
+
+	if (!t || !t->iter)
+		return;
+	if (t->cur_cookie == s->cookie && t->cur_seq == s->seq_in)
+		t->answered = 1;
+	pending_drop(tid, s->cookie);
 }
 
 /*
@@ -270,13 +475,19 @@ static __always_inline void request_open(struct cw_msgs_sk *s, __u32 tid)
  * - the read was this very socket's reply: a client pool that queues
  *   calls (Node.js's http.Agent at maxSockets) hands a freed connection
  *   to the next waiting call as its reply is read, and that call is
- *   another request's;
+ *   another request's: the oldest pending call to this peer (above);
  * - the thread defers: more than one call in LOOP_STALE_SHARE of its
  *   calls so far was written after the iteration of its latest read (a
  *   handler writing from a timer or a later callback).  Such a write
  *   can also land in an iteration that read something else first (an
  *   asyncio loop runs the iteration's reads, then its due timers), so
  *   none of that thread's same-iteration writes is evidence either.
+ *
+ * The first call on a connection made while attached waited for its
+ * handshake, not for a timer: it counts as neither, and it takes the
+ * oldest pending call to its peer out of the queue unflagged (a pool
+ * below its limit opens a connection for a call rather than queue it, in
+ * an order the handshakes may not keep).
  *
  * Else the latest request opened, with the count the reader trusts only
  * at 1.  The call keeps the request it was made for when either is
@@ -285,21 +496,38 @@ static __always_inline void request_open(struct cw_msgs_sk *s, __u32 tid)
 #define LOOP_STALE_SHARE 16
 
 static __always_inline void call_ctx(struct cw_msgs_sk *s,
-				     struct cw_msgs_thread *t)
+				     struct cw_msgs_thread *t, __u32 tid)
 {
 	bool fresh = t->iter && t->cur_iter == t->iter && t->cur_cookie;
-	bool loop;
+	bool freed = fresh && t->cur_src == s->cookie;
+	bool sure = t->n_stale * LOOP_STALE_SHARE <= t->n_sync;
+	bool loop = fresh && !freed && sure;
+	__u64 qcookie = 0;
+	__u32 qseq = 0;
 
-	if (t->iter && t->cur_cookie && !fresh)
+	if (s->flags & CW_MSGS_F_NEW_CONN) {
+		s->flags &= ~CW_MSGS_F_NEW_CONN;
+		if (t->iter && !fresh) {
+			pending_pop(tid, s->end_id, &qcookie, &qseq);
+			loop = false;
+			goto out;
+		}
+	}
+	if (t->iter && t->cur_cookie && !fresh) {
 		t->n_stale++;
-	else if (fresh && t->cur_src != s->cookie)
+	} else if (fresh && !freed) {
 		t->n_sync++;
-	loop = fresh && t->cur_src != s->cookie &&
-	       t->n_stale * LOOP_STALE_SHARE <= t->n_sync;
-
+		learn_next(t, tid, s->end_id);
+	}
+out:
 	s->ctx_cookie = loop ? t->cur_cookie : t->cookie;
 	s->ctx_seq = loop ? t->cur_seq : t->cookie ? t->seq : 0;
 	s->ctx_open = t->n_open;
+	if (freed && pending_pop(tid, s->end_id, &qcookie, &qseq) && sure) {
+		s->ctx_cookie = qcookie;
+		s->ctx_seq = qseq;
+		loop = true;
+	}
 	s->ctx_loop = loop;
 	if (loop || (t->n_open == 1 && t->cookie)) {
 		s->call_cookie = s->ctx_cookie;
@@ -321,10 +549,12 @@ static __always_inline void msg_begin(struct cw_msgs_sk *s, __u8 dir, __u32 tid,
 	s->ctx_loop = 0;
 	s->flags &= ~CW_MSGS_F_LOOP_READ;
 	if (s->role == CW_MSGS_ACCEPTED) {
-		if (dir == CW_MSGS_IN)
+		if (dir == CW_MSGS_IN) {
 			request_open(s, tid);
-		else
+		} else {
+			request_answer(s, tid);
 			request_close(s);
+		}
 		return;
 	}
 	if (dir == CW_MSGS_OUT)
@@ -333,9 +563,9 @@ static __always_inline void msg_begin(struct cw_msgs_sk *s, __u8 dir, __u32 tid,
 	if (!t)
 		return;
 	if (dir == CW_MSGS_OUT)
-		call_ctx(s, t);
+		call_ctx(s, t, tid);
 	else
-		read_ctx(s, t); /* a reply: the call's request */
+		read_ctx(s, t, tid); /* a reply: the call's request */
 }
 
 /*
@@ -353,13 +583,22 @@ static __always_inline void sk_begin(struct cw_msgs_sk *s, struct sock *sk,
 	if (!(s->flags & CW_MSGS_F_ROLE_SEEN))
 		s->role = sk->sk_max_ack_backlog ? CW_MSGS_ACCEPTED
 						 : CW_MSGS_CONNECTED;
-	s->flags &= CW_MSGS_F_ROLE_SEEN;
+	s->flags &= CW_MSGS_F_ROLE_SEEN | CW_MSGS_F_NEW_CONN;
 	if (self_tgid && tgid == self_tgid)
 		s->flags |= CW_MSGS_F_SELF;
 	s->start_ns = 0;
 	s->seq_in = 0;
 	s->req_tid = 0;
 	s->call_cookie = s->call_seq = 0;
+	if (s->role == CW_MSGS_ACCEPTED)
+		s->end_id = 1ULL << 63 | sk->__sk_common.skc_num;
+	else if (sk->__sk_common.skc_family == AF_INET)
+		s->end_id = (__u64)sk->__sk_common.skc_dport << 32 |
+			    sk->__sk_common.skc_daddr;
+	else
+		s->end_id = (__u64)sk->__sk_common.skc_dport << 32 |
+			    (sk->__sk_common.skc_v6_daddr.in6_u.u6_addr32[3] ^
+			     sk->__sk_common.skc_v6_daddr.in6_u.u6_addr32[1]);
 	s->gen = gen;
 }
 
@@ -370,7 +609,7 @@ static __always_inline void read_again(struct cw_msgs_sk *s)
 	struct cw_msgs_thread *t = bpf_map_lookup_elem(&threads, &tid);
 
 	if (t && t->gen == gen)
-		read_ctx(s, t);
+		read_ctx(s, t, tid);
 }
 
 /*
@@ -427,6 +666,8 @@ static __always_inline void on_state(struct sock *sk, int old, int new)
 		s->role = old == TCP_SYN_SENT ? CW_MSGS_CONNECTED
 					      : CW_MSGS_ACCEPTED;
 		s->flags |= CW_MSGS_F_ROLE_SEEN;
+		if (old == TCP_SYN_SENT)
+			s->flags |= CW_MSGS_F_NEW_CONN;
 		return;
 	}
 	if (new != TCP_CLOSE)

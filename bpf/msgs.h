@@ -91,6 +91,10 @@ struct cw_msgs_sk {
 	 * was known for certain (0: none); a reply read on it takes it. */
 	__u32 call_seq;
 	__u64 call_cookie;
+	/* Accepted: its listener's port; connected: its peer's address
+	 * and port, folded.  Where a loop's read came from, where its
+	 * call goes. */
+	__u64 end_id;
 };
 
 enum cw_msgs_sk_flag {
@@ -99,7 +103,12 @@ enum cw_msgs_sk_flag {
 	CW_MSGS_F_SELF = 1 << 2,      /* the agent's own socket: skipped */
 	CW_MSGS_F_LOOP_READ = 1 << 3, /* message in: read by an event loop,
 				       * each later read renews its context */
+	CW_MSGS_F_NEW_CONN = 1 << 4,  /* connected while attached, nothing
+				       * sent yet: its first call waited
+				       * for the handshake, not deferred */
 };
+
+#define CW_MSGS_FANOUT 3 /* peers a handler calls after one read */
 
 /*
  * Per thread: the request it serves now and how many it holds open; and,
@@ -124,6 +133,48 @@ struct cw_msgs_thread {
 	__u32 cur_iter;
 	__u32 n_sync;
 	__u32 n_stale;
+	/* The latest read's handling: where it came from (the listener's
+	 * port, or the peer it replied from), the peers it wrote calls to,
+	 * and whether it answered its request (the reply began). */
+	__u64 cur_from;
+	__u64 wrote[CW_MSGS_FANOUT];
+	__u32 answered;
+	__u32 pad2;
+};
+
+/*
+ * Per loop thread and source of a read (a listener, or a peer it reads
+ * replies from): the peers its handler has been seen to call right after
+ * such a read, learned from its same-iteration calls.
+ */
+struct cw_msgs_next_key {
+	__u32 tid;
+	__u32 pad;
+	__u64 from;
+};
+
+struct cw_msgs_next {
+	__u64 to[CW_MSGS_FANOUT];
+	__u32 gen;
+	__u32 pad;
+};
+
+/*
+ * Per loop thread: calls its handlers wanted but did not write (a client
+ * pool with every connection busy queued them), oldest first by stamp: a
+ * freed connection to that peer takes the oldest (Node.js's http.Agent
+ * serves its queue in order).
+ */
+#define CW_MSGS_PENDING 32 /* a power of 2 */
+struct cw_msgs_pending {
+	__u64 cookie[CW_MSGS_PENDING]; /* the request; 0: slot free */
+	__u64 to[CW_MSGS_PENDING];
+	__u32 seq[CW_MSGS_PENDING];
+	__u32 stamp[CW_MSGS_PENDING];
+	__u64 lossy; /* a call to this peer (~0: any) was not kept: its
+		      * queue's order is lost until it drains */
+	__u32 next_stamp;
+	__u32 gen;
 };
 
 /* Counters, so nothing is lost silently. */
