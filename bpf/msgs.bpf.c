@@ -33,8 +33,12 @@
  * next event's socket; one that defers its write to a timer or a later
  * iteration writes after other reads have moved the context on, so across
  * an iteration boundary the context is not trusted and timing decides
- * (traces/infer.c).  Deferral inside one iteration (setImmediate after
- * several reads) is the case this cannot see: docs/causeway-traces.md.
+ * (traces/infer.c).  A call a client pool queued (all its connections
+ * busy) is written when a reply frees one, in another request's
+ * iteration: it takes the oldest request whose handler left a call to
+ * that peer pending (pending_*, below).  Deferral inside one iteration
+ * (setImmediate after several reads) is the case this cannot see:
+ * docs/causeway-traces.md.
  *
  * Only tracing programs of kinds this kernel attaches without tracefs
  * (DESIGN.md: no kprobes, fentry refused): tp_btf and an iterator.
