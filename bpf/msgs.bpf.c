@@ -480,9 +480,10 @@ static __always_inline void request_answer(struct cw_msgs_sk *s, __u32 tid)
  *   calls (Node.js's http.Agent at maxSockets) hands a freed connection
  *   to the next waiting call as its reply is read, and that call is
  *   another request's: the oldest pending call to this peer (above);
- * - the thread defers: more than one call in LOOP_STALE_SHARE of its
- *   calls so far was written after the iteration of its latest read (a
- *   handler writing from a timer or a later callback).  Such a write
+ * - the thread defers: its calls written after the iteration of their
+ *   context outnumber 1 / LOOP_STALE_SHARE of those written in it (a
+ *   handler writing from a timer or a later callback; a loop that does
+ *   not defer still has a few, from callbacks no read of ours began).  Such a write
  *   can also land in an iteration that read something else first (an
  *   asyncio loop runs the iteration's reads, then its due timers), so
  *   none of that thread's same-iteration writes is evidence either.
@@ -497,7 +498,7 @@ static __always_inline void request_answer(struct cw_msgs_sk *s, __u32 tid)
  * at 1.  The call keeps the request it was made for when either is
  * certain, for its reply's read.
  */
-#define LOOP_STALE_SHARE 16
+#define LOOP_STALE_SHARE 4
 
 static __always_inline void call_ctx(struct cw_msgs_sk *s,
 				     struct cw_msgs_thread *t, __u32 tid)
