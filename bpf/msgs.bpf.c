@@ -90,7 +90,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 4096);
+	__uint(max_entries, 1024); /* loop threads: 3 KiB each */
 	__type(key, __u32);
 	__type(value, struct cw_msgs_pending);
 } pendings SEC(".maps");
@@ -264,11 +264,69 @@ static __always_inline void request_close(struct cw_msgs_sk *s)
  * a request whose reply began are dropped; one that did not fit marks
  * its peer's order lost until that queue runs dry.
  */
+/* The scans of a thread's pending calls, run by bpf_loop: the verifier
+ * checks each callback once, not once per slot. */
+struct pend_scan {
+	struct cw_msgs_pending *p;
+	__u64 to, cookie;
+	__u32 at, oldest;
+};
+
+static long scan_clear(__u32 i, void *arg)
+{
+	struct pend_scan *c = arg;
+
+	if (i >= CW_MSGS_PENDING)
+		return 1;
+	c->p->cookie[i] = 0;
+	return 0;
+}
+
+static long scan_free(__u32 i, void *arg)
+{
+	struct pend_scan *c = arg;
+
+	if (i >= CW_MSGS_PENDING)
+		return 1;
+	if (c->p->cookie[i])
+		return 0;
+	c->at = i;
+	return 1;
+}
+
+static long scan_oldest(__u32 i, void *arg)
+{
+	struct pend_scan *c = arg;
+	__u32 age;
+
+	if (i >= CW_MSGS_PENDING)
+		return 1;
+	age = c->p->next_stamp - c->p->stamp[i]; /* wraps: still right */
+	if (c->p->cookie[i] && c->p->to[i] == c->to &&
+	    (c->at >= CW_MSGS_PENDING || age > c->oldest)) {
+		c->oldest = age;
+		c->at = i;
+	}
+	return 0;
+}
+
+static long scan_drop(__u32 i, void *arg)
+{
+	struct pend_scan *c = arg;
+
+	if (i >= CW_MSGS_PENDING)
+		return 1;
+	if (c->p->cookie[i] == c->cookie)
+		c->p->cookie[i] = 0;
+	return 0;
+}
+
 static __always_inline struct cw_msgs_pending *pending_get(__u32 tid,
 							   bool create)
 {
 	struct cw_msgs_pending *p = bpf_map_lookup_elem(&pendings, &tid);
-	__u32 zero = 0, i;
+	struct pend_scan c = {};
+	__u32 zero = 0;
 
 	if (!p && create) {
 		p = bpf_map_lookup_elem(&pending_zero, &zero);
@@ -281,8 +339,8 @@ static __always_inline struct cw_msgs_pending *pending_get(__u32 tid,
 		return p;
 	}
 	if (p && p->gen != gen) {
-		for (i = 0; i < CW_MSGS_PENDING; i++)
-			p->cookie[i] = 0;
+		c.p = p;
+		bpf_loop(CW_MSGS_PENDING, scan_clear, &c, 0);
 		p->lossy = 0;
 		p->gen = gen;
 	}
@@ -293,15 +351,14 @@ static __always_inline void pending_push(__u32 tid, __u64 cookie, __u32 seq,
 					 __u64 to)
 {
 	struct cw_msgs_pending *p = pending_get(tid, true);
-	__u32 i, at = CW_MSGS_PENDING;
+	struct pend_scan c = {.at = CW_MSGS_PENDING};
+	__u32 at;
 
 	if (!p)
 		return;
-	for (i = 0; i < CW_MSGS_PENDING; i++)
-		if (!p->cookie[i]) {
-			at = i;
-			break;
-		}
+	c.p = p;
+	bpf_loop(CW_MSGS_PENDING, scan_free, &c, 0);
+	at = c.at;
 	if (at >= CW_MSGS_PENDING) {
 		p->lossy = p->lossy && p->lossy != to ? ~0ULL : to;
 		return;
@@ -318,18 +375,14 @@ static __always_inline bool pending_pop(__u32 tid, __u64 to, __u64 *cookie,
 					__u32 *seq)
 {
 	struct cw_msgs_pending *p = pending_get(tid, false);
-	__u32 i, at = CW_MSGS_PENDING, age, oldest = 0;
+	struct pend_scan c = {.at = CW_MSGS_PENDING, .to = to};
+	__u32 at;
 
 	if (!p)
 		return false;
-	for (i = 0; i < CW_MSGS_PENDING; i++) {
-		age = p->next_stamp - p->stamp[i]; /* wraps: still right */
-		if (p->cookie[i] && p->to[i] == to &&
-		    (at >= CW_MSGS_PENDING || age > oldest)) {
-			oldest = age;
-			at = i;
-		}
-	}
+	c.p = p;
+	bpf_loop(CW_MSGS_PENDING, scan_oldest, &c, 0);
+	at = c.at;
 	if (at >= CW_MSGS_PENDING) {
 		if (p->lossy == to || p->lossy == ~0ULL)
 			p->lossy = 0; /* drained: in order again */
@@ -345,13 +398,12 @@ static __always_inline bool pending_pop(__u32 tid, __u64 to, __u64 *cookie,
 static __always_inline void pending_drop(__u32 tid, __u64 cookie)
 {
 	struct cw_msgs_pending *p = bpf_map_lookup_elem(&pendings, &tid);
-	__u32 i;
+	struct pend_scan c = {.cookie = cookie};
 
 	if (!p || p->gen != gen)
 		return;
-	for (i = 0; i < CW_MSGS_PENDING; i++)
-		if (p->cookie[i] == cookie)
-			p->cookie[i] = 0;
+	c.p = p;
+	bpf_loop(CW_MSGS_PENDING, scan_drop, &c, 0);
 }
 
 /* A call written at once after a read from t->cur_from: learn its peer. */

@@ -165,7 +165,7 @@ struct cw_msgs_next {
  * freed connection to that peer takes the oldest (Node.js's http.Agent
  * serves its queue in order).
  */
-#define CW_MSGS_PENDING 32 /* a power of 2 */
+#define CW_MSGS_PENDING 128 /* a power of 2 */
 struct cw_msgs_pending {
 	__u64 cookie[CW_MSGS_PENDING]; /* the request; 0: slot free */
 	__u64 to[CW_MSGS_PENDING];
