@@ -184,9 +184,43 @@ uint32_t ti_order_of(struct node_ctx *c, const int32_t *cand, size_t k,
 
 void ti_sweep_reset(struct node_ctx *c)
 {
-	c->n_active = c->next_req = 0;
+	c->n_active = c->next_req = c->n_rec = 0;
 	memset(c->used, 0, c->n_reqs * c->n_cc * sizeof(*c->used));
 	ti_chain_reset(c);
+}
+
+void ti_record(struct node_ctx *c, int32_t req, int32_t call, uint32_t order)
+{
+	const struct cw_tspan *rs = &c->t->spans[req], *xs = &c->t->spans[call];
+	struct ti_rec *e = &c->rec[c->n_rec++];
+	struct ti_feats f = ti_feats(c, req, call);
+
+	e->cell = (uint32_t)(cell_of(c, req, call, *ti_used_of(c, req, call)) -
+			     c->cells);
+	e->s = (uint8_t)ti_bin_of(xs->start_ns - rs->start_ns);
+	e->e = (uint8_t)ti_bin_of(rs->end_ns - xs->end_ns);
+	e->g = (uint8_t)f.gap, e->b = (uint8_t)f.busy, e->q = (uint8_t)f.queue;
+	e->r = (uint8_t)(order < NB - 1 ? order : NB - 1);
+}
+
+/* The model of the links the last recording sweep saw (c->rec). */
+static void learn_recorded(struct node_ctx *c)
+{
+	size_t i;
+
+	memset(c->cells, 0, c->n_rc * c->n_cc * KMAX * sizeof(*c->cells));
+	cells_changed(c);
+	memset(c->n_req_rc, 0, c->n_rc * sizeof(*c->n_req_rc));
+	for (i = 0; i < c->n_reqs; i++)
+		c->n_req_rc[c->rcmap[c->t->spans[c->reqs[i]].peer]]++;
+	for (i = 0; i < c->n_rec; i++) {
+		const struct ti_rec *e = &c->rec[i];
+		struct cell *m = &c->cells[e->cell];
+
+		m->cnt++;
+		m->hs[e->s]++, m->he[e->e]++;
+		m->hg[e->g]++, m->hb[e->b]++, m->hq[e->q]++, m->hr[e->r]++;
+	}
 }
 
 /* Learn the model from the links in `link` (call span -> request, -1). */
@@ -195,35 +229,44 @@ static void learn(struct node_ctx *c, const int32_t *link)
 	int32_t cand[CW_TRACES_MAX_OPEN], thr;
 	size_t i, k, n, open;
 
-	memset(c->cells, 0, c->n_rc * c->n_cc * KMAX * sizeof(*c->cells));
-	cells_changed(c);
-	memset(c->n_req_rc, 0, c->n_rc * sizeof(*c->n_req_rc));
 	ti_sweep_reset(c);
-	for (i = 0; i < c->n_reqs; i++)
-		c->n_req_rc[c->rcmap[c->t->spans[c->reqs[i]].peer]]++;
 	for (i = 0; i < c->n_calls; i++) {
 		int32_t x = c->calls[i], r = link[x];
-		const struct cw_tspan *rs, *xs = &c->t->spans[x];
-		struct cell *m;
-		struct ti_feats f;
 
 		n = ti_enclosing(c, x, cand, CW_TRACES_MAX_OPEN, &open, &thr);
 		if (r < 0)
 			continue;
 		for (k = 0; k < n && cand[k] != r; k++)
 			;
-		rs = &c->t->spans[r];
-		m = cell_of(c, r, x, *ti_used_of(c, r, x));
-		m->cnt++;
-		m->hs[ti_bin_of(xs->start_ns - rs->start_ns)]++;
-		m->he[ti_bin_of(rs->end_ns - xs->end_ns)]++;
-		f = ti_feats(c, r, x);
-		m->hg[f.gap]++, m->hb[f.busy]++, m->hq[f.queue]++;
-		m->hr[k < n && ti_order_of(c, cand, k, x) < NB - 1
-			      ? ti_order_of(c, cand, k, x)
-			      : NB - 1]++;
+		ti_record(c, r, x, k < n ? ti_order_of(c, cand, k, x) : NB - 1);
 		ti_note_call(c, r, x);
 	}
+	learn_recorded(c);
+}
+
+/*
+ * Mean cost, every feature counted, of the recorded links under the
+ * cells (their own model): *full with the order feature, the return
+ * value as c->no_order says.  The sums are ti_cost()'s, term by term.
+ */
+static double cost_recorded(struct node_ctx *c, double *full)
+{
+	double sum = 0, sum_full = 0;
+	size_t i, per_rc = c->n_cc * KMAX;
+
+	for (i = 0; i < c->n_rec; i++) {
+		const struct ti_rec *e = &c->rec[i];
+		const struct ltab *l = ltab_of(c, &c->cells[e->cell],
+					       c->n_req_rc[e->cell / per_rc]);
+		double v = l->lp + l->ls[e->s] + l->le[e->e];
+		double base = v + l->lg[e->g] + l->lb[e->b] + l->lq[e->q];
+
+		sum += base + (c->no_order ? 0 : l->lr[e->r]);
+		sum_full += base + l->lr[e->r];
+	}
+	if (full)
+		*full = c->n_rec ? sum_full / (double)c->n_rec : 0;
+	return c->n_rec ? sum / (double)c->n_rec : 0;
 }
 
 /* Call x to request r, with weight wt, into the cells `to`. */
@@ -343,7 +386,7 @@ static void ctx_free(struct node_ctx *c)
 	free(c->reqs), free(c->calls);
 	free(c->n_req_rc), free(c->cells), free(c->used), free(c->active);
 	free(c->last), free(c->saved), free(c->model), free(c->next);
-	free(c->best), free(c->ltabs), free(c->alt);
+	free(c->best), free(c->ltabs), free(c->alt), free(c->rec);
 	ti_chain_free(c);
 }
 
@@ -390,6 +433,7 @@ static int ctx_init(struct node_ctx *c, uint32_t v, const int32_t *mine,
 	c->saved = malloc((c->n_calls + 1) * sizeof(*c->saved));
 	c->best = malloc((c->n_calls + 1) * sizeof(*c->best));
 	c->alt = malloc((c->n_calls + 1) * sizeof(*c->alt));
+	c->rec = malloc((c->n_calls + 1) * sizeof(*c->rec));
 	c->ltabs = calloc((c->n_rc * c->n_cc + 1) * KMAX, sizeof(*c->ltabs));
 	c->gen = 1;
 	c->model = calloc((c->n_rc * c->n_cc + 1) * KMAX, sizeof(*c->model));
@@ -397,7 +441,7 @@ static int ctx_init(struct node_ctx *c, uint32_t v, const int32_t *mine,
 	if (!c->n_req_rc || !c->cells || !c->used || !c->active || !c->last ||
 	    ti_chain_init(c) ||
 	    !c->saved || !c->best || !c->model || !c->next || !c->ltabs ||
-	    !c->alt)
+	    !c->alt || !c->rec)
 		return cw_error("out of memory for the model of '%s'",
 				t->names[v]);
 	return 0;
@@ -435,31 +479,15 @@ static void current_links(struct node_ctx *c, int32_t *link, bool fcfs,
 
 /*
  * Mean cost of the links in `link` under the model learned from them, with
- * every feature: how regular a set of links makes the service look.
+ * every feature: how regular a set of links makes the service look (*full:
+ * with the order feature whatever c->no_order says; NULL: not wanted).
  */
-static double links_cost(struct node_ctx *c, const int32_t *link)
+static double links_cost(struct node_ctx *c, const int32_t *link,
+			 double *full)
 {
-	int32_t cand[CW_TRACES_MAX_OPEN], thr;
-	size_t i, k, n, open, m = 0;
-	double sum = 0;
-
 	learn(c, link);
 	c->one_by_one = true;
-	ti_sweep_reset(c);
-	for (i = 0; i < c->n_calls; i++) {
-		int32_t x = c->calls[i], r = link[x];
-
-		n = ti_enclosing(c, x, cand, CW_TRACES_MAX_OPEN, &open, &thr);
-		if (r < 0)
-			continue;
-		for (k = 0; k < n && cand[k] != r; k++)
-			;
-		sum += ti_cost(c, r, x, *ti_used_of(c, r, x),
-			    k < n ? ti_order_of(c, cand, k, x) : NB - 1, NULL);
-		m++;
-		ti_note_call(c, r, x);
-	}
-	return m ? sum / (double)m : 0;
+	return cost_recorded(c, full);
 }
 
 static void swap_links(struct node_ctx *c)
@@ -503,17 +531,18 @@ static void counts_set(struct cw_traces *t, struct counts k)
  * the more regular (lower mean cost under the model each teaches) stay.
  */
 static double assign_best(struct node_ctx *c, struct window *w,
-			  int32_t *scratch, bool *joint_far)
+			  int32_t *scratch, bool *joint_far, double *full)
 {
 	struct counts before = counts_get(c->t), one_k;
-	double one, joint;
+	double one, joint, one_full, joint_full;
 	size_t i;
 
 	c->one_by_one = true;
-	ti_assign(c, w, 1);
-	current_links(c, scratch, false, false);
-	one = links_cost(c, scratch);
+	ti_assign(c, w, 1); /* recorded its links as learn() would */
+	learn_recorded(c);
+	one = cost_recorded(c, &one_full);
 	c->learnt = *joint_far; /* the model is these links' */
+	*full = one_full;
 	if (*joint_far)
 		return one;
 	one_k = counts_get(c->t);
@@ -524,13 +553,14 @@ static double assign_best(struct node_ctx *c, struct window *w,
 	counts_set(c->t, before);
 	ti_assign(c, w, c->o->window);
 	current_links(c, scratch, false, false);
-	joint = links_cost(c, scratch);
+	joint = links_cost(c, scratch, &joint_full);
 	*joint_far = joint > one + JOINT_FAR;
 	c->learnt = joint < one;
 	if (one <= joint) {
 		swap_links(c);
 		counts_set(c->t, one_k);
 	}
+	*full = one <= joint ? one_full : joint_full;
 	return one <= joint ? one : joint;
 }
 
@@ -556,17 +586,17 @@ static void learn_refined(struct node_ctx *c, const int32_t *link)
 /* FCFS's links as a third contestant by assign_best()'s rule: where
  * clearly more regular (FCFS_MARGIN; a sequential fan-out) they stay,
  * with the confidence the model gave ours. */
-static void keep_fcfs_if_regular(struct node_ctx *c, const int32_t *ours,
+static void keep_fcfs_if_regular(struct node_ctx *c, double mine,
 				 int32_t *fcfs)
 {
-	double mine = links_cost(c, ours), theirs;
+	double theirs;
 	size_t i;
 
 	current_links(c, fcfs, true, false);
 	for (i = 0; i < c->n_calls; i++) /* thread links stay either way */
 		if (c->t->spans[c->calls[i]].method == CW_LINK_THREAD)
 			fcfs[c->calls[i]] = c->t->spans[c->calls[i]].parent;
-	theirs = links_cost(c, fcfs);
+	theirs = links_cost(c, fcfs, NULL);
 	if (mine <= theirs + FCFS_MARGIN)
 		return;
 	for (i = 0; i < c->n_calls; i++) {
@@ -600,21 +630,22 @@ static void links_keep(struct node_ctx *c, struct cw_tspan *to, bool back)
  * most regular kept.  It stops when a round gains less than ROUND_GAIN
  * nats a call (a fixed point, or drifting: re-learning from its own
  * links can also lock mistakes in) or at o->rounds, which is counted.
+ * Returns the kept links' cost with the order feature (links_cost()'s).
  */
-static void rounds_to_fixed_point(struct node_ctx *c, struct window *w,
-				  int32_t *link, int32_t *scratch)
+static double rounds_to_fixed_point(struct node_ctx *c, struct window *w,
+				    int32_t *link, int32_t *scratch)
 {
 	struct counts base = counts_get(c->t), best_k = base;
-	double v, best = INF, prev = INF;
+	double v, full, best = INF, best_full = INF, prev = INF;
 	int r;
 
 	for (r = 0; r < c->o->rounds; r++) {
 		counts_set(c->t, base);
 		learn_refined(c, link);
-		v = assign_best(c, w, scratch, &c->joint_far);
+		v = assign_best(c, w, scratch, &c->joint_far, &full);
 		current_links(c, link, false, false);
 		if (v < best) {
-			best = v, best_k = counts_get(c->t);
+			best = v, best_k = counts_get(c->t), best_full = full;
 			links_keep(c, c->best, false);
 		}
 		if (v > prev - ROUND_GAIN)
@@ -628,6 +659,7 @@ static void rounds_to_fixed_point(struct node_ctx *c, struct window *w,
 	links_keep(c, c->best, true);
 	current_links(c, link, false, false);
 	counts_set(c->t, best_k);
+	return best_full;
 }
 
 /*
@@ -639,37 +671,38 @@ static void rounds_to_fixed_point(struct node_ctx *c, struct window *w,
  * which an event loop or a chained handler never follows (Online
  * Boutique at 4x: 0.084 right end to end from FCFS, 0.904 from the
  * chains); where requests wait their turn, FCFS's start decides (the
- * event loop from the 90% capture: 0.579, against 0.467).
+ * event loop from the 90% capture: 0.579, against 0.467).  Returns the
+ * cost of the links kept.
  */
-static void rounds_both(struct node_ctx *c, struct window *w, int32_t *link,
+static double rounds_both(struct node_ctx *c, struct window *w, int32_t *link,
 			int32_t *scratch)
 {
 	struct counts k0 = counts_get(c->t), ka;
 	double a, b;
 
 	c->no_order = false;
-	rounds_to_fixed_point(c, w, link, scratch);
-	a = links_cost(c, link);
+	a = rounds_to_fixed_point(c, w, link, scratch);
 	ka = counts_get(c->t);
 	links_keep(c, c->alt, false);
 	ti_chain_links(c, link);
 	counts_set(c->t, k0);
 	c->learnt = false, c->no_order = true;
-	rounds_to_fixed_point(c, w, link, scratch);
+	b = rounds_to_fixed_point(c, w, link, scratch);
 	c->no_order = false;
-	b = links_cost(c, link);
 	if (a <= b) {
 		links_keep(c, c->alt, true);
 		counts_set(c->t, ka);
 	}
 	c->learnt = false;
 	current_links(c, link, false, false);
+	return a <= b ? a : b;
 }
 
 static int infer_node(struct node_ctx *c, struct window *w, int32_t *link,
 		      int32_t *scratch)
 {
 	size_t n_thread = c->t->n_thread_links;
+	double mine;
 
 	thread_and_fcfs(c, !c->o->no_thread);
 	n_thread = c->t->n_thread_links - n_thread;
@@ -684,9 +717,9 @@ static int infer_node(struct node_ctx *c, struct window *w, int32_t *link,
 	}
 	current_links(c, link, true, false);
 	c->anchored = n_thread > 0;
-	rounds_both(c, w, link, scratch);
+	mine = rounds_both(c, w, link, scratch);
 	if (!c->anchored) /* a model some true links taught beats FCFS */
-		keep_fcfs_if_regular(c, link, scratch);
+		keep_fcfs_if_regular(c, mine, scratch);
 	return 0;
 }
 

@@ -30,6 +30,14 @@ struct ltab {
 	float lp, lskip, ls[NB], le[NB], lg[NB], lr[NB], lq[NB], lb[2];
 };
 
+/* One link's features as a sweep saw them (ti_record()): its cell and
+ * bins, so a model is learned and a set of links costed without another
+ * sweep. */
+struct ti_rec {
+	uint32_t cell;
+	uint8_t s, e, g, b, q, r; /* start, end, gap, busy, queue, order */
+};
+
 /* Everything about one node while it is linked. */
 struct node_ctx {
 	struct cw_traces *t;
@@ -66,6 +74,8 @@ struct node_ctx {
 	struct cw_tspan *alt;	/* [call]: the other rounds' links */
 	bool no_order;		/* the order feature left out of costs */
 	bool joint_far;		/* windowed assignment far behind: not run */
+	struct ti_rec *rec;	/* [n_rec]: the sweep's links, in call order */
+	size_t n_rec;
 };
 
 /* One window of calls being assigned (traces/window.c). */
@@ -74,6 +84,7 @@ struct window {
 	int32_t cand[256][CW_TRACES_MAX_OPEN];
 	uint32_t corder[256][CW_TRACES_MAX_OPEN]; /* order_of each */
 	double ccost[256][CW_TRACES_MAX_OPEN];
+	double cskip[256][CW_TRACES_MAX_OPEN]; /* its slot left empty */
 	size_t n_cand[256], n;
 	int32_t g_req[4096], g_call0[4096]; /* slot groups (request, callee) */
 	uint32_t g_n[4096];
@@ -106,6 +117,9 @@ void ti_chain_links(struct node_ctx *c, int32_t *link);
 
 /* The request call `call` is occurrence *used_of() of its callee in. */
 uint32_t *ti_used_of(struct node_ctx *c, int32_t req, int32_t call);
+/* Call `call` about to be given to request `req`, `order` older
+ * candidates waiting: its features appended to c->rec. */
+void ti_record(struct node_ctx *c, int32_t req, int32_t call, uint32_t order);
 /* Call `call` given to request `req`: its occurrence and latest event. */
 void ti_note_call(struct node_ctx *c, int32_t req, int32_t call);
 /* -log of: the call happens as occurrence k of its callee at request req,

@@ -64,18 +64,47 @@ static double slot_cost(struct node_ctx *c, struct window *w, size_t i,
 	return v - skip;
 }
 
-static void solve_window(struct node_ctx *c, struct window *w)
+/*
+ * A window of one call: what make_slots(), slot_cost() and the Hungarian
+ * would give, without them.  Its slots are one per candidate, in ranked
+ * order, each costing rank()'s cost less its skip; the Hungarian on one
+ * row takes the first least.
+ */
+static void one_alone(struct window *w)
+{
+	size_t k, best = 0;
+	double lo = INF * 2, v;
+
+	for (k = 0; k < w->n_cand[0]; k++) {
+		v = w->ccost[0][k] - w->cskip[0][k];
+		w->g_req[k] = w->cand[0][k];
+		w->slot_g[k] = (int32_t)k;
+		w->a[k] = v;
+		if (v < lo)
+			lo = v, best = k;
+	}
+	w->n_groups = w->n_slots = w->n_cand[0];
+	w->match[0] = (int32_t)best;
+}
+
+/* The window's links; `record`: each noted as learn() would (ti_record(),
+ * right only for windows of one, where nothing moves in between). */
+static void solve_window(struct node_ctx *c, struct window *w, bool record)
 {
 	size_t i, s, k, best;
 	double sum, v;
 
-	make_slots(c, w);
-	for (i = 0; i < w->n; i++)
-		for (s = 0; s < w->n_slots; s++)
-			w->a[i * w->n_slots + s] = slot_cost(c, w, i, s);
-	if (cw_traces_hungarian(w->a, w->n, w->n_slots, w->match))
+	if (w->n == 1) {
+		one_alone(w);
+	} else {
+		make_slots(c, w);
 		for (i = 0; i < w->n; i++)
-			w->match[i] = -1; /* no memory: each its best alone */
+			for (s = 0; s < w->n_slots; s++)
+				w->a[i * w->n_slots + s] = slot_cost(c, w, i, s);
+		if (cw_traces_hungarian(w->a, w->n, w->n_slots, w->match))
+			for (i = 0; i < w->n; i++)
+				w->match[i] = -1; /* no memory: each alone */
+	}
 	for (i = 0; i < w->n; i++) {
 		struct cw_tspan *x = &c->t->spans[w->calls[i]];
 		int32_t r;
@@ -92,6 +121,8 @@ static void solve_window(struct node_ctx *c, struct window *w)
 				best = k;
 		}
 		x->parent = r;
+		if (record)
+			ti_record(c, r, w->calls[i], w->corder[i][best]);
 		x->method =
 			w->n_cand[i] == 1 ? CW_LINK_CONTAINED : CW_LINK_TIMING;
 		x->conf =
@@ -113,12 +144,13 @@ static void rank(struct node_ctx *c, struct window *w, size_t i)
 	for (a = 0; a < w->n_cand[i]; a++)
 		w->ccost[i][a] = ti_cost(c, w->cand[i][a], w->calls[i],
 				      *ti_used_of(c, w->cand[i][a], w->calls[i]),
-				      w->corder[i][a], NULL);
+				      w->corder[i][a], &w->cskip[i][a]);
 	for (a = 1; a < w->n_cand[i]; a++)
 		for (b = a; b > 0 && w->ccost[i][b] < w->ccost[i][b - 1]; b--) {
 			double t = w->ccost[i][b];
 			int32_t r = w->cand[i][b];
 			uint32_t o = w->corder[i][b];
+			double sk = w->cskip[i][b];
 
 			w->ccost[i][b] = w->ccost[i][b - 1];
 			w->cand[i][b] = w->cand[i][b - 1];
@@ -126,6 +158,8 @@ static void rank(struct node_ctx *c, struct window *w, size_t i)
 			w->ccost[i][b - 1] = t;
 			w->cand[i][b - 1] = r;
 			w->corder[i][b - 1] = o;
+			w->cskip[i][b] = w->cskip[i][b - 1];
+			w->cskip[i][b - 1] = sk;
 		}
 	for (k = 0; k < CW_TRACES_TOPK; k++)
 		c->t->spans[w->calls[i]].top[k] =
@@ -181,6 +215,11 @@ void ti_assign(struct node_ctx *c, struct window *w, size_t win)
 
 		n = ti_enclosing(c, x, cand, CW_TRACES_MAX_OPEN, &open, &thr);
 		if (xs->method == CW_LINK_THREAD) {
+			for (k = 0; k < n && cand[k] != xs->parent; k++)
+				;
+			if (win == 1)
+				ti_record(c, xs->parent, x,
+					  k < n ? ti_order_of(c, cand, k, x) : NB - 1);
 			ti_note_call(c, xs->parent, x);
 			continue;
 		}
@@ -197,11 +236,11 @@ void ti_assign(struct node_ctx *c, struct window *w, size_t win)
 		cut |= note_cut(c, w, w->n, n);
 		if (++w->n == win) {
 			c->t->n_windows++, c->t->n_cut += cut, cut = false;
-			solve_window(c, w);
+			solve_window(c, w, win == 1);
 		}
 	}
 	if (w->n) {
 		c->t->n_windows++, c->t->n_cut += cut;
-		solve_window(c, w);
+		solve_window(c, w, win == 1);
 	}
 }
