@@ -581,41 +581,48 @@ static int compact_procs(struct cw_pairing *p, size_t live)
 static int compact_owners(struct cw_pairing *p)
 {
 	struct cw_buckets *b = &p->bk;
-	long *node = malloc((p->ends.len + 1) * sizeof(*node));
+	size_t n = p->ends.len, i;
+	long *node = malloc((n + 1) * sizeof(*node));
+	uint32_t *to = malloc((n + 1) * sizeof(*to)), *id;
 	struct cw_htab owners;
 	struct owner_key k;
 	struct cw_end *e;
-	uint32_t *id;
 	bool made;
-	size_t i;
 
-	if (!node)
-		return -1;
 	cw_htab_init(&owners, sizeof(struct owner_key), sizeof(uint32_t));
-	for (i = 0; i < p->ends.len; i++) {
+	if (!node || !to)
+		goto fail;
+	/* The new ids first, every end left as it is: a failure halfway
+	 * leaves no end numbered in a table that is then dropped. */
+	for (i = 0; i < n; i++) {
 		e = cw_htab_val(&p->ends, i);
 		k = *(struct owner_key *)cw_htab_key(&p->owners, e->owner);
 		id = cw_htab_upsert(&owners, &k, &made);
-		if (!id) {
-			cw_htab_release(&owners);
-			free(node);
-			return -1;
-		}
+		if (!id)
+			goto fail;
 		if (made) {
 			*id = (uint32_t)(owners.len - 1);
 			node[*id] = e->owner < b->owner_nodes
 					    ? b->owner_node[e->owner]
 					    : -1;
 		}
-		e->owner = *id;
+		to[i] = *id;
 	}
+	for (i = 0; i < n; i++)
+		((struct cw_end *)cw_htab_val(&p->ends, i))->owner = to[i];
+	free(to);
 	cw_htab_release(&p->owners);
 	p->owners = owners;
 	cw_buckets_drop_owners(b);
 	b->owner_node = node;
 	b->owner_nodes = owners.len;
-	b->cap_owner_node = p->ends.len + 1;
+	b->cap_owner_node = n + 1;
 	return 0;
+fail:
+	cw_htab_release(&owners);
+	free(node);
+	free(to);
+	return -1;
 }
 
 int cw_pairing_compact(struct cw_pairing *p)
