@@ -51,10 +51,15 @@
  * its upper half where the mantissa passes the square root of 2. */
 int ti_bin_of(uint64_t ns)
 {
-	int e, b;
-	double m = frexp(1.0 + (double)ns / 1000.0, &e);
+	double d = 1.0 + (double)ns / 1000.0, r2 = M_SQRT2;
+	uint64_t bits, root;
+	int b;
 
-	b = 2 * (e - 1) + (m >= M_SQRT1_2);
+	/* frexp()'s exponent and mantissa read from the bits: d >= 1 */
+	memcpy(&bits, &d, sizeof(bits));
+	memcpy(&root, &r2, sizeof(root));
+	b = 2 * ((int)(bits >> 52) - 1023) +
+	    ((bits & 0xfffffffffffffULL) >= (root & 0xfffffffffffffULL));
 	return b < 0 ? 0 : b >= NB ? NB - 1 : b;
 }
 
@@ -295,6 +300,7 @@ static double refine(struct node_ctx *c)
 {
 	int32_t cand[CW_TRACES_MAX_OPEN], thr;
 	double v[CW_TRACES_MAX_OPEN], skip, lo, sum, all = 0, m = 0;
+	uint32_t order[CW_TRACES_MAX_OPEN], waiting;
 	size_t i, k, n, open, best, nc = c->n_rc * c->n_cc * KMAX;
 
 	memset(c->next, 0, nc * sizeof(*c->next));
@@ -311,9 +317,13 @@ static double refine(struct node_ctx *c)
 			continue;
 		}
 		all += (double)n, m++;
+		for (waiting = 0, k = 0; k < n; k++) { /* ti_order_of() */
+			order[k] = waiting;
+			waiting += !*ti_used_of(c, cand[k], x);
+		}
 		for (lo = INF, best = 0, k = 0; k < n; k++) {
 			v[k] = ti_cost(c, cand[k], x, *ti_used_of(c, cand[k], x),
-				    ti_order_of(c, cand, k, x), &skip) - skip;
+				    order[k], &skip) - skip;
 			if (v[k] < lo)
 				lo = v[k], best = k;
 		}
@@ -322,8 +332,7 @@ static double refine(struct node_ctx *c)
 		for (k = 0; k < n; k++)
 			if (!c->anchored || (k == best &&
 					     v[k] >= ANCHOR_SHARE * sum))
-				count_call(c, c->next, cand[k], x,
-					   ti_order_of(c, cand, k, x),
+				count_call(c, c->next, cand[k], x, order[k],
 					   c->anchored ? 1.0f : (float)(v[k] / sum));
 		if (n) {
 			ti_note_call(c, cand[best], x);

@@ -141,6 +141,13 @@ static void rank(struct node_ctx *c, struct window *w, size_t i)
 {
 	size_t a, b, k;
 
+	if (w->n_cand[i] == 1) { /* alone: its costs decide nothing */
+		w->ccost[i][0] = w->cskip[i][0] = 0;
+		c->t->spans[w->calls[i]].top[0] = w->cand[i][0];
+		for (k = 1; k < CW_TRACES_TOPK; k++)
+			c->t->spans[w->calls[i]].top[k] = -1;
+		return;
+	}
 	for (a = 0; a < w->n_cand[i]; a++)
 		w->ccost[i][a] = ti_cost(c, w->cand[i][a], w->calls[i],
 				      *ti_used_of(c, w->cand[i][a], w->calls[i]),
@@ -205,6 +212,7 @@ void ti_assign(struct node_ctx *c, struct window *w, size_t win)
 {
 	int32_t cand[CW_TRACES_MAX_OPEN], thr;
 	size_t i, k, n, open;
+	uint32_t waiting;
 	bool cut = false;
 
 	ti_sweep_reset(c);
@@ -228,9 +236,10 @@ void ti_assign(struct node_ctx *c, struct window *w, size_t win)
 			continue;
 		w->calls[w->n] = x;
 		w->n_cand[w->n] = n;
-		for (k = 0; k < n; k++) {
+		for (waiting = 0, k = 0; k < n; k++) { /* ti_order_of() */
 			w->cand[w->n][k] = cand[k];
-			w->corder[w->n][k] = ti_order_of(c, cand, k, x);
+			w->corder[w->n][k] = waiting;
+			waiting += !*ti_used_of(c, cand[k], x);
 		}
 		rank(c, w, w->n);
 		cut |= note_cut(c, w, w->n, n);
