@@ -88,11 +88,15 @@ static uint64_t latest_in(const struct node_ctx *c, int32_t req, uint64_t at,
 	return l;
 }
 
-/* Inputs at or before `at`. */
-static size_t inputs_by(const struct node_ctx *c, uint64_t at)
+/* Inputs at or before `at`, given that those before `lo` are: a gallop
+ * from lo, then halving (the answer is most often near lo). */
+static size_t inputs_from(const struct node_ctx *c, size_t lo, uint64_t at)
 {
-	size_t lo = 0, hi = c->n_in;
+	size_t step = 1, hi;
 
+	while (lo + step <= c->n_in && c->in_t[lo + step - 1] <= at)
+		lo += step, step *= 2;
+	hi = lo + step - 1 < c->n_in ? lo + step - 1 : c->n_in;
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
 
@@ -116,7 +120,7 @@ void ti_chain_advance(struct node_ctx *c, uint64_t at)
 		uint64_t l = latest_in(c, r, c->t->spans[r].end_ns, &busy);
 
 		if (l > c->pos)
-			c->pos = l, c->pos_n = inputs_by(c, l);
+			c->pos = l, c->pos_n = inputs_from(c, c->pos_n, l);
 	}
 }
 
@@ -136,7 +140,7 @@ struct ti_feats ti_feats(const struct node_ctx *c, int32_t req, int32_t call)
 		f.queue = 1; /* the last output's input: sent together */
 	} else {
 		/* inputs after the position, before this one */
-		q = inputs_by(c, l) - c->pos_n - 1;
+		q = inputs_from(c, c->pos_n, l) - c->pos_n - 1;
 		f.queue = q < NB - 3 ? (int)q + 2 : NB - 1;
 	}
 	return f;
@@ -156,7 +160,7 @@ void ti_note_call(struct node_ctx *c, int32_t req, int32_t call)
 			lo = i;
 	}
 	if (*l > c->pos)
-		c->pos = *l, c->pos_n = inputs_by(c, *l);
+		c->pos = *l, c->pos_n = inputs_from(c, c->pos_n, *l);
 	if (p[lo]) /* all out: the earliest taken as back */
 		*l = p[lo] > *l ? p[lo] : *l;
 	p[lo] = c->t->spans[call].end_ns;

@@ -89,6 +89,8 @@ struct window {
 	int32_t g_req[4096], g_call0[4096]; /* slot groups (request, callee) */
 	uint32_t g_n[4096];
 	size_t n_groups;
+	uint32_t g_callee[4096], g_first[4096]; /* its callee, first slot */
+	uint16_t cgroup[256][CW_TRACES_MAX_OPEN]; /* each candidate's group */
 	int32_t slot_g[4096];
 	uint32_t slot_j[4096];
 	size_t n_slots;

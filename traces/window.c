@@ -18,10 +18,10 @@ static size_t group_of(struct node_ctx *c, struct window *w, int32_t r,
 	uint32_t callee = c->t->spans[x].peer;
 
 	for (g = 0; g < w->n_groups; g++)
-		if (w->g_req[g] == r &&
-		    c->t->spans[w->g_call0[g]].peer == callee)
+		if (w->g_req[g] == r && w->g_callee[g] == callee)
 			return g;
 	w->g_req[g] = r, w->g_call0[g] = x, w->g_n[g] = 0;
+	w->g_callee[g] = callee;
 	w->n_groups++;
 	return g;
 }
@@ -36,32 +36,37 @@ static void make_slots(struct node_ctx *c, struct window *w)
 	for (i = 0; i < w->n; i++)
 		for (k = 0; k < w->n_cand[i]; k++) {
 			g = group_of(c, w, w->cand[i][k], w->calls[i]);
+			w->cgroup[i][k] = (uint16_t)g;
 			if (w->g_n[g] < KMAX)
 				w->g_n[g]++;
 		}
 	for (g = 0; g < w->n_groups; g++)
-		for (j = 0; j < w->g_n[g]; j++) {
+		for (w->g_first[g] = (uint32_t)w->n_slots, j = 0; j < w->g_n[g]; j++) {
 			w->slot_g[w->n_slots] = (int32_t)g;
 			w->slot_j[w->n_slots++] = j;
 		}
 }
 
-static double slot_cost(struct node_ctx *c, struct window *w, size_t i,
-			size_t s)
+/* Call i's row of costs: INF but at the slots of its candidates' groups
+ * (request, its callee), the only ones it can fill. */
+static void slot_costs(struct node_ctx *c, struct window *w, size_t i)
 {
-	size_t g = (size_t)w->slot_g[s], k;
-	int32_t r = w->g_req[g], x = w->calls[i];
-	double skip, v;
+	double *row = &w->a[i * w->n_slots], skip, v;
+	int32_t x = w->calls[i];
+	size_t k, s;
 
-	if (c->t->spans[w->g_call0[g]].peer != c->t->spans[x].peer)
-		return INF;
-	for (k = 0; k < w->n_cand[i] && w->cand[i][k] != r; k++)
-		;
-	if (k == w->n_cand[i])
-		return INF;
-	v = ti_cost(c, r, x, *ti_used_of(c, r, x) + w->slot_j[s], w->corder[i][k],
-		 &skip);
-	return v - skip;
+	for (s = 0; s < w->n_slots; s++)
+		row[s] = INF;
+	for (k = 0; k < w->n_cand[i]; k++) {
+		size_t g = w->cgroup[i][k];
+		int32_t r = w->g_req[g];
+
+		for (s = w->g_first[g]; s < w->g_first[g] + w->g_n[g]; s++) {
+			v = ti_cost(c, r, x, *ti_used_of(c, r, x) + w->slot_j[s],
+				    w->corder[i][k], &skip);
+			row[s] = v - skip;
+		}
+	}
 }
 
 /*
@@ -99,8 +104,7 @@ static void solve_window(struct node_ctx *c, struct window *w, bool record)
 	} else {
 		make_slots(c, w);
 		for (i = 0; i < w->n; i++)
-			for (s = 0; s < w->n_slots; s++)
-				w->a[i * w->n_slots + s] = slot_cost(c, w, i, s);
+			slot_costs(c, w, i);
 		if (cw_traces_hungarian(w->a, w->n, w->n_slots, w->match))
 			for (i = 0; i < w->n; i++)
 				w->match[i] = -1; /* no memory: each alone */
