@@ -33,7 +33,7 @@ static const char help[] =
 	"  --waterfall       print the waterfall of --trace or the slowest\n"
 	"  --window N        calls per assignment window (default 24)\n"
 	"  --candidates N    requests kept per call (default 8)\n"
-	"  --rounds N        timing-only learning rounds (default 1)\n"
+	"  --rounds N        timing rounds at most, to a fixed point (default 8)\n"
 	"  --refine N        soft refinement steps of each model (default 5)\n"
 	"  --no-thread       ignore thread evidence\n"
 	"  --fold-replicas   with --truth: name services by pod without its replica\n"
