@@ -88,11 +88,10 @@ static void cells_changed(struct node_ctx *c)
 
 /* Cell m's -log probabilities, computed when first needed after the
  * cells changed: a cost is then sums of lookups, not of logs. */
-static const struct ltab *ltab_of(struct node_ctx *c, const struct cell *m,
-				  double n)
+static struct ltab *ltab_of(struct node_ctx *c, const struct cell *m,
+			    double n)
 {
 	struct ltab *l = &c->ltabs[m - c->cells];
-	double d = m->cnt + 0.2 * NB, mix = 0.2 + ORDER_MIX * m->cnt;
 	/* Soft counts (refine()) may sum past the requests: p stays < 1. */
 	double p = (fmin(m->cnt, n) + 0.5) / (n + 1.0);
 	int b;
@@ -100,17 +99,44 @@ static const struct ltab *ltab_of(struct node_ctx *c, const struct cell *m,
 	if (l->gen == c->gen)
 		return l;
 	l->gen = c->gen;
+	l->d = m->cnt + 0.2 * NB, l->mix = 0.2 + ORDER_MIX * m->cnt;
+	l->rden = m->cnt + l->mix * NB;
+	memset(l->done, 0, sizeof(l->done));
 	l->lp = (float)-log(p), l->lskip = (float)-log(1.0 - p);
-	for (b = 0; b < NB; b++) {
-		l->ls[b] = (float)-log((m->hs[b] + 0.2) / d);
-		l->le[b] = (float)-log((m->he[b] + 0.2) / d);
-		l->lg[b] = (float)-log((m->hg[b] + 0.2) / d);
-		l->lq[b] = (float)-log((m->hq[b] + 0.2) / d);
-		l->lr[b] = (float)-log((m->hr[b] + mix) / (m->cnt + mix * NB));
-	}
 	for (b = 0; b < 2; b++)
 		l->lb[b] = (float)-log((m->hb[b] + 0.1) / (m->cnt + 0.2));
 	return l;
+}
+
+/* Bin b of a table of l: -log((h[b] + add) / den), on first reading. */
+static float lbin(struct ltab *l, int t, float *tab, const float *h, int b,
+		  double add, double den)
+{
+	if (!(l->done[t] >> b & 1)) {
+		tab[b] = (float)-log((h[b] + add) / den);
+		l->done[t] |= 1ULL << b;
+	}
+	return tab[b];
+}
+
+static float l_s(struct ltab *l, const struct cell *m, int b)
+{
+	return lbin(l, 0, l->ls, m->hs, b, 0.2, l->d);
+}
+
+static float l_e(struct ltab *l, const struct cell *m, int b)
+{
+	return lbin(l, 1, l->le, m->he, b, 0.2, l->d);
+}
+
+/* The features one at a time adds: gap, busy, queue, order (or not). */
+static double l_feats(const struct node_ctx *c, struct ltab *l,
+		      const struct cell *m, double v, int g, int busy, int q,
+		      int r)
+{
+	return v + lbin(l, 2, l->lg, m->hg, g, 0.2, l->d) + l->lb[busy] +
+	       lbin(l, 3, l->lq, m->hq, q, 0.2, l->d) +
+	       (c->no_order ? 0 : lbin(l, 4, l->lr, m->hr, r, l->mix, l->rden));
 }
 
 /*
@@ -121,10 +147,10 @@ double ti_cost(struct node_ctx *c, int32_t req, int32_t call, uint32_t k,
 	       uint32_t order, double *skip)
 {
 	const struct cw_tspan *r = &c->t->spans[req], *x = &c->t->spans[call];
-	const struct ltab *l = ltab_of(c, cell_of(c, req, call, k),
-				       c->n_req_rc[c->rcmap[r->peer]]);
-	double v = l->lp + l->ls[ti_bin_of(x->start_ns - r->start_ns)] +
-		   l->le[ti_bin_of(r->end_ns - x->end_ns)];
+	const struct cell *m = cell_of(c, req, call, k);
+	struct ltab *l = ltab_of(c, m, c->n_req_rc[c->rcmap[r->peer]]);
+	double v = l->lp + l_s(l, m, ti_bin_of(x->start_ns - r->start_ns)) +
+		   l_e(l, m, ti_bin_of(r->end_ns - x->end_ns));
 	struct ti_feats f;
 
 	if (skip)
@@ -132,8 +158,8 @@ double ti_cost(struct node_ctx *c, int32_t req, int32_t call, uint32_t k,
 	if (!c->one_by_one)
 		return v;
 	f = ti_feats(c, req, call);
-	return v + l->lg[f.gap] + l->lb[f.busy] + l->lq[f.queue] +
-	       (c->no_order ? 0 : l->lr[order < NB ? order : NB - 1]);
+	return l_feats(c, l, m, v, f.gap, f.busy, f.queue,
+		       order < NB ? (int)order : NB - 1);
 }
 
 /* Sweep helper: the open requests that enclose call `x`. */
@@ -261,13 +287,15 @@ static double cost_recorded(struct node_ctx *c, double *full)
 
 	for (i = 0; i < c->n_rec; i++) {
 		const struct ti_rec *e = &c->rec[i];
-		const struct ltab *l = ltab_of(c, &c->cells[e->cell],
-					       c->n_req_rc[e->cell / per_rc]);
-		double v = l->lp + l->ls[e->s] + l->le[e->e];
-		double base = v + l->lg[e->g] + l->lb[e->b] + l->lq[e->q];
+		const struct cell *m = &c->cells[e->cell];
+		struct ltab *l = ltab_of(c, m, c->n_req_rc[e->cell / per_rc]);
+		double v = l->lp + l_s(l, m, e->s) + l_e(l, m, e->e);
+		bool no_order = c->no_order;
 
-		sum += base + (c->no_order ? 0 : l->lr[e->r]);
-		sum_full += base + l->lr[e->r];
+		sum += l_feats(c, l, m, v, e->g, e->b, e->q, e->r);
+		c->no_order = false;
+		sum_full += l_feats(c, l, m, v, e->g, e->b, e->q, e->r);
+		c->no_order = no_order;
 	}
 	if (full)
 		*full = c->n_rec ? sum_full / (double)c->n_rec : 0;

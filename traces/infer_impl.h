@@ -24,10 +24,14 @@ struct cell {
 	float cnt, hs[NB], he[NB], hg[NB], hr[NB], hb[2], hq[NB];
 };
 
-/* A cell's -log probabilities, valid while gen is the node's. */
+/* A cell's -log probabilities, valid while gen is the node's; a bin's
+ * when its bit in done[] (s, e, g, q, r) is set: computed when first
+ * read, as a small cell reads few of its bins. */
 struct ltab {
 	uint32_t gen;
 	float lp, lskip, ls[NB], le[NB], lg[NB], lr[NB], lq[NB], lb[2];
+	uint64_t done[5];
+	double d, mix, rden; /* histograms' denominator; order's mix, its */
 };
 
 /* One link's features as a sweep saw them (ti_record()): its cell and
