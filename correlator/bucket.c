@@ -540,6 +540,7 @@ static int retire(struct cw_pairing *p)
 			err = make_dormant(p, i, (uint8_t)(gone[i] - 1));
 		else
 			cw_hists_drop(p, &k); /* a dormant one keeps them */
+		p->procs_live -= cw_pairing_numbers(p, i)->proc_room;
 		cw_htab_delete(&p->ends, &k);
 	}
 	free(gone);

@@ -178,6 +178,7 @@ struct cw_pairing {
 	struct cw_htab owners; /* what makes an end's node -> id */
 	unsigned char *procs;  /* each end's process, packed */
 	size_t procs_used, procs_size;
+	size_t procs_live; /* the live ends' proc_room summed */
 	struct cw_pairing_stats st;
 	/*
 	 * What cw_pairing_pair() found, valid until the next add: each end's

@@ -73,7 +73,7 @@ void cw_pairing_release(struct cw_pairing *p)
 	cw_htab_release(&p->hists);
 	free(p->procs);
 	p->procs = NULL;
-	p->procs_used = p->procs_size = 0;
+	p->procs_used = p->procs_size = p->procs_live = 0;
 	drop_pairs(p);
 	cw_buckets_release(&p->bk);
 }
@@ -181,6 +181,7 @@ static int proc_store(struct cw_pairing *p, struct cw_end *e, bool created,
 	if (CW_GROW(p->procs, p->procs_size, p->procs_used + len, 65536))
 		return -1;
 	memcpy(p->procs + p->procs_used, buf, len);
+	p->procs_live += len - (created ? 0 : e->proc_room);
 	e->proc_at = p->procs_used;
 	e->proc_room = (uint32_t)len;
 	p->procs_used += len;
@@ -627,11 +628,9 @@ fail:
 
 int cw_pairing_compact(struct cw_pairing *p)
 {
-	size_t i, live = 0;
+	size_t live = p->procs_live; /* kept as ends come and go: no walk */
 
 	cw_pairing_forget(p);
-	for (i = 0; i < p->ends.len; i++)
-		live += ((struct cw_end *)cw_htab_val(&p->ends, i))->proc_room;
 	if (p->procs_used > 2 * live + 65536 && compact_procs(p, live))
 		return -1;
 	if (p->owners.len > 2 * p->ends.len + 1024 && compact_owners(p))
