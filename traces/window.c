@@ -140,10 +140,21 @@ static void solve_window(struct node_ctx *c, struct window *w, bool record)
 	w->n = 0;
 }
 
-/* Candidates of call i, best first by their own cost; top-5 kept. */
+/* Candidates of call i, best first by their own cost (ties: the older),
+ * only the best o->max_cands (5 at least) in place: note_cut() keeps
+ * those, top-5 the first 5.  An insertion that drops what falls past
+ * the bound orders the kept ones as a whole stable sort would. */
 static void rank(struct node_ctx *c, struct window *w, size_t i)
 {
-	size_t a, b, k;
+	struct {
+		double cost, skip;
+		int32_t req;
+		uint32_t order;
+	} e, top[CW_TRACES_MAX_OPEN];
+	size_t a, b, k, kept = 0, lim = c->o->max_cands;
+
+	if (lim < CW_TRACES_TOPK) /* top-5 ranks past a smaller bound */
+		lim = CW_TRACES_TOPK;
 
 	if (w->n_cand[i] == 1) { /* alone: its costs decide nothing */
 		w->ccost[i][0] = w->cskip[i][0] = 0;
@@ -152,29 +163,24 @@ static void rank(struct node_ctx *c, struct window *w, size_t i)
 			c->t->spans[w->calls[i]].top[k] = -1;
 		return;
 	}
-	for (a = 0; a < w->n_cand[i]; a++)
-		w->ccost[i][a] = ti_cost(c, w->cand[i][a], w->calls[i],
-				      *ti_used_of(c, w->cand[i][a], w->calls[i]),
-				      w->corder[i][a], &w->cskip[i][a]);
-	for (a = 1; a < w->n_cand[i]; a++)
-		for (b = a; b > 0 && w->ccost[i][b] < w->ccost[i][b - 1]; b--) {
-			double t = w->ccost[i][b];
-			int32_t r = w->cand[i][b];
-			uint32_t o = w->corder[i][b];
-			double sk = w->cskip[i][b];
-
-			w->ccost[i][b] = w->ccost[i][b - 1];
-			w->cand[i][b] = w->cand[i][b - 1];
-			w->corder[i][b] = w->corder[i][b - 1];
-			w->ccost[i][b - 1] = t;
-			w->cand[i][b - 1] = r;
-			w->corder[i][b - 1] = o;
-			w->cskip[i][b] = w->cskip[i][b - 1];
-			w->cskip[i][b - 1] = sk;
-		}
+	for (a = 0; a < w->n_cand[i]; a++) {
+		e.req = w->cand[i][a], e.order = w->corder[i][a];
+		e.cost = ti_cost(c, e.req, w->calls[i],
+				 *ti_used_of(c, e.req, w->calls[i]), e.order,
+				 &e.skip);
+		if (kept == lim && !(e.cost < top[kept - 1].cost))
+			continue; /* past the bound */
+		for (b = kept < lim ? kept++ : lim - 1;
+		     b > 0 && e.cost < top[b - 1].cost; b--)
+			top[b] = top[b - 1];
+		top[b] = e;
+	}
+	for (k = 0; k < kept; k++) {
+		w->ccost[i][k] = top[k].cost, w->cskip[i][k] = top[k].skip;
+		w->cand[i][k] = top[k].req, w->corder[i][k] = top[k].order;
+	}
 	for (k = 0; k < CW_TRACES_TOPK; k++)
-		c->t->spans[w->calls[i]].top[k] =
-			k < w->n_cand[i] ? w->cand[i][k] : -1;
+		c->t->spans[w->calls[i]].top[k] = k < kept ? top[k].req : -1;
 }
 
 /* Does request r enclose call x (a candidate by ti_enclosing())? */
