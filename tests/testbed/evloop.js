@@ -93,7 +93,13 @@ registerInstrumentations({
 				ends(span, req.socket, true);
 				return;
 			}
+			// A call waiting in the agent's queue (maxSockets) is
+			// written only once a socket is handed to it: its start is
+			// then, or the truth would name the first call that socket
+			// carried after the call was made, an older request's.
 			req.on('socket', (s) => {
+				span.setAttribute('cw.start_ns',
+					(anchor + process.hrtime.bigint()).toString());
 				if (s.remotePort)
 					ends(span, s, false);
 				else
