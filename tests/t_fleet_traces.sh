@@ -283,6 +283,9 @@ wait $CORR || fail "the second correlator: $(tail -n 20 "$T_TMP/again.log")"
 # once, one partition runs many windows ahead of another; a window waits
 # for the partitions still behind (event time), and one far ahead is
 # paused, so no window is closed before its records have all come.
+# (When one is missing, say what the second member said of windows.)
+[ "$(met)" = "$nwin" ] || grep "window\|waits for\|paused\|resumed" \
+	"$T_TMP/again.log" | tail -n 30 || true
 check_eq "windows the second correlator met again" "$(met)" "$nwin"
 grep "paths:" "$T_TMP/again.log" | tail -n 1
 slots "$T_TMP/corr/traces.jsonl" >"$T_TMP/slots2"
