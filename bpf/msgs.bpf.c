@@ -406,36 +406,37 @@ static __always_inline void pending_drop(__u32 tid, __u64 cookie)
 	bpf_loop(CW_MSGS_PENDING, scan_drop, &c, 0);
 }
 
+/* Add peer `to` to a set of CW_MSGS_FANOUT peers (0: a free place); a
+ * full set keeps what it has. */
+static __always_inline void peers_add(__u64 *set, __u64 to)
+{
+	__u32 i;
+
+	for (i = 0; i < CW_MSGS_FANOUT; i++) {
+		if (set[i] == to)
+			return;
+		if (!set[i]) {
+			set[i] = to;
+			return;
+		}
+	}
+}
+
 /* A call written at once after a read from t->cur_from: learn its peer. */
 static __always_inline void learn_next(struct cw_msgs_thread *t, __u32 tid,
 				       __u64 to)
 {
 	struct cw_msgs_next_key k = {.tid = tid, .from = t->cur_from};
 	struct cw_msgs_next fresh = {.gen = gen}, *n;
-	__u32 i;
 
-	for (i = 0; i < CW_MSGS_FANOUT; i++) {
-		if (t->wrote[i] == to)
-			break;
-		if (!t->wrote[i]) {
-			t->wrote[i] = to;
-			break;
-		}
-	}
+	peers_add(t->wrote, to);
 	n = bpf_map_lookup_elem(&nexts, &k);
 	if (!n || n->gen != gen) {
 		fresh.to[0] = to;
 		bpf_map_update_elem(&nexts, &k, &fresh, BPF_ANY);
 		return;
 	}
-	for (i = 0; i < CW_MSGS_FANOUT; i++) {
-		if (n->to[i] == to)
-			return;
-		if (!n->to[i]) {
-			n->to[i] = to;
-			return;
-		}
-	}
+	peers_add(n->to, to);
 }
 
 /* The handling of the latest read ends (another read begins): each peer
