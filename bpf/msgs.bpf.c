@@ -536,10 +536,11 @@ static __always_inline void request_answer(struct cw_msgs_sk *s, __u32 tid)
  * - the thread defers: its calls written after the iteration of their
  *   context outnumber 1 / LOOP_STALE_SHARE of those written in it (a
  *   handler writing from a timer or a later callback; a loop that does
- *   not defer still has a few, from callbacks no read of ours began).  Such a write
- *   can also land in an iteration that read something else first (an
- *   asyncio loop runs the iteration's reads, then its due timers), so
- *   none of that thread's same-iteration writes is evidence either.
+ *   not defer still has a few, from callbacks no read of ours began).
+ *   Such a write can also land in an iteration that read something else
+ *   first (an asyncio loop runs the iteration's reads, then its due
+ *   timers), so none of that thread's same-iteration writes is evidence
+ *   either.
  *
  * The first call on a connection made while attached waited for its
  * handshake, not for a timer: it counts as neither, and it takes the

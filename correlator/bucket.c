@@ -203,8 +203,9 @@ static long owner_node_make(struct cw_pairing *p, size_t i)
 {
 	const struct cw_end *e = cw_pairing_numbers(p, i);
 	const struct owner_key *ok = cw_htab_key(&p->owners, e->owner);
-	const char *host = ((const struct host_key *)cw_htab_key(
-				    &p->hosts, ok->host))->name;
+	const char *host =
+		((const struct host_key *)cw_htab_key(&p->hosts, ok->host))
+			->name;
 	const struct proc_head *pr = cw_pairing_proc(p, e);
 	size_t len = strnlen(host, CW_HOST_LEN - 1);
 	struct cw_htab *h = &p->bk.nodes;

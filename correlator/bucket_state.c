@@ -107,7 +107,8 @@ int cw_buckets_keep_nodes(struct cw_buckets *b, uint32_t *id,
 	on = owners_kept(b, id, &ok);
 	if (!ok)
 		return -1;
-	cw_htab_init(&to, sizeof(struct cw_node_key), sizeof(struct cw_edge_node));
+	cw_htab_init(&to, sizeof(struct cw_node_key),
+		     sizeof(struct cw_edge_node));
 	if (cw_htab_reserve(&to, used)) {
 		free(on);
 		return -1;
@@ -204,7 +205,7 @@ int cw_buckets_compact_nodes(struct cw_buckets *b)
 	return err;
 }
 
-/* ---- checkpoints ---------------------------------------------------------- */
+/* ---- checkpoints -------------------------------------------------------- */
 
 int cw_pairing_add_total(struct cw_pairing *p, const struct cw_wire_edge *w)
 {

@@ -88,8 +88,7 @@ static void cells_changed(struct node_ctx *c)
 
 /* Cell m's -log probabilities, computed when first needed after the
  * cells changed: a cost is then sums of lookups, not of logs. */
-static struct ltab *ltab_of(struct node_ctx *c, const struct cell *m,
-			    double n)
+static struct ltab *ltab_of(struct node_ctx *c, const struct cell *m, double n)
 {
 	struct ltab *l = &c->ltabs[m - c->cells];
 	/* Soft counts (refine()) may sum past the requests: p stays < 1. */
@@ -164,7 +163,7 @@ double ti_cost(struct node_ctx *c, int32_t req, int32_t call, uint32_t k,
 
 /* Sweep helper: the open requests that enclose call `x`. */
 size_t ti_enclosing(struct node_ctx *c, int32_t x, int32_t *out, size_t max,
-			size_t *n_open_thread, int32_t *thr_req)
+		    size_t *n_open_thread, int32_t *thr_req)
 {
 	const struct cw_tspan *xs = &c->t->spans[x];
 	size_t i, j = 0, n = 0, n_all = 0;
@@ -203,7 +202,7 @@ size_t ti_enclosing(struct node_ctx *c, int32_t x, int32_t *out, size_t max,
 /* How many of the candidates before `cand[k]` (older) still wait for a
  * call to this callee. */
 uint32_t ti_order_of(struct node_ctx *c, const int32_t *cand, size_t k,
-			 int32_t call)
+		     int32_t call)
 {
 	uint32_t n = 0;
 	size_t j;
@@ -308,7 +307,8 @@ static void count_call(struct node_ctx *c, struct cell *to, int32_t r,
 {
 	const struct cw_tspan *rs = &c->t->spans[r], *xs = &c->t->spans[x];
 	struct ti_feats f = ti_feats(c, r, x);
-	struct cell *m = to + (cell_of(c, r, x, *ti_used_of(c, r, x)) - c->cells);
+	struct cell *m =
+		to + (cell_of(c, r, x, *ti_used_of(c, r, x)) - c->cells);
 
 	m->cnt += wt;
 	m->hs[ti_bin_of(xs->start_ns - rs->start_ns)] += wt;
@@ -350,8 +350,10 @@ static double refine(struct node_ctx *c)
 			waiting += !*ti_used_of(c, cand[k], x);
 		}
 		for (lo = INF, best = 0, k = 0; k < n; k++) {
-			v[k] = ti_cost(c, cand[k], x, *ti_used_of(c, cand[k], x),
-				    order[k], &skip) - skip;
+			v[k] = ti_cost(c, cand[k], x,
+				       *ti_used_of(c, cand[k], x), order[k],
+				       &skip) -
+			       skip;
 			if (v[k] < lo)
 				lo = v[k], best = k;
 		}
@@ -361,7 +363,8 @@ static double refine(struct node_ctx *c)
 			if (!c->anchored || (k == best &&
 					     v[k] >= ANCHOR_SHARE * sum))
 				count_call(c, c->next, cand[k], x, order[k],
-					   c->anchored ? 1.0f : (float)(v[k] / sum));
+					   c->anchored ? 1.0f
+						       : (float)(v[k] / sum));
 		if (n) {
 			ti_note_call(c, cand[best], x);
 		}
@@ -382,7 +385,8 @@ static void thread_and_fcfs(struct node_ctx *c, bool use_thread)
 		struct cw_tspan *x = &c->t->spans[c->calls[i]];
 
 		thr = -1;
-		n = ti_enclosing(c, c->calls[i], cand, CW_TRACES_MAX_OPEN, &open, &thr);
+		n = ti_enclosing(c, c->calls[i], cand, CW_TRACES_MAX_OPEN,
+				 &open, &thr);
 		x->fcfs = n ? cand[0] : -1;
 		for (k = 0; k < n; k++)
 			if (!*ti_used_of(c, cand[k], c->calls[i])) {
@@ -476,9 +480,8 @@ static int ctx_init(struct node_ctx *c, uint32_t v, const int32_t *mine,
 	c->model = calloc((c->n_rc * c->n_cc + 1) * KMAX, sizeof(*c->model));
 	c->next = calloc((c->n_rc * c->n_cc + 1) * KMAX, sizeof(*c->next));
 	if (!c->n_req_rc || !c->cells || !c->used || !c->active || !c->last ||
-	    ti_chain_init(c) ||
-	    !c->saved || !c->best || !c->model || !c->next || !c->ltabs ||
-	    !c->alt || !c->rec)
+	    ti_chain_init(c) || !c->saved || !c->best || !c->model ||
+	    !c->next || !c->ltabs || !c->alt || !c->rec)
 		return cw_error("out of memory for the model of '%s'",
 				t->names[v]);
 	return 0;
@@ -519,8 +522,7 @@ static void current_links(struct node_ctx *c, int32_t *link, bool fcfs,
  * every feature: how regular a set of links makes the service look (*full:
  * with the order feature whatever c->no_order says; NULL: not wanted).
  */
-static double links_cost(struct node_ctx *c, const int32_t *link,
-			 double *full)
+static double links_cost(struct node_ctx *c, const int32_t *link, double *full)
 {
 	learn(c, link);
 	c->one_by_one = true;
@@ -623,8 +625,7 @@ static void learn_refined(struct node_ctx *c, const int32_t *link)
 /* FCFS's links as a third contestant by assign_best()'s rule: where
  * clearly more regular (FCFS_MARGIN; a sequential fan-out) they stay,
  * with the confidence the model gave ours. */
-static void keep_fcfs_if_regular(struct node_ctx *c, double mine,
-				 int32_t *fcfs)
+static void keep_fcfs_if_regular(struct node_ctx *c, double mine, int32_t *fcfs)
 {
 	double theirs;
 	size_t i;
@@ -712,7 +713,7 @@ static double rounds_to_fixed_point(struct node_ctx *c, struct window *w,
  * cost of the links kept.
  */
 static double rounds_both(struct node_ctx *c, struct window *w, int32_t *link,
-			int32_t *scratch)
+			  int32_t *scratch)
 {
 	struct counts k0 = counts_get(c->t), ka;
 	double a, b;

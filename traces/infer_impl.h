@@ -15,9 +15,9 @@
 
 #include "traces/traces.h"
 
-#define NB   48 /* delay bins: two per octave of microseconds */
-#define KMAX 8	/* occurrences of one callee per request modelled */
-#define INF  1e12
+#define NB    48 /* delay bins: two per octave of microseconds */
+#define KMAX  8	 /* occurrences of one callee per request modelled */
+#define INF   1e12
 #define NPEND 4 /* calls out at once per request, followed */
 /* Counts are fractional: refine() spreads a call over its candidates. */
 struct cell {
@@ -60,19 +60,19 @@ struct node_ctx {
 	uint32_t *used;	    /* [req][cc]: calls given so far */
 	uint64_t *last;	    /* [req]: its latest input so far: start or reply */
 	uint64_t *pend;	    /* [req][NPEND]: ends of its calls still out, 0 */
-	uint64_t *in_t;	    /* input times (request starts, call ends), sorted */
+	uint64_t *in_t; /* input times (request starts, call ends), sorted */
 	size_t n_in;
-	int32_t *by_end;    /* requests by end */
-	size_t next_end;    /* sweep: replies before it moved the position */
-	uint64_t pos;	    /* sweep: the latest input that caused an output */
-	size_t pos_n;	    /* inputs at or before pos */
-	int32_t *active;    /* open requests during a sweep */
+	int32_t *by_end; /* requests by end */
+	size_t next_end; /* sweep: replies before it moved the position */
+	uint64_t pos;	 /* sweep: the latest input that caused an output */
+	size_t pos_n;	 /* inputs at or before pos */
+	int32_t *active; /* open requests during a sweep */
 	size_t n_active, next_req;
 	size_t n_enclosing; /* enclosing()'s last call: all, kept or not */
-	bool one_by_one; /* calls assigned one at a time: gap, order fresh */
-	bool anchored;	 /* some thread links: refine() counts sure calls */
-	bool no_soft;	 /* refine() found too many candidates: not again */
-	bool learnt;	 /* the cells are the current links' model */
+	bool one_by_one;    /* calls assigned one at a time: gap, order fresh */
+	bool anchored;	    /* some thread links: refine() counts sure calls */
+	bool no_soft;	    /* refine() found too many candidates: not again */
+	bool learnt;	    /* the cells are the current links' model */
 	struct cw_tspan *saved; /* [call]: the other assignment's links */
 	struct cw_tspan *best;	/* [call]: the most regular round's links */
 	struct cw_tspan *alt;	/* [call]: the other rounds' links */
@@ -93,7 +93,7 @@ struct window {
 	int32_t g_req[4096], g_call0[4096]; /* slot groups (request, callee) */
 	uint32_t g_n[4096];
 	size_t n_groups;
-	uint32_t g_callee[4096], g_first[4096]; /* its callee, first slot */
+	uint32_t g_callee[4096], g_first[4096];	  /* its callee, first slot */
 	uint16_t cgroup[256][CW_TRACES_MAX_OPEN]; /* each candidate's group */
 	int32_t slot_g[4096];
 	uint32_t slot_j[4096];

@@ -81,10 +81,9 @@ enum {
 	N_COLS
 };
 static const char *const msg_cols[N_COLS] = {
-	"start_ns",  "end_ns",	  "node",    "peer",	 "conn",
-	"dir",	     "role",	  "bytes",   "thread",	 "node_port",
-	"peer_port", "seq",	  "ctx_conn", "ctx_seq", "ctx_open",
-	"ctx_loop"};
+	"start_ns", "end_ns",  "node",	   "peer",	"conn",	     "dir",
+	"role",	    "bytes",   "thread",   "node_port", "peer_port", "seq",
+	"ctx_conn", "ctx_seq", "ctx_open", "ctx_loop"};
 
 /*
  * node_port and peer_port (optional, both or neither; `causeway run

@@ -156,7 +156,7 @@ struct cw_traces {
 struct cw_traces_opts {
 	size_t window;	  /* calls per assignment window (default 24) */
 	size_t max_cands; /* candidates kept per call (default 8) */
-	int rounds;	  /* learning rounds without thread links, at most (8) */
+	int rounds; /* learning rounds without thread links, at most (8) */
 	int refine;	  /* soft refinement steps of each model (5) */
 	bool no_thread;	  /* ignore thread evidence (tests) */
 };

@@ -41,7 +41,8 @@ static void make_slots(struct node_ctx *c, struct window *w)
 				w->g_n[g]++;
 		}
 	for (g = 0; g < w->n_groups; g++)
-		for (w->g_first[g] = (uint32_t)w->n_slots, j = 0; j < w->g_n[g]; j++) {
+		for (w->g_first[g] = (uint32_t)w->n_slots, j = 0; j < w->g_n[g];
+		     j++) {
 			w->slot_g[w->n_slots] = (int32_t)g;
 			w->slot_j[w->n_slots++] = j;
 		}
@@ -62,7 +63,8 @@ static void slot_costs(struct node_ctx *c, struct window *w, size_t i)
 		int32_t r = w->g_req[g];
 
 		for (s = w->g_first[g]; s < w->g_first[g] + w->g_n[g]; s++) {
-			v = ti_cost(c, r, x, *ti_used_of(c, r, x) + w->slot_j[s],
+			v = ti_cost(c, r, x,
+				    *ti_used_of(c, r, x) + w->slot_j[s],
 				    w->corder[i][k], &skip);
 			row[s] = v - skip;
 		}
@@ -199,13 +201,14 @@ static bool note_cut(struct node_ctx *c, struct window *w, size_t i, size_t n)
 	size_t maxc = c->o->max_cands, keep = n > maxc ? maxc : n, k;
 	bool kept = false;
 
-	x->flags &= (uint8_t)~(CW_TS_CUT | CW_TS_CUT_TRUTH);
+	x->flags &= (uint8_t) ~(CW_TS_CUT | CW_TS_CUT_TRUTH);
 	t->n_over_open += c->n_enclosing > n;
 	if (n <= maxc && c->n_enclosing <= n)
 		return false;
 	x->flags |= CW_TS_CUT;
 	t->n_cut_calls++;
-	t->n_cut_cands += n - keep + (c->n_enclosing > n ? c->n_enclosing - n : 0);
+	t->n_cut_cands +=
+		n - keep + (c->n_enclosing > n ? c->n_enclosing - n : 0);
 	for (k = 0; k < keep; k++)
 		kept |= w->cand[i][k] == x->truth;
 	if (x->truth >= 0 && !kept && encloses(&t->spans[x->truth], x)) {
@@ -237,7 +240,8 @@ void ti_assign(struct node_ctx *c, struct window *w, size_t win)
 				;
 			if (win == 1)
 				ti_record(c, xs->parent, x,
-					  k < n ? ti_order_of(c, cand, k, x) : NB - 1);
+					  k < n ? ti_order_of(c, cand, k, x)
+						: NB - 1);
 			ti_note_call(c, xs->parent, x);
 			continue;
 		}

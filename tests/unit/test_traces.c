@@ -296,8 +296,8 @@ static void test_event_loop(bool fan, double *ours, double *fcfs)
 		q[i].arr = at += 60 + lcg(&seed) % 240; /* ~4 in flight */
 	while ((r = next_input(q, N, done, &now, &kind)) >= 0) {
 		struct lreq *x = &q[r];
-		uint64_t out = (now > free_at ? now : free_at) + 5 +
-			       lcg(&seed) % 40;
+		uint64_t out =
+			(now > free_at ? now : free_at) + 5 + lcg(&seed) % 40;
 		bool out_b = x->s[1] && !done[r * 4 + 2];
 		bool out_c = x->s[2] && !done[r * 4 + 3];
 
