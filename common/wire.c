@@ -232,6 +232,53 @@ static int encode_edge(pb_envelope *env, const struct cw_wire_edge *w,
 	return ret;
 }
 
+/* An EdgeSet: e[0]'s set fields, each edge's own fields. */
+static int encode_edges(pb_envelope *env, const struct cw_wire_edges *w,
+			uint8_t **buf, size_t *len)
+{
+	struct edge_pb *x = malloc((w->n + 1) * sizeof(*x));
+	pb_edge **ep = malloc((w->n + 1) * sizeof(*ep));
+	char group[CW_WIRE_NAME_MAX], topic[CW_WIRE_NAME_MAX];
+	pb_edges r;
+	size_t i;
+	int ret = -1;
+
+	if (!x || !ep || !w->n)
+		goto out;
+	causeway__wire__edge_set__init(&r);
+	r.group = cstr(w->e[0].group, sizeof(w->e[0].group), group);
+	r.topic = cstr(w->e[0].topic, sizeof(w->e[0].topic), topic);
+	r.partition = (uint32_t)w->e[0].partition;
+	r.offset = w->e[0].offset;
+	r.bucket_ns = w->e[0].bucket_ns;
+	r.width_ns = w->e[0].width_ns;
+	r.sealed = w->e[0].sealed;
+	r.set_size = w->e[0].set_size;
+	r.first = w->e[0].set_index;
+	for (i = 0; i < w->n; i++) {
+		pb_edge *e = &x[i].e;
+
+		edge_to_pb(&x[i], &w->e[i]);
+		/* The set's fields are the record's, once. */
+		e->group = e->topic = (char *)protobuf_c_empty_string;
+		e->partition = 0;
+		e->offset = 0;
+		e->bucket_ns = e->width_ns = 0;
+		e->sealed = false;
+		e->set_size = e->set_index = 0;
+		ep[i] = e;
+	}
+	r.n_edges = w->n;
+	r.edges = ep;
+	env->kind_case = CAUSEWAY__WIRE__ENVELOPE__KIND_EDGES;
+	env->edges = &r;
+	ret = pack(env, buf, len);
+out:
+	free(x);
+	free(ep);
+	return ret;
+}
+
 /* The bucket parts of a checkpoint chunk, pointing into *parts. */
 struct state_buckets {
 	struct edge_pb *edges;
@@ -678,6 +725,8 @@ int cw_wire_encode(const struct cw_wire_msg *m, uint8_t **buf, size_t *len)
 		r = cw_wire_encode_edge_fast(&m->edge, buf, len);
 	else if (m->kind == CW_WIRE_STATE)
 		r = cw_wire_encode_state_fast(&m->state, buf, len);
+	else if (m->kind == CW_WIRE_EDGES)
+		r = cw_wire_encode_edges_fast(&m->edges, buf, len);
 	return r == 1 ? cw_wire_encode_pb(m, buf, len) : r;
 }
 
@@ -703,6 +752,8 @@ int cw_wire_encode_pb(const struct cw_wire_msg *m, uint8_t **buf, size_t *len)
 		return encode_state(&env, &m->state, buf, len);
 	case CW_WIRE_EDGE:
 		return encode_edge(&env, &m->edge, buf, len);
+	case CW_WIRE_EDGES:
+		return encode_edges(&env, &m->edges, buf, len);
 	case CW_WIRE_MSGS:
 		return encode_msgs(&env, &m->msgs, buf, len);
 	case CW_WIRE_DNS:
@@ -752,6 +803,10 @@ void cw_wire_msg_release(struct cw_wire_msg *m)
 		m->state.deltas = NULL;
 		m->state.edges = NULL;
 		m->state.n = m->state.ndeltas = m->state.nedges = 0;
+	} else if (m->kind == CW_WIRE_EDGES) {
+		free(m->edges.e);
+		m->edges.e = NULL;
+		m->edges.n = 0;
 	} else if (m->kind == CW_WIRE_MSGS) {
 		free(m->msgs.socks);
 		free(m->msgs.msgs);

@@ -50,6 +50,7 @@ enum cw_wire_kind {
 	CW_WIRE_EDGE = 7,    /* an edge's time bucket: struct cw_wire_edge */
 	CW_WIRE_MSGS = 8,    /* a window's messages for traces: cw_wire_msgs */
 	CW_WIRE_DNS = 9,     /* a name for an address: struct cw_wire_dns */
+	CW_WIRE_EDGES = 10,  /* edges of one set: struct cw_wire_edges */
 };
 /* The kinds agents publish (the correlators' own come after). */
 #define CW_WIRE_KIND_MAX CW_WIRE_SAMPLES
@@ -283,6 +284,23 @@ struct cw_wire_edge {
 void cw_wire_edge_set_total(struct cw_wire_edge *w,
 			    const struct cw_edge_total *t);
 
+/*
+ * An EdgeSet record: edges of one set (the same group, topic, partition,
+ * offset, bucket_ns, width_ns, sealed and set_size) with consecutive
+ * set_index, in one record.  Written from e[0]'s set fields (the others'
+ * are not looked at); decoded, e is malloc'ed and each e[i] whole, as an
+ * EdgeBucket record of it would decode, so a reader adds them one by one.
+ * A writer puts at most CW_WIRE_EDGES_CHUNK edges and CW_WIRE_EDGES_BYTES
+ * bytes in one record; a reader takes up to CW_WIRE_EDGES_MAX.
+ */
+#define CW_WIRE_EDGES_CHUNK 512
+#define CW_WIRE_EDGES_BYTES (256u << 10)
+#define CW_WIRE_EDGES_MAX   4096
+struct cw_wire_edges {
+	struct cw_wire_edge *e;
+	size_t n;
+};
+
 /* What one end did in one open bucket (a StateChunk's EndDelta). */
 struct cw_end_delta {
 	uint32_t end; /* index among all the checkpoint's live ends */
@@ -439,6 +457,7 @@ struct cw_wire_msg {
 		struct cw_wire_edge edge;
 		struct cw_wire_msgs msgs; /* socks and msgs malloc'ed */
 		struct cw_wire_dns dns;
+		struct cw_wire_edges edges; /* e malloc'ed */
 	};
 };
 
@@ -471,6 +490,33 @@ int cw_wire_encode_pb(const struct cw_wire_msg *m, uint8_t **buf, size_t *len);
 #define CW_WIRE_EDGE_ROOM 4800
 int cw_wire_encode_edge_to(const struct cw_wire_edge *e,
 			   uint8_t buf[CW_WIRE_EDGE_ROOM], size_t *len);
+int cw_wire_encode_edges_fast(const struct cw_wire_edges *s, uint8_t **buf,
+			      size_t *len);
+/*
+ * An EdgeSet written edge by edge into the caller's buffer (cap >=
+ * CW_WIRE_EDGES_ROOM), for the correlator's writer, which neither copies
+ * its edges into an array nor knows their sizes before:
+ *
+ *	cw_wire_edges_begin(&p, buf, cap, &head);  // head: set fields, and
+ *						    // set_index of the first
+ *	while (more && !cw_wire_edges_add(&p, &edge))	// 1: no room left
+ *		...;
+ *	len = cw_wire_edges_end(&p);	// p.n edges, the Envelope's bytes
+ *
+ * The same bytes as cw_wire_encode() of those edges.  Add never fails on
+ * an empty record.  The fields are the writer's own.
+ */
+#define CW_WIRE_EDGES_ROOM (CW_WIRE_EDGE_ROOM + 2 * CW_WIRE_NAME_MAX + 96)
+struct cw_wire_edges_put {
+	uint8_t *buf, *p, *end;
+	uint8_t *body; /* the EdgeSet's, after room for its length */
+	size_t n;      /* edges added */
+};
+void cw_wire_edges_begin(struct cw_wire_edges_put *p, uint8_t *buf, size_t cap,
+			 const struct cw_wire_edge *head);
+int cw_wire_edges_add(struct cw_wire_edges_put *p,
+		      const struct cw_wire_edge *e);
+size_t cw_wire_edges_end(struct cw_wire_edges_put *p);
 int cw_wire_encode_conn(const struct cw_conn_record *r, uint8_t **buf,
 			size_t *len);
 /*
@@ -504,11 +550,12 @@ int cw_wire_decode_pb(const uint8_t *buf, size_t len, struct cw_wire_msg *out,
 /* "malformed", "unknown version", "unknown kind", "future", "past". */
 const char *cw_wire_strerror(int err);
 /* "conn", "host", "process", "timing", "samples", "state", "edge",
- * "msgs", "dns". */
+ * "msgs", "dns", "edges". */
 const char *cw_wire_kind_name(int kind);
 /*
  * One decoded message as a JSON object with a "kind" key (what `causeway
- * dump` prints); no line end.
+ * dump` prints); no line end.  An EdgeSet is one object of kind "edge"
+ * a line for each of its edges, as its EdgeBucket records would print.
  */
 void cw_wire_msg_json(struct cw_jsonw *w, const struct cw_wire_msg *m);
 

@@ -432,6 +432,53 @@ static int decode_edge(struct decode_ctx *d, const pb_edge *e,
 	return decode_edge_into(d, e, w) ? CW_WIRE_EMALFORMED : CW_WIRE_EDGE;
 }
 
+/*
+ * An EdgeSet: each edge whole, the set's fields in it.  At least one
+ * edge, at most CW_WIRE_EDGES_MAX, none past set_size.
+ */
+static int decode_edges(struct decode_ctx *d, const pb_edges *r,
+			struct cw_wire_edges *s)
+{
+	struct cw_wire_edge head;
+	size_t i, n = r->n_edges;
+
+	memset(s, 0, sizeof(*s));
+	memset(&head, 0, sizeof(head));
+	if (get_str(d, "group", r->group, head.group, sizeof(head.group)) ||
+	    get_str(d, "topic", r->topic, head.topic, sizeof(head.topic)) ||
+	    get_u(d, "partition", r->partition, INT32_MAX))
+		return CW_WIRE_EMALFORMED;
+	if (r->offset < 0 || !n || n > CW_WIRE_EDGES_MAX ||
+	    (uint64_t)r->first + n > r->set_size)
+		return fail(d, CW_WIRE_EMALFORMED,
+			    "edge set at offset %" PRId64 " with edges %" PRIu32
+			    " + %zu of %" PRIu32,
+			    r->offset, r->first, n, r->set_size);
+	s->e = malloc(n * sizeof(*s->e));
+	if (!s->e)
+		return fail(d, CW_WIRE_EMALFORMED, "out of memory");
+	for (i = 0; i < n; i++) {
+		struct cw_wire_edge *w = &s->e[i];
+
+		if (decode_edge_into(d, r->edges[i], w)) {
+			free(s->e);
+			s->e = NULL;
+			return CW_WIRE_EMALFORMED;
+		}
+		memcpy(w->group, head.group, sizeof(w->group));
+		memcpy(w->topic, head.topic, sizeof(w->topic));
+		w->partition = (int32_t)r->partition;
+		w->offset = r->offset;
+		w->bucket_ns = r->bucket_ns;
+		w->width_ns = r->width_ns;
+		w->sealed = r->sealed;
+		w->set_size = r->set_size;
+		w->set_index = r->first + (uint32_t)i;
+	}
+	s->n = n;
+	return CW_WIRE_EDGES;
+}
+
 static void decode_bucket_state(const pb_bucket_state *b,
 				struct cw_bucket_state *k)
 {
@@ -779,6 +826,9 @@ int cw_wire_decode_pb(const uint8_t *buf, size_t len, struct cw_wire_msg *out,
 	case CAUSEWAY__WIRE__ENVELOPE__KIND_MSGS:
 		ret = decode_msgs(&d, env->msgs, &out->msgs);
 		break;
+	case CAUSEWAY__WIRE__ENVELOPE__KIND_EDGES:
+		ret = decode_edges(&d, env->edges, &out->edges);
+		break;
 	case CAUSEWAY__WIRE__ENVELOPE__KIND_DNS:
 		ret = cw_wire_dns_from_pb(env->dns, &out->dns, err ? err : NULL,
 					  err ? errlen : 0);
@@ -831,6 +881,8 @@ const char *cw_wire_kind_name(int kind)
 		return "msgs";
 	case CW_WIRE_DNS:
 		return "dns";
+	case CW_WIRE_EDGES:
+		return "edges";
 	}
 	return "unknown";
 }

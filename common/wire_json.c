@@ -164,6 +164,14 @@ void cw_wire_msg_json(struct cw_jsonw *w, const struct cw_wire_msg *m)
 	case CW_WIRE_EDGE:
 		edge_json(w, &m->edge);
 		break;
+	case CW_WIRE_EDGES:
+		/* A line an edge, as its EdgeBucket records would print. */
+		for (size_t i = 0; i < m->edges.n; i++) {
+			if (i)
+				cw_jsonw_end_line(w);
+			edge_json(w, &m->edges.e[i]);
+		}
+		break;
 	case CW_WIRE_TIMING:
 		cw_timing_window_json(w, &m->timing);
 		break;

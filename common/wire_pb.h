@@ -18,6 +18,7 @@ typedef Causeway__Wire__TimingWindow pb_timing;
 typedef Causeway__Wire__SampleRun pb_samples;
 typedef Causeway__Wire__StateChunk pb_state;
 typedef Causeway__Wire__EdgeBucket pb_edge;
+typedef Causeway__Wire__EdgeSet pb_edges;
 typedef Causeway__Wire__EdgeNode pb_edge_node;
 typedef Causeway__Wire__EndDelta pb_end_delta;
 typedef Causeway__Wire__BucketState pb_bucket_state;

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
- * Connection records, edge buckets and checkpoint chunks written straight
- * from the structs, for the correlator's and the agent's hot paths (the
- * other kinds are rare and stay with protobuf-c): protobuf-c's way fills
- * a parallel tree of its own structs (each string checked for its
- * terminator), walks it once for the size and again to pack.
+ * Connection records, edge buckets, edge sets and checkpoint chunks
+ * written straight from the structs, for the correlator's and the agent's
+ * hot paths (the other kinds are rare and stay with protobuf-c):
+ * protobuf-c's way fills a parallel tree of its own structs (each string
+ * checked for its terminator), walks it once for the size and again to
+ * pack.
  *
  * The bytes are protobuf-c's, to the byte: fields in number order, each
  * left out when it holds proto3's default (0, "", no bytes), a nested
@@ -233,7 +234,8 @@ static void put_node(struct wr *w, unsigned int field,
 	close_msg(w, body);
 }
 
-static void put_edge(struct wr *w, const struct cw_wire_edge *e)
+/* EdgeBucket 1-7, and EdgeSet 1-7: where an edge's set is. */
+static void put_edge_where(struct wr *w, const struct cw_wire_edge *e)
 {
 	put_str(w, 1, e->group, sizeof(e->group));
 	put_str(w, 2, e->topic, sizeof(e->topic));
@@ -242,6 +244,13 @@ static void put_edge(struct wr *w, const struct cw_wire_edge *e)
 	put_fixed64(w, 5, e->bucket_ns);
 	put_u(w, 6, e->width_ns);
 	put_u(w, 7, e->sealed);
+}
+
+/* An EdgeBucket; in an EdgeSet (!whole) its own fields only. */
+static void put_edge(struct wr *w, const struct cw_wire_edge *e, bool whole)
+{
+	if (whole)
+		put_edge_where(w, e);
 	put_node(w, 8, &e->client);
 	put_node(w, 9, &e->server);
 	put_u(w, 10, e->protocol);
@@ -259,8 +268,10 @@ static void put_edge(struct wr *w, const struct cw_wire_edge *e)
 	put_u(w, 22, e->t.est_conns);
 	put_u(w, 23, e->t.sampled_bytes);
 	put_u(w, 24, e->t.has_sampled != 0);
-	put_u(w, 25, e->set_size);
-	put_u(w, 26, e->set_index);
+	if (whole) {
+		put_u(w, 25, e->set_size);
+		put_u(w, 26, e->set_index);
+	}
 	put_u(w, 27, e->h.conns_refused);
 	put_u(w, 28, e->h.conns_timeout);
 	put_u(w, 29, e->h.resets_by_client);
@@ -278,7 +289,7 @@ static void put_edge_msg(struct wr *w, unsigned int field,
 {
 	struct msg body = open_msg(w, field, 2);
 
-	put_edge(w, e);
+	put_edge(w, e, true);
 	close_msg(w, body);
 }
 
@@ -381,7 +392,7 @@ static int put_into(const struct cw_conn_record *conn,
 		put_conn(&w, conn);
 	} else if (edge) {
 		body = open_msg(&w, 15, 2);
-		put_edge(&w, edge);
+		put_edge(&w, edge, true);
 	} else {
 		body = open_msg(&w, 16, 5);
 		put_state(&w, state);
@@ -455,4 +466,76 @@ int cw_wire_encode_state_fast(const struct cw_wire_state *st, uint8_t **buf,
 				    st->ndeltas * ROOM(struct cw_end_delta) +
 				    st->nedges * ROOM(struct cw_wire_edge),
 			    buf, len);
+}
+
+/*
+ * EdgeSet (Envelope field 19): version, then the set's body, its length
+ * in five bytes of room until cw_wire_edges_end() knows it.
+ */
+void cw_wire_edges_begin(struct cw_wire_edges_put *p, uint8_t *buf, size_t cap,
+			 const struct cw_wire_edge *head)
+{
+	struct wr w = {buf, buf + cap, false};
+	struct msg body;
+
+	put_u(&w, 1, CW_WIRE_VERSION);
+	body = open_msg(&w, 19, 5);
+	put_edge_where(&w, head);
+	put_u(&w, 8, head->set_size);
+	put_u(&w, 9, head->set_index);
+	p->buf = buf;
+	p->end = buf + cap;
+	/* No room (cap below CW_WIRE_EDGES_ROOM): nothing will fit. */
+	p->p = w.over ? p->end : w.p;
+	p->body = body.body;
+	p->n = 0;
+}
+
+int cw_wire_edges_add(struct cw_wire_edges_put *p, const struct cw_wire_edge *e)
+{
+	struct wr w = {p->p, p->end, false};
+	struct msg body = open_msg(&w, 10, 2);
+
+	put_edge(&w, e, false);
+	close_msg(&w, body);
+	if (w.over || !p->body)
+		return 1;
+	p->p = w.p;
+	p->n++;
+	return 0;
+}
+
+size_t cw_wire_edges_end(struct cw_wire_edges_put *p)
+{
+	struct wr w = {p->p, p->end, false};
+
+	if (!p->body)
+		return 0;
+	close_msg(&w, (struct msg){p->body, 5});
+	return w.over ? 0 : (size_t)(w.p - p->buf);
+}
+
+int cw_wire_encode_edges_fast(const struct cw_wire_edges *s, uint8_t **buf,
+			      size_t *len)
+{
+	struct cw_wire_edges_put p;
+	size_t i, cap;
+	uint8_t *b, *r;
+
+	if (!s->n || s->n > CW_WIRE_EDGES_MAX)
+		return 1; /* protobuf-c's way writes what it is given */
+	cap = CW_WIRE_EDGES_ROOM + s->n * (CW_WIRE_EDGE_ROOM + 8);
+	b = malloc(cap);
+	if (!b)
+		return -1;
+	cw_wire_edges_begin(&p, b, cap, &s->e[0]);
+	for (i = 0; i < s->n; i++)
+		if (cw_wire_edges_add(&p, &s->e[i])) {
+			free(b);
+			return 1;
+		}
+	*len = cw_wire_edges_end(&p);
+	r = realloc(b, *len ? *len : 1);
+	*buf = r ? r : b;
+	return 0;
 }

@@ -219,6 +219,8 @@ static void check_same_bytes(const struct cw_wire_msg *m)
 		       ? cw_wire_encode_conn_fast(&m->conn, &a, &na)
 	       : m->kind == CW_WIRE_EDGE
 		       ? cw_wire_encode_edge_fast(&m->edge, &a, &na)
+	       : m->kind == CW_WIRE_EDGES
+		       ? cw_wire_encode_edges_fast(&m->edges, &a, &na)
 		       : cw_wire_encode_state_fast(&m->state, &a, &na)) == 0);
 	CHECK(cw_wire_encode_pb(m, &b, &nb) == 0);
 	CHECK(a && b && na == nb && memcmp(a, b, na) == 0);
@@ -285,6 +287,114 @@ static void test_put_state(const struct cw_wire_edge *edge)
 	check_same_bytes(&m);
 }
 
+/* e as decoded from an EdgeBucket record of its own. */
+static void edge_alone(const struct cw_wire_edge *e, struct cw_wire_msg *out)
+{
+	static struct cw_wire_msg m;
+	uint8_t *b = NULL;
+	size_t n = 0;
+
+	memset(&m, 0, sizeof(m));
+	m.kind = CW_WIRE_EDGE;
+	m.edge = *e;
+	CHECK(cw_wire_encode(&m, &b, &n) == 0);
+	CHECK(cw_wire_decode(b, n, out, NULL, 0) == CW_WIRE_EDGE);
+	free(b);
+}
+
+/*
+ * EdgeSet records: both writers and the one built edge by edge give the
+ * same bytes; each edge decodes as its EdgeBucket record would, with the
+ * set's fields and its index; a record that could be a whole set when
+ * it is not is refused.
+ */
+static void test_put_edges(const struct cw_wire_edge *edge)
+{
+	static struct cw_wire_edge e[3];
+	static struct cw_wire_msg m, d, one;
+	static uint8_t buf[CW_WIRE_EDGES_ROOM + 2 * CW_WIRE_EDGE_ROOM];
+	struct cw_wire_edges_put p;
+	uint8_t *b = NULL;
+	size_t i, n = 0, len;
+	char err[256];
+
+	static const uint8_t empty[] = {0x08, 0x01, 0x9a, 0x01, 0x05,
+					0x0a, 0x01, 'g',  0x40, 0x01};
+
+	e[0] = e[1] = e[2] = *edge;
+	e[0].partition = 2; /* decodable: no negative partition, offset */
+	e[0].offset = 5;
+	e[0].set_size = 7;
+	e[0].set_index = 4;
+	e[1].t.conns = 0;
+	e[1].partition = 99; /* the set's fields are e[0]'s */
+	e[2].client.kind = CW_EDGE_NODE_UNKNOWN;
+	memset(&m, 0, sizeof(m));
+	m.kind = CW_WIRE_EDGES;
+	m.edges.e = e;
+	m.edges.n = 3;
+	check_same_bytes(&m);
+	m.edges.n = 1;
+	check_same_bytes(&m);
+	/* Edge by edge into a buffer of just the room three take: a
+	 * fourth does not fit, and the bytes are the same. */
+	m.edges.n = 3;
+	CHECK(cw_wire_encode_pb(&m, &b, &n) == 0);
+	cw_wire_edges_begin(&p, buf, n + 16, &e[0]); /* and room to write */
+	for (i = 0; i < 3; i++)
+		CHECK(cw_wire_edges_add(&p, &e[i]) == 0);
+	CHECK(cw_wire_edges_add(&p, &e[0]) == 1);
+	len = cw_wire_edges_end(&p);
+	CHECK(p.n == 3 && len == n && b && memcmp(buf, b, n) == 0);
+	CHECK(cw_wire_decode(buf, len, &d, err, sizeof(err)) == CW_WIRE_EDGES);
+	CHECK(d.edges.n == 3);
+	for (i = 0; i < 3 && d.edges.n == 3; i++) {
+		struct cw_wire_edge want = e[i];
+
+		memcpy(want.group, e[0].group, sizeof(want.group));
+		memcpy(want.topic, e[0].topic, sizeof(want.topic));
+		want.partition = e[0].partition;
+		want.offset = e[0].offset;
+		want.bucket_ns = e[0].bucket_ns;
+		want.width_ns = e[0].width_ns;
+		want.sealed = e[0].sealed;
+		want.set_size = 7;
+		want.set_index = 4 + (uint32_t)i;
+		edge_alone(&want, &one);
+		CHECK(memcmp(&d.edges.e[i], &one.edge, sizeof(one.edge)) == 0);
+	}
+	cw_wire_msg_release(&d);
+	free(b);
+	/* Past the set's size, or an empty set: refused. */
+	e[0].set_size = 6;
+	m.edges.n = 3;
+	CHECK(cw_wire_encode(&m, &b, &n) == 0);
+	CHECK(cw_wire_decode(b, n, &d, err, sizeof(err)) == CW_WIRE_EMALFORMED);
+	CHECK(strstr(err, "edges 4 + 3 of 6") != NULL);
+	free(b);
+	m.edges.n = 0;
+	CHECK(cw_wire_encode(&m, &b, &n) == -1);
+	CHECK(cw_wire_decode(empty, sizeof(empty), &d, err, sizeof(err)) ==
+	      CW_WIRE_EMALFORMED);
+}
+
+/* The widest edge: both writers agree, and the least room holds it. */
+static void test_put_edges_widest(const struct cw_wire_edge *edge)
+{
+	static uint8_t buf[CW_WIRE_EDGES_ROOM];
+	static struct cw_wire_msg m;
+	struct cw_wire_edges_put p;
+
+	memset(&m, 0, sizeof(m));
+	m.kind = CW_WIRE_EDGES;
+	m.edges.e = (struct cw_wire_edge *)edge;
+	m.edges.n = 1;
+	check_same_bytes(&m);
+	cw_wire_edges_begin(&p, buf, sizeof(buf), edge);
+	CHECK(cw_wire_edges_add(&p, edge) == 0);
+	CHECK(cw_wire_edges_end(&p) > 0);
+}
+
 /*
  * The direct writer (common/wire_put.c) gives protobuf-c's bytes for
  * records and edge buckets of every shape: all fields set, none, names
@@ -347,6 +457,7 @@ static void test_put(void)
 	m.edge.server.netns = 4026531840U;
 	m.edge.partition = -2;
 	check_same_bytes(&m);
+	test_put_edges(&m.edge);
 	test_put_state(&m.edge);
 	/* The largest edge bucket there is: every name full, with no NUL,
 	 * every number at its widest (CW_WIRE_EDGE_ROOM must hold it). */
@@ -359,6 +470,7 @@ static void test_put(void)
 	m.edge.h.client.len = m.edge.h.client_first.len = CW_REC_HIST_MAX;
 	m.edge.h.server.len = CW_REC_HIST_MAX;
 	check_same_bytes(&m);
+	test_put_edges_widest(&m.edge);
 }
 
 int main(void)
