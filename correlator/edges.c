@@ -4,8 +4,12 @@
  * its partitions that changed (the open ones as they stand, each sealed
  * one once more when it is sealed), as absolute values complete up to the
  * partition's next input offset.  All the edges of one (bucket, input
- * partition) written at one offset are one set: each record says how many
- * the set has and which it is.  A reader keeps, per (bucket, input
+ * partition) written at one offset are one set, written as EdgeSet
+ * records of consecutive edges (a few hundred a record, so that a set
+ * costs a Kafka record or a few, not one an edge): each record says how
+ * many edges the set has and the index of its first, so each edge has its
+ * index in the set as an EdgeBucket record of it (older writers) has.
+ * A reader takes both kinds alike and keeps, per (bucket, input
  * partition), the complete set of the highest offset and sums over input
  * partitions.  Values at an offset are a function of the records before
  * it, so a replay, a duplicate or a member writing after it lost its
@@ -110,17 +114,37 @@ static int cmp_edge(const void *a, const void *b)
 	return r;
 }
 
-/* Put one set (edges [lo, hi) of one bucket) to the log; 0 or -1. */
+/* One record of a set to the log; 0 or -1. */
+static int put_record(struct cw_correlator *c, struct cw_part_state *ps,
+		      const char *key, struct cw_wire_edges_put *p)
+{
+	size_t len = cw_wire_edges_end(p);
+
+	if (!len)
+		return cw_error("an edge set too large to encode");
+	if (cw_kafka_log_put(c->edges_log, ps->partition % c->edges_partitions,
+			     key, p->buf, len))
+		return -1;
+	c->edge_records += p->n;
+	return 0;
+}
+
+/*
+ * Put one set (edges [lo, hi) of one bucket) to the log: EdgeSet records
+ * of consecutive edges, each as many as CW_WIRE_EDGES_CHUNK and
+ * CW_WIRE_EDGES_BYTES allow.  0 or -1.
+ */
 static int put_set(struct cw_correlator *c, struct cw_part_state *ps,
 		   struct batch_edge **e, size_t lo, size_t hi)
 {
 	static struct cw_wire_msg m;
-	static uint8_t buf[CW_WIRE_EDGE_ROOM]; /* the log copies it */
+	static uint8_t buf[CW_WIRE_EDGES_BYTES]; /* the log copies it */
+	struct cw_wire_edges_put p;
 	char key[CW_WIRE_NAME_MAX + 48];
 	size_t i;
-	size_t len;
-	int err = 0;
 
+	_Static_assert(CW_WIRE_EDGES_BYTES >= CW_WIRE_EDGES_ROOM,
+		       "an edge set's record holds at least one edge");
 	snprintf(key, sizeof(key), "%s/%" PRIu64 "/%d", c->o.group,
 		 e[lo]->bucket_ns, ps->partition);
 	memset(&m, 0, sizeof(m));
@@ -131,9 +155,10 @@ static int put_set(struct cw_correlator *c, struct cw_part_state *ps,
 	m.edge.offset = ps->next;
 	m.edge.width_ns = ps->pairing.bk.s.width_ns;
 	m.edge.set_size = (uint32_t)(hi - lo);
-	for (i = lo; i < hi && !err; i++) {
-		m.edge.bucket_ns = e[i]->bucket_ns;
-		m.edge.sealed = e[i]->bucket_ns < ps->pairing.bk.s.sealed_ns;
+	m.edge.bucket_ns = e[lo]->bucket_ns;
+	m.edge.sealed = e[lo]->bucket_ns < ps->pairing.bk.s.sealed_ns;
+	cw_wire_edges_begin(&p, buf, sizeof(buf), &m.edge);
+	for (i = lo; i < hi; i++) {
 		m.edge.protocol = e[i]->protocol;
 		/* A kilobyte each: copied only when not the one before. */
 		if (i == lo || e[i]->client != e[i - 1]->client)
@@ -141,15 +166,18 @@ static int put_set(struct cw_correlator *c, struct cw_part_state *ps,
 		if (i == lo || e[i]->server != e[i - 1]->server)
 			m.edge.server = *e[i]->server;
 		cw_wire_edge_set_total(&m.edge, &e[i]->t);
+		if (p.n < CW_WIRE_EDGES_CHUNK &&
+		    !cw_wire_edges_add(&p, &m.edge))
+			continue;
+		/* This record is full: it goes, the edge opens the next. */
+		if (put_record(c, ps, key, &p))
+			return -1;
 		m.edge.set_index = (uint32_t)(i - lo);
-		if (cw_wire_encode_edge_to(&m.edge, buf, &len))
+		cw_wire_edges_begin(&p, buf, sizeof(buf), &m.edge);
+		if (cw_wire_edges_add(&p, &m.edge))
 			return cw_error("an edge bucket too large to encode");
-		err = cw_kafka_log_put(c->edges_log,
-				       ps->partition % c->edges_partitions, key,
-				       buf, len);
-		c->edge_records += !err;
 	}
-	return err;
+	return put_record(c, ps, key, &p);
 }
 
 /* ps's buckets sealed since its last write, and with open the open
@@ -650,18 +678,21 @@ static int read_one(void *arg, int64_t at, const char *key, size_t key_len,
 {
 	static struct cw_wire_msg msg;
 	struct cw_edge_merge *m = arg;
-	int kind;
+	size_t i;
+	int kind, err = 0;
 
 	m->pos[m->cur] = at + 1;
 	if (key && skip_by_key(m, key, key_len))
 		return 0;
 	kind = cw_wire_decode(v, len, &msg, NULL, 0);
-	if (kind != CW_WIRE_EDGE) {
-		m->bad += kind < 0;
-		cw_wire_msg_release(&msg);
-		return 0;
-	}
-	return cw_edge_merge_add(m, &msg.edge) ? -1 : 0;
+	if (kind == CW_WIRE_EDGE)
+		return cw_edge_merge_add(m, &msg.edge) ? -1 : 0;
+	/* A set's edges in one record: each as its own record would be. */
+	for (i = 0; kind == CW_WIRE_EDGES && i < msg.edges.n && !err; i++)
+		err = cw_edge_merge_add(m, &msg.edges.e[i]);
+	m->bad += kind < 0;
+	cw_wire_msg_release(&msg);
+	return err ? -1 : 0;
 }
 
 int cw_edge_merge_read_log(struct cw_edge_merge *m, struct cw_kafka_log *l,
