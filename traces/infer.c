@@ -30,13 +30,6 @@
  * span traces fell; at 0 FCFS's order is law and the start from the
  * chains wins (0.819). */
 #define ORDER_MIX 0.001
-/*
- * FCFS's links replace timing's only when they make the service more
- * regular by this much (nats a call): closer is noise.  Measured with
- * timing rounds: the testbed's worker pool 0.02-0.06 (FCFS right, 0.99);
- * where timing is right, FCFS is the less regular by 0.06 (the unit
- * test's web) to 2.0 (Online Boutique's frontend). */
-#define FCFS_MARGIN 0.01
 /* refine() with thread links: a call counts when one request has this
  * share of it (the testbed's event loop at 80-90%: 0.95 and 0.8 alike). */
 #define ANCHOR_SHARE 0.95
@@ -507,7 +500,7 @@ static void use_model(struct node_ctx *c)
 	cells_changed(c);
 }
 
-static void current_links(struct node_ctx *c, int32_t *link, bool fcfs,
+void ti_current_links(struct node_ctx *c, int32_t *link, bool fcfs,
 			  bool thread_only)
 {
 	size_t i;
@@ -528,7 +521,7 @@ static void current_links(struct node_ctx *c, int32_t *link, bool fcfs,
  * every feature: how regular a set of links makes the service look (*full:
  * with the order feature whatever c->no_order says; NULL: not wanted).
  */
-static double links_cost(struct node_ctx *c, const int32_t *link, double *full)
+double ti_links_cost(struct node_ctx *c, const int32_t *link, double *full)
 {
 	learn(c, link);
 	c->one_by_one = true;
@@ -549,18 +542,13 @@ static void swap_links(struct node_ctx *c)
 	}
 }
 
-/* The bound's counters of one assignment, kept for the one that stays. */
-struct counts {
-	size_t windows, cut, calls, cands, truth, over;
-};
-
-static struct counts counts_get(const struct cw_traces *t)
+struct ti_counts ti_counts_get(const struct cw_traces *t)
 {
-	return (struct counts){t->n_windows,   t->n_cut,       t->n_cut_calls,
+	return (struct ti_counts){t->n_windows,   t->n_cut,       t->n_cut_calls,
 			       t->n_cut_cands, t->n_cut_truth, t->n_over_open};
 }
 
-static void counts_set(struct cw_traces *t, struct counts k)
+void ti_counts_set(struct cw_traces *t, struct ti_counts k)
 {
 	t->n_windows = k.windows, t->n_cut = k.cut, t->n_cut_calls = k.calls;
 	t->n_cut_cands = k.cands, t->n_cut_truth = k.truth;
@@ -578,7 +566,7 @@ static void counts_set(struct cw_traces *t, struct counts k)
 static double assign_best(struct node_ctx *c, struct window *w,
 			  int32_t *scratch, bool *joint_far, double *full)
 {
-	struct counts before = counts_get(c->t), one_k;
+	struct ti_counts before = ti_counts_get(c->t), one_k;
 	double one, joint, one_full, joint_full;
 	size_t i;
 
@@ -590,20 +578,20 @@ static double assign_best(struct node_ctx *c, struct window *w,
 	*full = one_full;
 	if (*joint_far)
 		return one;
-	one_k = counts_get(c->t);
+	one_k = ti_counts_get(c->t);
 	for (i = 0; i < c->n_calls; i++)
 		c->saved[i] = c->t->spans[c->calls[i]];
 	use_model(c);
 	c->one_by_one = false;
-	counts_set(c->t, before);
+	ti_counts_set(c->t, before);
 	ti_assign(c, w, c->o->window);
-	current_links(c, scratch, false, false);
-	joint = links_cost(c, scratch, &joint_full);
+	ti_current_links(c, scratch, false, false);
+	joint = ti_links_cost(c, scratch, &joint_full);
 	*joint_far = joint > one + JOINT_FAR;
 	c->learnt = joint < one;
 	if (one <= joint) {
 		swap_links(c);
-		counts_set(c->t, one_k);
+		ti_counts_set(c->t, one_k);
 	}
 	*full = one <= joint ? one_full : joint_full;
 	return one <= joint ? one : joint;
@@ -614,7 +602,7 @@ static void learn_refined(struct node_ctx *c, const int32_t *link)
 {
 	int k;
 
-	if (!c->learnt) /* else links_cost() just learned from these */
+	if (!c->learnt) /* else ti_links_cost() just learned from these */
 		learn(c, link);
 	c->learnt = false;
 	for (k = 0; k < c->o->refine && !c->no_soft; k++)
@@ -626,29 +614,6 @@ static void learn_refined(struct node_ctx *c, const int32_t *link)
 			break;
 		}
 	keep_model(c);
-}
-
-/* FCFS's links as a third contestant by assign_best()'s rule: where
- * clearly more regular (FCFS_MARGIN; a sequential fan-out) they stay,
- * with the confidence the model gave ours. */
-static void keep_fcfs_if_regular(struct node_ctx *c, double mine, int32_t *fcfs)
-{
-	double theirs;
-	size_t i;
-
-	current_links(c, fcfs, true, false);
-	for (i = 0; i < c->n_calls; i++) /* thread links stay either way */
-		if (c->t->spans[c->calls[i]].method == CW_LINK_THREAD)
-			fcfs[c->calls[i]] = c->t->spans[c->calls[i]].parent;
-	theirs = links_cost(c, fcfs, NULL);
-	if (mine <= theirs + FCFS_MARGIN)
-		return;
-	for (i = 0; i < c->n_calls; i++) {
-		struct cw_tspan *x = &c->t->spans[c->calls[i]];
-
-		if (x->method == CW_LINK_TIMING && x->fcfs >= 0)
-			x->parent = x->fcfs;
-	}
 }
 
 /* The links of every call, kept from the round that made the node the
@@ -670,26 +635,26 @@ static void links_keep(struct node_ctx *c, struct cw_tspan *to, bool back)
 /*
  * Timing rounds: learn from the links, assign, and again from the new
  * links, so the delays are refined with the assignment; each round's
- * links are scored by how regular they make the node (links_cost()), the
+ * links are scored by how regular they make the node (ti_links_cost()), the
  * most regular kept.  It stops when a round gains less than ROUND_GAIN
  * nats a call (a fixed point, or drifting: re-learning from its own
  * links can also lock mistakes in) or at o->rounds, which is counted.
- * Returns the kept links' cost with the order feature (links_cost()'s).
+ * Returns the kept links' cost with the order feature (ti_links_cost()'s).
  */
 static double rounds_to_fixed_point(struct node_ctx *c, struct window *w,
 				    int32_t *link, int32_t *scratch)
 {
-	struct counts base = counts_get(c->t), best_k = base;
+	struct ti_counts base = ti_counts_get(c->t), best_k = base;
 	double v, full, best = INF, best_full = INF, prev = INF;
 	int r;
 
 	for (r = 0; r < c->o->rounds; r++) {
-		counts_set(c->t, base);
+		ti_counts_set(c->t, base);
 		learn_refined(c, link);
 		v = assign_best(c, w, scratch, &c->joint_far, &full);
-		current_links(c, link, false, false);
+		ti_current_links(c, link, false, false);
 		if (v < best) {
-			best = v, best_k = counts_get(c->t), best_full = full;
+			best = v, best_k = ti_counts_get(c->t), best_full = full;
 			links_keep(c, c->best, false);
 		}
 		if (v > prev - ROUND_GAIN)
@@ -701,8 +666,8 @@ static double rounds_to_fixed_point(struct node_ctx *c, struct window *w,
 	if (r > c->t->rounds)
 		c->t->rounds = r;
 	links_keep(c, c->best, true);
-	current_links(c, link, false, false);
-	counts_set(c->t, best_k);
+	ti_current_links(c, link, false, false);
+	ti_counts_set(c->t, best_k);
 	return best_full;
 }
 
@@ -716,29 +681,35 @@ static double rounds_to_fixed_point(struct node_ctx *c, struct window *w,
  * Boutique at 4x: 0.084 right end to end from FCFS, 0.904 from the
  * chains); where requests wait their turn, FCFS's start decides (the
  * event loop from the 90% capture: 0.579, against 0.467).  Returns the
- * cost of the links kept.
+ * cost of the links kept; c->chains_won says which start they came
+ * from.  `only` 0 or 1: that start alone (FCFS's, the chains').
  */
-static double rounds_both(struct node_ctx *c, struct window *w, int32_t *link,
-			  int32_t *scratch)
+double ti_rounds_both(struct node_ctx *c, struct window *w, int32_t *link,
+		      int32_t *scratch, int only)
 {
-	struct counts k0 = counts_get(c->t), ka;
-	double a, b;
+	struct ti_counts k0 = ti_counts_get(c->t), ka = k0;
+	double a = INF, b = INF;
 
 	c->no_order = false;
-	a = rounds_to_fixed_point(c, w, link, scratch);
-	ka = counts_get(c->t);
-	links_keep(c, c->alt, false);
-	ti_chain_links(c, link);
-	counts_set(c->t, k0);
-	c->learnt = false, c->no_order = true;
-	b = rounds_to_fixed_point(c, w, link, scratch);
-	c->no_order = false;
+	if (only != 1) {
+		a = rounds_to_fixed_point(c, w, link, scratch);
+		ka = ti_counts_get(c->t);
+		links_keep(c, c->alt, false);
+	}
+	if (only != 0) {
+		ti_chain_links(c, link);
+		ti_counts_set(c->t, k0);
+		c->learnt = false, c->no_order = true;
+		b = rounds_to_fixed_point(c, w, link, scratch);
+		c->no_order = false;
+	}
+	c->chains_won = b < a;
 	if (a <= b) {
 		links_keep(c, c->alt, true);
-		counts_set(c->t, ka);
+		ti_counts_set(c->t, ka);
 	}
 	c->learnt = false;
-	current_links(c, link, false, false);
+	ti_current_links(c, link, false, false);
 	return a <= b ? a : b;
 }
 
@@ -746,6 +717,7 @@ static int infer_node(struct node_ctx *c, struct window *w, int32_t *link,
 		      int32_t *scratch)
 {
 	size_t n_thread = c->t->n_thread_links;
+	struct ti_counts base = ti_counts_get(c->t);
 	double mine;
 
 	thread_and_fcfs(c, !c->o->no_thread);
@@ -754,16 +726,18 @@ static int infer_node(struct node_ctx *c, struct window *w, int32_t *link,
 		return 0;
 	/* Enough thread links teach the first round's model; else FCFS. */
 	if (n_thread * 4 >= c->n_calls) {
-		current_links(c, link, false, true);
+		ti_current_links(c, link, false, true);
 		c->no_soft = true; /* true links: nothing to refine */
-		rounds_both(c, w, link, scratch);
+		ti_rounds_both(c, w, link, scratch, -1);
 		return 0;
 	}
-	current_links(c, link, true, false);
+	ti_current_links(c, link, true, false);
 	c->anchored = n_thread > 0;
-	mine = rounds_both(c, w, link, scratch);
-	if (!c->anchored) /* a model some true links taught beats FCFS */
-		keep_fcfs_if_regular(c, mine, scratch);
+	mine = ti_rounds_both(c, w, link, scratch, -1);
+	if (c->anchored) /* a model some true links taught beats FCFS */
+		return 0;
+	ti_keep_fcfs_if_regular(c, mine, scratch);
+	ti_anchor_first_callee(c, w, link, scratch, base);
 	return 0;
 }
 
@@ -832,7 +806,7 @@ int cw_traces_infer(struct cw_traces *t, const struct cw_traces_opts *o)
 			      sizeof(double));
 	if (!rc && !w->a)
 		rc = cw_error("out of memory for inference");
-	counts_set(t, (struct counts){0});
+	ti_counts_set(t, (struct ti_counts){0});
 	t->n_thread_links = 0;
 	t->n_ambiguous_thread = 0;
 	t->rounds = 0, t->n_round_bound = 0;

@@ -78,6 +78,7 @@ struct node_ctx {
 	struct cw_tspan *alt;	/* [call]: the other rounds' links */
 	bool no_order;		/* the order feature left out of costs */
 	bool joint_far;		/* windowed assignment far behind: not run */
+	bool chains_won;	/* ti_rounds_both(): the chains' start stayed */
 	struct ti_rec *rec;	/* [n_rec]: the sweep's links, in call order */
 	size_t n_rec;
 };
@@ -142,5 +143,27 @@ uint32_t ti_order_of(struct node_ctx *c, const int32_t *cand, size_t k,
 void ti_sweep_reset(struct node_ctx *c);
 /* One assignment pass over the node's calls, windows of `win` calls. */
 void ti_assign(struct node_ctx *c, struct window *w, size_t win);
+
+/* traces/infer.c, for traces/contest.c: the calls' links into link[]
+ * (FCFS's, thread links only, or the current ones); the mean cost of a
+ * set of links under the model they teach (*full: every feature); the
+ * rounds from both starts, their kept links' cost; and the bound's
+ * counters of one assignment, kept for the one that stays. */
+struct ti_counts {
+	size_t windows, cut, calls, cands, truth, over;
+};
+void ti_current_links(struct node_ctx *c, int32_t *link, bool fcfs,
+		      bool thread_only);
+double ti_links_cost(struct node_ctx *c, const int32_t *link, double *full);
+double ti_rounds_both(struct node_ctx *c, struct window *w, int32_t *link,
+		      int32_t *scratch, int only); /* 0, 1: that start only */
+struct ti_counts ti_counts_get(const struct cw_traces *t);
+void ti_counts_set(struct cw_traces *t, struct ti_counts k);
+/* traces/contest.c: other links that compete with the rounds' (`mine`
+ * their cost), kept where the node is more regular under them. */
+void ti_keep_fcfs_if_regular(struct node_ctx *c, double mine, int32_t *fcfs);
+void ti_anchor_first_callee(struct node_ctx *c, struct window *w,
+			    int32_t *link, int32_t *scratch,
+			    struct ti_counts base);
 
 #endif

@@ -1,0 +1,143 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Links that compete with the timing rounds' at a node with no thread
+ * links, by the rounds' own rule: the set that makes the node the more
+ * regular (the lower mean cost, every feature counted, under the model
+ * each set teaches) stays.  FCFS's links whole; and FCFS's links to the
+ * callee most requests call first, held as sure while the rest are
+ * re-learned around them.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "traces/infer_impl.h"
+
+/*
+ * FCFS's links replace timing's only when they make the service more
+ * regular by this much (nats a call): closer is noise.  Measured with
+ * timing rounds: the testbed's worker pool 0.02-0.06 (FCFS right, 0.99);
+ * where timing is right, FCFS is the less regular by 0.06 (the unit
+ * test's web) to 2.0 (Online Boutique's frontend). */
+#define FCFS_MARGIN 0.01
+
+/* FCFS's links as a third contestant by assign_best()'s rule: where
+ * clearly more regular (FCFS_MARGIN; a sequential fan-out) they stay,
+ * with the confidence the model gave ours. */
+void ti_keep_fcfs_if_regular(struct node_ctx *c, double mine, int32_t *fcfs)
+{
+	double theirs;
+	size_t i;
+
+	ti_current_links(c, fcfs, true, false);
+	for (i = 0; i < c->n_calls; i++) /* thread links stay either way */
+		if (c->t->spans[c->calls[i]].method == CW_LINK_THREAD)
+			fcfs[c->calls[i]] = c->t->spans[c->calls[i]].parent;
+	theirs = ti_links_cost(c, fcfs, NULL);
+	if (mine <= theirs + FCFS_MARGIN)
+		return;
+	for (i = 0; i < c->n_calls; i++) {
+		struct cw_tspan *x = &c->t->spans[c->calls[i]];
+
+		if (x->method == CW_LINK_TIMING && x->fcfs >= 0)
+			x->parent = x->fcfs;
+	}
+}
+
+/* The callee that most requests call first by FCFS's links (ties: the
+ * one called earliest), so the choice never depends on ids; -1 when
+ * the node has one callee. */
+static int32_t first_callee(struct node_ctx *c)
+{
+	uint32_t *n = calloc(c->n_cc + 1, sizeof(*n));
+	uint8_t *seen = calloc(c->n_reqs + c->n_cc + 1, 1), *cc_seen;
+	int32_t *rank = malloc((c->n_cc + 1) * sizeof(*rank)), best = -1;
+	size_t i, n_rank = 0;
+
+	if (!n || !seen || !rank || c->n_cc < 2)
+		goto out;
+	cc_seen = seen + c->n_reqs;
+	for (i = 0; i < c->n_calls; i++) {
+		const struct cw_tspan *x = &c->t->spans[c->calls[i]];
+		int32_t cc = c->ccmap[x->peer];
+
+		if (!cc_seen[cc]) /* callees in the order of their first call */
+			cc_seen[cc] = 1, rank[n_rank++] = cc;
+		if (x->fcfs >= 0 && !seen[c->loc[x->fcfs]])
+			seen[c->loc[x->fcfs]] = 1, n[cc]++;
+	}
+	for (i = 0; i < n_rank; i++)
+		if (best < 0 || n[rank[i]] > n[best])
+			best = rank[i];
+out:
+	free(n), free(seen), free(rank);
+	return best;
+}
+
+/* Anchor k's link back as a timing link, its own at the top of its
+ * ranking (where top-5 looks). */
+static void unanchor(struct cw_tspan *x, const struct cw_tspan *was)
+{
+	int k, j;
+
+	x->method = CW_LINK_TIMING;
+	x->conf = was->parent == x->parent ? was->conf : 1.0f - was->conf;
+	for (k = 0; k < CW_TRACES_TOPK - 1 && x->top[k] != x->parent; k++)
+		;
+	for (j = k; j > 0; j--)
+		x->top[j] = x->top[j - 1];
+	x->top[0] = x->parent;
+}
+
+/*
+ * An event loop writes a request's first call while handling its
+ * arrival, in arrival order: FCFS's links to that callee are right
+ * (0.97-0.99 at the testbed's event loop), yet rounds that learn the
+ * order from their own links drift from it (0.89).  So those links are
+ * held as sure, as thread links are, and the rounds re-learn the rest
+ * around them; the result stays where the node is more regular under
+ * it by FCFS_MARGIN.  `base`: the bound's counters before the node.
+ */
+void ti_anchor_first_callee(struct node_ctx *c, struct window *w,
+			    int32_t *link, int32_t *scratch,
+			    struct ti_counts base)
+{
+	struct ti_counts mine_k = ti_counts_get(c->t);
+	struct cw_tspan *was;
+	int32_t cc = first_callee(c);
+	size_t i, n = 0, bound = c->t->n_round_bound;
+	double mine, theirs;
+
+	if (cc < 0 || !(was = malloc(c->n_calls * sizeof(*was))))
+		return;
+	ti_current_links(c, link, false, false);
+	mine = ti_links_cost(c, link, NULL);
+	for (i = 0; i < c->n_calls; i++) {
+		struct cw_tspan *x = &c->t->spans[c->calls[i]];
+
+		was[i] = *x;
+		if (c->ccmap[x->peer] == cc && x->method == CW_LINK_TIMING &&
+		    x->fcfs >= 0)
+			x->parent = x->fcfs, x->method = CW_LINK_THREAD, n++;
+	}
+	theirs = INF;
+	if (n) {
+		ti_current_links(c, link, false, true);
+		c->no_soft = true, c->learnt = false;
+		ti_counts_set(c->t, base);
+		theirs = ti_rounds_both(c, w, link, scratch, c->chains_won);
+	}
+	for (i = 0; i < c->n_calls; i++) {
+		struct cw_tspan *x = &c->t->spans[c->calls[i]];
+
+		if (theirs + FCFS_MARGIN >= mine)
+			*x = was[i];
+		else if (was[i].method == CW_LINK_TIMING &&
+			 x->method == CW_LINK_THREAD)
+			unanchor(x, &was[i]);
+	}
+	if (theirs + FCFS_MARGIN >= mine) {
+		ti_counts_set(c->t, mine_k);
+		c->t->n_round_bound = bound;
+	}
+	free(was);
+}
