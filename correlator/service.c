@@ -451,7 +451,7 @@ static void pace(struct cw_correlator *c, struct cw_timing_part *tp)
 	tp->paused = want;
 	c->timing_pauses += want;
 	cw_debug("%s [%d]: %s: %zu windows pending, the oldest (slot %" PRIu64
-		 ") waits for a partition behind",
+		 ") not complete yet",
 		 c->timing_topic, tp->partition, want ? "paused" : "resumed",
 		 c->timing.nwins, c->timing.nwins ? c->timing.wins[0].slot : 0);
 }
@@ -531,6 +531,15 @@ static void count_bad(struct cw_correlator *c, const struct cw_kafka_msg *m,
 static void apply_timing(struct cw_correlator *c, struct cw_kafka_msg *m,
 			 struct cw_wire_msg *wm, int kind, const char *why)
 {
+	/*
+	 * No room for one more window: the oldest is complete now, as the
+	 * bound says (cw_timing_ready()), rather than at the batch's end,
+	 * after every record of a new slot in the batch has been refused.
+	 * Pacing keeps this rare; a failed write stops the run at its next
+	 * step, as ever.
+	 */
+	if (kind >= 0 && c->timing.nwins > CW_TIMING_MAX_PENDING)
+		cw_correlator_windows_step(c, cw_now_mono_ns(), false);
 	if (kind < 0)
 		count_bad(c, m, kind, why);
 	else if (kind == CW_WIRE_TIMING)

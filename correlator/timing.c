@@ -70,11 +70,42 @@ int cw_timing_seen(struct cw_timing *tw, int32_t partition, int64_t offset)
 	return 0;
 }
 
+/* Is partition behind (cw_timing_behind())? */
+static bool part_behind(const struct cw_timing *tw, int32_t partition)
+{
+	size_t i;
+
+	for (i = 0; i < tw->nparts; i++)
+		if (tw->parts[i].partition == partition)
+			return tw->parts[i].behind;
+	return false;
+}
+
+/*
+ * When a newer slot first showed up, for a window made at wins[i] after
+ * it: now, or, for a record read from a backlog (its partition behind),
+ * when the first of the newer ones came.  Live, an older slot coming late
+ * has a grace of its own for the rest of it; from a backlog its rest is
+ * in the log, and what holds it is its partition (held()), not the clock:
+ * a window read late because its partition was paused (cw_timing_ahead())
+ * would otherwise wait a grace more for nothing.
+ */
+static uint64_t newer_since(const struct cw_timing *tw, size_t i, uint64_t now,
+			    bool behind)
+{
+	uint64_t t = now;
+
+	for (i++; behind && i < tw->nwins; i++)
+		if (tw->wins[i].first_mono < t)
+			t = tw->wins[i].first_mono;
+	return t;
+}
+
 /* The pending window of slot, made (at *at, in slot order) if new; NULL
  * when its slot was inferred already (*late) or on error. */
 static struct cw_timing_window *window_for(struct cw_timing *tw, uint64_t slot,
 					   uint64_t start_ns, uint64_t now,
-					   bool *late)
+					   bool behind, bool *late)
 {
 	struct cw_timing_window *w;
 	size_t i;
@@ -105,7 +136,7 @@ static struct cw_timing_window *window_for(struct cw_timing *tw, uint64_t slot,
 	w->first_mono = now;
 	/* A newer window exists already: this one is complete soon. */
 	if (i + 1 < tw->nwins)
-		w->newer_mono = now;
+		w->newer_mono = newer_since(tw, i, now, behind);
 	/* Older windows now have a newer one. */
 	while (i--)
 		if (!tw->wins[i].newer_mono)
@@ -122,15 +153,14 @@ static bool slot_plausible(uint64_t slot, uint64_t now_real)
 }
 
 /*
- * The window of a record of slot from host, read from (partition, offset);
- * NULL when the record is not kept: *err then says whether that is an
- * error (-1, printed) or counted (late, or too far from the clock).
+ * The window of a record of slot from host, read from partition; NULL
+ * when the record is not kept: *err then says whether that is an error
+ * (-1, printed) or counted (late, or too far from the clock).
  */
-static struct cw_timing_window *window_of_record(struct cw_timing *tw,
-						 uint64_t slot,
-						 uint64_t start_ns,
-						 const char *host, uint64_t now,
-						 uint64_t now_real, int *err)
+static struct cw_timing_window *
+window_of_record(struct cw_timing *tw, uint64_t slot, uint64_t start_ns,
+		 const char *host, int32_t partition, uint64_t now,
+		 uint64_t now_real, int *err)
 {
 	struct cw_timing_window *w;
 	bool late;
@@ -145,7 +175,8 @@ static struct cw_timing_window *window_of_record(struct cw_timing *tw,
 				slot > now_real ? "ahead of" : "behind");
 		return NULL;
 	}
-	w = window_for(tw, slot, start_ns, now, &late);
+	w = window_for(tw, slot, start_ns, now, part_behind(tw, partition),
+		       &late);
 	if (!w) {
 		if (late)
 			tw->late++;
@@ -187,8 +218,8 @@ int cw_timing_add(struct cw_timing *tw, struct cw_timing_record *t,
 	struct cw_timing_window *w;
 	int err;
 
-	w = window_of_record(tw, t->slot_ns, t->window_start_ns, t->host, now,
-			     now_real, &err);
+	w = window_of_record(tw, t->slot_ns, t->window_start_ns, t->host,
+			     partition, now, now_real, &err);
 	if (w && CW_GROW(w->recs, w->cap, w->n + 1, 64)) {
 		w = NULL;
 		err = cw_error("out of memory");
@@ -215,8 +246,8 @@ int cw_timing_add_msgs(struct cw_timing *tw, struct cw_wire_msgs *r,
 	struct cw_timing_window *w;
 	int err;
 
-	w = window_of_record(tw, r->slot_ns, r->start_ns, r->host, now,
-			     now_real, &err);
+	w = window_of_record(tw, r->slot_ns, r->start_ns, r->host, partition,
+			     now, now_real, &err);
 	if (w && CW_GROW(w->mrecs, w->cap_m, w->nm + 1, 16)) {
 		w = NULL;
 		err = cw_error("out of memory");
@@ -256,12 +287,16 @@ static bool held(const struct cw_timing *tw, uint64_t slot)
 	return false;
 }
 
+/*
+ * Whatever the oldest waits for, a partition behind or its grace, one past
+ * it only adds windows meanwhile: read from a backlog, the others' slots
+ * pour in during the grace and fill the pending set.
+ */
 bool cw_timing_ahead(const struct cw_timing *tw, int32_t partition)
 {
 	size_t i;
 
-	if (tw->nwins < CW_TIMING_MAX_PENDING / 2 ||
-	    !held(tw, tw->wins[0].slot))
+	if (tw->nwins < CW_TIMING_MAX_PENDING / 2)
 		return false;
 	for (i = 0; i < tw->nparts; i++)
 		if (tw->parts[i].partition == partition)
