@@ -22,8 +22,8 @@
 
 /* FCFS's links as a third contestant by assign_best()'s rule: where
  * clearly more regular (FCFS_MARGIN; a sequential fan-out) they stay,
- * with the confidence the model gave ours. */
-void ti_keep_fcfs_if_regular(struct node_ctx *c, double mine, int32_t *fcfs)
+ * with the confidence the model gave ours; true then. */
+bool ti_keep_fcfs_if_regular(struct node_ctx *c, double mine, int32_t *fcfs)
 {
 	double theirs;
 	size_t i;
@@ -34,13 +34,14 @@ void ti_keep_fcfs_if_regular(struct node_ctx *c, double mine, int32_t *fcfs)
 			fcfs[c->calls[i]] = c->t->spans[c->calls[i]].parent;
 	theirs = ti_links_cost(c, fcfs, NULL);
 	if (mine <= theirs + FCFS_MARGIN)
-		return;
+		return false;
 	for (i = 0; i < c->n_calls; i++) {
 		struct cw_tspan *x = &c->t->spans[c->calls[i]];
 
 		if (x->method == CW_LINK_TIMING && x->fcfs >= 0)
 			x->parent = x->fcfs;
 	}
+	return true;
 }
 
 /* The callee that most requests call first by FCFS's links (ties: the

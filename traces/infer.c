@@ -736,8 +736,8 @@ static int infer_node(struct node_ctx *c, struct window *w, int32_t *link,
 	mine = ti_rounds_both(c, w, link, scratch, -1);
 	if (c->anchored) /* a model some true links taught beats FCFS */
 		return 0;
-	ti_keep_fcfs_if_regular(c, mine, scratch);
-	ti_anchor_first_callee(c, w, link, scratch, base);
+	if (!ti_keep_fcfs_if_regular(c, mine, scratch))
+		ti_anchor_first_callee(c, w, link, scratch, base);
 	return 0;
 }
 

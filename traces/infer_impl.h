@@ -160,8 +160,9 @@ double ti_rounds_both(struct node_ctx *c, struct window *w, int32_t *link,
 struct ti_counts ti_counts_get(const struct cw_traces *t);
 void ti_counts_set(struct cw_traces *t, struct ti_counts k);
 /* traces/contest.c: other links that compete with the rounds' (`mine`
- * their cost), kept where the node is more regular under them. */
-void ti_keep_fcfs_if_regular(struct node_ctx *c, double mine, int32_t *fcfs);
+ * their cost), kept where the node is more regular under them: FCFS's
+ * whole (true if kept), then, if not, FCFS's to the first callee. */
+bool ti_keep_fcfs_if_regular(struct node_ctx *c, double mine, int32_t *fcfs);
 void ti_anchor_first_callee(struct node_ctx *c, struct window *w,
 			    int32_t *link, int32_t *scratch,
 			    struct ti_counts base);
