@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * Links that compete with the timing rounds' at a node with no thread
- * links, by the rounds' own rule: the set that makes the node the more
+ * Links that compete with the timing rounds' at a node with few thread
+ * links (under a quarter of its calls), by the rounds' own rule: the set that makes the node the more
  * regular (the lower mean cost, every feature counted, under the model
  * each set teaches) stays.  FCFS's links whole; and FCFS's links to the
  * callee most requests call first, held as sure while the rest are
@@ -94,9 +94,10 @@ static void unanchor(struct cw_tspan *x, const struct cw_tspan *was)
  * arrival, in arrival order: FCFS's links to that callee are right
  * (0.97-0.99 at the testbed's event loop), yet rounds that learn the
  * order from their own links drift from it (0.89).  So those links are
- * held as sure, as thread links are, and the rounds re-learn the rest
- * around them; the result stays where the node is more regular under
- * it by FCFS_MARGIN.  `base`: the bound's counters before the node.
+ * held as sure, as thread links are (which stay), and the rounds
+ * re-learn the rest around them; the result stays where the node is
+ * more regular under it by FCFS_MARGIN.  `base`: the bound's counters
+ * before the node.
  */
 void ti_anchor_first_callee(struct node_ctx *c, struct window *w,
 			    int32_t *link, int32_t *scratch,

@@ -734,9 +734,10 @@ static int infer_node(struct node_ctx *c, struct window *w, int32_t *link,
 	ti_current_links(c, link, true, false);
 	c->anchored = n_thread > 0;
 	mine = ti_rounds_both(c, w, link, scratch, -1);
-	if (c->anchored) /* a model some true links taught beats FCFS */
-		return 0;
-	if (!ti_keep_fcfs_if_regular(c, mine, scratch))
+	/* A model some true links taught beats FCFS's whole links, not
+	 * FCFS's to the first callee (the agent's event loop at 90%: 0.693
+	 * right without them, 0.958 with). */
+	if (c->anchored || !ti_keep_fcfs_if_regular(c, mine, scratch))
 		ti_anchor_first_callee(c, w, link, scratch, base);
 	return 0;
 }
