@@ -573,20 +573,35 @@ static int forget(struct cw_buckets *b, uint64_t sealed_before)
 {
 	uint64_t step = b->view_ns / 8 / b->s.width_ns * b->s.width_ns;
 	uint64_t from = view_from(b, b->s.sealed_ns);
+	struct cw_edge_total *t;
+	uint32_t *id = NULL;
 	struct edge_key k;
 	size_t j;
+	int err;
 
 	if (step < b->s.width_ns)
 		step = b->s.width_ns;
 	if (from / step == view_from(b, sealed_before) / step)
 		return 0;
+	/* The nodes the edges kept name, marked on the way for the node
+	 * compaction after: one walk of the totals, not two. */
+	if (b->nodes.len >= 1024 && !(id = cw_buckets_node_marks(b)))
+		return -1;
 	/* From the last: a delete moves the last entry, already seen, in. */
 	for (j = b->total.len; j-- > 0;) {
 		k = *(struct edge_key *)cw_htab_key(&b->total, j);
-		if (k.bucket < from)
-			cw_edge_totals_delete(&b->total, &k);
+		if (k.bucket >= from) {
+			if (id)
+				id[k.client] = id[k.server] = 0;
+			continue;
+		}
+		t = cw_htab_val(&b->total, j);
+		cw_edge_health_free(&t->h);
+		cw_htab_delete(&b->total, &k);
 	}
-	return cw_buckets_compact_nodes(b);
+	err = id ? cw_buckets_compact_nodes(b, id) : 0;
+	free(id);
+	return err;
 }
 
 int cw_pairing_seal(struct cw_pairing *p)

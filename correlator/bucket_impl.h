@@ -95,9 +95,13 @@ void cw_health_dormant_in(struct dormant_val *d,
 
 /*
  * Forget the nodes no edge names any more, once they are over half of
- * them (correlator/bucket_state.c).  0 or -1.
+ * them (correlator/bucket_state.c).  marked: from cw_buckets_node_marks(),
+ * the nodes of the total's edges already marked 0 (the caller walked
+ * it), or NULL (marked here).  0 or -1.
  */
-int cw_buckets_compact_nodes(struct cw_buckets *b);
+int cw_buckets_compact_nodes(struct cw_buckets *b, uint32_t *marked);
+/* One mark per node, all ones (unnamed); NULL when out of memory. */
+uint32_t *cw_buckets_node_marks(const struct cw_buckets *b);
 
 static inline uint64_t bucket_of(const struct cw_buckets *b, uint64_t ns)
 {

@@ -180,29 +180,40 @@ static int rekey(void *arg, const uint32_t *id)
  * them.  Only the sealed edges hold ids between seals (a fold interns
  * the nodes it needs).  0 or -1.
  */
-int cw_buckets_compact_nodes(struct cw_buckets *b)
+int cw_buckets_compact_nodes(struct cw_buckets *b, uint32_t *marked)
 {
 	const struct cw_htab *h[] = {&b->total, &b->sealed};
 	const struct edge_key *k;
-	uint32_t *id;
+	uint32_t *id = marked;
 	size_t t, j;
 	int err;
 
 	/* Too few to compact (cw_buckets_keep_nodes()): no walk. */
 	if (b->nodes.len < 1024)
 		return 0;
-	id = malloc((b->nodes.len + 1) * sizeof(*id));
-	if (!id)
-		return -1;
-	memset(id, 0xff, (b->nodes.len + 1) * sizeof(*id));
-	for (t = 0; t < 2; t++)
+	if (!id) {
+		id = cw_buckets_node_marks(b);
+		if (!id)
+			return -1;
+	}
+	for (t = marked ? 1 : 0; t < 2; t++)
 		for (j = 0; j < h[t]->len; j++) {
 			k = cw_htab_key(h[t], j);
 			id[k->client] = id[k->server] = 0;
 		}
 	err = cw_buckets_keep_nodes(b, id, rekey, b);
-	free(id);
+	if (!marked)
+		free(id);
 	return err;
+}
+
+uint32_t *cw_buckets_node_marks(const struct cw_buckets *b)
+{
+	uint32_t *id = malloc((b->nodes.len + 1) * sizeof(*id));
+
+	if (id)
+		memset(id, 0xff, (b->nodes.len + 1) * sizeof(*id));
+	return id;
 }
 
 /* ---- checkpoints -------------------------------------------------------- */
