@@ -543,6 +543,7 @@ static int retire(struct cw_pairing *p)
 			cw_hists_drop(p, &k); /* a dormant one keeps them */
 		p->procs_live -= cw_pairing_numbers(p, i)->proc_room;
 		cw_htab_delete(&p->ends, &k);
+		cw_pairing_tuple_drop(p, i);
 	}
 	free(gone);
 	cw_pairing_forget(p);
@@ -811,5 +812,6 @@ size_t cw_pairing_bytes(const struct cw_pairing *p)
 	       htab_bytes(&p->owners) + p->procs_size + htab_bytes(&b->nodes) +
 	       htab_bytes(&b->total) + htab_bytes(&b->sealed) +
 	       htab_bytes(&b->pend) + htab_bytes(&b->dormant) +
-	       htab_bytes(&p->hists) + htab_bytes(&b->pend_hists);
+	       htab_bytes(&p->hists) + htab_bytes(&b->pend_hists) +
+	       htab_bytes(&p->tuples) + p->cap_end_tuple * sizeof(uint32_t);
 }

@@ -190,6 +190,11 @@ struct cw_pairing {
 	uint32_t *order;
 	uint32_t *group_end;
 	size_t ngroups;
+	/* Each end's connection tuple, interned as its records come: an id
+	 * in tuples (tuple key -> nothing) by end; pairing hashes no end. */
+	struct cw_htab tuples;
+	uint32_t *end_tuple;
+	size_t cap_end_tuple;
 	/* cw_pairing_end()'s records, by end, until the next add */
 	struct cw_conn_record **made;
 	size_t nmade;

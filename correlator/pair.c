@@ -16,6 +16,7 @@ void cw_pairing_init(struct cw_pairing *p)
 	cw_htab_init(&p->owners, sizeof(struct owner_key), sizeof(uint32_t));
 	cw_htab_init(&p->hists, sizeof(struct end_key),
 		     sizeof(struct cw_end_hists));
+	cw_htab_init(&p->tuples, sizeof(struct tuple_key), 0);
 	cw_buckets_init(&p->bk);
 }
 
@@ -53,17 +54,6 @@ static void drop_made(struct cw_pairing *p)
 	p->nmade = 0;
 }
 
-/* Forget what cw_pairing_pair() found. */
-static void drop_pairs(struct cw_pairing *p)
-{
-	free(p->partner);
-	free(p->order);
-	free(p->group_end);
-	p->partner = NULL;
-	p->order = p->group_end = NULL;
-	p->ngroups = 0;
-}
-
 void cw_pairing_release(struct cw_pairing *p)
 {
 	drop_made(p);
@@ -74,7 +64,11 @@ void cw_pairing_release(struct cw_pairing *p)
 	free(p->procs);
 	p->procs = NULL;
 	p->procs_used = p->procs_size = p->procs_live = 0;
-	drop_pairs(p);
+	cw_pairing_unpair(p);
+	cw_htab_release(&p->tuples);
+	free(p->end_tuple);
+	p->end_tuple = NULL;
+	p->cap_end_tuple = 0;
 	cw_buckets_release(&p->bk);
 }
 
@@ -238,7 +232,7 @@ long cw_pairing_host(struct cw_pairing *p, const char *host, const char *boot)
 void cw_pairing_forget(struct cw_pairing *p)
 {
 	drop_made(p);
-	drop_pairs(p);
+	cw_pairing_unpair(p);
 }
 
 long cw_pairing_find(const struct cw_pairing *p, const char *host,
@@ -435,6 +429,25 @@ struct pending {
 	uint32_t eh, oh;
 };
 
+/* Could end e's tuple differ from what it was (prev, in netns before)? */
+static bool tuple_moved(const struct cw_end *prev, const struct cw_end *e,
+			uint32_t netns_before, uint32_t netns)
+{
+	return prev->owner != e->owner || netns_before != netns ||
+	       prev->lport != e->lport || prev->rport != e->rport ||
+	       prev->protocol != e->protocol ||
+	       memcmp(&prev->laddr, &e->laddr, sizeof(e->laddr)) ||
+	       memcmp(&prev->raddr, &e->raddr, sizeof(e->raddr));
+}
+
+/* End e's entry number. */
+static size_t end_index(const struct cw_pairing *p, const struct cw_end *e)
+{
+	return (size_t)(((const unsigned char *)e -
+			 (const unsigned char *)cw_htab_val(&p->ends, 0)) /
+			p->ends.entry_size);
+}
+
 /* Apply one record whose keys are ready. */
 static int add_one(struct cw_pairing *p, const struct pending *q)
 {
@@ -442,7 +455,7 @@ static int add_one(struct cw_pairing *p, const struct pending *q)
 	struct cw_end *e;
 	bool created, made;
 	long owner;
-	uint32_t *id;
+	uint32_t *id, netns = 0;
 	struct cw_end prev = {0};
 
 	e = cw_htab_upsert_hashed(&p->ends, &q->ek, q->eh, &created);
@@ -453,9 +466,10 @@ static int add_one(struct cw_pairing *p, const struct pending *q)
 		p->st.stale++;
 		return 0;
 	}
-	if (!created)
+	if (!created) {
 		prev = *e;
-	else if (p->bk.s.width_ns && !p->bk.loading)
+		netns = proc_of(p, e)->netns;
+	} else if (p->bk.s.width_ns && !p->bk.loading)
 		e->acct = cw_buckets_revive(p, &q->ek, &prev) ? prev.acct : 0;
 	/* Other tables than the ends: e stays where it is. */
 	id = cw_htab_upsert_hashed(&p->owners, &q->ok, q->oh, &made);
@@ -468,6 +482,14 @@ static int add_one(struct cw_pairing *p, const struct pending *q)
 		return -1;
 	}
 	end_set(e, q->r, (uint32_t)owner);
+	if ((created || tuple_moved(&prev, e, netns, q->r->netns)) &&
+	    cw_pairing_tuple_note(p, end_index(p, e), created)) {
+		if (created) {
+			p->procs_live -= e->proc_room;
+			cw_htab_delete(&p->ends, &q->ek);
+		}
+		return -1;
+	}
 	p->st.records++;
 	if (p->bk.s.width_ns && !p->bk.loading &&
 	    cw_buckets_note(p, e, &q->ek, &prev, q->r))
@@ -490,7 +512,7 @@ int cw_pairing_add_many(struct cw_pairing *p, const struct cw_conn_record *r,
 	if (n && p->made)
 		drop_made(p);
 	if (n && p->partner)
-		drop_pairs(p);
+		cw_pairing_unpair(p);
 	for (k = 0; k < n; k += m) {
 		m = n - k < BATCH ? n - k : BATCH;
 		/* Three rounds, so that each round's memory comes at once. */
@@ -635,242 +657,5 @@ int cw_pairing_compact(struct cw_pairing *p)
 		return -1;
 	if (p->owners.len > 2 * p->ends.len + 1024 && compact_owners(p))
 		return -1;
-	return 0;
-}
-
-/* ---- pairing ------------------------------------------------------------ */
-
-static void tuple_of(const struct cw_pairing *p, const struct cw_end *e,
-		     struct tuple_key *k)
-{
-	int c = cw_addr_cmp(&e->laddr, &e->raddr);
-	bool flipped = c > 0 || (c == 0 && e->lport > e->rport);
-	const struct owner_key *o;
-
-	memset(k, 0, sizeof(*k));
-	k->protocol = e->protocol;
-	k->a = flipped ? e->raddr : e->laddr;
-	k->b = flipped ? e->laddr : e->raddr;
-	k->aport = flipped ? e->rport : e->lport;
-	k->bport = flipped ? e->lport : e->rport;
-	if (cw_addr_is_local(&e->laddr) || cw_addr_is_local(&e->raddr)) {
-		o = cw_htab_key(&p->owners, e->owner);
-		k->host = o->host + 1;
-		k->netns = proc_of(p, e)->netns;
-	}
-}
-
-static bool overlaps(const struct cw_end *x, const struct cw_end *y)
-{
-	/* Clocks of two hosts differ a little; allow a second of slack. */
-	uint64_t slack = 1000000000ULL;
-
-	return x->first_ns <= y->last_ns + slack &&
-	       y->first_ns <= x->last_ns + slack;
-}
-
-bool cw_end_is_client(const struct cw_end *e)
-{
-	if (e->role == CW_REC_ROLE_CLIENT)
-		return true;
-	if (e->role == CW_REC_ROLE_SERVER)
-		return false;
-	return e->lport > e->rport;
-}
-
-static bool complement(const struct cw_end *x, const struct cw_end *y)
-{
-	return x->lport == y->rport && x->rport == y->lport &&
-	       !cw_addr_cmp(&x->laddr, &y->raddr) &&
-	       !cw_addr_cmp(&x->raddr, &y->laddr);
-}
-
-/* Could x and y be the two ends of one connection? */
-static bool may_pair(const struct cw_end *x, const struct cw_end *y)
-{
-	return complement(x, y) && overlaps(x, y) &&
-	       !(x->role && y->role && x->role == y->role);
-}
-
-static uint64_t distance(uint64_t a, uint64_t b)
-{
-	return a > b ? a - b : b - a;
-}
-
-static const struct cw_end *end_at(const struct cw_pairing *p, size_t i)
-{
-	return cw_htab_val(&p->ends, i);
-}
-
-/* Ends grouped by tuple: counted in a table, then placed in one array. */
-struct group {
-	uint32_t id, n;
-};
-
-/* The unused end of idx[] end idx[i] pairs with, or -1; *cands: how many
- * could have been. */
-static long best_partner(const struct cw_pairing *p, const uint32_t *idx,
-			 size_t n, size_t i, const bool *used, size_t *cands)
-{
-	const struct cw_end *x = end_at(p, idx[i]), *y, *best = NULL;
-	size_t j;
-	long bj = -1;
-
-	*cands = 0;
-	for (j = 0; j < n; j++) {
-		if (j == i || used[idx[j]])
-			continue;
-		y = end_at(p, idx[j]);
-		if (!may_pair(x, y))
-			continue;
-		(*cands)++;
-		if (!best || distance(x->first_ns, y->first_ns) <
-				     distance(x->first_ns, best->first_ns)) {
-			best = y;
-			bj = (long)j;
-		}
-	}
-	return bj;
-}
-
-/*
- * Within one tuple, each end takes the complementary end whose lifetime
- * overlaps its own, preferring opposite roles and then the nearest start:
- * the same tuple can be reused over time, or in namespaces that share an
- * address plan.  Fills p->partner.
- */
-static void pair_group(struct cw_pairing *p, const uint32_t *idx, size_t n,
-		       bool *used)
-{
-	size_t i, cands;
-	long bj;
-
-	if (n == 2) { /* the common case: one connection, two ends */
-		if (may_pair(end_at(p, idx[0]), end_at(p, idx[1]))) {
-			p->partner[idx[0]] = idx[1];
-			p->partner[idx[1]] = idx[0];
-			p->st.paired++;
-		} else {
-			p->st.unpaired += 2;
-		}
-		return;
-	}
-	for (i = 0; i < n; i++) {
-		if (used[idx[i]])
-			continue;
-		bj = best_partner(p, idx, n, i, used, &cands);
-		used[idx[i]] = true;
-		if (bj < 0) {
-			p->st.unpaired++;
-			continue;
-		}
-		used[idx[bj]] = true;
-		p->partner[idx[i]] = (long)idx[bj];
-		p->partner[idx[bj]] = (long)idx[i];
-		p->st.paired++;
-		p->st.ambiguous += cands > 1;
-	}
-}
-
-/* Each end's group into gid[]; *ngroups.  0 or -1. */
-static int group_ends(const struct cw_pairing *p, struct cw_htab *groups,
-		      uint32_t *gid)
-{
-	size_t n = p->ends.len, i, j, m;
-	struct tuple_key tk[BATCH];
-	uint32_t th[BATCH];
-	struct group *grp;
-	bool created;
-
-	if (cw_htab_reserve(groups, n / 2 + n / 8 + 1))
-		return -1;
-	for (i = 0; i < n; i += m) {
-		m = n - i < BATCH ? n - i : BATCH;
-		for (j = 0; j < m; j++) {
-			tuple_of(p, end_at(p, i + j), &tk[j]);
-			th[j] = cw_htab_hash(groups, &tk[j]);
-			cw_htab_prefetch(groups, th[j]);
-		}
-		for (j = 0; j < m; j++)
-			cw_htab_prefetch_entry(groups, th[j]);
-		for (j = 0; j < m; j++) {
-			grp = cw_htab_upsert_hashed(groups, &tk[j], th[j],
-						    &created);
-			if (!grp)
-				return -1;
-			if (created)
-				grp->id = (uint32_t)(groups->len - 1);
-			grp->n++;
-			gid[i + j] = grp->id;
-		}
-	}
-	return 0;
-}
-
-/*
- * Order the ends by group (a counting sort, groups in order of their
- * first end) into p->order; p->group_end[k]: where group k ends.  0 or -1.
- */
-static int order_ends(struct cw_pairing *p)
-{
-	size_t n = p->ends.len, ng, i, j;
-	uint32_t *gid = malloc((n ? n : 1) * sizeof(*gid)), *start;
-	struct cw_htab groups;
-	int err = -1;
-
-	cw_htab_init(&groups, sizeof(struct tuple_key), sizeof(struct group));
-	if (!gid || group_ends(p, &groups, gid))
-		goto out;
-	ng = groups.len;
-	start = malloc((ng + 1) * sizeof(*start));
-	if (!start)
-		goto out;
-	p->group_end = start;
-	p->ngroups = ng;
-	for (i = 0, j = 0; i < ng; i++) {
-		start[i] = (uint32_t)j;
-		j += ((struct group *)cw_htab_val(&groups, i))->n;
-	}
-	start[ng] = (uint32_t)n;
-	cw_htab_release(&groups);
-	for (i = 0; i < n; i++)
-		p->order[start[gid[i]]++] = (uint32_t)i;
-	/* Now start[k] is where group k ends, and k + 1 begins. */
-	err = 0;
-out:
-	free(gid);
-	cw_htab_release(&groups);
-	return err;
-}
-
-int cw_pairing_pair(struct cw_pairing *p)
-{
-	size_t n = p->ends.len, i, j;
-	bool *used;
-
-	/* Still valid: every change of the ends drops it.  A snapshot pairs
-	 * for its counters, its open buckets and its graph: once will do. */
-	if (p->partner)
-		return 0;
-	drop_pairs(p);
-	p->partner = malloc((n ? n : 1) * sizeof(*p->partner));
-	p->order = malloc((n ? n : 1) * sizeof(*p->order));
-	used = calloc(n ? n : 1, sizeof(*used));
-	if (!p->partner || !p->order || !used || order_ends(p)) {
-		free(used);
-		drop_pairs(p);
-		return -1;
-	}
-	for (i = 0; i < n; i++)
-		p->partner[i] = -1;
-	p->st.ends = n;
-	p->st.paired = p->st.unpaired = p->st.ambiguous = 0;
-	for (i = 0, j = 0; i < p->ngroups; j = p->group_end[i++])
-		pair_group(p, p->order + j, p->group_end[i] - j, used);
-	free(used);
-	/* Ends folded into their edges and freed count as they were. */
-	p->st.ends += p->bk.s.gone_ends;
-	p->st.paired += p->bk.s.gone_paired;
-	p->st.unpaired += p->bk.s.gone_unpaired;
-	return 0;
+	return cw_pairing_tuples_compact(p);
 }

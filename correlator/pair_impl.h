@@ -87,6 +87,20 @@ void cw_pairing_forget(struct cw_pairing *p);
 /* After ends were freed: drop the processes and owners nobody holds
  * when they are most of the log; 0 or -1. */
 int cw_pairing_compact(struct cw_pairing *p);
+/* Drop what cw_pairing_pair() found (correlator/pair_match.c). */
+void cw_pairing_unpair(struct cw_pairing *p);
+
+/*
+ * Each end's tuple (correlator/pair_match.c), kept in p->end_tuple as an
+ * id in p->tuples: noted when end i was made or its record replaced,
+ * 0 or -1 (no memory: a made end is then dropped by the caller); moved
+ * when an end was deleted at i (the ends' last entry moved in); the
+ * tuples no end holds any more dropped once they are most of them (after
+ * ends were freed), 0 or -1.
+ */
+int cw_pairing_tuple_note(struct cw_pairing *p, size_t i, bool created);
+void cw_pairing_tuple_drop(struct cw_pairing *p, size_t i);
+int cw_pairing_tuples_compact(struct cw_pairing *p);
 
 /* bucket.c: the delta of end e (its numbers were prev) into its bucket. */
 int cw_buckets_note(struct cw_pairing *p, struct cw_end *e,

@@ -257,6 +257,95 @@ static void test_many(void)
 	free(r);
 }
 
+/* p's pairing against one made afresh from its ends, in their order. */
+static void same_pairs(struct cw_pairing *p)
+{
+	struct cw_pairing q;
+	size_t i;
+
+	cw_pairing_init(&q);
+	CHECK(!cw_pairing_add_all(&q, p));
+	CHECK(!cw_pairing_pair(p));
+	CHECK(!cw_pairing_pair(&q));
+	CHECK(q.ends.len == p->ends.len && q.ngroups == p->ngroups);
+	for (i = 0; i < p->ends.len && i < q.ends.len; i++) {
+		CHECK(p->partner[i] == q.partner[i]);
+		CHECK(p->order[i] == q.order[i]);
+	}
+	for (i = 0; i < p->ngroups && i < q.ngroups; i++)
+		CHECK(p->group_end[i] == q.group_end[i]);
+	CHECK(p->st.paired - p->bk.s.gone_paired == q.st.paired);
+	CHECK(p->st.unpaired - p->bk.s.gone_unpaired == q.st.unpaired);
+	CHECK(p->st.ambiguous == q.st.ambiguous);
+	cw_pairing_release(&q);
+}
+
+/*
+ * Each end's tuple is kept as records come (cw_pairing_tuple_note()),
+ * through ends freed by seals (the last end moved into a freed one's
+ * place), ends whose tuple changes and the tuples' compaction: the
+ * pairing is the one made from the ends afresh.
+ */
+static void test_kept_tuples(void)
+{
+	uint64_t t0 = 1000000000000ULL, sec = 1000000000ULL;
+	struct cw_conn_record c, s;
+	struct cw_pairing p;
+	size_t i, seals = 0, moved = 0, most = 0;
+
+	cw_pairing_init(&p);
+	cw_pairing_buckets(&p, sec, 3 * sec, 0);
+	for (i = 0; i < 6000; i++) {
+		char ip[32];
+
+		base(&c, "", 1000 + i);
+		snprintf(c.host, sizeof(c.host), "host-%u", (unsigned)(i % 5));
+		snprintf(ip, sizeof(ip), "10.0.0.%u", (unsigned)(i % 5 + 1));
+		cw_addr_parse(&c.laddr, ip);
+		c.lport = (uint16_t)(30000 + rnd() % 3000);
+		c.first_ns = t0 + i * (sec / 100);
+		c.last_ns = c.first_ns + rnd() % (2 * sec);
+		c.bytes_out = 1 + rnd() % 1000;
+		c.flags = rnd() % 3 ? CW_REC_CLOSED : 0;
+		if (rnd() % 17 == 0) /* a loopback tuple: host and netns too */
+			cw_addr_parse(&c.laddr, "127.0.0.1"),
+				cw_addr_parse(&c.raddr, "127.0.0.1");
+		s = c;
+		snprintf(s.host, sizeof(s.host), "host-%u",
+			 (unsigned)(i % 5 + 1));
+		s.cookie += 100000;
+		s.laddr = c.raddr;
+		s.raddr = c.laddr;
+		s.lport = c.rport;
+		s.rport = c.lport;
+		s.role = CW_REC_ROLE_SERVER;
+		CHECK(!cw_pairing_add(&p, &c));
+		if (rnd() % 9)
+			CHECK(!cw_pairing_add(&p, &s));
+		if (rnd() % 7 == 0) { /* the same end, another tuple */
+			c.lport++;
+			c.bytes_out += 10;
+			c.last_ns += 1000;
+			CHECK(!cw_pairing_add(&p, &c));
+			moved++;
+		}
+		if (p.bk.due) {
+			CHECK(!cw_pairing_seal(&p));
+			seals++;
+		}
+		if (p.tuples.len > most)
+			most = p.tuples.len;
+		if (i % 500 == 499)
+			same_pairs(&p);
+	}
+	same_pairs(&p);
+	CHECK(seals > 50 && moved > 500 && p.bk.s.gone_ends > 5000);
+	/* Compacted: the tuples of freed ends do not pile up. */
+	CHECK(most > 1024 && most <= 2 * 6000 / 10 + 1024 + 100);
+	CHECK(p.tuples.len <= 2 * p.ends.len + 1024 + 100);
+	cw_pairing_release(&p);
+}
+
 struct traffic_of {
 	const struct cw_conn_traffic *t;
 };
@@ -341,6 +430,7 @@ int main(void)
 {
 	test_newest();
 	test_many();
+	test_kept_tuples();
 	test_links();
 	test_sort();
 	if (failures) {
