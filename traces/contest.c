@@ -106,7 +106,7 @@ void ti_anchor_first_callee(struct node_ctx *c, struct window *w,
 	struct ti_counts mine_k = ti_counts_get(c->t);
 	struct cw_tspan *was;
 	int32_t cc = first_callee(c);
-	size_t i, n = 0, bound = c->t->n_round_bound;
+	size_t i, n = 0, moved = 0, bound = c->t->n_round_bound;
 	double mine, theirs;
 
 	if (cc < 0 || !(was = malloc(c->n_calls * sizeof(*was))))
@@ -118,11 +118,13 @@ void ti_anchor_first_callee(struct node_ctx *c, struct window *w,
 
 		was[i] = *x;
 		if (c->ccmap[x->peer] == cc && x->method == CW_LINK_TIMING &&
-		    x->fcfs >= 0)
+		    x->fcfs >= 0) {
+			moved += x->parent != x->fcfs;
 			x->parent = x->fcfs, x->method = CW_LINK_THREAD, n++;
+		}
 	}
 	theirs = INF;
-	if (n) {
+	if (n && moved) { /* anchors that move nothing teach nothing */
 		ti_current_links(c, link, false, true);
 		c->no_soft = true, c->learnt = false;
 		ti_counts_set(c->t, base);
