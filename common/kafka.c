@@ -43,6 +43,7 @@ const char *cw_kafka_topic(const struct cw_kafka_conf *conf, int kind,
 		what = "state";
 		break;
 	case CW_WIRE_EDGE:
+	case CW_WIRE_EDGES: /* a set's edges in one record */
 		what = "edges";
 		break;
 	default:
