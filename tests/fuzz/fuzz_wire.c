@@ -11,8 +11,8 @@
  * windows, sample runs and a window's messages (MsgWindow); and a conn
  * record the direct reader takes decodes to the same bytes through
  * protobuf-c, which is what judges everything it declines; and a record
- * or an edge bucket of any bytes is written the same, byte for byte, by
- * the direct writer and through protobuf-c.
+ * or an edge bucket or set of any bytes is written the same, byte for
+ * byte, by the direct writer and through protobuf-c.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -205,6 +205,8 @@ static void same_bytes(const struct cw_wire_msg *m)
 			? cw_wire_encode_conn_fast(&m->conn, &a, &na)
 		: m->kind == CW_WIRE_EDGE
 			? cw_wire_encode_edge_fast(&m->edge, &a, &na)
+		: m->kind == CW_WIRE_EDGES
+			? cw_wire_encode_edges_fast(&m->edges, &a, &na)
 			: cw_wire_encode_state_fast(&m->state, &a, &na);
 
 	if (r != 0 || cw_wire_encode_pb(m, &b, &nb) != 0 || na != nb ||
@@ -251,6 +253,48 @@ static void fuzz_put_state(const uint8_t *data, size_t size,
 	same_bytes(&m);
 }
 
+/* An EdgeSet of 1 to 3 edges of the input's bytes (the later ones shifted
+ * by one byte, so that they differ): both writers write the same bytes,
+ * and the record decodes to as many edges, of consecutive indices. */
+static void fuzz_put_edges(const uint8_t *data, size_t size,
+			   const struct cw_wire_edge *edge)
+{
+	static struct cw_wire_edge e[3];
+	static struct cw_wire_msg m, again;
+	size_t i, n = 1 + size % 3;
+	uint8_t *buf;
+	size_t len;
+
+	for (i = 0; i < n; i++) {
+		e[i] = *edge;
+		if (i && size > i)
+			memcpy(&e[i].client, data + i,
+			       size - i < sizeof(e[i].client)
+				       ? size - i
+				       : sizeof(e[i].client));
+	}
+	memset(&m, 0, sizeof(m));
+	m.kind = CW_WIRE_EDGES;
+	m.edges.e = e;
+	m.edges.n = n;
+	same_bytes(&m);
+	/* Decoded, only when the set can hold them: a reader refuses edges
+	 * past set_size. */
+	if ((uint64_t)e[0].set_index + n > e[0].set_size ||
+	    cw_wire_encode(&m, &buf, &len))
+		return;
+	if (cw_wire_decode(buf, len, &again, NULL, 0) == CW_WIRE_EDGES) {
+		if (again.edges.n != n)
+			abort();
+		for (i = 0; i < n; i++)
+			if (again.edges.e[i].set_index != e[0].set_index + i ||
+			    again.edges.e[i].set_size != e[0].set_size)
+				abort();
+		cw_wire_msg_release(&again);
+	}
+	free(buf);
+}
+
 /* The input's bytes as a record's and an edge's fields, as they are. */
 static void fuzz_put(const uint8_t *data, size_t size)
 {
@@ -266,6 +310,7 @@ static void fuzz_put(const uint8_t *data, size_t size)
 	m.edge.sealed = size && (data[size - 1] & 1); /* a bool: 0 or 1 */
 	same_bytes(&m);
 	fuzz_put_state(data, size, &m.edge);
+	fuzz_put_edges(data, size, &m.edge);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
