@@ -451,7 +451,7 @@ static void pace(struct cw_correlator *c, struct cw_timing_part *tp)
 	tp->paused = want;
 	c->timing_pauses += want;
 	cw_debug("%s [%d]: %s: %zu windows pending, the oldest (slot %" PRIu64
-		 ") not complete yet",
+		 ") waits for a partition behind",
 		 c->timing_topic, tp->partition, want ? "paused" : "resumed",
 		 c->timing.nwins, c->timing.nwins ? c->timing.wins[0].slot : 0);
 }
@@ -535,7 +535,9 @@ static void apply_timing(struct cw_correlator *c, struct cw_kafka_msg *m,
 	 * No room for one more window: the oldest is complete now, as the
 	 * bound says (cw_timing_ready()), rather than at the batch's end,
 	 * after every record of a new slot in the batch has been refused.
-	 * Pacing keeps this rare; a failed write stops the run at its next
+	 * Catching up, the set fills while the oldest waits out its grace
+	 * (pace() pauses only for a partition behind): complete as the log
+	 * goes, it loses nothing.  A failed write stops the run at its next
 	 * step, as ever.
 	 */
 	if (kind >= 0 && c->timing.nwins > CW_TIMING_MAX_PENDING)

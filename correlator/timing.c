@@ -288,15 +288,18 @@ static bool held(const struct cw_timing *tw, uint64_t slot)
 }
 
 /*
- * Whatever the oldest waits for, a partition behind or its grace, one past
- * it only adds windows meanwhile: read from a backlog, the others' slots
- * pour in during the grace and fill the pending set.
+ * Only while the oldest waits for a partition behind: one waiting for its
+ * grace alone is complete as the log goes, and if the pending set fills
+ * meanwhile the bound infers it (the caller, before a record would find no
+ * room).  Pausing for a grace too would stall a member whose grace spans
+ * several windows: the bound would never be reached.
  */
 bool cw_timing_ahead(const struct cw_timing *tw, int32_t partition)
 {
 	size_t i;
 
-	if (tw->nwins < CW_TIMING_MAX_PENDING / 2)
+	if (tw->nwins < CW_TIMING_MAX_PENDING / 2 ||
+	    !held(tw, tw->wins[0].slot))
 		return false;
 	for (i = 0; i < tw->nparts; i++)
 		if (tw->parts[i].partition == partition)
