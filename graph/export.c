@@ -204,7 +204,7 @@ int cw_view_write_dot(const struct cw_view *v, FILE *fp, const size_t *edges,
 	if (select_edges(v, &sub, edges, n))
 		return cw_error("unable to select the edges to write");
 	agseterr(AGMAX);
-	dg = agopen("causeway", Agdirected, NULL);
+	dg = cw_dot_open("causeway");
 	if (!dg || dot_graph(&sub, dg)) {
 		cw_error("unable to make the DOT graph");
 		goto out;

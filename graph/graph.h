@@ -519,6 +519,10 @@ int cw_view_write_csv(const struct cw_view *v, FILE *fp, const size_t *edges,
  */
 struct Agraph_s;
 int cw_dot_write(struct Agraph_s *dg, FILE *fp);
+/* A new directed cgraph graph whose objects get ids in the order they are
+ * made (graph/dot_ids.c), so that cw_dot_write writes the same graph the
+ * same way every run; NULL when cgraph cannot make it. */
+struct Agraph_s *cw_dot_open(const char *name);
 void cw_view_json(const struct cw_view *v, struct cw_jsonw *w,
 		  const size_t *edges, size_t n);
 /*

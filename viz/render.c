@@ -363,7 +363,7 @@ int cw_viz_write_dot(const struct cw_graph *g, FILE *fp,
 	cw_viz_errors_begin();
 	if (!nodes)
 		return cw_error("out of memory");
-	gr = agopen("causeway", Agdirected, NULL);
+	gr = cw_dot_open("causeway");
 	if (!gr) {
 		cw_viz_fail("unable to create a graph");
 		goto out;
