@@ -3,7 +3,7 @@
 // fuzz-sources: common/wire.c common/wire_key.c common/wire_json.c common/wire_file.c build/common/wire.pb-c.c common/sample_run.c
 // fuzz-sources: common/wire_decode.c common/wire_fast.c common/wire_put.c common/wire_dns.c
 // fuzz-sources: correlator/live.c paths/trace.c paths/graph.c paths/conv.c paths/nest.c
-// fuzz-sources: paths/nest_calls.c paths/signif.c correlator/pair.c correlator/bucket.c graph/graph.c graph/export.c graph/igraph.c graph/resources.c
+// fuzz-sources: paths/nest_calls.c paths/signif.c correlator/pair.c correlator/pair_match.c correlator/bucket.c graph/graph.c graph/export.c graph/dot_ids.c graph/igraph.c graph/resources.c
 // fuzz-sources: paths/names.c paths/csv.c
 // fuzz-sources: common/hist.c common/health.c correlator/health.c correlator/bucket_state.c
 // clang-format on

@@ -1,5 +1,5 @@
 // fuzz-sources: common/log.c common/util.c traces/read.c traces/spans.c
-// fuzz-sources: traces/build.c traces/infer.c traces/window.c traces/chain.c traces/hungarian.c
+// fuzz-sources: traces/build.c traces/infer.c traces/contest.c traces/window.c traces/chain.c traces/hungarian.c
 // fuzz-sources: traces/out.c traces/score.c traces/pcap.c common/pcap.c
 // fuzz-sources: common/htab.c traces/links.c
 // fuzz-sources: paths/names.c paths/csv.c paths/span_rows.c traces/critical.c common/jsonw.c
