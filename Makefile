@@ -43,10 +43,10 @@ DEPS       := $(DEPS_BUILD) $(DEPS_TEST)
 PKGS       := libbpf libelf zlib json-c fftw3 libpcap rdkafka libprotobuf-c igraph libcgraph libgvc \
 	libnetfilter_conntrack libmicrohttpd libcurl
 CFLAGS     ?= -O2 -g
-CFLAGS     += -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter \
+override CFLAGS += -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter \
 	-Wmissing-prototypes -Wstrict-prototypes -fno-strict-aliasing \
 	-D_GNU_SOURCE -I$(BUILD) -I. $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-LDLIBS     += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lcap -lm -lpthread -lglpk
+override LDLIBS += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lcap -lm -lpthread -lglpk
 
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I$(BUILD) -Ibpf \
 	-Wall -Werror -Wno-unused-function

@@ -410,7 +410,7 @@ static int put_envelope(const struct cw_conn_record *conn,
 			const struct cw_wire_state *state, size_t cap,
 			uint8_t **buf, size_t *len)
 {
-	uint8_t *b = malloc(cap);
+	uint8_t *b = malloc(cap), *kept;
 	int ret;
 
 	if (!b)
@@ -421,10 +421,9 @@ static int put_envelope(const struct cw_conn_record *conn,
 		return ret;
 	}
 	/* Buffers may wait long in a producer's queue: keep only what is
-	 * used (a shrink in place, no copy). */
-	*buf = realloc(b, *len);
-	if (!*buf)
-		*buf = b;
+	 * used (a shrink in place, no copy; should it fail, the whole). */
+	kept = *len < cap ? realloc(b, *len) : NULL;
+	*buf = kept ? kept : b;
 	return 0;
 }
 

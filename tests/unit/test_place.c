@@ -180,7 +180,7 @@ static void test_random_vs_optimum(void)
 		struct cw_place p;
 		struct cw_place_plan plan[3];
 		size_t i, nu = 6 + rng_next(&s) % 5, nh = 3 + rng_next(&s) % 2;
-		char name[16];
+		char name[24];
 		size_t m;
 
 		cw_place_init(&p);

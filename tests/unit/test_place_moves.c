@@ -200,7 +200,7 @@ static void test_relabel_brute(void)
 		struct cw_place_plan a = {0}, b = {0};
 		size_t i, nh = 3 + rng_next(&s) % 4, nu = 4 + rng_next(&s) % 8;
 		double *cap = calloc(nh, sizeof(*cap)), *load;
-		char name[16];
+		char name[24];
 		int tries;
 
 		cw_place_init(&p);
