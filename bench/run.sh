@@ -19,16 +19,20 @@ else
 	for f in bench/bench_*.sh; do benches+=("$(basename "$f" .sh)"); done
 fi
 
+declare -A ran
 for b in "${benches[@]}"; do
 	echo "== $b" >&2
 	bash "bench/$b.sh" >"$OUT/$b.md.tmp" 2>"$OUT/$b.log" ||
 		{ echo "bench $b failed: see $OUT/$b.log" >&2; tail -n 20 "$OUT/$b.log" >&2; exit 1; }
 	mv "$OUT/$b.md.tmp" "$OUT/$b.md"
+	ran[$b]=1
 done
 
-# RESULTS.md keeps the newest section of every benchmark, run or not, and
-# everything after the line $KEPT (sections no benchmark prints, such as
-# the fuzzing campaign's figures) as it is.
+# RESULTS.md takes the sections of the benchmarks run now, keeps every
+# other section as it is there (not an older run's output left in $OUT,
+# which may predate a section spliced in by hand), and everything after
+# the line $KEPT (sections no benchmark prints, such as the fuzzing
+# campaign's figures) as it is.
 KEPT='<!-- kept by bench/run.sh: sections below are not made by a benchmark -->'
 kept=$(mktemp)
 [ -f bench/RESULTS.md ] && awk -v k="$KEPT" '$0==k{f=1} f' bench/RESULTS.md >"$kept"
@@ -42,7 +46,7 @@ kept=$(mktemp)
 	for f in bench/bench_*.sh; do
 		b=$(basename "$f" .sh)
 		echo
-		if [ -f "$OUT/$b.md" ]; then
+		if [ -n "${ran[$b]:-}" ]; then
 			cat "$OUT/$b.md"
 		elif [ -f bench/RESULTS.md ] &&
 			awk -v h="<!-- $b -->" '$0==h{f=1} f' bench/RESULTS.md | grep -q .; then
