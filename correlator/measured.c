@@ -3,9 +3,10 @@
  * The measured graph of 'causeway place': agent records and the agents'
  * host and process metadata, from files or from Kafka, through the
  * pipeline 'causeway graph' runs (read, pair, build, project by process),
- * written as the graph JSON place's loader reads.  With a time range, records of connection ends wholly outside it are left out
- * (their processes then are not seen in the range) and the windows cut the
- * bytes of those that cross its edges.
+ * written as the graph JSON place's loader reads.  With a time range,
+ * records of connection ends wholly outside it are left out (their
+ * processes then are not seen in the range) and the windows cut the bytes
+ * of those that cross its edges.
  */
 #include <stdio.h>
 #include <stdlib.h>

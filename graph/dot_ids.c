@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: MIT
 /*
  * cgraph's graphs for the DOT files causeway writes (graph.dot and `graph
- * --format dot`), with object ids in the order objects are made.  cgraph's own id allocator gives a named object
- * the address of its name's string, and its writer lists subgraphs in id
- * order: the clusters of graph.dot came out in an order that changed from
- * run to run with the heap's layout (and its anonymous ids come from one
- * counter shared, unlocked, by every graph of the process).  Here a name
- * gets the next even id the first time it is seen, an anonymous object
- * the graph's next odd one, so the same graph is written the same.
+ * --format dot`), with object ids in the order objects are made.  cgraph's
+ * own id allocator gives a named object the address of its name's string,
+ * and its writer lists subgraphs in id order: the clusters of graph.dot
+ * came out in an order that changed from run to run with the heap's
+ * layout (and its anonymous ids come from one counter shared, unlocked, by
+ * every graph of the process).  Here a name gets the next even id the
+ * first time it is seen, an anonymous object the graph's next odd one, so
+ * the same graph is written the same.
  */
 #include <graphviz/cgraph.h>
 #include <stdlib.h>
