@@ -101,8 +101,9 @@ static struct ltab *ltab_of(struct node_ctx *c, const struct cell *m, double n)
 	l->rden = m->cnt + l->mix * NB;
 	memset(l->done, 0, sizeof(l->done));
 	l->lp = (float)-log(p), l->lskip = (float)-log(1.0 - p);
-	for (b = 0; b < 2; b++)
-		l->lb[b] = (float)-log((m->hb[b] + 0.1) / (m->cnt + 0.2));
+	for (b = 0; b < NBUSY; b++)
+		l->lb[b] = (float)-log((m->hb[b] + 0.1) /
+				       (m->cnt + 0.1 * NBUSY));
 	return l;
 }
 

@@ -19,9 +19,10 @@
 #define KMAX  8	 /* occurrences of one callee per request modelled */
 #define INF   1e12
 #define NPEND 4 /* calls out at once per request, followed */
+#define NBUSY 4 /* state's bins: a call out or not, a reply back or not */
 /* Counts are fractional: refine() spreads a call over its candidates. */
 struct cell {
-	float cnt, hs[NB], he[NB], hg[NB], hr[NB], hb[2], hq[NB];
+	float cnt, hs[NB], he[NB], hg[NB], hr[NB], hb[NBUSY], hq[NB];
 };
 
 /* A cell's -log probabilities, valid while gen is the node's; a bin's
@@ -29,7 +30,7 @@ struct cell {
  * read, as a small cell reads few of its bins. */
 struct ltab {
 	uint32_t gen;
-	float lp, lskip, ls[NB], le[NB], lg[NB], lr[NB], lq[NB], lb[2];
+	float lp, lskip, ls[NB], le[NB], lg[NB], lr[NB], lq[NB], lb[NBUSY];
 	uint64_t done[5];
 	double d, mix, rden; /* histograms' denominator; order's mix, its */
 };
@@ -60,6 +61,7 @@ struct node_ctx {
 	uint32_t *used;	    /* [req][cc]: calls given so far */
 	uint64_t *last;	    /* [req]: its latest input so far: start or reply */
 	uint64_t *pend;	    /* [req][NPEND]: ends of its calls still out, 0 */
+	uint32_t *given;    /* [req]: calls given so far */
 	uint64_t *in_t; /* input times (request starts, call ends), sorted */
 	size_t n_in;
 	int32_t *by_end; /* requests by end */
@@ -104,8 +106,9 @@ struct window {
 };
 
 /* A call's features at a candidate request (traces/chain.c): bins of the
- * gap from the request's latest input, whether a call of it is still
- * out, and where that input stands in the node's queue of inputs (0:
+ * gap from the request's latest input, its state (busy: whether a call
+ * of it is still out, plus 2 where a reply to one came back), and where
+ * that input stands in the node's queue of inputs (0:
  * behind the last output's cause, 1: that input itself, 2 + how many
  * inputs lie between). */
 struct ti_feats {
