@@ -106,6 +106,24 @@ static inline size_t slot_entry(uint64_t s)
 	return (size_t)(uint32_t)s - 1;
 }
 
+/* Are the keys at a and b equal?  Words at a time, inline, when the size
+ * is a multiple of 8 (most keys: no call to memcmp per lookup). */
+static inline bool key_eq(const void *a, const void *b, size_t len)
+{
+	const unsigned char *x = a, *y = b;
+	uint64_t u, v, d = 0;
+	size_t i;
+
+	if (len % 8)
+		return !memcmp(a, b, len);
+	for (i = 0; i < len; i += 8) {
+		memcpy(&u, x + i, 8);
+		memcpy(&v, y + i, 8);
+		d |= u ^ v;
+	}
+	return !d;
+}
+
 /* Slot holding key (hashed to hv), or the empty slot where it would go. */
 static size_t find_slot(const struct cw_htab *h, const void *key, uint32_t hv)
 {
@@ -115,7 +133,7 @@ static size_t find_slot(const struct cw_htab *h, const void *key, uint32_t hv)
 
 	while ((x = h->index[s])) {
 		if ((uint32_t)(x >> 32) == hv &&
-		    !memcmp(cw_htab_key(h, slot_entry(x)), key, h->key_size))
+		    key_eq(cw_htab_key(h, slot_entry(x)), key, h->key_size))
 			break;
 		s = (s + 1) & mask;
 	}
@@ -241,6 +259,38 @@ void *cw_htab_upsert_hashed(struct cw_htab *h, const void *key, uint32_t hv,
 	if (created)
 		*created = true;
 	return cw_htab_val(h, h->len - 1);
+}
+
+void cw_htab_rehash(struct cw_htab *h)
+{
+	size_t i, s, mask = h->slots - 1;
+	uint32_t hv;
+
+	if (!h->slots)
+		return;
+	memset(h->index, 0, h->slots * sizeof(*h->index));
+	for (i = 0; i < h->len; i++) {
+		hv = hash32(h, cw_htab_key(h, i));
+		for (s = hv & mask; h->index[s]; s = (s + 1) & mask)
+			;
+		h->index[s] = slot_make(i, hv);
+	}
+}
+
+void cw_htab_pack(struct cw_htab *h, const uint32_t *id)
+{
+	size_t j, n = 0;
+
+	for (j = 0; j < h->len; j++) {
+		if (id[j] == UINT32_MAX)
+			continue;
+		if (n != j)
+			memcpy(cw_htab_key(h, n), cw_htab_key(h, j),
+			       h->entry_size);
+		n++;
+	}
+	h->len = n;
+	cw_htab_rehash(h);
 }
 
 bool cw_htab_delete(struct cw_htab *h, const void *key)

@@ -60,6 +60,16 @@ void *cw_htab_upsert_hashed(struct cw_htab *h, const void *key, uint32_t hash,
 void *cw_htab_key(const struct cw_htab *h, size_t i);
 void *cw_htab_val(const struct cw_htab *h, size_t i);
 /*
+ * In place, nothing allocated or freed (the memory stays for the entries
+ * to come, its pages already touched): cw_htab_rehash() rebuilds the
+ * index from the keys, after the caller rewrote keys in place (no two
+ * equal); cw_htab_pack() keeps the entries j whose id[j] is not
+ * UINT32_MAX, in their order (id[j]: j's rank among them), and rebuilds
+ * the index.  Neither fails.
+ */
+void cw_htab_rehash(struct cw_htab *h);
+void cw_htab_pack(struct cw_htab *h, const uint32_t *id);
+/*
  * FNV-1a over the bytes, with a final avalanche.  Stable across versions
  * (colours are picked with it); the table itself uses cw_hash_mem.
  */

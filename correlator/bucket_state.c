@@ -96,7 +96,6 @@ int cw_buckets_keep_nodes(struct cw_buckets *b, uint32_t *id,
 			  cw_node_remap_fn remap, void *arg)
 {
 	size_t n = b->nodes.len, used = 0, j, nowners = b->owner_nodes;
-	struct cw_htab to;
 	long *on;
 	bool ok;
 
@@ -107,71 +106,40 @@ int cw_buckets_keep_nodes(struct cw_buckets *b, uint32_t *id,
 	on = owners_kept(b, id, &ok);
 	if (!ok)
 		return -1;
-	cw_htab_init(&to, sizeof(struct cw_node_key),
-		     sizeof(struct cw_edge_node));
-	if (cw_htab_reserve(&to, used)) {
-		free(on);
-		return -1;
-	}
-	for (j = 0, used = 0; j < n; j++) {
-		if (id[j])
-			continue;
-		memcpy(cw_htab_upsert(&to, cw_htab_key(&b->nodes, j), NULL),
-		       cw_htab_val(&b->nodes, j), sizeof(struct cw_edge_node));
-		id[j] = (uint32_t)used++;
-	}
+	for (j = 0, used = 0; j < n; j++)
+		id[j] = id[j] ? UINT32_MAX : (uint32_t)used++;
 	if (remap(arg, id)) {
-		cw_htab_release(&to);
 		free(on);
 		return -1;
 	}
-	cw_htab_release(&b->nodes);
-	b->nodes = to;
+	/* In place: the nodes to come reuse the memory (and its pages). */
+	cw_htab_pack(&b->nodes, id);
 	owners_renumbered(b, on, nowners, id);
 	return 0;
 }
 
-/* h's edges with their node ids mapped through id[], in h's order, into
- * the empty *to (room made first: nothing fails half way).  0 or -1. */
-static int rekeyed(const struct cw_htab *h, const uint32_t *id,
-		   struct cw_htab *to)
+/* h's edges with their node ids mapped through id[], in place (the ids
+ * of the nodes they name are distinct: no two keys become one). */
+static void rekeyed(struct cw_htab *h, const uint32_t *id)
 {
-	struct edge_key k;
+	struct edge_key *k;
 	size_t j;
 
-	if (cw_htab_reserve(to, h->len))
-		return -1;
 	for (j = 0; j < h->len; j++) {
-		k = *(struct edge_key *)cw_htab_key(h, j);
-		k.client = id[k.client];
-		k.server = id[k.server];
-		memcpy(cw_htab_upsert(to, &k, NULL), cw_htab_val(h, j),
-		       sizeof(struct cw_edge_total));
+		k = cw_htab_key(h, j);
+		k->client = id[k->client];
+		k->server = id[k->server];
 	}
-	return 0;
+	cw_htab_rehash(h);
 }
 
-/* The sealed edges' node ids through id[]: both tables, or neither (the
- * totals move, health blocks and all: the tables released do not own). */
+/* The sealed edges' node ids through id[]: both tables, in place. */
 static int rekey(void *arg, const uint32_t *id)
 {
 	struct cw_buckets *b = arg;
-	struct cw_htab total, sealed;
 
-	cw_htab_init(&total, sizeof(struct edge_key),
-		     sizeof(struct cw_edge_total));
-	cw_htab_init(&sealed, sizeof(struct edge_key),
-		     sizeof(struct cw_edge_total));
-	if (rekeyed(&b->total, id, &total) ||
-	    rekeyed(&b->sealed, id, &sealed)) {
-		cw_htab_release(&total);
-		cw_htab_release(&sealed);
-		return -1;
-	}
-	cw_htab_release(&b->total);
-	cw_htab_release(&b->sealed);
-	b->total = total;
-	b->sealed = sealed;
+	rekeyed(&b->total, id);
+	rekeyed(&b->sealed, id);
 	return 0;
 }
 
