@@ -516,6 +516,12 @@ void cw_wire_edges_begin(struct cw_wire_edges_put *p, uint8_t *buf, size_t cap,
 			 const struct cw_wire_edge *head);
 int cw_wire_edges_add(struct cw_wire_edges_put *p,
 		      const struct cw_wire_edge *e);
+/* The same with these nodes in place of e's own (not read): no copy of
+ * a kilobyte each into e. */
+int cw_wire_edges_add_nodes(struct cw_wire_edges_put *p,
+			    const struct cw_wire_edge *e,
+			    const struct cw_edge_node *client,
+			    const struct cw_edge_node *server);
 size_t cw_wire_edges_end(struct cw_wire_edges_put *p);
 int cw_wire_encode_conn(const struct cw_conn_record *r, uint8_t **buf,
 			size_t *len);

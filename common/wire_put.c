@@ -246,13 +246,16 @@ static void put_edge_where(struct wr *w, const struct cw_wire_edge *e)
 	put_u(w, 7, e->sealed);
 }
 
-/* An EdgeBucket; in an EdgeSet (!whole) its own fields only. */
-static void put_edge(struct wr *w, const struct cw_wire_edge *e, bool whole)
+/* An EdgeBucket with these nodes (e's own not read); in an EdgeSet
+ * (!whole) its own fields only. */
+static void put_edge_nodes(struct wr *w, const struct cw_wire_edge *e,
+			   const struct cw_edge_node *client,
+			   const struct cw_edge_node *server, bool whole)
 {
 	if (whole)
 		put_edge_where(w, e);
-	put_node(w, 8, &e->client);
-	put_node(w, 9, &e->server);
+	put_node(w, 8, client);
+	put_node(w, 9, server);
 	put_u(w, 10, e->protocol);
 	put_u(w, 11, e->t.conns);
 	put_u(w, 12, e->t.paired);
@@ -282,6 +285,11 @@ static void put_edge(struct wr *w, const struct cw_wire_edge *e, bool whole)
 	put_hist(w, 34, &e->h.client);
 	put_hist(w, 35, &e->h.client_first);
 	put_hist(w, 36, &e->h.server);
+}
+
+static void put_edge(struct wr *w, const struct cw_wire_edge *e, bool whole)
+{
+	put_edge_nodes(w, e, &e->client, &e->server, whole);
 }
 
 static void put_edge_msg(struct wr *w, unsigned int field,
@@ -492,10 +500,18 @@ void cw_wire_edges_begin(struct cw_wire_edges_put *p, uint8_t *buf, size_t cap,
 
 int cw_wire_edges_add(struct cw_wire_edges_put *p, const struct cw_wire_edge *e)
 {
+	return cw_wire_edges_add_nodes(p, e, &e->client, &e->server);
+}
+
+int cw_wire_edges_add_nodes(struct cw_wire_edges_put *p,
+			    const struct cw_wire_edge *e,
+			    const struct cw_edge_node *client,
+			    const struct cw_edge_node *server)
+{
 	struct wr w = {p->p, p->end, false};
 	struct msg body = open_msg(&w, 10, 2);
 
-	put_edge(&w, e, false);
+	put_edge_nodes(&w, e, client, server, false);
 	close_msg(&w, body);
 	if (w.over || !p->body)
 		return 1;

@@ -141,6 +141,7 @@ static int put_set(struct cw_correlator *c, struct cw_part_state *ps,
 	static uint8_t buf[CW_WIRE_EDGES_BYTES]; /* the log copies it */
 	struct cw_wire_edges_put p;
 	char key[CW_WIRE_NAME_MAX + 48];
+	bool health = false; /* m.edge.h not zero */
 	size_t i;
 
 	_Static_assert(CW_WIRE_EDGES_BYTES >= CW_WIRE_EDGES_ROOM,
@@ -159,22 +160,28 @@ static int put_set(struct cw_correlator *c, struct cw_part_state *ps,
 	m.edge.sealed = e[lo]->bucket_ns < ps->pairing.bk.s.sealed_ns;
 	cw_wire_edges_begin(&p, buf, sizeof(buf), &m.edge);
 	for (i = lo; i < hi; i++) {
+		/* The nodes (a kilobyte each) by pointer: never copied. */
 		m.edge.protocol = e[i]->protocol;
-		/* A kilobyte each: copied only when not the one before. */
-		if (i == lo || e[i]->client != e[i - 1]->client)
-			m.edge.client = *e[i]->client;
-		if (i == lo || e[i]->server != e[i - 1]->server)
-			m.edge.server = *e[i]->server;
-		cw_wire_edge_set_total(&m.edge, &e[i]->t);
+		/* cw_wire_edge_set_total(), with the health cleared only
+		 * when the edge before had some. */
+		m.edge.t = e[i]->t;
+		m.edge.t.h = NULL;
+		if (e[i]->t.h)
+			m.edge.h = *e[i]->t.h;
+		else if (health)
+			memset(&m.edge.h, 0, sizeof(m.edge.h));
+		health = e[i]->t.h != NULL;
 		if (p.n < CW_WIRE_EDGES_CHUNK &&
-		    !cw_wire_edges_add(&p, &m.edge))
+		    !cw_wire_edges_add_nodes(&p, &m.edge, e[i]->client,
+					     e[i]->server))
 			continue;
 		/* This record is full: it goes, the edge opens the next. */
 		if (put_record(c, ps, key, &p))
 			return -1;
 		m.edge.set_index = (uint32_t)(i - lo);
 		cw_wire_edges_begin(&p, buf, sizeof(buf), &m.edge);
-		if (cw_wire_edges_add(&p, &m.edge))
+		if (cw_wire_edges_add_nodes(&p, &m.edge, e[i]->client,
+					    e[i]->server))
 			return cw_error("an edge bucket too large to encode");
 	}
 	return put_record(c, ps, key, &p);
