@@ -568,7 +568,12 @@ static uint64_t view_from(const struct cw_buckets *b, uint64_t sealed)
  * view are forgotten: each time its start passes a step (an eighth of the
  * view, at least a bucket), so the walk is rare and memory holds at most
  * a view and a step of buckets.  The steps depend on the buckets sealed
- * alone: a restored state forgets at the same seals.  0 or -1.
+ * alone: a restored state forgets at the same seals.  The nodes no edge
+ * names any more go with them, but only while no sealed bucket waits to
+ * be written: those name every node they ever did, and walking them at
+ * each step cost more the longer the writer waited.  Otherwise they go
+ * once the sealed buckets are written (cw_pairing_take_sealed()).  0 or
+ * -1.
  */
 static int forget(struct cw_buckets *b, uint64_t sealed_before)
 {
@@ -586,7 +591,8 @@ static int forget(struct cw_buckets *b, uint64_t sealed_before)
 		return 0;
 	/* The nodes the edges kept name, marked on the way for the node
 	 * compaction after: one walk of the totals, not two. */
-	if (b->nodes.len >= 1024 && !(id = cw_buckets_node_marks(b)))
+	if (!b->sealed.len && b->nodes.len >= 1024 &&
+	    !(id = cw_buckets_node_marks(b)))
 		return -1;
 	/* From the last: a delete moves the last entry, already seen, in. */
 	for (j = b->total.len; j-- > 0;) {
@@ -792,6 +798,10 @@ int cw_pairing_buckets_each(struct cw_pairing *p, bool open, cw_edge_fn fn,
 void cw_pairing_take_sealed(struct cw_pairing *p)
 {
 	cw_edge_totals_release(&p->bk.sealed);
+	/* The nodes only they named can go now (forget() left them); out
+	 * of memory, they stay until the next time. */
+	if (p->bk.view_ns)
+		(void)cw_buckets_compact_nodes(&p->bk, NULL);
 }
 
 size_t cw_pairing_live_ends(const struct cw_pairing *p)
