@@ -501,7 +501,8 @@ int cw_wire_encode_edges_fast(const struct cw_wire_edges *s, uint8_t **buf,
  *						    // set_index of the first
  *	while (more && !cw_wire_edges_add(&p, &edge))	// 1: no room left
  *		...;
- *	len = cw_wire_edges_end(&p);	// p.n edges, the Envelope's bytes
+ *	len = cw_wire_edges_end(&p);	// p.n edges, the Envelope's bytes;
+ *					// 0: no edge added (or no room)
  *
  * The same bytes as cw_wire_encode() of those edges.  Add never fails on
  * an empty record.  The fields are the writer's own.

@@ -459,8 +459,13 @@ static int decode_edges(struct decode_ctx *d, const pb_edges *r,
 		return fail(d, CW_WIRE_EMALFORMED, "out of memory");
 	for (i = 0; i < n; i++) {
 		struct cw_wire_edge *w = &s->e[i];
+		pb_edge x = *r->edges[i];
 
-		if (decode_edge_into(d, r->edges[i], w)) {
+		/* The record's own fields stand for the edge's, which a
+		 * reader ignores (docs/wire.md), whatever they hold. */
+		x.group = x.topic = (char *)"";
+		x.partition = 0, x.offset = 0;
+		if (decode_edge_into(d, &x, w)) {
 			free(s->e);
 			s->e = NULL;
 			return CW_WIRE_EMALFORMED;

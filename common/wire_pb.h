@@ -2,7 +2,8 @@
 /*
  * Short names for the generated protobuf-c types, for the codec's two
  * halves (common/wire.c encodes, common/wire_decode.c decodes) and the
- * DnsName part (common/wire_dns.c).  Nothing else includes this.
+ * DnsName part (common/wire_dns.c), and a unit test that makes records
+ * no writer of ours would.  Nothing else includes this.
  */
 #ifndef CW_WIRE_PB_H
 #define CW_WIRE_PB_H

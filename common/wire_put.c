@@ -492,9 +492,10 @@ void cw_wire_edges_begin(struct cw_wire_edges_put *p, uint8_t *buf, size_t cap,
 	put_u(&w, 9, head->set_index);
 	p->buf = buf;
 	p->end = buf + cap;
-	/* No room (cap below CW_WIRE_EDGES_ROOM): nothing will fit. */
+	/* No room (cap below CW_WIRE_EDGES_ROOM): nothing will fit, and
+	 * the end makes no record. */
 	p->p = w.over ? p->end : w.p;
-	p->body = body.body;
+	p->body = w.over ? NULL : body.body;
 	p->n = 0;
 }
 
@@ -524,7 +525,7 @@ size_t cw_wire_edges_end(struct cw_wire_edges_put *p)
 {
 	struct wr w = {p->p, p->end, false};
 
-	if (!p->body)
+	if (!p->body || !p->n)
 		return 0;
 	close_msg(&w, (struct msg){p->body, 5});
 	return w.over ? 0 : (size_t)(w.p - p->buf);

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "common/wire.h"
+#include "common/wire_pb.h"
 
 #include "tests/unit/check.h"
 #include "tests/unit/wire_fill.h"
@@ -396,6 +397,70 @@ static void test_put_edges_widest(const struct cw_wire_edge *edge)
 }
 
 /*
+ * Too little room for even the set's own fields: no edge is added and
+ * the end makes no record (not a truncated one).  An EdgeSet whose edges
+ * carry fields of their own that the record's stand for (1-7: written by
+ * no writer of ours, ignored by a reader, docs/wire.md) decodes with the
+ * record's, however out of range the edge's.
+ */
+static void test_put_edges_bounds(void)
+{
+	static uint8_t buf[CW_WIRE_EDGES_ROOM];
+	static struct cw_wire_edge one;
+	static struct cw_wire_msg m;
+	const struct cw_wire_edge *edge = &one;
+	struct cw_wire_edges_put p;
+	pb_envelope *env;
+	uint8_t *out;
+	size_t len;
+
+	strcpy(one.group, "correlators");
+	strcpy(one.topic, "causeway.conns");
+	one.partition = 3, one.offset = 77;
+	one.protocol = 6;
+	one.client.kind = CW_EDGE_NODE_PROCESS;
+	strcpy(one.client.host, "node-1");
+	one.server.kind = CW_EDGE_NODE_EXTERNAL;
+	CHECK(!cw_addr_parse(&one.server.addr, "2001:db8::7"));
+	one.server.port = 443;
+	one.t.conns = 2;
+	one.set_size = 1;
+
+	cw_wire_edges_begin(&p, buf, 8, edge);
+	CHECK(cw_wire_edges_add(&p, edge) == 1);
+	CHECK(p.n == 0 && cw_wire_edges_end(&p) == 0);
+	cw_wire_edges_begin(&p, buf, sizeof(buf), edge);
+	CHECK(cw_wire_edges_end(&p) == 0);
+
+	cw_wire_edges_begin(&p, buf, sizeof(buf), edge);
+	CHECK(cw_wire_edges_add(&p, edge) == 0);
+	len = cw_wire_edges_end(&p);
+	env = causeway__wire__envelope__unpack(NULL, len, buf);
+	CHECK(env && env->kind_case == CAUSEWAY__WIRE__ENVELOPE__KIND_EDGES &&
+	      env->edges->n_edges == 1);
+	if (!env)
+		return;
+	env->edges->edges[0]->group = (char *)"another-group";
+	env->edges->edges[0]->partition = 1U << 31;
+	env->edges->edges[0]->offset = -1;
+	len = causeway__wire__envelope__get_packed_size(env);
+	out = malloc(len);
+	CHECK(out != NULL);
+	if (out) {
+		causeway__wire__envelope__pack(env, out);
+		CHECK(cw_wire_decode(out, len, &m, NULL, 0) == CW_WIRE_EDGES);
+		CHECK(m.edges.n == 1 &&
+		      m.edges.e[0].partition == edge->partition &&
+		      m.edges.e[0].offset == edge->offset &&
+		      !strcmp(m.edges.e[0].group, edge->group));
+		cw_wire_msg_release(&m);
+		free(out);
+	}
+	env->edges->edges[0]->group = NULL; /* not ours to free */
+	causeway__wire__envelope__free_unpacked(env, NULL);
+}
+
+/*
  * The direct writer (common/wire_put.c) gives protobuf-c's bytes for
  * records and edge buckets of every shape: all fields set, none, names
  * without a terminator, negative numbers, each kind of node.
@@ -479,6 +544,7 @@ int main(void)
 	test_fast_names();
 	test_fast_varints();
 	test_put();
+	test_put_edges_bounds();
 	if (failures) {
 		fprintf(stderr, "%d checks failed\n", failures);
 		return 1;
