@@ -41,6 +41,15 @@ static void put_varint(struct wr *w, uint64_t v)
 	uint8_t b[10];
 	size_t n = 0;
 
+	/* Room for the longest: straight into the buffer, no copy. */
+	if (!w->over && w->end - w->p >= 10) {
+		while (v >= 0x80) {
+			*w->p++ = (uint8_t)(v | 0x80);
+			v >>= 7;
+		}
+		*w->p++ = (uint8_t)v;
+		return;
+	}
 	while (v >= 0x80) {
 		b[n++] = (uint8_t)(v | 0x80);
 		v >>= 7;
@@ -95,7 +104,11 @@ static void put_bytes(struct wr *w, unsigned int field, const void *b,
 static void put_str(struct wr *w, unsigned int field, const char *s,
 		    size_t cap)
 {
-	size_t n = strnlen(s, cap);
+	size_t n;
+
+	if (!s[0]) /* most of a process's names: nothing written */
+		return;
+	n = strnlen(s, cap);
 
 	put_bytes(w, field, s, n == cap ? cap - 1 : n);
 }
