@@ -520,6 +520,14 @@ int cw_timing_behind(struct cw_timing *tw, int32_t partition, bool behind);
  * would only add windows, until the oldest is forced out)?
  */
 bool cw_timing_ahead(const struct cw_timing *tw, int32_t partition);
+/*
+ * Would a record of slot need a window the pending set has no room for
+ * (the set full, slot neither pending nor inferred)?  The bound then makes
+ * the oldest complete (cw_timing_ready()): infer and pop it before such a
+ * record is added, and only then, so that a record of a pending slot never
+ * closes its own window.
+ */
+bool cw_timing_needs_room(const struct cw_timing *tw, uint64_t slot);
 /* The oldest window if it is complete at now (any pending when all), or
  * NULL.  Once its paths are written, cw_timing_pop() it. */
 struct cw_timing_window *cw_timing_ready(struct cw_timing *tw, uint64_t now,

@@ -531,17 +531,6 @@ static void count_bad(struct cw_correlator *c, const struct cw_kafka_msg *m,
 static void apply_timing(struct cw_correlator *c, struct cw_kafka_msg *m,
 			 struct cw_wire_msg *wm, int kind, const char *why)
 {
-	/*
-	 * No room for one more window: the oldest is complete now, as the
-	 * bound says (cw_timing_ready()), rather than at the batch's end,
-	 * after every record of a new slot in the batch has been refused.
-	 * Catching up, the set fills while the oldest waits out its grace
-	 * (pace() pauses only for a partition behind): complete as the log
-	 * goes, it loses nothing.  A failed write stops the run at its next
-	 * step, as ever.
-	 */
-	if (kind >= 0 && c->timing.nwins > CW_TIMING_MAX_PENDING)
-		cw_correlator_windows_step(c, cw_now_mono_ns(), false);
 	if (kind < 0)
 		count_bad(c, m, kind, why);
 	else if (kind == CW_WIRE_TIMING)
@@ -618,12 +607,28 @@ void cw_correlator_apply(struct cw_correlator *c, struct cw_kafka_msg *m)
 	char why[160];
 	int kind;
 
-	if (timing && cw_timing_seen(&c->timing, m->partition, m->offset)) {
-		cw_kafka_msg_release(m);
-		return;
-	}
 	if (timing) {
 		kind = cw_wire_decode(m->value, m->len, &wm, why, sizeof(why));
+		/*
+		 * A record of a new slot with no room for its window: the
+		 * oldest is complete now, as the bound says, rather than at
+		 * the batch's end after every such record has been refused.
+		 * Catching up, the set fills while the oldest waits out its
+		 * grace (pace() pauses only for a partition behind): complete
+		 * as the log goes, it loses nothing.  Before this record is
+		 * seen, so that the offsets stored then stop short of it.  A
+		 * failed write stops the run at its next step, as ever.
+		 */
+		if ((kind == CW_WIRE_TIMING &&
+		     cw_timing_needs_room(&c->timing, wm.timing.slot_ns)) ||
+		    (kind == CW_WIRE_MSGS &&
+		     cw_timing_needs_room(&c->timing, wm.msgs.slot_ns)))
+			cw_correlator_windows_step(c, cw_now_mono_ns(), false);
+		if (cw_timing_seen(&c->timing, m->partition, m->offset)) {
+			cw_wire_msg_release(&wm);
+			cw_kafka_msg_release(m);
+			return;
+		}
 		apply_timing(c, m, &wm, kind, why);
 		return;
 	}

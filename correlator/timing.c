@@ -307,6 +307,19 @@ bool cw_timing_ahead(const struct cw_timing *tw, int32_t partition)
 	return false;
 }
 
+bool cw_timing_needs_room(const struct cw_timing *tw, uint64_t slot)
+{
+	size_t i;
+
+	if (tw->nwins <= CW_TIMING_MAX_PENDING ||
+	    (tw->done_slot && slot <= tw->done_slot))
+		return false;
+	for (i = 0; i < tw->nwins; i++)
+		if (tw->wins[i].slot == slot)
+			return false;
+	return true;
+}
+
 struct cw_timing_window *cw_timing_ready(struct cw_timing *tw, uint64_t now,
 					 bool all)
 {

@@ -282,10 +282,11 @@ wait $CORR || fail "the second correlator: $(tail -n 20 "$T_TMP/again.log")"
 # Every one met again and skipped: catching up on four partitions at
 # once, one partition runs many windows ahead of another; a window waits
 # for the partitions still behind (event time), and one far ahead is
-# paused (also while the oldest waits out its grace), so no window is
-# closed before its records have all come, and none overflows the
-# pending set.  (When one is missing, say what the second member said
-# of windows.)
+# paused while the oldest waits for one behind, so no window is closed
+# before its records have all come.  An oldest waiting out its grace
+# alone is whole already: if the pending set fills meanwhile, a record
+# of a new slot completes it, and none is refused.  (When one is
+# missing, say what the second member said of windows.)
 [ "$(met)" = "$nwin" ] || grep "window\|error\|paused\|resumed" \
 	"$T_TMP/again.log" | tail -n 30 || true
 check_eq "windows the second correlator met again" "$(met)" "$nwin"

@@ -5,7 +5,10 @@
  * window again; the slots each file has a line for are known at open and
  * not appended twice (nor a window's traces posted again), and a line
  * torn by a crash is cut off.  A POST to an endpoint that refuses is
- * counted and the window done all the same.
+ * counted and the window done all the same.  With the pending set full, a
+ * record of a pending slot joins its window, and one of a new slot first
+ * completes the oldest, storing no offset of its own before it is in a
+ * window.
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -16,6 +19,7 @@
 #include <unistd.h>
 
 #include "common/util.h"
+#include "common/wire.h"
 #include "correlator/correlator.h"
 #include "tests/unit/check.h"
 
@@ -162,6 +166,85 @@ static void test_traces(void)
 	rmdir(dir);
 }
 
+/* An empty MsgWindow record of slot from host, applied as read from
+ * partition part at offset off of the timing topic. */
+static void apply_msgs(struct cw_correlator *c, uint64_t slot,
+		       const char *host, int32_t part, int64_t off)
+{
+	static struct cw_wire_msg m; /* large: off the stack */
+	struct cw_kafka_msg km;
+	uint8_t *buf = NULL;
+	size_t len = 0;
+
+	memset(&m, 0, sizeof(m));
+	m.kind = CW_WIRE_MSGS;
+	m.msgs.slot_ns = m.msgs.start_ns = slot;
+	m.msgs.end_ns = slot + 3 * NSEC_PER_SEC;
+	m.msgs.last = true;
+	snprintf(m.msgs.host, sizeof(m.msgs.host), "%s", host);
+	CHECK(!cw_wire_encode(&m, &buf, &len));
+	memset(&km, 0, sizeof(km));
+	km.topic = "causeway.timing";
+	km.partition = part, km.offset = off;
+	km.value = buf, km.len = len;
+	cw_correlator_apply(c, &km);
+	free(buf);
+}
+
+/* The next offset stored for partition, or -1. */
+static int64_t stored_of(const struct cw_correlator *c, int32_t partition)
+{
+	size_t i;
+
+	for (i = 0; i < c->timing.nparts; i++)
+		if (c->timing.parts[i].partition == partition)
+			return c->timing.parts[i].stored;
+	return -1;
+}
+
+/*
+ * The pending set full (9 windows: the oldest held by partition 0, which
+ * is behind, the others from partition 1).  A record of the oldest slot
+ * joins it: nothing inferred, nothing late.  A record of a new slot from
+ * partition 2 makes the bound infer the oldest first; the offsets stored
+ * then stop short of that record, which is pending in its own window.
+ */
+static void test_full_set(void)
+{
+	const uint64_t step = 3 * NSEC_PER_SEC;
+	char dir[] = "/tmp/cw-test-service.XXXXXX", path[256];
+	struct cw_correlator_opts o = {.paths = true,
+				       .grace_ns = 3600 * NSEC_PER_SEC};
+	struct cw_correlator c;
+	uint64_t base;
+	int i;
+
+	CHECK(mkdtemp(dir));
+	o.out = dir;
+	cw_paths_opts_default(&o.po);
+	base = cw_now_real_ns() / step * step - 60 * NSEC_PER_SEC;
+	CHECK(!cw_correlator_open(&c, &o, NULL, "causeway.timing"));
+	CHECK(!cw_timing_behind(&c.timing, 0, true));
+	apply_msgs(&c, base, "a", 0, 0);
+	for (i = 1; i <= CW_TIMING_MAX_PENDING; i++)
+		apply_msgs(&c, base + (uint64_t)i * step, "b", 1, i - 1);
+	CHECK(c.timing.nwins == CW_TIMING_MAX_PENDING + 1);
+	apply_msgs(&c, base, "a2", 0, 1);
+	CHECK(c.timing.nwins == CW_TIMING_MAX_PENDING + 1);
+	CHECK(c.timing.late == 0 && c.timing.wins[0].slot == base);
+	CHECK(c.timing.wins[0].noffs == 2);
+	apply_msgs(&c, base + 9 * step, "c", 2, 5);
+	CHECK(c.timing.nwins == CW_TIMING_MAX_PENDING + 1);
+	CHECK(c.timing.wins[0].slot == base + step && c.timing.late == 0);
+	CHECK(c.timing.wins[CW_TIMING_MAX_PENDING].slot == base + 9 * step);
+	CHECK(stored_of(&c, 0) == 2);
+	CHECK(stored_of(&c, 2) <= 5);
+	CHECK(!cw_correlator_close(&c));
+	snprintf(path, sizeof(path), "%s/paths.jsonl", dir);
+	unlink(path);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	char dir[] = "/tmp/cw-test-service.XXXXXX", path[256], torn[512];
@@ -201,6 +284,7 @@ int main(void)
 	unlink(path);
 	rmdir(dir);
 	test_traces();
+	test_full_set();
 	if (!failures)
 		printf("test_correlator_service: all checks passed\n");
 	return failures ? 1 : 0;
