@@ -226,7 +226,12 @@ static int32_t find_request(const struct cw_traces *t,
 	return ix->spans[i - 1];
 }
 
-/* The first call on the client end that started after `at`; -1. */
+/*
+ * The first call on the client end that started after `at` (less the
+ * slack) and was not answered before it; -1.  On a pooled connection the
+ * call before may fall within the slack: a Redis GET answered in 20 us,
+ * and the next thread stamps its call as it takes the connection freed.
+ */
 static int32_t find_call(const struct cw_traces *t, const struct tl_index *ix,
 			 uint32_t conn, uint64_t at)
 {
@@ -235,12 +240,15 @@ static int32_t find_call(const struct cw_traces *t, const struct tl_index *ix,
 			 at > TL_SLACK_NS ? at - TL_SLACK_NS : 0);
 	const struct cw_tspan *s;
 
-	if (i >= t->n_spans)
-		return -1;
-	s = &t->spans[ix->spans[i]];
-	if (s->conn != conn || s->node != node || s->role != CW_ROLE_CONNECTED)
-		return -1;
-	return ix->spans[i];
+	for (; i < t->n_spans; i++) {
+		s = &t->spans[ix->spans[i]];
+		if (s->conn != conn || s->node != node ||
+		    s->role != CW_ROLE_CONNECTED)
+			return -1;
+		if (s->end_ns >= at)
+			return ix->spans[i];
+	}
+	return -1;
 }
 
 /* Of the n connections from ix->conns[at]: the request open when read
