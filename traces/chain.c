@@ -123,7 +123,8 @@ void ti_chain_advance(struct node_ctx *c, uint64_t at)
 	while (c->next_end < c->n_reqs &&
 	       c->t->spans[c->by_end[c->next_end]].end_ns < at) {
 		int32_t r = c->by_end[c->next_end++];
-		uint64_t l = latest_in(c, r, c->t->spans[r].end_ns, &busy, NULL);
+		uint64_t l =
+			latest_in(c, r, c->t->spans[r].end_ns, &busy, NULL);
 
 		if (l > c->pos)
 			c->pos = l, c->pos_n = inputs_from(c, c->pos_n, l);

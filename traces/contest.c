@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
  * Links that compete with the timing rounds' at a node with few thread
- * links (under a quarter of its calls), by the rounds' own rule: the set that makes the node the more
- * regular (the lower mean cost, every feature counted, under the model
- * each set teaches) stays.  FCFS's links whole; and FCFS's links to the
- * callee most requests call first, held as sure while the rest are
- * re-learned around them.
+ * links (under a quarter of its calls), by the rounds' own rule: the set
+ * that makes the node the more regular (the lower mean cost, every
+ * feature counted, under the model each set teaches) stays.  FCFS's
+ * links whole; and FCFS's links to the callee most requests call first,
+ * held as sure while the rest are re-learned around them.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -21,7 +21,9 @@
  * regular by 0.005 to 0.07 on the kept captures, and a margin of 0.01
  * left the agent's 90% below FCFS (0.993 against 0.995) once the order
  * feature's uniform share fell to 0.001 (FCFS's lead there 0.027 ->
- * 0.005).  tests/unit/test_traces_contest.c's worker pool guards it. */
+ * 0.005).  No unit test reproduces a lead that small (the simulated
+ * worker pool of tests/unit/test_traces_contest.c passes with either
+ * margin): the testbed's kept agent input at 90% is what shows it. */
 #define FCFS_MARGIN 0.0
 /* The first callee's anchored links must win by this much (nats a
  * call): they re-learn the rest, and closer is noise. */
@@ -65,8 +67,8 @@ static void links_conf(struct node_ctx *c, const int32_t *link, int32_t cc)
 			for (sum = 0, k = 0; k < n; k++)
 				sum += exp((lo - v[k]) / CONF_TEMP);
 			if (at < n)
-				xs->conf = (float)(exp((lo - v[at]) / CONF_TEMP) /
-						   sum);
+				xs->conf = (float)(exp((lo - v[at]) /
+						       CONF_TEMP) / sum);
 		}
 		ti_note_call(c, r, x);
 	}

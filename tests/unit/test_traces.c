@@ -479,7 +479,8 @@ static int32_t span_at(const struct cw_traces *t, uint64_t start_ns,
 	size_t i;
 
 	for (i = 0; i < t->n_spans; i++)
-		if (t->spans[i].start_ns == start_ns && t->spans[i].role == role)
+		if (t->spans[i].start_ns == start_ns &&
+		    t->spans[i].role == role)
 			return (int32_t)i;
 	return -1;
 }
@@ -515,10 +516,10 @@ static void test_truth_pooled(void)
 	static const char truth[] =
 		"service,in_client,in_server,in_start_ns,out_client,"
 		"out_server,out_start_ns\n"
-		"mid,10.0.0.1:5000,10.0.0.2:80,1000000,10.0.0.2:6000,10.0.0.3:90,"
-		"1995000\n"
-		"mid,10.0.0.1:5001,10.0.0.2:80,1010000,10.0.0.2:6000,10.0.0.3:90,"
-		"2030000\n";
+		"mid,10.0.0.1:5000,10.0.0.2:80,1000000,"
+		"10.0.0.2:6000,10.0.0.3:90,1995000\n"
+		"mid,10.0.0.1:5001,10.0.0.2:80,1010000,"
+		"10.0.0.2:6000,10.0.0.3:90,2030000\n";
 	struct cw_traces t;
 	int32_t a, b, x, y;
 	FILE *fp;
