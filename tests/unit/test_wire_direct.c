@@ -435,11 +435,15 @@ static void test_put_edges_bounds(void)
 	cw_wire_edges_begin(&p, buf, sizeof(buf), edge);
 	CHECK(cw_wire_edges_add(&p, edge) == 0);
 	len = cw_wire_edges_end(&p);
-	env = causeway__wire__envelope__unpack(NULL, len, buf);
+	env = len ? causeway__wire__envelope__unpack(NULL, len, buf) : NULL;
 	CHECK(env && env->kind_case == CAUSEWAY__WIRE__ENVELOPE__KIND_EDGES &&
 	      env->edges->n_edges == 1);
-	if (!env)
+	if (!env || env->kind_case != CAUSEWAY__WIRE__ENVELOPE__KIND_EDGES ||
+	    env->edges->n_edges != 1) {
+		if (env)
+			causeway__wire__envelope__free_unpacked(env, NULL);
 		return;
+	}
 	env->edges->edges[0]->group = (char *)"another-group";
 	env->edges->edges[0]->partition = 1U << 31;
 	env->edges->edges[0]->offset = -1;
