@@ -516,18 +516,20 @@ int cw_timing_add_msgs(struct cw_timing *tw, struct cw_wire_msgs *r,
 int cw_timing_behind(struct cw_timing *tw, int32_t partition, bool behind);
 /*
  * Should partition be paused: half the windows that may be pending are,
- * the oldest waits for a partition behind, and this one is past it (it
- * would only add windows, until the oldest is forced out)?
+ * one waits for a partition behind, and this one is past the oldest such
+ * (it would only add windows, until the bound forces that one out)?
  */
 bool cw_timing_ahead(const struct cw_timing *tw, int32_t partition);
 /*
  * Would a record of slot need a window the pending set has no room for
- * (the set full, slot neither pending nor inferred)?  The bound then makes
- * the oldest complete (cw_timing_ready()): infer and pop it before such a
- * record is added, and only then, so that a record of a pending slot never
- * closes its own window.
+ * (the set full, slot neither pending nor inferred, newer than the oldest,
+ * and one the wall clock now_real lets in)?  The bound then makes the
+ * oldest complete (cw_timing_ready()): infer and pop it before such a
+ * record is added, and only then, so that a record of a pending slot, or
+ * one refused all the same, never closes a window.
  */
-bool cw_timing_needs_room(const struct cw_timing *tw, uint64_t slot);
+bool cw_timing_needs_room(const struct cw_timing *tw, uint64_t slot,
+			  uint64_t now_real);
 /* The oldest window if it is complete at now (any pending when all), or
  * NULL.  Once its paths are written, cw_timing_pop() it. */
 struct cw_timing_window *cw_timing_ready(struct cw_timing *tw, uint64_t now,

@@ -620,9 +620,11 @@ void cw_correlator_apply(struct cw_correlator *c, struct cw_kafka_msg *m)
 		 * failed write stops the run at its next step, as ever.
 		 */
 		if ((kind == CW_WIRE_TIMING &&
-		     cw_timing_needs_room(&c->timing, wm.timing.slot_ns)) ||
+		     cw_timing_needs_room(&c->timing, wm.timing.slot_ns,
+					  cw_now_real_ns())) ||
 		    (kind == CW_WIRE_MSGS &&
-		     cw_timing_needs_room(&c->timing, wm.msgs.slot_ns)))
+		     cw_timing_needs_room(&c->timing, wm.msgs.slot_ns,
+					  cw_now_real_ns())))
 			cw_correlator_windows_step(c, cw_now_mono_ns(), false);
 		if (cw_timing_seen(&c->timing, m->partition, m->offset)) {
 			cw_wire_msg_release(&wm);

@@ -288,31 +288,39 @@ static bool held(const struct cw_timing *tw, uint64_t slot)
 }
 
 /*
- * Only while the oldest waits for a partition behind: one waiting for its
- * grace alone is complete as the log goes, and if the pending set fills
- * meanwhile the bound infers it (the caller, before a record would find no
- * room).  Pausing for a grace too would stall a member whose grace spans
- * several windows: the bound would never be reached.
+ * Past the oldest window a partition behind holds, whether or not older
+ * ones wait out their grace meanwhile: those are complete as the log goes
+ * (the bound may infer them early, losing nothing), but a set filled by
+ * partitions running free during their grace would leave the bound only
+ * the held window to infer, before its partition's records are read.
+ * Nothing held, no pause: pausing for a grace alone would stall a member
+ * whose grace spans several windows (the bound would never be reached).
+ * The partition that holds is never past what it holds: it reads on.
  */
 bool cw_timing_ahead(const struct cw_timing *tw, int32_t partition)
 {
-	size_t i;
+	size_t i, k;
 
-	if (tw->nwins < CW_TIMING_MAX_PENDING / 2 ||
-	    !held(tw, tw->wins[0].slot))
+	if (tw->nwins < CW_TIMING_MAX_PENDING / 2)
+		return false;
+	for (k = 0; k < tw->nwins && !held(tw, tw->wins[k].slot); k++)
+		;
+	if (k == tw->nwins)
 		return false;
 	for (i = 0; i < tw->nparts; i++)
 		if (tw->parts[i].partition == partition)
-			return tw->parts[i].newest_slot > tw->wins[0].slot;
+			return tw->parts[i].newest_slot > tw->wins[k].slot;
 	return false;
 }
 
-bool cw_timing_needs_room(const struct cw_timing *tw, uint64_t slot)
+bool cw_timing_needs_room(const struct cw_timing *tw, uint64_t slot,
+			  uint64_t now_real)
 {
 	size_t i;
 
-	if (tw->nwins <= CW_TIMING_MAX_PENDING ||
-	    (tw->done_slot && slot <= tw->done_slot))
+	if (tw->nwins <= CW_TIMING_MAX_PENDING || slot < tw->wins[0].slot ||
+	    (tw->done_slot && slot <= tw->done_slot) ||
+	    !slot_plausible(slot, now_real))
 		return false;
 	for (i = 0; i < tw->nwins; i++)
 		if (tw->wins[i].slot == slot)

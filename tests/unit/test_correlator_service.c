@@ -6,9 +6,9 @@
  * not appended twice (nor a window's traces posted again), and a line
  * torn by a crash is cut off.  A POST to an endpoint that refuses is
  * counted and the window done all the same.  With the pending set full, a
- * record of a pending slot joins its window, and one of a new slot first
- * completes the oldest, storing no offset of its own before it is in a
- * window.
+ * record of a pending slot joins its window, one the set refuses all the
+ * same closes none, and one of a new slot first completes the oldest,
+ * storing no offset of its own before it is in a window.
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -229,6 +229,12 @@ static void test_full_set(void)
 	for (i = 1; i <= CW_TIMING_MAX_PENDING; i++)
 		apply_msgs(&c, base + (uint64_t)i * step, "b", 1, i - 1);
 	CHECK(c.timing.nwins == CW_TIMING_MAX_PENDING + 1);
+	/* Records the set would refuse all the same (a slot an hour ahead
+	 * of the clock, one older than every pending window) infer nothing. */
+	apply_msgs(&c, base + 3600 * NSEC_PER_SEC, "skewed", 3, 0);
+	apply_msgs(&c, base - step, "old", 3, 1);
+	CHECK(c.timing.nwins == CW_TIMING_MAX_PENDING + 1);
+	CHECK(c.timing.wins[0].slot == base && c.timing.refused == 1);
 	apply_msgs(&c, base, "a2", 0, 1);
 	CHECK(c.timing.nwins == CW_TIMING_MAX_PENDING + 1);
 	CHECK(c.timing.late == 0 && c.timing.wins[0].slot == base);
