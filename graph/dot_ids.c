@@ -20,6 +20,7 @@
 #include "graph/graph.h"
 
 struct dot_ids {
+	Agraph_t *g;	      /* the root graph: its strings hold the names */
 	struct cw_htab first; /* a name's hash -> its first name + 1 */
 	struct dot_name {
 		char *s;
@@ -33,10 +34,11 @@ static void *ids_open(Agraph_t *g, Agdisc_t *disc)
 {
 	struct dot_ids *d = calloc(1, sizeof(*d));
 
-	(void)g;
 	(void)disc;
-	if (d)
+	if (d) {
+		d->g = g;
 		cw_htab_init(&d->first, sizeof(uint64_t), sizeof(size_t));
+	}
 	return d;
 }
 
@@ -72,8 +74,10 @@ static long ids_map(void *state, int objtype, char *str, IDTYPE *id,
 			*id = name_id(i - 1);
 			return 1;
 		}
+	/* A string of the graph's own (agstrdup): its writer reads a flag
+	 * in front of a name's bytes (is it HTML, to write as <...>?). */
 	if (!createflag || CW_GROW(d->names, d->cap, d->n + 1, 64) ||
-	    !(d->names[d->n].s = strdup(str)))
+	    !(d->names[d->n].s = agstrdup(d->g, str)))
 		return 0;
 	d->names[d->n].next = *first;
 	*first = ++d->n;
@@ -116,7 +120,7 @@ static void ids_close(void *state)
 	if (!d)
 		return;
 	for (i = 0; i < d->n; i++)
-		free(d->names[i].s);
+		agstrfree(d->g, d->names[i].s);
 	free(d->names);
 	cw_htab_release(&d->first);
 	free(d);
