@@ -3,7 +3,8 @@
  * The hash table against a plain array: inserts, lookups, deletes (the
  * last entry moves into the hole), growth, reserve, the batch interface
  * (hash, prefetch, upsert_hashed), keys that differ in one byte anywhere,
- * and the stable FNV hash that colours depend on.
+ * packing and rehashing in place, and the stable FNV hash that colours
+ * depend on.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -143,12 +144,62 @@ static void test_hashes(void)
 	CHECK(cw_hash_mem("abcdefgh", 8) != cw_hash_mem("abcdefgh\0", 9));
 }
 
+/*
+ * cw_htab_pack() keeps the marked entries in their order, and every kept
+ * key (and no dropped one) is found after; cw_htab_rehash() finds keys
+ * rewritten in place.  Keys of 41 bytes and of 8 (compared inline).
+ */
+static void test_pack_rehash(size_t key_size)
+{
+	enum { N = 3000 };
+	static uint32_t id[N];
+	struct cw_htab h;
+	struct key k;
+	unsigned int i, n = 0;
+	bool created;
+	uint32_t *v;
+
+	cw_htab_init(&h, key_size, sizeof(uint32_t));
+	for (i = 0; i < N; i++) {
+		key_of(&k, i);
+		v = cw_htab_upsert(&h, &k, &created);
+		CHECK(v && created);
+		if (v)
+			*v = i;
+		id[i] = i % 3 == 1 ? UINT32_MAX : n++;
+	}
+	cw_htab_pack(&h, id);
+	CHECK(h.len == n);
+	for (i = 0; i < N; i++) {
+		key_of(&k, i);
+		v = cw_htab_get(&h, &k);
+		if (i % 3 == 1) {
+			CHECK(!v);
+			continue;
+		}
+		CHECK(v && *v == i && cw_htab_index(&h, &k) == (long)id[i]);
+	}
+	for (i = 0; i < h.len; i++) /* every key moved: a + 1 */
+		((struct key *)cw_htab_key(&h, i))->a += 1;
+	cw_htab_rehash(&h);
+	for (i = 0; i < N; i++) {
+		key_of(&k, i);
+		CHECK(!cw_htab_get(&h, &k)); /* its old key is gone */
+		k.a += 1;
+		v = cw_htab_get(&h, &k);
+		CHECK(i % 3 == 1 ? !v : v && *v == i);
+	}
+	cw_htab_release(&h);
+}
+
 int main(void)
 {
 	test_basic();
 	test_one_byte();
 	test_batch();
 	test_hashes();
+	test_pack_rehash(sizeof(struct key));
+	test_pack_rehash(sizeof(uint64_t));
 	if (failures) {
 		fprintf(stderr, "%d checks failed\n", failures);
 		return 1;
