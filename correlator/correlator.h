@@ -657,7 +657,7 @@ struct cw_correlator {
 	/* <prefix>.edges (opts.kafka and buckets): where buckets go. */
 	struct cw_kafka_log *edges_log;
 	int edges_partitions;
-	uint64_t edge_records;	  /* written */
+	uint64_t edge_records;	  /* edges written (EdgeSets hold many) */
 	uint64_t edges_open_mono; /* when the open buckets were written */
 	uint64_t edges_skipped;	  /* open writes put off: behind the input */
 	/* Records applied by the last snapshot, and in the period before:

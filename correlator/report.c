@@ -98,7 +98,7 @@ static void print_buckets(const struct cw_correlator *c)
 	cw_info("buckets: %zu live ends, %" PRIu64 " folded into their "
 		"edges and freed (%" PRIu64 " kept dormant), %" PRIu64
 		" late deltas; sealed up to %" PRIu64 "; %" PRIu64
-		" edge records written",
+		" edges written to the edges topic",
 		live, t.gone_ends, t.dormant, t.late, t.sealed_ns,
 		c->edge_records);
 }

@@ -696,7 +696,7 @@ int cw_correlator_snapshot(struct cw_correlator *c, bool final)
 	if (c->snapshot && c->snapshot(c, final, c->snapshot_arg))
 		return -1;
 	t3 = cw_now_mono_ns();
-	cw_debug("snapshot: %" PRIu64 " edge records written in %.3f s, "
+	cw_debug("snapshot: %" PRIu64 " edges written in %.3f s, "
 		 "merge %.3f s, graph %.3f s; %" PRIu64 " records applied",
 		 c->edge_records - recs, (double)(t1 - t0) / 1e9,
 		 (double)(t2 - t1) / 1e9, (double)(t3 - t2) / 1e9, c->applied);
