@@ -613,11 +613,12 @@ void cw_correlator_apply(struct cw_correlator *c, struct cw_kafka_msg *m)
 		 * A record of a new slot with no room for its window: the
 		 * oldest is complete now, as the bound says, rather than at
 		 * the batch's end after every such record has been refused.
-		 * Catching up, the set fills while the oldest waits out its
-		 * grace (pace() pauses only for a partition behind): complete
-		 * as the log goes, it loses nothing.  Before this record is
-		 * seen, so that the offsets stored then stop short of it.  A
-		 * failed write stops the run at its next step, as ever.
+		 * Catching up, the set fills while windows no partition
+		 * behind holds wait out their grace (pace() pauses only past
+		 * a held one): complete as the log goes, they lose nothing.
+		 * Before this record is seen, so that the offsets stored then
+		 * stop short of it.  A failed write stops the run at its next
+		 * step, as ever.
 		 */
 		if ((kind == CW_WIRE_TIMING &&
 		     cw_timing_needs_room(&c->timing, wm.timing.slot_ns,
