@@ -508,10 +508,29 @@ int cw_wire_encode_edges_fast(const struct cw_wire_edges *s, uint8_t **buf,
  * an empty record.  The fields are the writer's own.
  */
 #define CW_WIRE_EDGES_ROOM (CW_WIRE_EDGE_ROOM + 2 * CW_WIRE_NAME_MAX + 96)
+/*
+ * Nodes already encoded, for a writer that puts the same nodes in many
+ * edges (the correlator's edge sets of a partition): a node
+ * equal to one met before (byte for byte) is copied, not encoded again;
+ * the bytes are the same.  It keeps pointers to the nodes it met: they
+ * stay where they are, unchanged, while it is in use.  Zeroed is empty;
+ * out of memory, nodes are encoded as ever.
+ */
+struct cw_wire_memo_slot;
+struct cw_wire_memo {
+	struct cw_wire_memo_slot *slot;
+	uint8_t *bytes;
+	size_t len, cap;
+};
+void cw_wire_memo_release(struct cw_wire_memo *m);
+
 struct cw_wire_edges_put {
 	uint8_t *buf, *p, *end;
 	uint8_t *body; /* the EdgeSet's, after room for its length */
 	size_t n;      /* edges added */
+	/* NULL (begin sets it): each node encoded; set after begin to
+	 * share one memo over the records of a writer. */
+	struct cw_wire_memo *memo;
 };
 void cw_wire_edges_begin(struct cw_wire_edges_put *p, uint8_t *buf, size_t cap,
 			 const struct cw_wire_edge *head);

@@ -232,11 +232,96 @@ static void put_conn(struct wr *w, const struct cw_conn_record *r)
 	put_u(w, 37, r->xchg_pipelined);
 }
 
-static void put_node(struct wr *w, unsigned int field,
-		     const struct cw_edge_node *n)
-{
-	struct msg body = open_msg(w, field, 2);
+/* ---- the node memo (struct cw_wire_memo) ------------------------------- */
 
+struct cw_wire_memo_slot {
+	const struct cw_edge_node *n; /* NULL: empty */
+	uint32_t off, len;	      /* its body in the memo's bytes */
+};
+
+/* Direct-mapped slots (a partition's nodes: thousands); past MEMO_BYTES
+ * of bodies it starts again (a writer whose nodes keep missing must not
+ * grow it without end). */
+#define MEMO_SLOTS 16384
+#define MEMO_BYTES (4u << 20)
+
+void cw_wire_memo_release(struct cw_wire_memo *m)
+{
+	free(m->slot);
+	free(m->bytes);
+	memset(m, 0, sizeof(*m));
+}
+
+/* What names a node, read from its bytes: equal nodes hash alike. */
+static size_t node_hash(const struct cw_edge_node *n)
+{
+	uint64_t h, a, b;
+
+	memcpy(&a, n->host, 8);
+	memcpy(&b, n->host + 8, 8);
+	h = (a ^ (uint64_t)n->kind << 56) * 0x9e3779b97f4a7c15ULL;
+	h = (h ^ b ^ (uint64_t)n->netns << 32 ^ n->port) *
+	    0xff51afd7ed558ccdULL;
+	h = (h ^ (uint64_t)n->proc.tgid ^ n->proc.start_ns) *
+	    0xc4ceb9fe1a85ec53ULL;
+	memcpy(&a, n->addr.bytes + 8, 8);
+	h ^= a;
+	return (size_t)(h ^ h >> 29) & (MEMO_SLOTS - 1);
+}
+
+/* n's slot (empty or another node's), or NULL (no memo, no memory). */
+static struct cw_wire_memo_slot *memo_slot(struct cw_wire_memo *m,
+					   const struct cw_edge_node *n)
+{
+	if (!m)
+		return NULL;
+	if (!m->slot && !(m->slot = calloc(MEMO_SLOTS, sizeof(*m->slot))))
+		return NULL;
+	return &m->slot[node_hash(n)];
+}
+
+/* Keep n's body (len bytes at b) in slot s; out of memory, not kept. */
+static void memo_keep(struct cw_wire_memo *m, struct cw_wire_memo_slot *s,
+		      const struct cw_edge_node *n, const uint8_t *b,
+		      size_t len)
+{
+	uint8_t *nb;
+	size_t cap;
+
+	if (m->len + len > MEMO_BYTES) {
+		memset(m->slot, 0, MEMO_SLOTS * sizeof(*m->slot));
+		m->len = 0;
+	}
+	if (m->len + len > m->cap) {
+		cap = m->cap ? m->cap * 2 : 64 << 10;
+		while (cap < m->len + len)
+			cap *= 2;
+		nb = realloc(m->bytes, cap);
+		if (!nb)
+			return;
+		m->bytes = nb;
+		m->cap = cap;
+	}
+	memcpy(m->bytes + m->len, b, len);
+	*s = (struct cw_wire_memo_slot){n, (uint32_t)m->len, (uint32_t)len};
+	m->len += len;
+}
+
+/* An EdgeNode; with a memo, one met before is copied from it. */
+static void put_node(struct wr *w, unsigned int field,
+		     const struct cw_edge_node *n, struct cw_wire_memo *memo)
+{
+	struct cw_wire_memo_slot *s = memo_slot(memo, n);
+	struct msg body;
+	size_t len;
+
+	if (s && s->n && (s->n == n || !memcmp(s->n, n, sizeof(*n)))) {
+		put_tag(w, field, 2);
+		put_varint(w, s->len);
+		put_raw(w, memo->bytes + s->off, s->len);
+		return;
+	}
+	body = open_msg(w, field, 2);
 	put_u(w, 1, n->kind);
 	put_str(w, 2, n->host, sizeof(n->host));
 	put_u(w, 3, n->netns);
@@ -244,7 +329,10 @@ static void put_node(struct wr *w, unsigned int field,
 		put_process(w, 4, &n->proc);
 	put_bytes(w, 5, n->addr.bytes, addr_bytes(&n->addr));
 	put_u(w, 6, n->port);
+	len = w->over || !body.body ? 0 : (size_t)(w->p - body.body);
 	close_msg(w, body);
+	if (s && !w->over && body.body)
+		memo_keep(memo, s, n, w->p - len, len);
 }
 
 /* EdgeBucket 1-7, and EdgeSet 1-7: where an edge's set is. */
@@ -263,12 +351,13 @@ static void put_edge_where(struct wr *w, const struct cw_wire_edge *e)
  * (!whole) its own fields only. */
 static void put_edge_nodes(struct wr *w, const struct cw_wire_edge *e,
 			   const struct cw_edge_node *client,
-			   const struct cw_edge_node *server, bool whole)
+			   const struct cw_edge_node *server, bool whole,
+			   struct cw_wire_memo *memo)
 {
 	if (whole)
 		put_edge_where(w, e);
-	put_node(w, 8, client);
-	put_node(w, 9, server);
+	put_node(w, 8, client, memo);
+	put_node(w, 9, server, memo);
 	put_u(w, 10, e->protocol);
 	put_u(w, 11, e->t.conns);
 	put_u(w, 12, e->t.paired);
@@ -300,17 +389,18 @@ static void put_edge_nodes(struct wr *w, const struct cw_wire_edge *e,
 	put_hist(w, 36, &e->h.server);
 }
 
-static void put_edge(struct wr *w, const struct cw_wire_edge *e, bool whole)
+static void put_edge(struct wr *w, const struct cw_wire_edge *e, bool whole,
+		     struct cw_wire_memo *memo)
 {
-	put_edge_nodes(w, e, &e->client, &e->server, whole);
+	put_edge_nodes(w, e, &e->client, &e->server, whole, memo);
 }
 
 static void put_edge_msg(struct wr *w, unsigned int field,
-			 const struct cw_wire_edge *e)
+			 const struct cw_wire_edge *e, struct cw_wire_memo *memo)
 {
 	struct msg body = open_msg(w, field, 2);
 
-	put_edge(w, e, true);
+	put_edge(w, e, true, memo);
 	close_msg(w, body);
 }
 
@@ -386,7 +476,7 @@ static void put_state(struct wr *w, const struct cw_wire_state *st)
 	for (i = 0; i < st->ndeltas; i++)
 		put_delta(w, &st->deltas[i]);
 	for (i = 0; i < st->nedges; i++)
-		put_edge_msg(w, 14, &st->edges[i]);
+		put_edge_msg(w, 14, &st->edges[i], NULL);
 	if (st->bk.width_ns)
 		put_buckets(w, &st->bk);
 }
@@ -413,7 +503,7 @@ static int put_into(const struct cw_conn_record *conn,
 		put_conn(&w, conn);
 	} else if (edge) {
 		body = open_msg(&w, 15, 2);
-		put_edge(&w, edge, true);
+		put_edge(&w, edge, true, NULL);
 	} else {
 		body = open_msg(&w, 16, 5);
 		put_state(&w, state);
@@ -510,6 +600,7 @@ void cw_wire_edges_begin(struct cw_wire_edges_put *p, uint8_t *buf, size_t cap,
 	p->p = w.over ? p->end : w.p;
 	p->body = w.over ? NULL : body.body;
 	p->n = 0;
+	p->memo = NULL;
 }
 
 int cw_wire_edges_add(struct cw_wire_edges_put *p, const struct cw_wire_edge *e)
@@ -525,7 +616,7 @@ int cw_wire_edges_add_nodes(struct cw_wire_edges_put *p,
 	struct wr w = {p->p, p->end, false};
 	struct msg body = open_msg(&w, 10, 2);
 
-	put_edge_nodes(&w, e, client, server, false);
+	put_edge_nodes(&w, e, client, server, false, p->memo);
 	close_msg(&w, body);
 	if (w.over || !p->body)
 		return 1;

@@ -135,7 +135,8 @@ static int put_record(struct cw_correlator *c, struct cw_part_state *ps,
  * CW_WIRE_EDGES_BYTES allow.  0 or -1.
  */
 static int put_set(struct cw_correlator *c, struct cw_part_state *ps,
-		   struct batch_edge **e, size_t lo, size_t hi)
+		   struct batch_edge **e, size_t lo, size_t hi,
+		   struct cw_wire_memo *memo)
 {
 	static struct cw_wire_msg m;
 	static uint8_t buf[CW_WIRE_EDGES_BYTES]; /* the log copies it */
@@ -159,6 +160,7 @@ static int put_set(struct cw_correlator *c, struct cw_part_state *ps,
 	m.edge.bucket_ns = e[lo]->bucket_ns;
 	m.edge.sealed = e[lo]->bucket_ns < ps->pairing.bk.s.sealed_ns;
 	cw_wire_edges_begin(&p, buf, sizeof(buf), &m.edge);
+	p.memo = memo;
 	for (i = lo; i < hi; i++) {
 		/* The nodes (a kilobyte each) by pointer: never copied. */
 		m.edge.protocol = e[i]->protocol;
@@ -180,6 +182,7 @@ static int put_set(struct cw_correlator *c, struct cw_part_state *ps,
 			return -1;
 		m.edge.set_index = (uint32_t)(i - lo);
 		cw_wire_edges_begin(&p, buf, sizeof(buf), &m.edge);
+		p.memo = memo;
 		if (cw_wire_edges_add_nodes(&p, &m.edge, e[i]->client,
 					    e[i]->server))
 			return cw_error("an edge bucket too large to encode");
@@ -193,6 +196,9 @@ static int put_part(struct cw_correlator *c, struct cw_part_state *ps,
 		    bool open)
 {
 	struct batch b = {0};
+	/* The partition's nodes, each encoded once for all its sets: they
+	 * stay where they are until the pairing changes. */
+	struct cw_wire_memo memo = {0};
 	size_t lo, hi;
 	int err;
 
@@ -212,8 +218,9 @@ static int put_part(struct cw_correlator *c, struct cw_part_state *ps,
 		     hi < b.n && b.by[hi]->bucket_ns == b.by[lo]->bucket_ns;
 		     hi++)
 			;
-		err = put_set(c, ps, b.by, lo, hi);
+		err = put_set(c, ps, b.by, lo, hi, &memo);
 	}
+	cw_wire_memo_release(&memo);
 	for (lo = 0; lo < b.n; lo++)
 		cw_edge_health_free(&b.e[lo].t.h);
 	free(b.by);
