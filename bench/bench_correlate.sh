@@ -27,11 +27,13 @@
 # CPU 0 with all its threads (DESIGN.md: costs per operation are measured
 # pinned; the brokers run on the other CPU); its CPU time (user + system,
 # all threads, from wait4(): /usr/bin/time rounds to 10 ms, a tenth of a
-# small run) is what it cost.  The
-# difference between a shape's two streams' CPU over the difference in
-# records is the cost per record with the group join and the idling
-# until --idle ends taken out (the same in both); records/s per core is
-# its inverse.  A stream that does not fit the broker's retention
+# small run) is what it cost, and beside it what the process tells of
+# its own ingest: its CPU from the first record read to the last and the
+# snapshot after (the correlator's "ingest:" line, consume's second
+# number), without the group join, the restore and the idling, whose CPU
+# moves from run to run.  The difference between a shape's two streams'
+# CPU over the difference in records is the cost per record with what is
+# fixed taken out (the same in both); records/s per core is its inverse.  A stream that does not fit the broker's retention
 # whole fails the bench (records applied must equal those published).
 # Restore: a second correlator of a checkpointing group restores the
 # state its predecessor left (its "state:" line gives ends and seconds).
@@ -147,7 +149,10 @@ open(sys.argv[1], "w").write("%.6f\n" % (ru.ru_utime + ru.ru_stime))
 sys.exit(os.waitstatus_to_exitcode(st) & 255)' "$@"
 }
 
-# run MODE ROUND STREAM: one correlator; prints "cpu_seconds applied".
+# run MODE ROUND STREAM: one correlator; prints "cpu_seconds applied
+# ingest_cpu_seconds": the whole process's CPU, and its own account of
+# ingest's (the correlator's "ingest:" line, consume's second number:
+# from the first record read to the last, and the snapshots after it).
 run() {
 	local group="$1-$2-$3" opt="" boot="BOOT_$3"
 	[ "$1" = none ] && opt=--no-checkpoints
@@ -155,27 +160,30 @@ run() {
 		cpu_time "$T_TMP/time-$group" taskset -c 0 "$BB/consume" "${!boot}" causeway.conns "$group" \
 			"$T_TMP/kafka.properties" 6000 >"$T_TMP/n-$group" \
 			2>"$T_TMP/log-$group" || fail "consume failed: $(cat "$T_TMP/log-$group")"
-		echo "$(cat "$T_TMP/time-$group") $(cat "$T_TMP/n-$group")"
+		read -r n ing <"$T_TMP/n-$group"
+		echo "$(cat "$T_TMP/time-$group") $n $ing"
 		return
 	fi
 	cpu_time "$T_TMP/time-$group" taskset -c 0 "$CW" correlate --kafka "${!boot}" --kafka-config "$T_TMP/kafka.properties" \
 		--group "$group" --from-beginning --no-paths --idle 6s $opt \
 		>/dev/null 2>"$T_TMP/log-$group" || fail "correlate failed: $(cat "$T_TMP/log-$group")"
 	echo "$(cat "$T_TMP/time-$group") $(sed -n \
-		's/.* \([0-9]*\) records applied.*/\1/p' "$T_TMP/log-$group")"
+		's/.* \([0-9]*\) records applied.*/\1/p' "$T_TMP/log-$group") $(sed -n \
+		's/.* ingest: \([0-9.]*\) s CPU.*/\1/p' "$T_TMP/log-$group")"
 }
 
 # round R STREAM...: each mode once on each stream.
 round() {
-	local r=$1 m st want cpu n
+	local r=$1 m st want cpu n ing
 	shift
 	for m in floor none ckpt; do
 		for st in "$@"; do
 			want="RECORDS_$st"
-			read -r cpu n <<<"$(run "$m" "$r" "$st")"
+			read -r cpu n ing <<<"$(run "$m" "$r" "$st")"
 			[ "$n" = "${!want}" ] || fail "$m round $r applied $n of ${!want}"
-			echo "$m $st $cpu" >>"$T_TMP/cpu"
-			echo "round $r $m $st: $cpu s CPU, $n records" >&2
+			[ -n "$ing" ] || fail "$m round $r: no ingest CPU told"
+			echo "$m $st $cpu $ing" >>"$T_TMP/cpu"
+			echo "round $r $m $st: $cpu s CPU, ingest $ing s, $n records" >&2
 		done
 	done
 }
@@ -231,28 +239,33 @@ python3 - "$T_TMP/cpu" "$T_TMP/restore" "$T_TMP/records" \
 	"$HOSTS" "$LIVE" "$SPAN" "$SHOSTS" "$SLIVE" "$SSPAN" "$BROKER" \
 	"$([ "$BROKER" = real ] && kafka_version)" <<'PY'
 import statistics, sys
-cpu = {}
+cpu, ing = {}, {}
 for line in open(sys.argv[1]):
-    m, st, c = line.split()
+    m, st, c, i = line.split()
     cpu.setdefault((m, st), []).append(float(c))
+    ing.setdefault((m, st), []).append(float(i))
 rec = dict((l.split()[0], int(l.split()[1])) for l in open(sys.argv[3]))
 hosts, live, span, shosts, slive, sspan, broker, kver = sys.argv[4:12]
 real = broker == "real"
 rest = [tuple(map(float, l.split())) for l in open(sys.argv[2]) if l.strip()]
 rounds = len(cpu[("none", "churn_big")])
 
-def marginal(m, shape):
+def marginal(m, shape, of=ing):
     # per round: the big stream's CPU less the small one's, per record
     nb, ns = rec[shape + "_big"], rec[shape + "_small"]
-    return [(b - s) / (nb - ns) for b, s in zip(cpu[(m, shape + "_big")],
-                                                 cpu[(m, shape + "_small")])]
+    return [(b - s) / (nb - ns) for b, s in zip(of[(m, shape + "_big")],
+                                                 of[(m, shape + "_small")])]
+
+def span(per):
+    return "%.2f us [%.2f, %.2f]" % (statistics.median(per) * 1e6,
+                                     min(per) * 1e6, max(per) * 1e6)
 
 def row(shape, name, m):
     per = marginal(m, shape)
     med = statistics.median(per)
     whole = statistics.median(cpu[(m, shape + "_big")])
-    return "| %s | %s | %.2f us [%.2f, %.2f] | %.0f | %.3f s | %.0f |" % (
-        shape, name, med * 1e6, min(per) * 1e6, max(per) * 1e6, 1 / med,
+    return "| %s | %s | %s | %.0f | %s | %.3f s | %.0f |" % (
+        shape, name, span(per), 1 / med, span(marginal(m, shape, cpu)),
         whole, rec[shape + "_big"] / whole)
 
 def med(m, shape):
@@ -300,20 +313,28 @@ print("threads) of ingest: records read, decoded, paired, folded into")
 print("buckets, checkpointed, the buckets written to P.edges and the graph")
 print("built once at the end; no `-o` (with it, edges.json and graph.dot")
 print("are written on a thread of their own).  A run reads its stream in")
-print("under a second, so its one snapshot (checkpoints and P.edges) is")
+print("a second or two, so its one snapshot (checkpoints and P.edges) is")
 print("the one at the end: one per stream, where a correlator at full")
-print("load takes one every 10 s, millions of records apart.  Per record:")
-print("a shape's two streams' CPU difference over their records'")
-print("difference, which takes the group join, the final graph and the 6 s")
-print("of idling out; records/s per core is its inverse (the aim is")
-print("500,000).  Median [min, max] over rounds; the whole run's figure")
-print("beside it includes the fixed costs.  The floor is `bench/consume.c`:")
-print("a librdkafka group member configured as the correlator's that reads")
-print("the same records and does nothing with them.")
+print("load takes one every 10 s, millions of records apart.")
 print()
-print("| stream | mode | CPU per record | records/s per core | whole run CPU "
+print("Two clocks.  *Ingest*: the process's CPU (all threads) from the")
+print("first record read to the last, and the snapshot after it, as the")
+print("correlator tells it (its `ingest:` line; `bench/consume.c` the same")
+print("for the floor): the group join, the restore of checkpoints and the")
+print("6 s of idling, whose CPU moves by a tenth of a second from run to")
+print("run, are not in it.  *Whole run*: the process's CPU from wait4(),")
+print("everything.  Per record, from either: a shape's two streams' CPU")
+print("difference over their records' difference (what is fixed, the")
+print("final graph above all, cancels); records/s per core is the inverse")
+print("of the ingest figure (the aim is 500,000).  Median [min, max] over")
+print("rounds.  The floor is `bench/consume.c`: a librdkafka group member")
+print("configured as the correlator's that reads the same records and does")
+print("nothing with them.")
+print()
+print("| stream | mode | CPU per record (ingest) | records/s per core "
+      "| CPU per record (whole run) | whole run CPU "
       "| whole run records/s per core |")
-print("|---|---|---|---|---|---|")
+print("|---|---|---|---|---|---|---|")
 for shape in ("churn", "steady"):
     print(row(shape, "floor: reading the records, nothing else", "floor"))
     print(row(shape, "--no-checkpoints (before)", "none"))

@@ -666,7 +666,22 @@ struct cw_correlator {
 	/* The wall clock read once for a batch of records being applied
 	 * (the skew bound is minutes wide); 0: read it per record. */
 	uint64_t batch_real;
+	/* The process's CPU (all threads, ns) when the first batch of
+	 * records began and when a batch last ended (read at most once a
+	 * millisecond: cpu_mono), and what snapshots took after that:
+	 * cw_correlator_ingest_cpu(). */
+	uint64_t cpu_first, cpu_last, cpu_mono, cpu_after;
 };
+
+/*
+ * The CPU seconds (all threads) ingest took: from the first batch of
+ * records to the last (what was applied, the snapshots between, the
+ * fetching beside), and the snapshots after it; the group join, the
+ * checkpoints' restore before the first record and the idling after the
+ * last are not in it.  0 before any record.  For the bench
+ * (bench/bench_correlate.sh), beside the whole process's CPU.
+ */
+double cw_correlator_ingest_cpu(const struct cw_correlator *c);
 
 /*
  * Ready c.  With paths and DIR, open DIR/paths.jsonl and DIR/traces.jsonl

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/jsonw.h"
@@ -721,6 +722,44 @@ int cw_correlator_snapshot(struct cw_correlator *c, bool final)
 /* Records applied between two looks at the clock, at most. */
 #define BATCH 256
 
+static uint64_t process_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+double cw_correlator_ingest_cpu(const struct cw_correlator *c)
+{
+	if (!c->cpu_first)
+		return 0;
+	return (double)(c->cpu_last - c->cpu_first + c->cpu_after) / 1e9;
+}
+
+/* A snapshot, its CPU counted as ingest's once records came. */
+static int snapshot_timed(struct cw_correlator *c, bool final)
+{
+	uint64_t t0 = c->cpu_first ? process_cpu_ns() : 0;
+	int err = cw_correlator_snapshot(c, final);
+
+	if (c->cpu_first)
+		c->cpu_after += process_cpu_ns() - t0;
+	return err;
+}
+
+/* A batch of records ended at mono time now: the CPU clock, read at most
+ * once a millisecond (a syscall: a trickle of small batches must not pay
+ * one each); the snapshots before are inside the span now. */
+static void batch_cpu(struct cw_correlator *c, uint64_t now)
+{
+	if (c->cpu_mono && now < c->cpu_mono + 1000000)
+		return;
+	c->cpu_mono = now;
+	c->cpu_last = process_cpu_ns();
+	c->cpu_after = 0;
+}
+
 int cw_correlator_run(struct cw_correlator *c, uint64_t duration, uint64_t idle,
 		      uint64_t every)
 {
@@ -751,7 +790,7 @@ int cw_correlator_run(struct cw_correlator *c, uint64_t duration, uint64_t idle,
 		if (c->o.paths && cw_correlator_windows_step(c, now, false))
 			return -1;
 		if (now >= snap) {
-			if (cw_correlator_snapshot(c, false))
+			if (snapshot_timed(c, false))
 				return -1;
 			/* Time spent writing is neither idle nor reading:
 			 * the next snapshot is `every` of reading away. */
@@ -767,6 +806,8 @@ int cw_correlator_run(struct cw_correlator *c, uint64_t duration, uint64_t idle,
 			 * record (a zero timeout reads none either); their
 			 * lag is told with one read for the batch. */
 			c->batch_real = cw_now_real_ns();
+			if (!c->cpu_first)
+				c->cpu_first = process_cpu_ns();
 			for (k = 0; n == 1 && k < BATCH; k++) {
 				ts[k] = m.ts_ms;
 				cw_correlator_apply(c, &m);
@@ -779,10 +820,11 @@ int cw_correlator_run(struct cw_correlator *c, uint64_t duration, uint64_t idle,
 				return -1;
 			cw_lag_add_batch(ts, (size_t)k);
 			last = cw_now_mono_ns();
+			batch_cpu(c, last);
 		}
 	}
 	/* The end: what is pending is as complete as it will get. */
 	if (c->o.paths && cw_correlator_windows_step(c, cw_now_mono_ns(), true))
 		return -1;
-	return cw_correlator_snapshot(c, true);
+	return snapshot_timed(c, true);
 }
