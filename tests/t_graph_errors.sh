@@ -44,6 +44,20 @@ expect 2 "--hosts and --conns are required" none "$CW" simulate --hosts 3
 expect 1 "unable to create 'nodir/out.json'" nodir/out.json \
 	"$CW" graph -o nodir/out.json good.jsonl
 
+# An output that is a device is written in place, never replaced by a
+# regular file (as root, -o /dev/null must not destroy /dev/null), and a
+# write that fails says which file and why, in one line.
+mknod nul c 1 3 || fail "mknod failed"
+for f in svg dot png; do
+	"$CW" render -s 0.01 -f $f -o nul good.jsonl 2>stderr ||
+		fail "render -f $f -o nul: $(cat stderr)"
+	[ -c nul ] || fail "render -f $f replaced the device nul"
+	expect 1 "unable to write '/dev/full': No space left on device" none \
+		"$CW" render -s 0.01 -f $f -o /dev/full good.jsonl
+done
+expect 1 "unable to create '/proc/out.svg'" /proc/out.svg \
+	"$CW" render -o /proc/out.svg good.jsonl
+
 # Wire stream files: a damaged frame is a bad record, named by its offset.
 "$CW" simulate --hosts 2 --conns 3 --format wire -o good.cww || fail "simulate --format wire failed"
 nrec=$(wc -l <good.jsonl)

@@ -171,20 +171,6 @@ static int add_edges(const struct cw_view *v, Agraph_t *g, const bool *edge_on,
 	return 0;
 }
 
-static int write_dot_source(Agraph_t *g, const char *tmp)
-{
-	FILE *fp = fopen(tmp, "w");
-	int err;
-
-	if (!fp)
-		return cw_error("unable to create '%s': %s", tmp,
-				strerror(errno));
-	err = cw_dot_write(g, fp);
-	if (fclose(fp) || err)
-		return cw_error("unable to write '%s'", tmp);
-	return 0;
-}
-
 /* ---- the process graph as DOT source (graph.dot) ---------------------- */
 
 static bool same_group(const struct cw_node *a, const struct cw_node *b)
@@ -387,18 +373,18 @@ int cw_render_view(const struct cw_view *v, const char *path,
 	bool *edge_on = calloc(v->ne + 1, sizeof(bool));
 	bool *vertex_on = calloc(v->nv + 1, sizeof(bool));
 	Agnode_t **nodes = calloc(v->nv + 1, sizeof(*nodes));
-	bool laid_out = false;
+	struct cw_outfile of = {0};
+	bool laid_out = false, open = false;
+	char *data = NULL;
+	unsigned int len = 0;
 	GVC_t *gvc = NULL;
 	Agraph_t *g = NULL;
 	uint64_t max_bytes;
-	char *tmp = NULL;
 	size_t n;
 	int ret = -1;
 
 	cw_viz_errors_begin();
-	if (!edge_on || !vertex_on || !nodes ||
-	    asprintf(&tmp, "%s.tmp.%d", path, (int)getpid()) < 0) {
-		tmp = NULL;
+	if (!edge_on || !vertex_on || !nodes) {
 		cw_error("out of memory");
 		goto out;
 	}
@@ -418,37 +404,46 @@ int cw_render_view(const struct cw_view *v, const char *path,
 	    add_vertices(v, g, vertex_on, max_bytes, nodes) ||
 	    add_edges(v, g, edge_on, nodes))
 		goto out;
-	if (!strcmp(format, "dot")) {
-		if (write_dot_source(g, tmp))
-			goto out;
-	} else {
+	/* Laid out and rendered in memory before the output is opened:
+	 * Graphviz ends the process when a write of its own fails, and a
+	 * layout that fails leaves nothing behind.  Written through
+	 * cw_outfile: a temporary renamed into place, a device such as
+	 * /dev/null written in place. */
+	if (strcmp(format, "dot")) {
 		if (gvLayout(gvc, g, layout)) {
 			cw_viz_fail("layout failed");
 			goto out;
 		}
 		laid_out = true;
-		if (gvRenderFilename(gvc, g, format, tmp)) {
+		if (gvRenderData(gvc, g, format, &data, &len) || !data) {
 			cw_viz_fail("unable to render");
 			goto out;
 		}
 	}
-	if (rename(tmp, path)) {
-		cw_error("unable to write '%s': %s", path, strerror(errno));
+	if (cw_outfile_open(&of, path))
+		goto out;
+	open = true;
+	if (data ? fwrite(data, 1, len, of.fp) != len : agwrite(g, of.fp)) {
+		cw_error("unable to write '%s': %s", path,
+			 strerror(errno ? errno : EIO));
 		goto out;
 	}
+	open = false;
+	if (cw_outfile_commit(&of))
+		goto out;
 	if (drawn)
 		*drawn = n;
 	ret = 0;
 out:
-	if (ret && tmp)
-		unlink(tmp);
+	if (open)
+		cw_outfile_abort(&of);
 	if (laid_out && gvFreeLayout(gvc, g))
 		ret = cw_viz_fail("unable to free the layout");
 	if (g && agclose(g))
 		ret = cw_viz_fail("unable to close the graph");
 	if (gvc && gvFreeContext(gvc))
 		ret = cw_viz_fail("unable to free the context");
-	free(tmp);
+	gvFreeRenderData(data);
 	free(edge_on);
 	free(vertex_on);
 	free(nodes);
