@@ -4,6 +4,7 @@
  * (libcgraph + libgvc): SVG, PNG, or DOT source.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
@@ -31,7 +32,8 @@ static const char help[] =
 	"  -f, --format F      svg, png or dot (DOT source, no layout);\n"
 	"                      default from the extension of FILE, else svg\n"
 	"  -s, --min-share F   drop edges carrying under F (0..1) of all bytes\n"
-	"                      (default 0.10)\n"
+	"                      (default 0.10; when no edge carries that\n"
+	"                      much, the 40 heaviest edges are drawn)\n"
 	"  -o, --out FILE      the picture (required; whole or not at all)\n"
 	"      --skip-bad      count and skip malformed lines instead of failing\n"
 	"  -k, --kafka B       instead of INPUT: the fleet graph, every correlator\n"
@@ -56,11 +58,17 @@ static const char *format_of(const char *path)
 	return "svg";
 }
 
+/* Without --min-share, a graph where no edge carries the default share
+ * (a fleet of many even edges) is drawn from its heaviest edges rather
+ * than as an empty picture. */
+#define DEFAULT_SHARE 0.10
+#define HEAVIEST_EDGES 40
+
 struct render_args {
 	struct cw_render_opts ro;
 	enum cw_group_by by;
 	const char *out;
-	bool skip_bad;
+	bool skip_bad, share_given;
 	/* --kafka: the fleet graph from the correlators' edge buckets */
 	struct cw_kafka_conf kc;
 	const char *since, *until;
@@ -114,8 +122,47 @@ static int parse_args(int argc, char **argv, struct render_args *a)
 		       2;
 	if (check_inputs(argc, a) >= 0)
 		return 2;
+	a->share_given = a->ro.min_share >= 0;
+	if (!a->share_given)
+		a->ro.min_share = DEFAULT_SHARE;
 	a->ro.format = format >= 0 ? formats[format] : format_of(a->out);
 	return -1;
+}
+
+static int by_bytes_down(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/*
+ * With the default share and no edge carrying it: the share of the
+ * HEAVIEST_EDGES-th heaviest edge, so that those edges (and any tied
+ * with the last) are drawn; else the share as it is.
+ */
+static double share_to_draw(const struct cw_view *v, double min_share)
+{
+	uint64_t *bytes = v->ne ? malloc(v->ne * sizeof(*bytes)) : NULL;
+	double total = 0, share = min_share;
+	size_t i;
+
+	if (!bytes)
+		return min_share;
+	for (i = 0; i < v->ne; i++) {
+		bytes[i] = cw_view_edge_bytes(v, i);
+		total += (double)bytes[i];
+	}
+	qsort(bytes, v->ne, sizeof(*bytes), by_bytes_down);
+	if (total > 0 && bytes[0] / total < min_share) {
+		i = v->ne < HEAVIEST_EDGES ? v->ne - 1 : HEAVIEST_EDGES - 1;
+		share = bytes[i] / total;
+		cw_info("no edge carries %g of all bytes: drawing the %zu "
+			"heaviest of %zu (--min-share to choose)",
+			min_share, i + 1, v->ne);
+	}
+	free(bytes);
+	return share;
 }
 
 /* --kafka: the fleet's merged buckets of [--since, --until). */
@@ -129,7 +176,7 @@ static int read_kafka(const struct render_args *a, struct cw_pipeline *pl)
 int cmd_render(int argc, char **argv)
 {
 	struct render_args a = {
-		.ro = {.sz = sizeof(a.ro), .min_share = 0.10},
+		.ro = {.sz = sizeof(a.ro), .min_share = -1},
 		.by = CW_BY_PROCESS,
 	};
 	struct cw_pipeline pl;
@@ -145,8 +192,11 @@ int cmd_render(int argc, char **argv)
 			  : cw_pipeline_read_files(&pl, argv + optind,
 						   (size_t)(argc - optind),
 						   a.skip_bad)) ||
-	    cw_pipeline_finish(&pl, a.by) ||
-	    cw_render_view(&pl.view, a.out, &a.ro, &drawn))
+	    cw_pipeline_finish(&pl, a.by))
+		goto out;
+	if (!a.share_given)
+		a.ro.min_share = share_to_draw(&pl.view, a.ro.min_share);
+	if (cw_render_view(&pl.view, a.out, &a.ro, &drawn))
 		goto out;
 	if (!drawn && pl.view.ne)
 		cw_warn("no edge carries %g of all bytes: '%s' is empty (try a "

@@ -89,6 +89,15 @@ grep -q "python3 /srv/app/server.py" tiers.svg || fail "tiers.svg lacks the app"
 head -c 4 hosts.png | od -c | grep -q "P   N   G" || fail "hosts.png is no PNG"
 "$CW" render --by container --format dot -o c.dot fleet.jsonl || fail "render dot failed"
 grep -q "digraph" c.dot || fail "c.dot is no DOT"
+# Without --min-share, a fleet where no edge carries the default 10% is
+# drawn from its 40 heaviest edges, not as an empty picture; given, the
+# share is kept and the empty picture said.
+"$CW" render -f dot -o heavy.dot fleet.jsonl 2>stderr || fail "render, default share, failed"
+grep -q "drawing the 40 heaviest of" stderr || fail "no note of the heaviest edges: $(cat stderr)"
+[ "$(grep -c -- ' -> ' heavy.dot)" -eq 40 ] || fail "want 40 edges drawn, got $(grep -c -- ' -> ' heavy.dot)"
+"$CW" render -s 0.10 -f dot -o none.dot fleet.jsonl 2>stderr || fail "render -s 0.10 failed"
+grep -q "is empty (try a lower --min-share)" stderr || fail "no warning of an empty picture: $(cat stderr)"
+grep -q -- ' -> ' none.dot && fail "-s 0.10 drew edges no edge carries"
 # The same fleet as a wire stream file (what the correlator reads from
 # Kafka): the same bytes for the same seed, the same records as 'causeway
 # dump' prints, and the same graph, byte for byte, as from JSON lines.
