@@ -21,7 +21,8 @@
 static const char help[] =
 	"usage: causeway dump [FILE...]\n"
 	"       causeway dump --kafka BROKERS [--topic T]... [--from-beginning]\n"
-	"                     [--count N] [--timeout D] [--group G] [--properties FILE]\n"
+	"                     [--count N] [--timeout D] [--group G]\n"
+	"                     [--kafka-config FILE]\n"
 	"\n"
 	"Print causeway wire records as JSON lines: from wire stream files (spool\n"
 	"segments, agent output; '-' is stdin), or from Kafka topics.  Records that\n"
@@ -37,7 +38,9 @@ static const char help[] =
 	"  --count N            stop after N records\n"
 	"  --timeout D          stop when no record came for D (e.g. 5s)\n"
 	"  --group G            consumer group (default: a new one; never committed)\n"
-	"  --properties FILE    librdkafka properties (key=value lines: TLS, SASL)\n"
+	"  --kafka-config FILE  librdkafka properties (key=value lines: TLS, SASL),\n"
+	"                       as for every other command (--properties: the\n"
+	"                       same, its older name)\n"
 	"\n"
 	"Examples:\n"
 	"  causeway dump /var/lib/causeway/spool/seg-*.cww\n"
@@ -110,6 +113,7 @@ static int parse_args(int argc, char **argv, struct dump_args *a,
 		CW_OPT_U64("count", 0, &d->count, 1, UINT64_MAX),
 		CW_OPT_DUR("timeout", 0, &a->timeout_ns, 1, UINT64_MAX),
 		CW_OPT_STR("group", 0, &conf->group),
+		CW_OPT_STR("kafka-config", 0, &conf->properties),
 		CW_OPT_STR("properties", 0, &conf->properties),
 		{.name = "topic-prefix", .kind = CW_OPT_KSTR,
 		 .to = &conf->topic_prefix, .max = 100},
@@ -122,7 +126,7 @@ static int parse_args(int argc, char **argv, struct dump_args *a,
 	    (a->ntopics || conf->from_beginning || conf->group ||
 	     conf->properties || a->timeout_ns || conf->topic_prefix))
 		return cw_error("--topic, --topic-prefix, --from-beginning, "
-				"--timeout, --group and --properties need "
+				"--timeout, --group and --kafka-config need "
 				"--kafka"),
 		       2;
 	if (conf->brokers && optind < argc)

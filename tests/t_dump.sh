@@ -194,6 +194,12 @@ check_eq "no input" "$?" 2
 check_eq "--count 0" "$?" 2
 "$CW" dump --topic x "$good" 2>/dev/null
 check_eq "--topic without --kafka" "$?" 2
+# --kafka-config, as every other command names it (--properties too).
+for opt in --kafka-config --properties; do
+	"$CW" dump $opt k.properties "$good" 2>"$T_TMP/err"
+	check_eq "$opt without --kafka" "$?" 2
+	grep -q "need --kafka" "$T_TMP/err" || fail "$opt: $(cat "$T_TMP/err")"
+done
 
 note "a broker that is not there: an error once the wait is over, not a silent empty dump"
 "$CW" dump --kafka 127.0.0.1:1 --timeout 1s >"$T_TMP/out" 2>"$T_TMP/err"
