@@ -40,7 +40,7 @@ static const char help[] =
 	"                    suffix (default: as the data names them)\n"
 	"\n"
 	"Examples:\n"
-	"  causeway traces --truth ../shared/data/spans/x.csv\n"
+	"  causeway traces --truth spans.csv   (a span trace with parent ids)\n"
 	"  causeway traces --truth-links truth.csv capture.pcap\n"
 	"  causeway traces -o traces.json --waterfall msgs.csv\n"
 	"  causeway traces --otlp http://127.0.0.1:4318/v1/traces msgs.csv\n";

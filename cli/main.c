@@ -45,7 +45,7 @@ static void usage(FILE *fp)
 		    "Examples:\n"
 		    "  causeway probe\n"
 		    "  causeway run --duration 10s -o out/\n"
-		    "  causeway paths --truth ../shared/data/spans/x.csv\n");
+		    "  causeway paths --truth spans.csv\n");
 }
 
 int main(int argc, char **argv)
