@@ -36,7 +36,9 @@ static const char help[] =
 	"                    [--attach auto|fentry|kprobe|tracepoint]\n"
 	"                    [--netns NS] [--msg-gap D] [--no-udp]\n"
 	"                    [--no-nat] [--hooks always|sampled] [--metrics A:P]\n"
-	"                    [--traces FILE] [--dns]\n"
+	"                    [--traces FILE] [--dns] [--window D]\n"
+	"                    [--window-every P] [--paths] [--min-share F]\n"
+	"                    [--runtime-root DIR] [--mode M]\n"
 	"\n"
 	"Watch TCP and UDP traffic on this host from the kernel, with no\n"
 	"change to the programs watched; pair the two ends of every local\n"
@@ -84,7 +86,7 @@ static const char help[] =
 	"Examples:\n"
 	"  causeway run --duration 30s\n"
 	"  causeway run -d 10s -o /tmp/cw && dot -Tsvg /tmp/cw/graph.dot > g.svg\n"
-	"  causeway run --netns web1 --json\n";
+	"  causeway run --netns web1 -d 10s --json\n";
 
 /* Cross-checks and defaults: 0, or -1 after a message. */
 static int check_options(struct run_opts *ro)
