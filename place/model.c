@@ -245,6 +245,10 @@ int cw_place_check(struct cw_place *p)
 	if (!order)
 		return cw_error("out of memory");
 	n = cw_place_host_order(p, order);
+	if (p->host_limit && n > p->host_limit)
+		cw_warn("the host limit (%zu) is below the %zu hosts that hold "
+			"units which cannot move: the plan may use those %zu",
+			p->host_limit, n, n);
 	ret = check_units(p, n, order);
 	free(order);
 	return ret;

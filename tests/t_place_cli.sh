@@ -110,6 +110,12 @@ print("-- q1 bytes now", now, "ilp", opt, "partition", r["partition"]["cross_byt
 PY
 
 # --max-moves: at most that many moves, each with its gain, summing up.
+# --max-hosts below the hosts whose units cannot move (simulate's
+# "HOST (no container)" units, one a host) is said, not silently raised.
+"$CW" place -H h.csv -U u.csv --max-hosts 1 -o mh.txt g.json 2>stderr ||
+	fail "place --max-hosts 1 failed: $(cat stderr)"
+grep -q "warning: the host limit (1) is below the [0-9]* hosts that hold units which cannot move" stderr ||
+	fail "--max-hosts 1 raised without a word: $(cat stderr)"
 "$CW" place -H h.csv -U u.csv --max-moves 2 --format json -o mm.json g.json ||
 	fail "place --max-moves failed"
 python3 - <<'PY' || fail "max moves"
