@@ -5,9 +5,13 @@
  * sources.  Read-only: the built-in assets, the API and the metrics;
  * everything else is a 4xx with a JSON error.
  */
+#include <errno.h>
+#include <json-c/json.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "common/httpd.h"
 #include "common/log.h"
@@ -110,6 +114,37 @@ static char *paths_file(const struct cw_serve_opts *o)
 	return NULL;
 }
 
+/*
+ * A --paths or --plan file named on the command line is read again for
+ * every request (a run or a planner may rewrite it), so a bad state later
+ * is a 500; bad at start, it is an error.  Answered once as the page
+ * would ask, with the reply's error as the message.  0 or -1.
+ */
+static int check_file(const struct serve_ctx *c, const char *path,
+		      const char *api)
+{
+	struct serve_reply r = {0};
+	struct json_object *o = NULL, *e;
+	int ret = 0;
+
+	if (access(path, R_OK))
+		return cw_error("unable to open '%s': %s", path,
+				strerror(errno));
+	serve_api(c, api, NULL, &r);
+	if (cw_httpd_reply_close(&r))
+		ret = cw_error("out of memory");
+	else if (r.status >= 400) {
+		o = r.body ? json_tokener_parse(r.body) : NULL;
+		ret = cw_error("%s", o && json_object_object_get_ex(o, "error",
+								    &e)
+					     ? json_object_get_string(e)
+					     : "unreadable");
+	}
+	json_object_put(o);
+	free(r.body);
+	return ret;
+}
+
 int cw_serve_run(const struct cw_serve_opts *o, volatile int *stop)
 {
 	const char *listen = o->listen ? o->listen : "127.0.0.1:8080";
@@ -132,6 +167,9 @@ int cw_serve_run(const struct cw_serve_opts *o, volatile int *stop)
 	if (!src)
 		goto out;
 	if (o->traces && !(ctx.traces = serve_traces_new(o->traces)))
+		goto out;
+	if ((o->paths && check_file(&ctx, o->paths, "/api/paths")) ||
+	    (o->plan && check_file(&ctx, o->plan, "/api/plan")))
 		goto out;
 	d = start(listen, &ctx);
 	if (!d)

@@ -66,6 +66,11 @@ static int expand(struct serve_source *s, const char *path)
 			return -1;
 		s->nfiles++;
 	}
+	if (stat(s->files[s->nfiles - 2], &st))
+		cw_warn("'%s' has no conns.jsonl yet: its graph is empty until "
+			"one is written there ('causeway run -o' writes it "
+			"when it ends)",
+			path);
 	return 0;
 }
 

@@ -4,13 +4,15 @@
 # with a 4xx and a JSON error naming what was wrong, without dying: unknown
 # projection, bad and huge ranges, malformed query strings, repeated and
 # unknown parameters, paths outside the assets, other methods, a plan file
-# that is not a placement plan (500, serve lives on).  A record
+# that is not a placement plan (at start an error; later a 500, serve
+# lives on).  A record
 # file that goes bad later keeps the last good graph and says so in stats.
 . "$(dirname "$0")/lib.sh"
 need_cmd curl python3
 cd "$T_TMP"
 
-"$CW" simulate --hosts 3 --conns 10 -o fleet.jsonl || fail "simulate failed"
+"$CW" simulate --hosts 3 --conns 10 -o fleet.jsonl --units-out u.csv \
+	--hosts-out h.csv || fail "simulate failed"
 printf '{"host": "h", "cookie": 1}\n' >bad.jsonl
 
 expect_error 2 "no input" "$CW" serve
@@ -20,12 +22,32 @@ expect_error 2 "\-\-window" "$CW" serve --window 0 fleet.jsonl
 expect_error 1 "\-\-listen 'nowhere'" "$CW" serve --listen nowhere fleet.jsonl
 expect_error 1 "not an IP address" "$CW" serve --listen host:80 fleet.jsonl
 expect_error 1 "bad.jsonl' line 1" "$CW" serve --listen 127.0.0.1:0 bad.jsonl
+# A --plan or --paths file that is bad at start is an error (read again at
+# each request after, where a bad one is a 500: below).
+echo '{"chosen": "ga", "plans": [{"method": "ga", "units": []}]}' >badplan.json
+head -c 300 /dev/urandom >garbage.bin
+expect_error 1 "'badplan.json': not a placement plan (hosts_used)" \
+	"$CW" serve --listen 127.0.0.1:0 --plan badplan.json fleet.jsonl
+expect_error 1 "unable to read 'garbage.bin' as JSON" \
+	"$CW" serve --listen 127.0.0.1:0 --plan garbage.bin fleet.jsonl
+expect_error 1 "'garbage.bin' line 1: not a JSON object" \
+	"$CW" serve --listen 127.0.0.1:0 --paths garbage.bin fleet.jsonl
+expect_error 1 "unable to open 'nopaths.json': No such file" \
+	"$CW" serve --listen 127.0.0.1:0 --paths nopaths.json fleet.jsonl
+# A run folder with no conns.jsonl (yet) is served, and said to be empty.
+mkdir runfolder
+timeout 2 "$CW" serve --listen 127.0.0.1:0 runfolder/ 2>folder.err
+grep -q "warning: 'runfolder/' has no conns.jsonl yet" folder.err ||
+	fail "an empty run folder served without a word: $(cat folder.err)"
 
 port=$(free_port) || fail "no free port"
 cp fleet.jsonl live.jsonl
 mkdir store
-echo '{"chosen": "ga", "plans": [{"method": "ga", "units": []}]}' >plan.json
+"$CW" place -H h.csv -U u.csv --format json -o plan.json fleet.jsonl ||
+	fail "place failed"
 serve_start $port --samples store --plan plan.json live.jsonl
+# Good at start, bad later: a 500 at /api/plan below, serve lives on.
+cp badplan.json plan.json
 
 # The same port again: taken.
 expect_error 1 "unable to listen on '127.0.0.1:$port'" \
