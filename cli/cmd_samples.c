@@ -3,8 +3,10 @@
  * causeway samples: record fine-timescale tc counters, keep the runs on
  * disk, and show, export, plot and analyse them.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "agent/sampler.h"
 #include "samples/samples.h"
@@ -152,7 +154,8 @@ static int one_run(const struct cw_opt *t, int argc, char **argv)
 
 static int cmd_list(int argc, char **argv)
 {
-	const char *store = NULL;
+	const char *store = NULL, *dir;
+	struct stat st;
 	bool json = false;
 	const struct cw_opt t[] = {CW_OPT_STR("store", 0, &store),
 				    CW_OPT_FLAG("json", 'j', &json), {0}};
@@ -160,9 +163,14 @@ static int cmd_list(int argc, char **argv)
 
 	if (rc >= 0)
 		return rc;
-	return cw_sample_store_print(stdout, cw_sample_store_dir(store), json)
-		       ? 1
-		       : 0;
+	dir = cw_sample_store_dir(store);
+	/* The default store not made yet is an empty list; a store named
+	 * (--store, $CAUSEWAY_SAMPLES_DIR) that is not there is a typo. */
+	if (strcmp(dir, CW_SAMPLE_DEFAULT_DIR) && stat(dir, &st))
+		return cw_error("unable to open store '%s': %s", dir,
+				strerror(errno)),
+		       1;
+	return cw_sample_store_print(stdout, dir, json) ? 1 : 0;
 }
 
 static int cmd_show(int argc, char **argv)

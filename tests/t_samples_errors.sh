@@ -65,6 +65,9 @@ for f in corrupt truncated notarun; do
 done
 expect_error 1 "unable to create '/nonexistent/dir/x.svg'" \
 	"$CW" samples plot "$good" -o /nonexistent/dir/x.svg
+# A store named that is not there is a typo, not an empty list.
+expect_error 1 "unable to open store '/nonexistent/store': No such file" \
+	"$CW" samples list --store /nonexistent/store
 [ "$(snapshot)" = "$before" ] || fail "the store changed"
 cp "$T_TMP/corrupt.cws" "$STORE/zz-corrupt.cws"
 expect_error 1 "zz-corrupt.cws' is bad" "$CW" samples show zz-corrupt
