@@ -37,6 +37,7 @@
 struct batch_edge {
 	uint64_t bucket_ns;
 	const struct cw_edge_node *client, *server;
+	uint32_t crank, srank; /* the nodes' ranks: rank_nodes() */
 	struct cw_edge_total t;
 	uint8_t protocol;
 };
@@ -93,25 +94,72 @@ static int node_cmp(const struct cw_edge_node *a, const struct cw_edge_node *b)
 	return a->port < b->port ? -1 : a->port > b->port;
 }
 
+static int cmp_node_ptr(const void *a, const void *b)
+{
+	return node_cmp(*(const struct cw_edge_node *const *)a,
+			*(const struct cw_edge_node *const *)b);
+}
+
 /*
- * Edges by bucket, then nodes: a set's records get their indices in an
- * order every member agrees on, so that two members writing the same set
- * (one restored from the other's checkpoint) write the same records.
+ * Each node of a partition's table its rank in node_cmp()'s order (equal
+ * nodes, equal ranks), by entry number: the edges are then sorted on
+ * integers, the nodes compared once each in a sort of their own rather
+ * than in every comparison of the edges' sort (a partition's nodes are a
+ * few thousand, its edges tens of thousands).  NULL when out of memory.
+ */
+static uint32_t *rank_nodes(const struct cw_htab *nodes)
+{
+	const struct cw_edge_node **by = malloc((nodes->len + 1) * sizeof(*by));
+	uint32_t *rank = malloc((nodes->len + 1) * sizeof(*rank));
+	const unsigned char *base = cw_htab_val(nodes, 0);
+	size_t i, k, prev = 0;
+
+	if (!by || !rank) {
+		free(by);
+		free(rank);
+		return NULL;
+	}
+	for (i = 0; i < nodes->len; i++)
+		by[i] = cw_htab_val(nodes, i);
+	qsort(by, nodes->len, sizeof(*by), cmp_node_ptr);
+	for (i = 0; i < nodes->len; i++) {
+		k = (size_t)((const unsigned char *)by[i] - base) /
+		    nodes->entry_size;
+		rank[k] = i && !node_cmp(by[i - 1], by[i]) ? rank[prev]
+							  : (uint32_t)i;
+		prev = k;
+	}
+	free(by);
+	return rank;
+}
+
+/* Node n's rank, n an entry of nodes. */
+static uint32_t rank_of(const struct cw_htab *nodes, const uint32_t *rank,
+			const struct cw_edge_node *n)
+{
+	return rank[(size_t)((const unsigned char *)n -
+			     (const unsigned char *)cw_htab_val(nodes, 0)) /
+		    nodes->entry_size];
+}
+
+/*
+ * Edges by bucket, then nodes (node_cmp(), by their ranks): a set's
+ * records get their indices in an order every member agrees on, so that
+ * two members writing the same set (one restored from the other's
+ * checkpoint) write the same records.
  */
 static int cmp_edge(const void *a, const void *b)
 {
 	const struct batch_edge *x = *(struct batch_edge *const *)a,
 				*y = *(struct batch_edge *const *)b;
-	int r;
 
 	if (x->bucket_ns != y->bucket_ns)
 		return x->bucket_ns < y->bucket_ns ? -1 : 1;
-	r = node_cmp(x->client, y->client);
-	if (!r)
-		r = node_cmp(x->server, y->server);
-	if (!r)
-		r = x->protocol < y->protocol ? -1 : x->protocol > y->protocol;
-	return r;
+	if (x->crank != y->crank)
+		return x->crank < y->crank ? -1 : 1;
+	if (x->srank != y->srank)
+		return x->srank < y->srank ? -1 : 1;
+	return x->protocol < y->protocol ? -1 : x->protocol > y->protocol;
 }
 
 /* One record of a set to the log; 0 or -1. */
@@ -199,6 +247,8 @@ static int put_part(struct cw_correlator *c, struct cw_part_state *ps,
 	/* The partition's nodes, each encoded once for all its sets: they
 	 * stay where they are until the pairing changes. */
 	struct cw_wire_memo memo = {0};
+	const struct cw_htab *nodes = &ps->pairing.bk.nodes;
+	uint32_t *rank;
 	size_t lo, hi;
 	int err;
 
@@ -206,11 +256,17 @@ static int put_part(struct cw_correlator *c, struct cw_part_state *ps,
 	if (!open && !ps->pairing.bk.sealed.len)
 		return 0;
 	err = cw_pairing_buckets_each(&ps->pairing, open, collect, &b);
+	/* The nodes are all interned now (the open buckets folded). */
+	rank = err || !b.n ? NULL : rank_nodes(nodes);
 	b.by = malloc((b.n + 1) * sizeof(*b.by));
-	if (!b.by)
+	if (!b.by || (b.n && !rank))
 		err = -1;
-	for (lo = 0; !err && lo < b.n; lo++)
+	for (lo = 0; !err && lo < b.n; lo++) {
 		b.by[lo] = &b.e[lo];
+		b.e[lo].crank = rank_of(nodes, rank, b.e[lo].client);
+		b.e[lo].srank = rank_of(nodes, rank, b.e[lo].server);
+	}
+	free(rank);
 	if (!err)
 		qsort(b.by, b.n, sizeof(*b.by), cmp_edge);
 	for (lo = 0; !err && lo < b.n; lo = hi) {
