@@ -42,10 +42,12 @@ struct batch_edge {
 	uint8_t protocol;
 };
 
+/* Kept from one partition to the next of a snapshot (its memory
+ * touched once, not once a partition), freed after. */
 struct batch {
 	struct batch_edge *e;
 	struct batch_edge **by; /* e in the order they are written */
-	size_t n, cap;
+	size_t n, cap, cap_by;
 };
 
 static int collect(const struct cw_edge_node *client,
@@ -241,9 +243,9 @@ static int put_set(struct cw_correlator *c, struct cw_part_state *ps,
 /* ps's buckets sealed since its last write, and with open the open
  * ones if it moved since; 0 or -1. */
 static int put_part(struct cw_correlator *c, struct cw_part_state *ps,
-		    bool open)
+		    bool open, struct batch *bt)
 {
-	struct batch b = {0};
+	struct batch b = *bt;
 	/* The partition's nodes, each encoded once for all its sets: they
 	 * stay where they are until the pairing changes. */
 	struct cw_wire_memo memo = {0};
@@ -255,11 +257,11 @@ static int put_part(struct cw_correlator *c, struct cw_part_state *ps,
 	open = open && ps->next != ps->edges_at;
 	if (!open && !ps->pairing.bk.sealed.len)
 		return 0;
+	b.n = 0;
 	err = cw_pairing_buckets_each(&ps->pairing, open, collect, &b);
 	/* The nodes are all interned now (the open buckets folded). */
 	rank = err || !b.n ? NULL : rank_nodes(nodes);
-	b.by = malloc((b.n + 1) * sizeof(*b.by));
-	if (!b.by || (b.n && !rank))
+	if ((!err && CW_GROW(b.by, b.cap_by, b.n + 1, 64)) || (b.n && !rank))
 		err = -1;
 	for (lo = 0; !err && lo < b.n; lo++) {
 		b.by[lo] = &b.e[lo];
@@ -279,8 +281,7 @@ static int put_part(struct cw_correlator *c, struct cw_part_state *ps,
 	cw_wire_memo_release(&memo);
 	for (lo = 0; lo < b.n; lo++)
 		cw_edge_health_free(&b.e[lo].t.h);
-	free(b.by);
-	free(b.e);
+	*bt = b;
 	return err ? cw_error("edge buckets of partition %d not written",
 			      ps->partition)
 		   : 0;
@@ -308,6 +309,7 @@ static bool behind(struct cw_correlator *c)
 
 int cw_correlator_write_edges(struct cw_correlator *c, bool all)
 {
+	struct batch b = {0};
 	uint64_t now = cw_now_mono_ns();
 	bool open = all || now >= c->edges_open_mono + c->o.bucket_ns;
 	size_t i;
@@ -324,7 +326,9 @@ int cw_correlator_write_edges(struct cw_correlator *c, bool all)
 	if (c->edges_partitions <= 0)
 		return -1;
 	for (i = 0; i < c->nparts && !err; i++)
-		err = put_part(c, &c->parts[i], open);
+		err = put_part(c, &c->parts[i], open, &b);
+	free(b.e);
+	free(b.by);
 	if (!err)
 		err = cw_kafka_log_flush(c->edges_log, 60000);
 	if (err)
