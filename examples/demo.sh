@@ -18,6 +18,9 @@
 #   summary.txt     what is printed at the end
 #   table.txt       the correlator's process table
 #   edges.json      the correlator's graph (and graph.dot, Graphviz source)
+#   paths.jsonl     the correlator's causal paths, a line per timing window
+#                   (the agents' default windows: 1 s every 10 s); paths.json
+#                   the newest window's
 #   records.jsonl   every record on the causeway.conns topic, as JSON lines
 #   graph.json      `causeway graph --format json` of those records
 #   graph.svg       `causeway render` (libgvc) of those records
@@ -142,6 +145,9 @@ DELIVERED=$(cat "$LOGS"/agent-*.log |
 step "correlator draining ($DELIVERED records on the topic; it stops after 6 s idle)"
 wait $CORR || fail "correlate failed: $(cat "$LOGS/correlate.log")"
 [ -s "$OUT/edges.json" ] || fail "the correlator wrote no edges.json"
+# traces.jsonl gets a line per window only from agents run with --traces,
+# which the demo does not ask for: an empty file is no output to list.
+[ -s "$OUT/traces.jsonl" ] || rm -f "$OUT/traces.jsonl"
 
 # Nothing lost on the way: the agents' delivered records are on the topics
 # they publish to (connections, hosts and processes, message timing).
@@ -263,5 +269,7 @@ PY
 # The live page over what the demo recorded (it stays until Ctrl-C there).
 cw_rel=${CW#"$PWD"/}
 echo
-echo "See it live:  $cw_rel serve $OUT/records.jsonl"
+paths=
+[ -s "$OUT/paths.jsonl" ] && paths=" --paths $OUT/paths.jsonl"
+echo "See it live:  $cw_rel serve$paths $OUT/records.jsonl"
 echo "and open      http://127.0.0.1:8080/"
