@@ -85,7 +85,8 @@ BOOT=$(cat "$T_TMP/boot")
 step "broker: causeway broker (embedded Kafka) at $BOOT"
 
 # The mock broker lets a group's next member in only session.timeout.ms - 1s
-# after the last one left: keep it short (README, "Embedded broker").
+# after the last one left: keep it short (docs/causeway-broker.md, "NOT A
+# REAL BROKER").
 printf 'session.timeout.ms=6000\n' >"$T_TMP/kafka.properties"
 
 # agent NS HOST: one agent scoped to the host's namespace, publishing.
