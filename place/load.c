@@ -472,13 +472,16 @@ bool cw_place_is_records(const char *path)
 	if (n >= CW_WIRE_MAGIC_LEN &&
 	    !memcmp(buf, CW_WIRE_MAGIC, CW_WIRE_MAGIC_LEN))
 		return true;
-	/* JSON lines: the first line is a whole record, with a cookie. */
+	/* JSON lines: the first line is a whole record: a connection's
+	 * (a cookie) or metadata (a kind: host, process, dns), as an agent's
+	 * -o and run's meta.jsonl begin; a graph has nodes. */
 	nl = strchr(buf, '\n');
 	if (nl)
 		*nl = '\0';
 	o = json_tokener_parse(buf);
 	rec = o && json_object_is_type(o, json_type_object) &&
-	      json_object_object_get_ex(o, "cookie", &v) &&
+	      (json_object_object_get_ex(o, "cookie", &v) ||
+	       json_object_object_get_ex(o, "kind", &v)) &&
 	      !json_object_object_get_ex(o, "nodes", &v);
 	json_object_put(o);
 	return rec;

@@ -335,6 +335,13 @@ static void test_records(void)
 	snprintf(rec, sizeof(rec), "%s/r.jsonl", dir);
 	put(rec, records_jsonl);
 	CHECK(cw_place_is_records(rec) && !cw_place_is_records(graph));
+	/* An agent's -o and run's meta.jsonl may begin with metadata. */
+	snprintf(rec, sizeof(rec), "%s/m.jsonl", dir);
+	put(rec, "{\"kind\":\"process\",\"host\":\"h0\",\"seq\":1}\n");
+	CHECK(cw_place_is_records(rec));
+	put(rec, "{\"kind\":\"process\",\"nodes\":[]}\n");
+	CHECK(!cw_place_is_records(rec));
+	snprintf(rec, sizeof(rec), "%s/r.jsonl", dir);
 	put(hosts, "host,cpu,memory\nh0,4,8Gi\nh1,4,8Gi\n");
 	put(units, "unit,cpu,memory\naaaaaaaaaaaa,1,1Gi\nbbbbbbbbbbbb,1,1Gi\n");
 	cw_place_input_init(&in);
