@@ -20,6 +20,8 @@ static const char help[] =
 	"                      [--samples-every P] [--samples-store DIR]\n"
 	"                      [--window D [--window-every P]] [--meta-every P]\n"
 	"                      [--user NAME] [--runtime-root DIR] [--traces]\n"
+	"                      [--hooks always|sampled] [--msg-gap D] [--no-udp]\n"
+	"                      [--no-nat] [--metrics A:P] [--dns]\n"
 	"\n"
 	"Run the host agent: per-connection aggregates collected in the\n"
 	"kernel and published every interval, one record per connection\n"
