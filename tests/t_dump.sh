@@ -1,6 +1,6 @@
 #!/bin/bash
 # causeway dump on wire stream files.  The files are written by an
-# independent encoder (python, from the README's wire format section alone),
+# independent encoder (python, from docs/wire.md alone),
 # so this also checks that a consumer in another language reads and writes
 # the same format: connections, metadata, timing windows and sample runs.
 . "$(dirname "$0")/lib.sh"
@@ -62,7 +62,7 @@ def timing(nsizes=5):
         vi(15, 3) + packed(16, deltas) + packed(17, SIZES[:nsizes]) + \
         ln(18, bytes([bits]))
 
-# A sample run: the run file format (README, "Run files"), 4 bins.
+# A sample run: the run file format (docs/causeway-samples.md, RUN FILES), 4 bins.
 def samples():
     host, dev = b"host-b", b"eth0"
     bins = [{0: 1000, 2: 300}, {}, {0: 7, 10: 2}, {2: 2 ** 33}]

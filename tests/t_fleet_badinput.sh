@@ -22,7 +22,7 @@ broker_start
 TOPIC=causeway.conns
 note "embedded broker at $BOOT"
 # The mock broker admits a group's next member session.timeout.ms - 1 s
-# after the last one left (README, "Embedded broker").
+# after the last one left (docs/causeway-broker.md, NOT A REAL BROKER).
 printf 'session.timeout.ms=6000\n' >"$T_TMP/kafka.properties"
 
 fleet_agent "$T_TMP" "$CLI" cli --kafka "$BOOT"

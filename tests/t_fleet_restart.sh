@@ -14,7 +14,7 @@ need_cmd python3
 broker_start
 note "embedded broker at $BOOT"
 # The mock broker admits a group's next member session.timeout.ms - 1 s
-# after the last one left (README, "Embedded broker").
+# after the last one left (docs/causeway-broker.md, NOT A REAL BROKER).
 printf 'session.timeout.ms=6000\nheartbeat.interval.ms=500\n' \
 	>"$T_TMP/kafka.properties"
 
