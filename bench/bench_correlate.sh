@@ -256,7 +256,7 @@ def marginal(m, shape, of=ing):
     return [(b - s) / (nb - ns) for b, s in zip(of[(m, shape + "_big")],
                                                  of[(m, shape + "_small")])]
 
-def span(per):
+def spread(per):
     return "%.2f us [%.2f, %.2f]" % (statistics.median(per) * 1e6,
                                      min(per) * 1e6, max(per) * 1e6)
 
@@ -265,7 +265,7 @@ def row(shape, name, m):
     med = statistics.median(per)
     whole = statistics.median(cpu[(m, shape + "_big")])
     return "| %s | %s | %s | %.0f | %s | %.3f s | %.0f |" % (
-        shape, name, span(per), 1 / med, span(marginal(m, shape, cpu)),
+        shape, name, spread(per), 1 / med, spread(marginal(m, shape, cpu)),
         whole, rec[shape + "_big"] / whole)
 
 def med(m, shape):
