@@ -121,6 +121,14 @@ static struct cw_timing_window *window_for(struct cw_timing *tw, uint64_t slot,
 		*late = true;
 		return NULL;
 	}
+	/* A full set: a slot older than every pending one would be the
+	 * oldest, inferred the moment room was made (cw_timing_needs_room()
+	 * makes none for it), so it is late; any other new slot found room
+	 * made, unless inferring failed. */
+	if (tw->nwins > CW_TIMING_MAX_PENDING && i == 0) {
+		*late = true;
+		return NULL;
+	}
 	if (tw->nwins > CW_TIMING_MAX_PENDING) {
 		cw_error("more than %d timing windows pending",
 			 CW_TIMING_MAX_PENDING + 1);

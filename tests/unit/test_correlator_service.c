@@ -230,18 +230,20 @@ static void test_full_set(void)
 		apply_msgs(&c, base + (uint64_t)i * step, "b", 1, i - 1);
 	CHECK(c.timing.nwins == CW_TIMING_MAX_PENDING + 1);
 	/* Records the set would refuse all the same (a slot an hour ahead
-	 * of the clock, one older than every pending window) infer nothing. */
+	 * of the clock, one older than every pending window) infer nothing;
+	 * the old one is counted late, as if room had been made for it. */
 	apply_msgs(&c, base + 3600 * NSEC_PER_SEC, "skewed", 3, 0);
 	apply_msgs(&c, base - step, "old", 3, 1);
 	CHECK(c.timing.nwins == CW_TIMING_MAX_PENDING + 1);
 	CHECK(c.timing.wins[0].slot == base && c.timing.refused == 1);
+	CHECK(c.timing.late == 1);
 	apply_msgs(&c, base, "a2", 0, 1);
 	CHECK(c.timing.nwins == CW_TIMING_MAX_PENDING + 1);
-	CHECK(c.timing.late == 0 && c.timing.wins[0].slot == base);
+	CHECK(c.timing.late == 1 && c.timing.wins[0].slot == base);
 	CHECK(c.timing.wins[0].noffs == 2);
 	apply_msgs(&c, base + 9 * step, "c", 2, 5);
 	CHECK(c.timing.nwins == CW_TIMING_MAX_PENDING + 1);
-	CHECK(c.timing.wins[0].slot == base + step && c.timing.late == 0);
+	CHECK(c.timing.wins[0].slot == base + step && c.timing.late == 1);
 	CHECK(c.timing.wins[CW_TIMING_MAX_PENDING].slot == base + 9 * step);
 	CHECK(stored_of(&c, 0) == 2);
 	CHECK(stored_of(&c, 2) <= 5);
