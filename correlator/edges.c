@@ -243,12 +243,9 @@ static int put_set(struct cw_correlator *c, struct cw_part_state *ps,
 /* ps's buckets sealed since its last write, and with open the open
  * ones if it moved since; 0 or -1. */
 static int put_part(struct cw_correlator *c, struct cw_part_state *ps,
-		    bool open, struct batch *bt)
+		    bool open, struct batch *bt, struct cw_wire_memo *memo)
 {
 	struct batch b = *bt;
-	/* The partition's nodes, each encoded once for all its sets: they
-	 * stay where they are until the pairing changes. */
-	struct cw_wire_memo memo = {0};
 	const struct cw_htab *nodes = &ps->pairing.bk.nodes;
 	uint32_t *rank;
 	size_t lo, hi;
@@ -276,9 +273,8 @@ static int put_part(struct cw_correlator *c, struct cw_part_state *ps,
 		     hi < b.n && b.by[hi]->bucket_ns == b.by[lo]->bucket_ns;
 		     hi++)
 			;
-		err = put_set(c, ps, b.by, lo, hi, &memo);
+		err = put_set(c, ps, b.by, lo, hi, memo);
 	}
-	cw_wire_memo_release(&memo);
 	for (lo = 0; lo < b.n; lo++)
 		cw_edge_health_free(&b.e[lo].t.h);
 	*bt = b;
@@ -309,6 +305,7 @@ static bool behind(struct cw_correlator *c)
 
 int cw_correlator_write_edges(struct cw_correlator *c, bool all)
 {
+	struct cw_wire_memo memo = {0};
 	struct batch b = {0};
 	uint64_t now = cw_now_mono_ns();
 	bool open = all || now >= c->edges_open_mono + c->o.bucket_ns;
@@ -325,8 +322,13 @@ int cw_correlator_write_edges(struct cw_correlator *c, bool all)
 		c->edges_partitions = cw_kafka_log_partitions(c->edges_log);
 	if (c->edges_partitions <= 0)
 		return -1;
+	/* The nodes, each encoded once for all the sets of all the
+	 * partitions (a process's node is in every partition its
+	 * connections hash to): they stay where they are, unchanged, until
+	 * records are applied again. */
 	for (i = 0; i < c->nparts && !err; i++)
-		err = put_part(c, &c->parts[i], open, &b);
+		err = put_part(c, &c->parts[i], open, &b, &memo);
+	cw_wire_memo_release(&memo);
 	free(b.e);
 	free(b.by);
 	if (!err)
