@@ -582,6 +582,12 @@ struct cw_kafka_log *cw_kafka_log_new(const struct cw_kafka_conf *c,
 	snprintf(l->name, sizeof(l->name), "%s", topic);
 	conf = kafka_conf_common(c);
 	if (!conf ||
+	    /* Sent from the copy librdkafka makes of each record, not
+	     * copied again into each request (records here are edge sets
+	     * and checkpoint chunks of tens of kilobytes, under the 64 KiB
+	     * default): one copy and its fresh memory fewer.  A file may
+	     * say otherwise. */
+	    kafka_conf_set(conf, "message.copy.max.bytes", "0") ||
 	    (c->properties && kafka_conf_load_file(conf, c->properties)) ||
 	    kafka_conf_set(conf, "enable.idempotence", "true") ||
 	    /* A look at a missing topic must not make it with the broker's
