@@ -321,8 +321,9 @@ static __always_inline void refresh_tcp(struct cw_conn *c, struct sock *sk)
  * iterator), so they are read in an order that can only under-count an
  * instant (bytes_acked before snd_una before write_seq: an ACK in between
  * lowers write_seq - snd_una by what bytes_acked missed), never over-count:
- * running totals never go backwards.  Limit, by one byte at most: a TCP
- * Fast Open SYN's data is in the base.
+ * running totals never go backwards.  A client seen through its handshake
+ * takes the base a fresh connection has (its SYN), so a TCP Fast Open
+ * SYN's data counts as written.
  */
 struct seq_now {
 	__u64 sent, consumed;
@@ -706,8 +707,20 @@ static __always_inline void on_state(struct sock *sk, int old, int new)
 				(bpf_ktime_get_ns() - c->syn_ns) / 1000 ?: 1;
 		c->flags |= CW_F_ESTABLISHED;
 		fill_addrs(c, sk);
-		if (!use_sk_hash)
+		/*
+		 * A client's handshake seen: the kernel's counters started
+		 * at it, and its sent total holds its SYN and nothing else
+		 * of ours but what connect() carried in the SYN (TCP Fast
+		 * Open, sendto(MSG_FASTOPEN)): owner's bytes, not a base.
+		 */
+		if (!use_sk_hash && old == TCP_SYN_SENT &&
+		    !(c->flags & CW_F_BASE)) {
+			c->base_out = 1;
+			c->base_in = 0;
+			c->flags |= CW_F_BASE;
+		} else if (!use_sk_hash) {
 			conn_base(c, sk, 0, 0);
+		}
 		if (!(c->flags & CW_F_OWNER))
 			__sync_fetch_and_add(&unowned_ends, 1);
 		break;
