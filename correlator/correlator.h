@@ -520,6 +520,9 @@ int cw_timing_behind(struct cw_timing *tw, int32_t partition, bool behind);
  * (it would only add windows, until the bound forces that one out)?
  */
 bool cw_timing_ahead(const struct cw_timing *tw, int32_t partition);
+/* The slot of the oldest pending window a partition behind may still
+ * add to (the one cw_timing_ahead() pauses past); 0 when none is. */
+uint64_t cw_timing_held_slot(const struct cw_timing *tw);
 /*
  * Would a record of slot need a window the pending set has no room for
  * (the set full, slot neither pending nor inferred, newer than the oldest,

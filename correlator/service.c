@@ -451,10 +451,10 @@ static void pace(struct cw_correlator *c, struct cw_timing_part *tp)
 		return;
 	tp->paused = want;
 	c->timing_pauses += want;
-	cw_debug("%s [%d]: %s: %zu windows pending, the oldest (slot %" PRIu64
-		 ") waits for a partition behind",
+	cw_debug("%s [%d]: %s: %zu windows pending, slot %" PRIu64
+		 " waits for a partition behind",
 		 c->timing_topic, tp->partition, want ? "paused" : "resumed",
-		 c->timing.nwins, c->timing.nwins ? c->timing.wins[0].slot : 0);
+		 c->timing.nwins, cw_timing_held_slot(&c->timing));
 }
 
 /* Pause or resume every timing partition (one not assigned any more

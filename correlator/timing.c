@@ -305,19 +305,28 @@ static bool held(const struct cw_timing *tw, uint64_t slot)
  * whose grace spans several windows (the bound would never be reached).
  * The partition that holds is never past what it holds: it reads on.
  */
+uint64_t cw_timing_held_slot(const struct cw_timing *tw)
+{
+	size_t k;
+
+	for (k = 0; k < tw->nwins && !held(tw, tw->wins[k].slot); k++)
+		;
+	return k < tw->nwins ? tw->wins[k].slot : 0;
+}
+
 bool cw_timing_ahead(const struct cw_timing *tw, int32_t partition)
 {
-	size_t i, k;
+	uint64_t slot;
+	size_t i;
 
 	if (tw->nwins < CW_TIMING_MAX_PENDING / 2)
 		return false;
-	for (k = 0; k < tw->nwins && !held(tw, tw->wins[k].slot); k++)
-		;
-	if (k == tw->nwins)
+	slot = cw_timing_held_slot(tw);
+	if (!slot)
 		return false;
 	for (i = 0; i < tw->nparts; i++)
 		if (tw->parts[i].partition == partition)
-			return tw->parts[i].newest_slot > tw->wins[k].slot;
+			return tw->parts[i].newest_slot > slot;
 	return false;
 }
 

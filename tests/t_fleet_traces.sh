@@ -282,8 +282,8 @@ wait $CORR || fail "the second correlator: $(tail -n 20 "$T_TMP/again.log")"
 # Every one met again and skipped: catching up on four partitions at
 # once, one partition runs many windows ahead of another; a window waits
 # for the partitions still behind (event time), and one far ahead is
-# paused while the oldest waits for one behind, so no window is closed
-# before its records have all come.  An oldest waiting out its grace
+# paused past the oldest window one behind may still add to, so none is
+# closed before its records have all come.  An oldest waiting out its grace
 # alone is whole already: if the pending set fills meanwhile, a record
 # of a new slot completes it, and none is refused.  (When one is
 # missing, say what the second member said of windows.)

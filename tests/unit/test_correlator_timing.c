@@ -175,6 +175,7 @@ static void test_behind(void)
 	 * waits for its grace (else the set fills meanwhile and the bound
 	 * must force slot 2 out before partition 1 has given all of it). */
 	CHECK(cw_timing_ahead(&tw, 0) && !cw_timing_ahead(&tw, 1));
+	CHECK(cw_timing_held_slot(&tw) == 2 * SEC); /* not the oldest */
 	cw_timing_pop(&tw);
 	CHECK(!cw_timing_ready(&tw, 100 * SEC, false));
 	/* Fewer than half pending: no pause. */
