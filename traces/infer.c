@@ -529,6 +529,17 @@ double ti_links_cost(struct node_ctx *c, const int32_t *link, double *full)
 	return cost_recorded(c, full);
 }
 
+double ti_links_cost_free(struct node_ctx *c, const int32_t *link)
+{
+	bool no_order = c->no_order;
+	double v;
+
+	c->no_order = true;
+	v = ti_links_cost(c, link, NULL);
+	c->no_order = no_order;
+	return v;
+}
+
 static void swap_links(struct node_ctx *c)
 {
 	size_t i;
@@ -705,13 +716,23 @@ double ti_rounds_both(struct node_ctx *c, struct window *w, int32_t *link,
 		c->no_order = false;
 	}
 	c->chains_won = b < a;
-	if (a <= b) {
+	if (only < 0) { /* both ran: the chains' links are the spans' */
+		double b_free = ti_links_cost_free(c, link), a_free;
+
+		links_keep(c, c->best, false);
+		links_keep(c, c->alt, true);
+		ti_current_links(c, link, false, false);
+		a_free = ti_links_cost_free(c, link);
+		links_keep(c, c->best, true);
+		c->chains_won = !ti_first_wins(a, a_free, b, b_free);
+	}
+	if (!c->chains_won) {
 		links_keep(c, c->alt, true);
 		ti_counts_set(c->t, ka);
 	}
 	c->learnt = false;
 	ti_current_links(c, link, false, false);
-	return a <= b ? a : b;
+	return c->chains_won ? b : a;
 }
 
 static int infer_node(struct node_ctx *c, struct window *w, int32_t *link,

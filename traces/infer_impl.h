@@ -179,6 +179,11 @@ void ti_counts_set(struct cw_traces *t, struct ti_counts k);
  * their cost), kept where the node is more regular under them: FCFS's
  * whole (true if kept), then, if not, FCFS's to the first callee. */
 bool ti_keep_fcfs_if_regular(struct node_ctx *c, double mine, int32_t *fcfs);
+/* Whether links a stay against links b, given each set's cost with every
+ * feature and without the order feature (see contest.c). */
+bool ti_first_wins(double a, double a_free, double b, double b_free);
+/* Mean cost of `link` under its own model without the order feature. */
+double ti_links_cost_free(struct node_ctx *c, const int32_t *link);
 void ti_anchor_first_callee(struct node_ctx *c, struct window *w,
 			    int32_t *link, int32_t *scratch,
 			    struct ti_counts base);
