@@ -15,7 +15,8 @@
  *		use(cw_htab_key(&h, i), cw_htab_val(&h, i));
  *	cw_htab_release(&h);
  *
- * Pointers into the table are valid until the next upsert or delete.
+ * Pointers into the table are valid until the next upsert, delete or
+ * cw_htab_pack() (which moves the entries it keeps).
  */
 #ifndef CW_HTAB_H
 #define CW_HTAB_H

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 /* `causeway graph` past its options (correlator/query.h). */
+#include <errno.h>
 #include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "common/log.h"
 #include "common/util.h"
@@ -31,6 +33,17 @@ static void print_table(const struct cw_view *v, const size_t *edges, size_t n,
 	}
 }
 
+/* A write that failed: the file and why, in one line; -1. */
+static int write_failed(const struct cw_graph_query *a)
+{
+	int err = errno ? errno : EIO;
+
+	if (!a->out)
+		return cw_error("unable to write to standard output: %s",
+				strerror(err));
+	return cw_error("unable to write '%s': %s", a->out, strerror(err));
+}
+
 static int write_view(const struct cw_graph_query *a, const struct cw_view *v,
 		      const struct cw_pairing_stats *ps,
 		      const struct cw_record_read_stats *rs,
@@ -43,7 +56,7 @@ static int write_view(const struct cw_graph_query *a, const struct cw_view *v,
 	switch (a->format) {
 	case CW_QUERY_TABLE:
 		print_table(v, edges, n, fp);
-		return ferror(fp) ? cw_error("unable to write the table") : 0;
+		return ferror(fp) ? write_failed(a) : 0;
 	case CW_QUERY_GRAPHML:
 		return cw_view_write_graphml(v, fp, edges, n);
 	case CW_QUERY_DOT:
@@ -68,7 +81,7 @@ static int write_view(const struct cw_graph_query *a, const struct cw_view *v,
 	cw_jsonw_obj_close(&w);
 	cw_jsonw_obj_close(&w);
 	cw_jsonw_end_line(&w);
-	return ferror(fp) ? cw_error("unable to write the JSON") : 0;
+	return ferror(fp) ? write_failed(a) : 0;
 }
 
 /* --bench: each stage's time on stderr. */

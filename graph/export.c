@@ -4,6 +4,7 @@
  * cgraph's, CSV, the host matrix; and the JSON of nodes and edges that
  * edges.json, `graph --format json` and the page's API share.
  */
+#include <errno.h>
 #include <graphviz/cgraph.h>
 #include <igraph.h>
 #include <inttypes.h>
@@ -52,7 +53,8 @@ int cw_view_write_graphml(const struct cw_view *v, FILE *fp,
 	err = igraph_write_graph_graphml(&sub, fp, /*prefixattr=*/false);
 	igraph_destroy(&sub);
 	if (err || ferror(fp))
-		return cw_error("unable to write the GraphML");
+		return cw_error("unable to write the GraphML: %s",
+				strerror(errno ? errno : EIO));
 	return 0;
 }
 
@@ -185,7 +187,8 @@ out:
 int cw_dot_write(struct Agraph_s *dg, FILE *fp)
 {
 	if (agwrite(dg, fp) || ferror(fp))
-		return cw_error("unable to write the DOT graph");
+		return cw_error("unable to write the DOT graph: %s",
+				strerror(errno ? errno : EIO));
 	return 0;
 }
 
@@ -254,7 +257,9 @@ int cw_view_write_csv(const struct cw_view *v, FILE *fp, const size_t *edges,
 			(unsigned long long)e->first_ns,
 			(unsigned long long)e->last_ns);
 	}
-	return ferror(fp) ? cw_error("unable to write the CSV") : 0;
+	return ferror(fp) ? cw_error("unable to write the CSV: %s",
+				     strerror(errno ? errno : EIO))
+			  : 0;
 }
 
 #define CW_MATRIX_MAX 10000
@@ -290,7 +295,9 @@ int cw_view_write_matrix(const struct cw_view *v, FILE *fp)
 		fputc('\n', fp);
 	}
 	free(m);
-	return ferror(fp) ? cw_error("unable to write the matrix") : 0;
+	return ferror(fp) ? cw_error("unable to write the matrix: %s",
+				     strerror(errno ? errno : EIO))
+			  : 0;
 }
 
 void cw_usage_json(struct cw_jsonw *w, const struct cw_usage_stats *u)

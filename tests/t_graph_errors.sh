@@ -57,6 +57,15 @@ for f in svg dot png; do
 done
 expect 1 "unable to create '/proc/out.svg'" /proc/out.svg \
 	"$CW" render -o /proc/out.svg good.jsonl
+# graph's table and JSON name the file too, whether the write fails on
+# the way (a large graph) or when the file is closed (a small one).
+"$CW" simulate --hosts 20 --conns 50 -o large.jsonl || fail "simulate failed"
+for f in json table; do
+	for in in good.jsonl large.jsonl; do
+		expect 1 "unable to write '/dev/full': No space left on device" none \
+			"$CW" graph --format $f -o /dev/full $in
+	done
+done
 
 # Wire stream files: a damaged frame is a bad record, named by its offset.
 "$CW" simulate --hosts 2 --conns 3 --format wire -o good.cww || fail "simulate --format wire failed"
