@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Compare every connection end's bytes with the ground truth, exactly.
 
-  bytes_check.py [--label L] [--netns N,N...] RECORDS TRUTH...
+  bytes_check.py [--label L] [--netns N,N...] [--calls] RECORDS TRUTH...
   bytes_check.py [--label L] --edges EDGES TRUTH...
 
 RECORDS: connection records as JSON lines (`causeway run -o`'s conns.jsonl,
@@ -9,7 +9,11 @@ or `causeway dump` of the conns topic).  TRUTH: the JSON lines that
 tests/lib/bytes_truth.py wrote, one per end, with what the program's own
 calls returned.  For each end the record that counts is its final one
 (closed); an end with no record, no final record, another owner, or bytes
-off by even one fails.  --netns keeps only the records of those network namespaces (their
+off by even one fails.  With --calls (for `--hooks always`, where
+docs/agent-counters.md promises them exact) an end's calls and messages
+each way must also be what the program counted, where its truth line has
+them (not after sendfile or splice, whose inner sends the kernel splits).
+--netns keeps only the records of those network namespaces (their
 inodes): the test hosts' addresses exist in other tests' namespaces too.
 Prints one line per pattern (ends, exact, wrong) and each wrong
 end; exits 1 if any end is wrong, or 3 if the only faults are ends with
@@ -103,6 +107,15 @@ def check_edges(label, path, truth_paths):
     return 1 if bad or not want else 0
 
 
+def calls_problems(t, r):
+    """Calls and messages each way, program's count against the record's."""
+    out = []
+    for k in ("calls_out", "calls_in", "msgs_out", "msgs_in"):
+        if r.get(k) != t[k]:
+            out.append("%s %d, reported %s" % (k, t[k], r.get(k)))
+    return out
+
+
 def main(argv):
     label = ""
     if argv[:1] == ["--label"]:
@@ -112,6 +125,9 @@ def main(argv):
     netns = None
     if argv[:1] == ["--netns"]:
         netns, argv = {int(n) for n in argv[1].split(",")}, argv[2:]
+    calls = argv[:1] == ["--calls"]
+    if calls:
+        argv = argv[1:]
     if len(argv) < 2:
         raise SystemExit(__doc__)
     recs = load_records(argv[0], netns)
@@ -151,6 +167,8 @@ def main(argv):
                 if r["bytes_in"] != t["read"]:
                     problems.append("read %d, reported %d (%+d)" % (
                         t["read"], r["bytes_in"], r["bytes_in"] - t["read"]))
+                if calls and "calls_out" in t:
+                    problems += calls_problems(t, r)
                 if problems:
                     wrong.append("%s: %s" % (name, "; ".join(problems)))
                     unseen += not r.get("closed")

@@ -43,9 +43,34 @@ What each pattern does, and why it is here:
   long_lived          1,000 B each way every 100 ms for 3 s, many intervals
   burst               200 short connections at once, half closed first by
                       the server, half by the client
+  peek                each read peeked first (MSG_PEEK): peeked bytes and
+                      calls are not reads
+  iovecs              readv() and recvmsg() into three buffers, sendmsg()
+                      of three
+  mmsg                sendmmsg() and recvmmsg() (a call per message)
+  zerocopy            MSG_ZEROCOPY sends (SO_ZEROCOPY), completions taken
+  oob                 an urgent byte (MSG_OOB), read out of band
+  linger0_inflight    SO_LINGER 0 close right after 2 MB were queued: a
+                      RST with data in flight; written = what send() took
+  silent              a connection that never carries a byte
+  fork_accept         a forking server: the child of the accepting
+                      process serves the end and closes it
+  scm_rights          the accepting process hands the socket (SCM_RIGHTS)
+                      to a worker process, which serves and closes it
+  tfo                 TCP Fast Open: two connections, the second with its
+                      request's first 1,000 B in the SYN (net.ipv4.
+                      tcp_fastopen set in the test hosts' namespaces)
+
+A line also has calls_out, calls_in, msgs_out and msgs_in (calls that
+moved bytes, and runs of calls one way), except after sendfile or splice,
+whose inner sends and reads the kernel splits its own way.
 """
+import array
+import ctypes
+import errno
 import json
 import os
+import signal
 import socket
 import struct
 import sys
@@ -56,7 +81,9 @@ import time
 PATTERNS = ["sendfile_srv_close", "rounds_srv_close", "cli_halfclose",
             "srv_halfclose", "cli_close_first", "simultaneous",
             "rst_cli_linger0", "rst_srv_linger0", "unread_close", "writev",
-            "splice", "small_nodelay", "long_lived", "burst"]
+            "splice", "small_nodelay", "long_lived", "burst", "peek",
+            "iovecs", "mmsg", "zerocopy", "oob", "linger0_inflight",
+            "silent", "fork_accept", "scm_rights", "tfo"]
 BURST = 200
 SIMUL_DELAY = 0.3  # the agreed close instant: this long after it is sent
 
@@ -64,23 +91,52 @@ _lock = threading.Lock()
 
 
 class End:
-    """One end of a connection and what its own calls returned."""
+    """One end of a connection and what its own calls returned: bytes, and
+    the calls that moved bytes and the messages they make (a run of calls
+    one way), unless a call whose inner sends the kernel splits its own way
+    (sendfile, splice) made those unknown."""
 
     def __init__(self, sock, pattern, role, out):
         self.s, self.pattern, self.role, self.out = sock, pattern, role, out
         self.written = self.read = 0
+        self.calls = {"out": 0, "in": 0}
+        self.msgs = {"out": 0, "in": 0}
+        self.last, self.calls_known = None, True
         # Taken now: after a RST the socket no longer knows its peer.
         self.local = sock.getsockname()[:2]
         self.peer = sock.getpeername()[:2]
 
-    def send(self, data):
-        self.s.sendall(data)
-        self.written += len(data)
+    def call(self, way, n):
+        """One call of ours moved n bytes way ("out", "in")."""
+        if n <= 0:
+            return
+        if way == "out":
+            self.written += n
+        else:
+            self.read += n
+        self.calls[way] += 1
+        if self.last != way:
+            self.msgs[way] += 1
+        self.last = way
+
+    def put(self, n):
+        self.call("out", n)
+
+    def got(self, n):
+        self.call("in", n)
+
+    def send(self, data, flags=0):
+        # send() in a loop, not sendall(): each call is counted.
+        view = memoryview(data)
+        while view:
+            n = self.s.send(view, flags)
+            self.put(n)
+            view = view[n:]
 
     def sendmsg(self, bufs):
         # sendmsg may write part of the buffers: finish them by hand.
         n = self.s.sendmsg(bufs)
-        self.written += n
+        self.put(n)
         rest = b"".join(bufs)[n:]
         if rest:
             self.send(rest)
@@ -92,7 +148,7 @@ class End:
             if not b:
                 break
             got += len(b)
-        self.read += got
+            self.got(len(b))
         return got
 
     def recv_data(self, n):
@@ -102,7 +158,7 @@ class End:
             if not b:
                 break
             data += b
-        self.read += len(data)
+            self.got(len(b))
         return data
 
     def recv_eof(self):
@@ -113,14 +169,17 @@ class End:
                 return
             if not b:
                 return
-            self.read += len(b)
+            self.got(len(b))
 
     def log(self):
         (la, lp), (ra, rp) = self.local, self.peer
-        line = json.dumps({"pattern": self.pattern, "role": self.role,
-                           "laddr": la, "lport": lp, "raddr": ra,
-                           "rport": rp, "written": self.written,
-                           "read": self.read, "pid": os.getpid()})
+        t = {"pattern": self.pattern, "role": self.role, "laddr": la,
+             "lport": lp, "raddr": ra, "rport": rp, "written": self.written,
+             "read": self.read, "pid": os.getpid()}
+        if self.calls_known:
+            t.update(calls_out=self.calls["out"], calls_in=self.calls["in"],
+                     msgs_out=self.msgs["out"], msgs_in=self.msgs["in"])
+        line = json.dumps(t)
         with _lock:
             with open(self.out, "a") as f:
                 f.write(line + "\n")
@@ -146,23 +205,20 @@ def fill(n, ch=b"d"):
 
 def srv_sendfile_srv_close(e, ctx):
     e.recv_exact(1000)
+    e.calls_known = False  # sendfile's sends are the kernel's to split
     off, left = 0, 5000001
     with open(ctx["file"], "rb") as f:
         while left:
             n = os.sendfile(e.s.fileno(), f.fileno(), off, left)
             off += n
             left -= n
-            e.written += n
+            e.put(n)
     e.log()
     e.s.close()
 
 
 def srv_rounds_srv_close(e, ctx):
-    for _ in range(20):
-        e.recv_exact(50000)
-        e.send(fill(50000))
-    e.log()
-    e.s.close()
+    srv_rounds(e, 20)
 
 
 def srv_cli_halfclose(e, ctx):
@@ -182,8 +238,13 @@ def srv_srv_halfclose(e, ctx):
 
 
 def srv_cli_close_first(e, ctx):
-    e.recv_exact(10000)
-    e.send(fill(20000))
+    srv_answer(e, 10000, 20000)
+
+
+def srv_answer(e, request, reply):
+    """Take the request, reply, wait for the client to close first."""
+    e.recv_exact(request)
+    e.send(fill(reply))
     e.recv_eof()
     e.log()
     e.s.close()
@@ -199,11 +260,7 @@ def srv_simultaneous(e, ctx):
 
 
 def srv_rst_cli_linger0(e, ctx):
-    e.recv_exact(5000)
-    e.send(fill(7000))
-    e.recv_eof()
-    e.log()
-    e.s.close()
+    srv_answer(e, 5000, 7000)
 
 
 def srv_rst_srv_linger0(e, ctx):
@@ -231,6 +288,7 @@ def srv_writev(e, ctx):
 
 
 def srv_splice(e, ctx):
+    e.calls_known = False  # splice()'s reads are the kernel's to split
     r, w = os.pipe()
     null = os.open(os.devnull, os.O_WRONLY)
     try:
@@ -238,7 +296,7 @@ def srv_splice(e, ctx):
             n = os.splice(e.s.fileno(), w, 65536)
             if n == 0:
                 break
-            e.read += n
+            e.got(n)
             while n:
                 n -= os.splice(r, null, n)
     finally:
@@ -273,6 +331,160 @@ def srv_burst(e, ctx):
     e.s.close()
 
 
+def srv_peek(e, ctx):
+    # Every read is first peeked: peeked bytes are not read.
+    while e.read < 20000:
+        if not e.s.recv(4096, socket.MSG_PEEK):
+            break
+        e.recv_exact(min(4096, 20000 - e.read))
+    e.send(fill(15000))
+    e.recv_eof()
+    e.log()
+    e.s.close()
+
+
+def srv_iovecs(e, ctx):
+    # readv() and recvmsg() into several buffers, turn about, to EOF.
+    bufs = [bytearray(n) for n in (10, 3000, 65536)]
+    turn = 0
+    while True:
+        if turn % 2:
+            n = e.s.recvmsg_into(bufs)[0]
+        else:
+            n = os.readv(e.s.fileno(), bufs)
+        turn += 1
+        if not n:
+            break
+        e.got(n)
+    e.send(fill(30000))
+    e.log()
+    e.s.close()
+
+
+def srv_mmsg(e, ctx):
+    while True:
+        n = recvmmsg(e, 4, 5000)
+        if n == 0 or e.read >= 60000:
+            break
+    sendmmsg(e, [fill(n) for n in (1, 4000, 20000)] * 2)
+    e.recv_eof()
+    e.log()
+    e.s.close()
+
+
+def srv_zerocopy(e, ctx):
+    srv_cli_halfclose(e, ctx)  # the client half-closes after its sends
+
+
+def srv_oob(e, ctx):
+    # The urgent byte out of band (SO_OOBINLINE off), the rest in band.
+    e.recv_exact(999)
+    for _ in range(500):
+        try:
+            e.got(len(e.s.recv(1, socket.MSG_OOB)))
+            break
+        except OSError as err:
+            if err.errno not in (errno.EINVAL, errno.EAGAIN):
+                raise
+            time.sleep(0.01)
+    e.send(b"k")
+    e.recv_eof()
+    e.log()
+    e.s.close()
+
+
+def srv_linger0_inflight(e, ctx):
+    e.send(b"g")  # this end knows its peer: the client may go on
+    e.recv_eof()  # to the client's RST; what came before it is read
+    e.log()
+    e.s.close()
+
+
+def srv_silent(e, ctx):
+    e.recv_eof()
+    e.log()
+    e.s.close()
+
+
+def srv_fork_accept(e, ctx):
+    srv_rounds(e, 5)
+
+
+def srv_scm_rights(e, ctx):
+    srv_rounds(e, 5)
+
+
+def srv_tfo(e, ctx):
+    srv_answer(e, 3000, 8000)
+
+
+def srv_rounds(e, n):
+    for _ in range(n):
+        e.recv_exact(50000)
+        e.send(fill(50000))
+    e.log()
+    e.s.close()
+
+
+# ---- sendmmsg/recvmmsg, which Python's socket module lacks ---------------
+
+class Iovec(ctypes.Structure):
+    _fields_ = [("base", ctypes.c_void_p), ("len", ctypes.c_size_t)]
+
+
+class Msghdr(ctypes.Structure):
+    _fields_ = [("name", ctypes.c_void_p), ("namelen", ctypes.c_uint32),
+                ("iov", ctypes.POINTER(Iovec)), ("iovlen", ctypes.c_size_t),
+                ("control", ctypes.c_void_p), ("controllen", ctypes.c_size_t),
+                ("flags", ctypes.c_int)]
+
+
+class Mmsghdr(ctypes.Structure):
+    _fields_ = [("hdr", Msghdr), ("len", ctypes.c_uint)]
+
+
+_libc = ctypes.CDLL(None, use_errno=True)
+MSG_WAITFORONE = 0x10000
+
+
+def _mmsg_vec(bufs):
+    vec = (Mmsghdr * len(bufs))()
+    iovs = []
+    for m, b in zip(vec, bufs):
+        iov = Iovec(ctypes.addressof(b), len(b))
+        iovs.append(iov)
+        m.hdr.iov, m.hdr.iovlen = ctypes.pointer(iov), 1
+    return vec, iovs
+
+
+def sendmmsg(e, datas):
+    """All of datas, one message each, by one sendmmsg() (each message is
+    a send call of its own in the kernel); what a short count left, by
+    hand."""
+    bufs = [ctypes.create_string_buffer(d, len(d)) for d in datas]
+    vec, _ = _mmsg_vec(bufs)
+    k = _libc.sendmmsg(e.s.fileno(), vec, len(bufs), 0)
+    if k < 0:
+        raise OSError(ctypes.get_errno(), "sendmmsg")
+    for i in range(k):
+        e.put(vec[i].len)
+    done = sum(vec[i].len for i in range(k))
+    e.send(b"".join(datas)[done:])
+
+
+def recvmmsg(e, n, size):
+    """One recvmmsg() of up to n messages of size (a recv call each in
+    the kernel): bytes read, 0 at EOF."""
+    bufs = [ctypes.create_string_buffer(size) for _ in range(n)]
+    vec, _ = _mmsg_vec(bufs)
+    k = _libc.recvmmsg(e.s.fileno(), vec, n, MSG_WAITFORONE, None)
+    if k < 0:
+        raise OSError(ctypes.get_errno(), "recvmmsg")
+    for i in range(k):
+        e.got(vec[i].len)
+    return sum(vec[i].len for i in range(k))
+
+
 # ---- the client side ------------------------------------------------------
 
 def cli_sendfile_srv_close(e):
@@ -281,10 +493,7 @@ def cli_sendfile_srv_close(e):
 
 
 def cli_rounds_srv_close(e):
-    for _ in range(20):
-        e.send(fill(50000))
-        e.recv_exact(50000)
-    e.recv_eof()
+    cli_rounds(e, 20)
 
 
 def cli_cli_halfclose(e):
@@ -340,6 +549,7 @@ def cli_writev(e):
 
 
 def cli_splice(e):
+    e.calls_known = False  # and so are its sends
     r, w = os.pipe()
     try:
         left = 1000000
@@ -350,7 +560,7 @@ def cli_splice(e):
                 m = os.splice(r, e.s.fileno(), n)
                 n -= m
                 left -= m
-                e.written += m
+                e.put(m)
     finally:
         os.close(r)
         os.close(w)
@@ -381,8 +591,173 @@ def cli_burst(e):
         e.recv_eof()  # even ports: the server closes first
 
 
+def cli_peek(e):
+    e.send(fill(20000))
+    while e.read < 15000:
+        if not e.s.recv(1500, socket.MSG_PEEK):
+            break
+        e.recv_exact(min(1500, 15000 - e.read))
+
+
+def cli_iovecs(e):
+    for i in range(20):
+        e.sendmsg([fill(n) for n in (1, 10, 4999)])
+    e.s.shutdown(socket.SHUT_WR)
+    bufs = [bytearray(n) for n in (7, 700, 7000)]
+    while True:
+        n = e.s.recvmsg_into(bufs)[0]
+        if not n:
+            break
+        e.got(n)
+
+
+def cli_mmsg(e):
+    sendmmsg(e, [fill(n) for n in (3, 2997, 7000)] * 6)
+    sendmmsg(e, [fill(2000)])
+    while e.read < 48002:
+        if recvmmsg(e, 3, 1000) == 0:
+            break
+
+
+SO_ZEROCOPY, MSG_ZEROCOPY = 60, 0x4000000
+
+
+def cli_zerocopy(e):
+    e.s.setsockopt(socket.SOL_SOCKET, SO_ZEROCOPY, 1)
+    data = fill(65536)
+    for _ in range(40):
+        try:
+            n = e.s.send(data, MSG_ZEROCOPY)
+        except OSError as err:
+            if err.errno != errno.ENOBUFS:
+                raise
+            n = 0
+        e.put(n)
+        drain_errqueue(e.s)
+    e.s.shutdown(socket.SHUT_WR)
+    e.recv_eof()
+
+
+def drain_errqueue(s):
+    """Take the zero-copy completions, so that they never fill optmem."""
+    while True:
+        try:
+            s.recvmsg(0, 256, socket.MSG_ERRQUEUE | socket.MSG_DONTWAIT)
+        except BlockingIOError:
+            return
+
+
+def cli_oob(e):
+    e.send(fill(999))
+    e.send(b"!", socket.MSG_OOB)  # the urgent byte ends the first 1,000
+    e.recv_exact(1)
+    e.send(fill(2000))
+
+
+def cli_linger0_inflight(e):
+    # A RST with data still queued: written is what send() took.
+    e.recv_exact(1)
+    e.send(fill(2000000))
+    linger0(e.s)
+
+
+def cli_silent(e):
+    time.sleep(0.3)
+
+
+def cli_fork_accept(e):
+    cli_rounds(e, 5)
+
+
+def cli_scm_rights(e):
+    cli_rounds(e, 5)
+
+
+def cli_rounds(e, n):
+    for _ in range(n):
+        e.send(fill(50000))
+        e.recv_exact(50000)
+    e.recv_eof()
+
+
+def cli_tfo(e):
+    e.recv_exact(8000)
+
+
+def connect_tfo(addr):
+    """The request in the SYN, by sendto(MSG_FASTOPEN): the first
+    connection of a run only fetches the server's cookie (its data goes
+    after the handshake), the second carries it in its SYN."""
+    s = socket.socket(family(addr[0]), socket.SOCK_STREAM)
+    calls = [s.sendto(fill(1000), socket.MSG_FASTOPEN, addr)]
+    while sum(calls) < 3000:
+        calls.append(s.send(fill(3000 - sum(calls))))
+    return s, calls
+
+
 def family(host):
     return socket.AF_INET6 if ":" in host else socket.AF_INET
+
+
+def fastopen_on():
+    """TCP Fast Open for clients and servers, in this network namespace
+    only (the test hosts' own sysctl)."""
+    with open("/proc/sys/net/ipv4/tcp_fastopen", "w") as f:
+        f.write("3")
+
+
+def scm_worker(handle):
+    """A process of its own that takes accepted sockets over a socketpair
+    (SCM_RIGHTS) and serves them: the end's owner is not the process that
+    accepted it.  Exits when the server goes (its end of the pair closes).
+    Returns the server's end of the pair."""
+    a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    if os.fork():
+        b.close()
+        return a
+    a.close()
+    while True:
+        fds = array.array("i")
+        msg, anc, _, _ = b.recvmsg(1, socket.CMSG_LEN(fds.itemsize))
+        if not msg:
+            os._exit(0)
+        fds.frombytes(anc[0][2][:fds.itemsize])
+        c = socket.socket(fileno=fds[0])
+        threading.Thread(target=handle, args=("scm_rights", c),
+                         daemon=True).start()
+
+
+def fork_server(handle, host, port):
+    """A process of its own, forked before any thread, that accepts and
+    forks a child per connection (a classic forking server): the child
+    serves the end and closes it, the parent closes its copy at once.
+    Single-threaded, so a child holds no other connection's socket."""
+    ppid = os.getpid()
+    if os.fork():
+        return
+    s = listener(host, port)
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+    s.settimeout(1.0)
+    while os.getppid() == ppid:  # the server is killed at the end
+        try:
+            c, _ = s.accept()
+        except socket.timeout:
+            continue
+        c.settimeout(None)
+        if os.fork() == 0:
+            s.close()
+            handle("fork_accept", c)
+            os._exit(0)
+        c.close()
+    os._exit(0)
+
+
+def listener(host, port):
+    s = socket.socket(family(host), socket.SOCK_STREAM)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind((host, port))
+    s.listen(512)
+    return s
 
 
 def serve(host, base, out):
@@ -393,8 +768,10 @@ def serve(host, base, out):
     os.unlink(path)
     os.write(fd, b"f" * 5000001)
     ctx = {"file": "/proc/self/fd/%d" % fd}
+    fastopen_on()
 
     def handle(pattern, c):
+        bound(c)
         e = End(c, pattern, "server", out)
         try:
             globals()["srv_" + pattern](e, ctx)
@@ -403,19 +780,27 @@ def serve(host, base, out):
             e.log()
             c.close()
 
+    # Before any thread: these processes are forked from a single thread.
+    scm = scm_worker(handle)
+    fork_server(handle, host, base + PATTERNS.index("fork_accept"))
+
     def listen(i, pattern):
-        s = socket.socket(family(host), socket.SOCK_STREAM)
-        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        s.bind((host, base + i))
-        s.listen(512)
+        s = listener(host, base + i)
+        if pattern == "tfo":
+            s.setsockopt(socket.IPPROTO_TCP, socket.TCP_FASTOPEN, 16)
         while True:
             c, _ = s.accept()
-            bound(c)
-            threading.Thread(target=handle, args=(pattern, c),
-                             daemon=True).start()
+            if pattern == "scm_rights":
+                socket.send_fds(scm, [b"s"], [c.fileno()])
+                c.close()
+            else:
+                threading.Thread(target=handle, args=(pattern, c),
+                                 daemon=True).start()
 
     for i, p in enumerate(PATTERNS):
-        threading.Thread(target=listen, args=(i, p), daemon=True).start()
+        if p != "fork_accept":
+            threading.Thread(target=listen, args=(i, p),
+                             daemon=True).start()
     print("ready", flush=True)
     try:
         threading.Event().wait()
@@ -427,10 +812,19 @@ def client(host, base, out, patterns):
     base = int(base)
     errors = []
 
+    if "tfo" in patterns:
+        fastopen_on()
+
     def one(pattern):
-        s = socket.create_connection((host, base + PATTERNS.index(pattern)))
+        addr = (host, base + PATTERNS.index(pattern))
+        if pattern == "tfo":
+            s, calls = connect_tfo(addr)
+        else:
+            s, calls = socket.create_connection(addr), []
         bound(s)
         e = End(s, pattern, "client", out)
+        for n in calls:
+            e.put(n)
         try:
             globals()["cli_" + pattern](e)
         except OSError as err:
@@ -439,10 +833,15 @@ def client(host, base, out, patterns):
         s.close()
 
     threads = []
+    def twice(pattern):  # the second one has the first one's cookie
+        one(pattern)
+        one(pattern)
+
     for p in patterns:
         n = BURST if p == "burst" else 1
         for _ in range(n):
-            t = threading.Thread(target=one, args=(p,))
+            t = threading.Thread(target=twice if p == "tfo" else one,
+                                 args=(p,))
             t.start()
             threads.append(t)
     for t in threads:
