@@ -14,6 +14,8 @@
 # another build too (before/after side by side, one run, one load);
 # KEEP=DIR keeps each level's capture, agent records and truth there.
 # TB_FANOUT=1: the event loop fans out to three services (tests/testbed).
+# FROM=DIR scores the inputs an earlier run kept (KEEP=DIR) again with
+# this build, with no live run: the capacity from DIR/capacity, else CAP.
 #
 #   bench/run.sh bench_traces_testbed     (LEVELS="10 25 50 80 90", SECS=8)
 . "$(dirname "$0")/../tests/lib.sh"
@@ -21,14 +23,23 @@
 LEVELS=${LEVELS:-10 25 50 80 90}
 OLD_CW=${OLD_CW:-}
 KEEP=${KEEP:-}
+FROM=${FROM:-}
 SECS=${SECS:-8}
 ROUNDS=${ROUNDS:-5}
 need_cmd taskset
-testbed_deps
-testbed_start
-cap=$(testbed_capacity 4) || fail "the capacity run failed"
+if [ -n "$FROM" ]; then
+	cap=$(cat "$FROM/capacity" 2>/dev/null) || cap=${CAP:-}
+	[ -n "$cap" ] || fail "FROM=$FROM has no capacity file: give CAP"
+else
+	testbed_deps
+	testbed_start
+	cap=$(testbed_capacity 4) || fail "the capacity run failed"
+fi
 
-for lv in $LEVELS; do
+# live LEVEL: load the testbed at LEVEL% of its capacity, capture it
+# and record it with the agent, and take the services' truth.
+live() {
+	local lv=$1 rate
 	rate=$(awk -v c="$cap" -v l="$lv" 'BEGIN { printf "%.0f", c * l / 100 }')
 	testbed_record_start "$T_TMP/m$lv.csv"
 	testbed_capture_start "$T_TMP/l$lv.pcap"
@@ -38,6 +49,16 @@ for lv in $LEVELS; do
 	testbed_record_stop >&2
 	sleep 1 # the services' last records
 	testbed_truth "$T_TMP/truth$lv.csv"
+}
+
+for lv in $LEVELS; do
+	if [ -n "$FROM" ]; then
+		cp "$FROM/l$lv.pcap" "$FROM/m$lv.csv" "$FROM/truth$lv.csv" \
+			"$FROM/load$lv.json" "$T_TMP/" ||
+			fail "FROM=$FROM lacks the inputs of $lv%"
+	else
+		live "$lv"
+	fi
 	# The capture (timing alone), then the agent's messages (threads and
 	# the kernel's request context) of the same load.
 	for in in "l$lv.pcap s" "m$lv.csv a"; do
@@ -56,7 +77,8 @@ for lv in $LEVELS; do
 			"$T_TMP/E$k$lv.txt" >"$T_TMP/${k}old$lv.json"
 	done
 	[ -z "$KEEP" ] || { mkdir -p "$KEEP" && cp "$T_TMP/l$lv.pcap" \
-		"$T_TMP/m$lv.csv" "$T_TMP/truth$lv.csv" "$T_TMP/load$lv.json" "$KEEP/"; }
+		"$T_TMP/m$lv.csv" "$T_TMP/truth$lv.csv" "$T_TMP/load$lv.json" "$KEEP/" &&
+		echo "$cap" >"$KEEP/capacity"; }
 	cat "$T_TMP/load$lv.json" >&2
 done
 busiest=${LEVELS##* }
@@ -79,7 +101,8 @@ read -r sps rss < <(speed "$T_TMP/l$busiest.pcap")
 echo "<!-- bench_traces_testbed -->"
 echo "## Traces on a live testbed, scored by the services' own truth (\`bench/bench_traces_testbed.sh\`)"
 echo
-echo "Command: \`${TB_FANOUT:+TB_FANOUT=$TB_FANOUT }${OLD_CW:+OLD_CW=$OLD_CW }LEVELS=\"$LEVELS\" SECS=$SECS bench/run.sh bench_traces_testbed\`"
+echo "Command: \`${TB_FANOUT:+TB_FANOUT=$TB_FANOUT }${OLD_CW:+OLD_CW=$OLD_CW }${FROM:+FROM=$FROM }${CAP:+CAP=$CAP }LEVELS=\"$LEVELS\" SECS=$SECS bench/run.sh bench_traces_testbed\`"
+[ -z "$FROM" ] || echo "(the inputs an earlier live run kept there, scored again by this build)"
 echo "($(date -u +%F), $(nproc) cores, load average $(cut -d' ' -f1 /proc/loadavg) at the end)."
 echo
 echo "The stack of tests/testbed in network namespaces on one bridge: nginx"
