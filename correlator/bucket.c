@@ -572,8 +572,10 @@ static uint64_t view_from(const struct cw_buckets *b, uint64_t sealed)
  * names any more go with them, but only while no sealed bucket waits to
  * be written: those name every node they ever did, and walking them at
  * each step cost more the longer the writer waited.  Otherwise they go
- * once the sealed buckets are written (cw_pairing_take_sealed()).  0 or
- * -1.
+ * once the sealed buckets are written (cw_pairing_take_sealed()), which
+ * is the usual case: the seal that calls this has just added its edges
+ * to the sealed set, so only a seal that folded no edge compacts here.
+ * 0 or -1.
  */
 static int forget(struct cw_buckets *b, uint64_t sealed_before)
 {
