@@ -125,7 +125,8 @@ void cw_correlator_report(const struct cw_correlator *c,
 		(unsigned long long)cw_wire_errors_total(&c->errors));
 	if (c->cpu_first)
 		cw_info("ingest: %.6f s CPU from the first record read to the "
-			"last snapshot (join, restore and idling left out)",
+			"last snapshot (join, restore, idling and the last "
+			"windows' paths left out)",
 			cw_correlator_ingest_cpu(c));
 	if (c->o.kafka)
 		cw_info("state: %" PRIu64 " checkpoints (%" PRIu64
