@@ -365,6 +365,44 @@ out:
 	return ret;
 }
 
+/*
+ * Lay out and render g in memory before the output is opened (Graphviz
+ * ends the process when a write of its own fails, and a layout that
+ * fails leaves nothing behind), then write it through cw_outfile: a
+ * temporary renamed into place, a device such as /dev/null written in
+ * place.  DOT source is written as it is.  0, or -1 after a message.
+ */
+static int draw(GVC_t *gvc, Agraph_t *g, const char *format,
+		const char *layout, const char *path, bool *laid_out)
+{
+	struct cw_outfile of;
+	unsigned int len = 0;
+	char *data = NULL;
+	int ret = -1;
+
+	if (strcmp(format, "dot")) {
+		if (gvLayout(gvc, g, layout))
+			return cw_viz_fail("layout failed");
+		*laid_out = true;
+		if (gvRenderData(gvc, g, format, &data, &len) || !data) {
+			gvFreeRenderData(data);
+			return cw_viz_fail("unable to render");
+		}
+	}
+	if (cw_outfile_open(&of, path))
+		goto out;
+	if (data ? fwrite(data, 1, len, of.fp) != len : agwrite(g, of.fp)) {
+		cw_error("unable to write '%s': %s", path,
+			 strerror(errno ? errno : EIO));
+		cw_outfile_abort(&of);
+		goto out;
+	}
+	ret = cw_outfile_commit(&of);
+out:
+	gvFreeRenderData(data);
+	return ret;
+}
+
 int cw_render_view(const struct cw_view *v, const char *path,
 		   const struct cw_render_opts *opts, size_t *drawn)
 {
@@ -373,10 +411,7 @@ int cw_render_view(const struct cw_view *v, const char *path,
 	bool *edge_on = calloc(v->ne + 1, sizeof(bool));
 	bool *vertex_on = calloc(v->nv + 1, sizeof(bool));
 	Agnode_t **nodes = calloc(v->nv + 1, sizeof(*nodes));
-	struct cw_outfile of = {0};
-	bool laid_out = false, open = false;
-	char *data = NULL;
-	unsigned int len = 0;
+	bool laid_out = false;
 	GVC_t *gvc = NULL;
 	Agraph_t *g = NULL;
 	uint64_t max_bytes;
@@ -404,46 +439,18 @@ int cw_render_view(const struct cw_view *v, const char *path,
 	    add_vertices(v, g, vertex_on, max_bytes, nodes) ||
 	    add_edges(v, g, edge_on, nodes))
 		goto out;
-	/* Laid out and rendered in memory before the output is opened:
-	 * Graphviz ends the process when a write of its own fails, and a
-	 * layout that fails leaves nothing behind.  Written through
-	 * cw_outfile: a temporary renamed into place, a device such as
-	 * /dev/null written in place. */
-	if (strcmp(format, "dot")) {
-		if (gvLayout(gvc, g, layout)) {
-			cw_viz_fail("layout failed");
-			goto out;
-		}
-		laid_out = true;
-		if (gvRenderData(gvc, g, format, &data, &len) || !data) {
-			cw_viz_fail("unable to render");
-			goto out;
-		}
-	}
-	if (cw_outfile_open(&of, path))
-		goto out;
-	open = true;
-	if (data ? fwrite(data, 1, len, of.fp) != len : agwrite(g, of.fp)) {
-		cw_error("unable to write '%s': %s", path,
-			 strerror(errno ? errno : EIO));
-		goto out;
-	}
-	open = false;
-	if (cw_outfile_commit(&of))
+	if (draw(gvc, g, format, layout, path, &laid_out))
 		goto out;
 	if (drawn)
 		*drawn = n;
 	ret = 0;
 out:
-	if (open)
-		cw_outfile_abort(&of);
 	if (laid_out && gvFreeLayout(gvc, g))
 		ret = cw_viz_fail("unable to free the layout");
 	if (g && agclose(g))
 		ret = cw_viz_fail("unable to close the graph");
 	if (gvc && gvFreeContext(gvc))
 		ret = cw_viz_fail("unable to free the context");
-	gvFreeRenderData(data);
 	free(edge_on);
 	free(vertex_on);
 	free(nodes);
