@@ -708,14 +708,16 @@ static __always_inline void on_state(struct sock *sk, int old, int new)
 		c->flags |= CW_F_ESTABLISHED;
 		fill_addrs(c, sk);
 		/*
-		 * A client's handshake seen: the kernel's counters started
-		 * at it, and its sent total holds its SYN and nothing else
-		 * of ours but what connect() carried in the SYN (TCP Fast
-		 * Open, sendto(MSG_FASTOPEN)): owner's bytes, not a base.
+		 * A handshake seen: the kernel's counters started at it.  A
+		 * client's sent total holds its SYN and nothing else of ours
+		 * but what connect() carried in the SYN (TCP Fast Open,
+		 * sendto(MSG_FASTOPEN)); a server's holds nothing of the
+		 * handshake, and a Fast Open server may have read the SYN's
+		 * data before the ACK: owner's bytes, not a base.
 		 */
-		if (!use_sk_hash && old == TCP_SYN_SENT &&
-		    !(c->flags & CW_F_BASE)) {
-			c->base_out = 1;
+		if (!use_sk_hash && !(c->flags & CW_F_BASE) &&
+		    (old == TCP_SYN_SENT || old == TCP_SYN_RECV)) {
+			c->base_out = old == TCP_SYN_SENT ? 1 : 0;
 			c->base_in = 0;
 			c->flags |= CW_F_BASE;
 		} else if (!use_sk_hash) {
