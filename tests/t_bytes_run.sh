@@ -6,15 +6,24 @@
 # connection over many intervals, a burst of 200 short connections, peeked
 # reads, several iovecs, sendmmsg/recvmmsg, MSG_ZEROCOPY, an urgent byte,
 # SO_LINGER 0 with data in flight, a silent connection, an end served by a
-# forked child or handed over by SCM_RIGHTS, TCP Fast Open), over IPv4 and
-# IPv6 at once, and some of them with both ends on one host's loopback,
-# reported to the byte as the program's own calls returned, and with
-# --hooks always its calls and messages too: in both hook modes, with no
-# loss and with about 1 packet in 40 dropped on each receiver's ingress
+# forked child or handed over by SCM_RIGHTS, TCP Fast Open, io_uring), over
+# IPv4 and IPv6 at once, and some of them with both ends on one host's
+# loopback, reported to the byte as the program's own calls returned, and
+# with --hooks always its calls and messages too: in both hook modes, with
+# no loss and with about 1 packet in 40 dropped on each receiver's ingress
 # (seeded).  No tolerance.
 . "$(dirname "$0")/lib.sh"
 need_root
 need_cmd python3 clang tc bpftool
+
+# The uring pattern's client (io_uring has no Python binding), built here.
+if [ "$(sysctl -n kernel.io_uring_disabled 2>/dev/null || echo 0)" = 0 ]; then
+	clang -O2 -Wall -o "$T_TMP/uring_client" \
+		"$CW_ROOT/tests/lib/uring_client.c" || fail "uring_client: no build"
+	export URING_CLIENT=$T_TMP/uring_client
+else
+	note "io_uring disabled here (kernel.io_uring_disabled): no uring pattern"
+fi
 
 two_hosts
 srv=$T_TMP/srv.jsonl

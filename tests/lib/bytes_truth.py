@@ -53,13 +53,15 @@ What each pattern does, and why it is here:
   linger0_inflight    SO_LINGER 0 close right after 2 MB were queued: a
                       RST with data in flight; written = what send() took
   silent              a connection that never carries a byte
-  fork_accept         a forking server: the child of the accepting
-                      process serves the end and closes it
+  fork_accept         a forking server: the accepting process's child
+                      serves the end and closes it (pid_alt: the parent)
   scm_rights          the accepting process hands the socket (SCM_RIGHTS)
                       to a worker process, which serves and closes it
   tfo                 TCP Fast Open: two connections, the second with its
                       request's first 1,000 B in the SYN (net.ipv4.
                       tcp_fastopen set in the test hosts' namespaces)
+  uring               io_uring sends and receives by tests/lib/uring_client.c
+                      (built by the test: $URING_CLIENT; unset: skipped)
 
 A line also has calls_out, calls_in, msgs_out and msgs_in (calls that
 moved bytes, and runs of calls one way), except after sendfile or splice,
@@ -71,6 +73,7 @@ import errno
 import json
 import os
 import signal
+import subprocess
 import socket
 import struct
 import sys
@@ -83,7 +86,7 @@ PATTERNS = ["sendfile_srv_close", "rounds_srv_close", "cli_halfclose",
             "rst_cli_linger0", "rst_srv_linger0", "unread_close", "writev",
             "splice", "small_nodelay", "long_lived", "burst", "peek",
             "iovecs", "mmsg", "zerocopy", "oob", "linger0_inflight",
-            "silent", "fork_accept", "scm_rights", "tfo"]
+            "silent", "fork_accept", "scm_rights", "tfo", "uring"]
 BURST = 200
 SIMUL_DELAY = 0.3  # the agreed close instant: this long after it is sent
 
@@ -102,6 +105,7 @@ class End:
         self.calls = {"out": 0, "in": 0}
         self.msgs = {"out": 0, "in": 0}
         self.last, self.calls_known = None, True
+        self.pid_alt = None  # another owner the agent may name
         # Taken now: after a RST the socket no longer knows its peer.
         self.local = sock.getsockname()[:2]
         self.peer = sock.getpeername()[:2]
@@ -176,6 +180,7 @@ class End:
         t = {"pattern": self.pattern, "role": self.role, "laddr": la,
              "lport": lp, "raddr": ra, "rport": rp, "written": self.written,
              "read": self.read, "pid": os.getpid()}
+        t.update({"pid_alt": self.pid_alt} if self.pid_alt else {})
         if self.calls_known:
             t.update(calls_out=self.calls["out"], calls_in=self.calls["in"],
                      msgs_out=self.msgs["out"], msgs_in=self.msgs["in"])
@@ -374,6 +379,9 @@ def srv_mmsg(e, ctx):
 
 def srv_zerocopy(e, ctx):
     srv_cli_halfclose(e, ctx)  # the client half-closes after its sends
+
+
+srv_uring = srv_zerocopy
 
 
 def srv_oob(e, ctx):
@@ -695,6 +703,22 @@ def connect_tfo(addr):
     return s, calls
 
 
+def uring(host, port, out):
+    """The uring pattern's client end: uring_client prints its own truth
+    line.  An error message, or None."""
+    exe = os.environ.get("URING_CLIENT")
+    if not exe:
+        return None
+    r = subprocess.run([exe, host, str(port), "300000"], timeout=120,
+                       capture_output=True, text=True)
+    if r.returncode:
+        return "uring: %s" % r.stderr.strip()
+    with _lock:
+        with open(out, "a") as f:
+            f.write(r.stdout)
+    return None
+
+
 def family(host):
     return socket.AF_INET6 if ":" in host else socket.AF_INET
 
@@ -746,7 +770,7 @@ def fork_server(handle, host, port):
         c.settimeout(None)
         if os.fork() == 0:
             s.close()
-            handle("fork_accept", c)
+            handle("fork_accept", c, ppid=os.getppid())
             os._exit(0)
         c.close()
     os._exit(0)
@@ -770,9 +794,10 @@ def serve(host, base, out):
     ctx = {"file": "/proc/self/fd/%d" % fd}
     fastopen_on()
 
-    def handle(pattern, c):
+    def handle(pattern, c, ppid=None):
         bound(c)
         e = End(c, pattern, "server", out)
+        e.pid_alt = ppid
         try:
             globals()["srv_" + pattern](e, ctx)
         except OSError as err:
@@ -817,6 +842,11 @@ def client(host, base, out, patterns):
 
     def one(pattern):
         addr = (host, base + PATTERNS.index(pattern))
+        if pattern == "uring":
+            err = uring(host, addr[1], out)
+            if err:
+                errors.append(err)
+            return
         if pattern == "tfo":
             s, calls = connect_tfo(addr)
         else:
