@@ -25,7 +25,7 @@ expect_error 1 "bad.jsonl' line 1" "$CW" serve --listen 127.0.0.1:0 bad.jsonl
 # A --plan or --paths file that is bad at start is an error (read again at
 # each request after, where a bad one is a 500: below).
 echo '{"chosen": "ga", "plans": [{"method": "ga", "units": []}]}' >badplan.json
-head -c 300 /dev/urandom >garbage.bin
+printf 'not JSON \001\377 {[\n' >garbage.bin # fixed bytes: random ones may parse
 expect_error 1 "'badplan.json': not a placement plan (hosts_used)" \
 	"$CW" serve --listen 127.0.0.1:0 --plan badplan.json fleet.jsonl
 expect_error 1 "unable to read 'garbage.bin' as JSON" \
