@@ -660,6 +660,34 @@ static __always_inline void on_close(struct sock *sk, struct cw_conn *c,
  * owned by the agent's fd-table scan, which unowned_ends triggers.
  * Over 80 lines: one short case per transition, kept side by side.
  */
+/*
+ * The base an end's totals start from once established.  A handshake
+ * seen: the kernel's counters started at it.  A client's sent total holds
+ * its SYN and nothing else of ours but what connect() carried in the SYN
+ * (TCP Fast Open, sendto(MSG_FASTOPEN)); a server's holds nothing of the
+ * handshake, and a Fast Open server may have read the SYN's data before
+ * the ACK: owner's bytes, not a base.
+ */
+static __always_inline void established_base(struct cw_conn *c,
+					     struct sock *sk, int old)
+{
+	if (use_sk_hash)
+		return;
+	if (!(c->flags & CW_F_BASE) &&
+	    (old == TCP_SYN_SENT || old == TCP_SYN_RECV)) {
+		c->base_out = old == TCP_SYN_SENT ? 1 : 0;
+		c->base_in = 0;
+		c->flags |= CW_F_BASE;
+	} else {
+		conn_base(c, sk, 0, 0);
+	}
+}
+
+/*
+ * One TCP state change of an end.  Over 80 lines because it is one
+ * switch with a short case per transition (connect, established, the
+ * close states, reset); each case's work is in a helper already.
+ */
 static __always_inline void on_state(struct sock *sk, int old, int new)
 {
 	struct cw_conn *c;
@@ -707,22 +735,7 @@ static __always_inline void on_state(struct sock *sk, int old, int new)
 				(bpf_ktime_get_ns() - c->syn_ns) / 1000 ?: 1;
 		c->flags |= CW_F_ESTABLISHED;
 		fill_addrs(c, sk);
-		/*
-		 * A handshake seen: the kernel's counters started at it.  A
-		 * client's sent total holds its SYN and nothing else of ours
-		 * but what connect() carried in the SYN (TCP Fast Open,
-		 * sendto(MSG_FASTOPEN)); a server's holds nothing of the
-		 * handshake, and a Fast Open server may have read the SYN's
-		 * data before the ACK: owner's bytes, not a base.
-		 */
-		if (!use_sk_hash && !(c->flags & CW_F_BASE) &&
-		    (old == TCP_SYN_SENT || old == TCP_SYN_RECV)) {
-			c->base_out = old == TCP_SYN_SENT ? 1 : 0;
-			c->base_in = 0;
-			c->flags |= CW_F_BASE;
-		} else if (!use_sk_hash) {
-			conn_base(c, sk, 0, 0);
-		}
+		established_base(c, sk, old);
 		if (!(c->flags & CW_F_OWNER))
 			__sync_fetch_and_add(&unowned_ends, 1);
 		break;
