@@ -234,14 +234,26 @@ static __always_inline void fill_owner_task(struct cw_owner *o,
 	bpf_probe_read_kernel_str(o->comm, sizeof(o->comm), &leader->comm);
 }
 
-/* Only from process context: the current task owns the socket. */
+/*
+ * Only from process context: the current task owns the socket.  It
+ * replaces an owner the fd-table scan took (cw_conn.owner_scan): a call,
+ * a close or an accept is the owner's own, a holder found in a table may
+ * be one for an instant only.
+ */
 static __always_inline void fill_owner(struct cw_conn *c)
 {
 	struct task_struct *task = (void *)bpf_get_current_task();
 
 	fill_owner_task(&c->owner, task);
 	c->owner.cgroup_id = bpf_get_current_cgroup_id();
+	c->owner_scan = 0;
 	c->flags |= CW_F_OWNER;
+}
+
+/* An owner is known: seen in its own context, or found by the scan. */
+static __always_inline bool owned(const struct cw_conn *c)
+{
+	return (c->flags & CW_F_OWNER) || c->owner_scan;
 }
 
 /*
@@ -612,7 +624,7 @@ static __always_inline void on_close(struct sock *sk, struct cw_conn *c,
 		conn_forget(sk);
 		return;
 	}
-	if (!(c->flags & CW_F_OWNER))
+	if (!owned(c))
 		stat_inc(CW_STAT_NO_OWNER);
 	rec = bpf_ringbuf_reserve(&closed, sizeof(*rec), 0);
 	if (!rec) {
@@ -736,7 +748,7 @@ static __always_inline void on_state(struct sock *sk, int old, int new)
 		c->flags |= CW_F_ESTABLISHED;
 		fill_addrs(c, sk);
 		established_base(c, sk, old);
-		if (!(c->flags & CW_F_OWNER))
+		if (!owned(c))
 			__sync_fetch_and_add(&unowned_ends, 1);
 		break;
 	case TCP_FIN_WAIT1:

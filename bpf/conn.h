@@ -141,7 +141,16 @@ struct cw_conn {
 	__u32 resets_in;  /* RST received after establishment: 0 or 1 */
 	__u32 resets_out; /* RSTs sent after establishment */
 	__u8 fail;	  /* enum cw_fail: a client whose connect failed */
-	__u8 hpad[3];
+	/*
+	 * The owner was taken from a process's fd table (the agent's scan),
+	 * not in its own context: a holder, maybe for an instant only (a
+	 * forking server's parent, a process that hands the socket over by
+	 * SCM_RIGHTS).  CW_F_OWNER stays clear, so the first call or close
+	 * in a process's own context replaces it, at no cost on the per-call
+	 * path (bpf/conn_iter.bpf.h, cw_scan_files).
+	 */
+	__u8 owner_scan;
+	__u8 hpad[2];
 	__u64 srtt_ns; /* when srtt_us was read: one RTT reading each */
 };
 

@@ -65,9 +65,16 @@ int cw_scan_files(struct bpf_iter__task_file *ctx)
 			conn_base(c, sk, 0, 0);
 		}
 	}
-	if (!(c->flags & CW_F_OWNER)) {
+	/*
+	 * A holder, not necessarily the owner: a forking server's parent
+	 * and a process handing the socket over by SCM_RIGHTS hold it an
+	 * instant before they close their copy.  Kept as found first, and
+	 * replaced by the first call or close seen in a process's own
+	 * context (fill_owner()).
+	 */
+	if (!owned(c)) {
 		fill_owner_task(&c->owner, task);
-		c->flags |= CW_F_OWNER;
+		c->owner_scan = 1;
 	}
 	return 0;
 }

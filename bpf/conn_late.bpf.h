@@ -61,7 +61,7 @@ static __always_inline void conn_late(struct cw_conn *c, struct sock *sk)
 	c->base_in = 0;
 	c->flags |= CW_F_ESTABLISHED | CW_F_BASE | CW_F_LATE;
 	fill_addrs(c, sk);
-	if (!(c->flags & CW_F_OWNER))
+	if (!owned(c))
 		__sync_fetch_and_add(&unowned_ends, 1);
 }
 
@@ -135,7 +135,7 @@ static __always_inline bool close_drains(struct cw_conn *c, struct sock *sk,
 	if (BPF_CORE_READ(sk, __sk_common.skc_flags) & (1UL << SOCK_DEAD))
 		return false;
 	tcp_seq_now(sk, &s);
-	if (c->flags & CW_F_OWNER &&
+	if (owned(c) &&
 	    (s.unread_data <= 0 || !BPF_CORE_READ(sk, sk_receive_queue.qlen)) &&
 	    !owner_abort(sk, old))
 		return false;

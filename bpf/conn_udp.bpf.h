@@ -136,7 +136,7 @@ static __always_inline int udp_count(struct __sk_buff *skb, __u8 dir)
 		return 1;
 	if (!c)
 		c = bpf_sk_storage_get(&conns, sk, 0, 0);
-	if (c && (c->flags & CW_F_OWNER)) {
+	if (c && owned(c)) {
 		f->owner = c->owner;
 		f->netns = c->netns;
 	}

@@ -84,7 +84,7 @@ def check_edges(label, path, truth_paths):
         if s is None:
             print("%sWRONG no server end for %s:%d" % (label, la, lp))
             return 1
-        w = want[(t["pid"], frozenset((s["pid"], s.get("pid_alt"))))]
+        w = want[(t["pid"], s["pid"])]
         w[0] += 1
         w[1] += t["written"]
         w[2] += s["written"]
@@ -93,7 +93,7 @@ def check_edges(label, path, truth_paths):
     bad = 0
     for (cp, sp), (conns, c2s, s2c, un_c2s, un_s2c) in sorted(want.items()):
         got = [e for e in g["edges"] if e.get("proto", "tcp") == "tcp" and
-               pid.get(e["client"]) == cp and pid.get(e["server"]) in sp]
+               pid.get(e["client"]) == cp and pid.get(e["server"]) == sp]
         have = [sum(e.get(k, 0) for e in got) for k in
                 ("conns", "paired", "bytes_c2s", "bytes_s2c",
                  "unreceived_c2s", "unreceived_s2c")]
@@ -102,7 +102,7 @@ def check_edges(label, path, truth_paths):
         bad += not ok
         print("%sedge %d -> %d: conns %d paired %d c2s %d s2c %d "
               "unreceived %d/%d%s" % (
-                  label, cp, min(p for p in sp if p), *have,
+                  label, cp, sp, *have,
                   "" if ok else "  WRONG, want %d %d %d %d %d/%d" % tuple(exp)))
     return 1 if bad or not want else 0
 
@@ -158,10 +158,7 @@ def main(argv):
                 if r.get("role") != t["role"]:
                     problems.append("role %s" % r.get("role"))
                 pid = (r.get("process") or {}).get("pid")
-                # pid_alt: a forking server's accepting parent, which holds
-                # the end an instant and may be taken for its owner then
-                # (the fd scan; docs/agent-counters.md).
-                if pid != t["pid"] and pid != t.get("pid_alt"):
+                if pid != t["pid"]:
                     problems.append("owner pid %s, not %d" % (pid, t["pid"]))
                 if r["bytes_out"] != t["written"]:
                     problems.append("written %d, reported %d (%+d)" % (

@@ -54,7 +54,7 @@ What each pattern does, and why it is here:
                       RST with data in flight; written = what send() took
   silent              a connection that never carries a byte
   fork_accept         a forking server: the accepting process's child
-                      serves the end and closes it (pid_alt: the parent)
+                      serves the end and closes it
   scm_rights          the accepting process hands the socket (SCM_RIGHTS)
                       to a worker process, which serves and closes it
   tfo                 TCP Fast Open: two connections, the second with its
@@ -105,7 +105,6 @@ class End:
         self.calls = {"out": 0, "in": 0}
         self.msgs = {"out": 0, "in": 0}
         self.last, self.calls_known = None, True
-        self.pid_alt = None  # another owner the agent may name
         # Taken now: after a RST the socket no longer knows its peer.
         self.local = sock.getsockname()[:2]
         self.peer = sock.getpeername()[:2]
@@ -180,7 +179,6 @@ class End:
         t = {"pattern": self.pattern, "role": self.role, "laddr": la,
              "lport": lp, "raddr": ra, "rport": rp, "written": self.written,
              "read": self.read, "pid": os.getpid()}
-        t.update({"pid_alt": self.pid_alt} if self.pid_alt else {})
         if self.calls_known:
             t.update(calls_out=self.calls["out"], calls_in=self.calls["in"],
                      msgs_out=self.msgs["out"], msgs_in=self.msgs["in"])
@@ -770,7 +768,7 @@ def fork_server(handle, host, port):
         c.settimeout(None)
         if os.fork() == 0:
             s.close()
-            handle("fork_accept", c, ppid=os.getppid())
+            handle("fork_accept", c)
             os._exit(0)
         c.close()
     os._exit(0)
@@ -794,10 +792,9 @@ def serve(host, base, out):
     ctx = {"file": "/proc/self/fd/%d" % fd}
     fastopen_on()
 
-    def handle(pattern, c, ppid=None):
+    def handle(pattern, c):
         bound(c)
         e = End(c, pattern, "server", out)
-        e.pid_alt = ppid
         try:
             globals()["srv_" + pattern](e, ctx)
         except OSError as err:
