@@ -104,7 +104,7 @@ struct cw_agent_stats {
 	uint64_t storage_fail;	 /* socket storage could not be created */
 	uint64_t udp_map_full;	 /* UDP flow map full: datagrams missed */
 	uint64_t connect_failed; /* connects that never got established */
-	uint64_t no_owner;	 /* closed before any process-context hook */
+	uint64_t no_owner;	 /* closed with no owner, not even tentative */
 	uint64_t records;	 /* records handed out */
 	uint64_t collections;
 	uint64_t events;      /* per-event mode: events summed */

@@ -309,7 +309,7 @@ static void conn_to_record(struct cw_agent *a, const struct cw_conn *c,
 	r->srtt_us = c->srtt_us;
 	est_fill(a, c, r);
 	health_fill(a, c, r);
-	if (c->flags & CW_F_OWNER || c->owner_scan) {
+	if (c->flags & CW_F_OWNER || c->owner_tentative) {
 		owner_to_process(&c->owner, &r->proc);
 	} else {
 		r->flags |= CW_REC_NO_OWNER;

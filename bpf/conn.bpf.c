@@ -236,9 +236,10 @@ static __always_inline void fill_owner_task(struct cw_owner *o,
 
 /*
  * Only from process context: the current task owns the socket.  It
- * replaces an owner the fd-table scan took (cw_conn.owner_scan): a call,
- * a close or an accept is the owner's own, a holder found in a table may
- * be one for an instant only.
+ * replaces a tentative owner (cw_conn.owner_tentative): a call, a close
+ * or a shutdown is the owner's own, while a holder found in an fd table
+ * or the process that accepted the socket may hold it for an instant
+ * only.
  */
 static __always_inline void fill_owner(struct cw_conn *c)
 {
@@ -246,14 +247,14 @@ static __always_inline void fill_owner(struct cw_conn *c)
 
 	fill_owner_task(&c->owner, task);
 	c->owner.cgroup_id = bpf_get_current_cgroup_id();
-	c->owner_scan = 0;
+	c->owner_tentative = 0;
 	c->flags |= CW_F_OWNER;
 }
 
-/* An owner is known: seen in its own context, or found by the scan. */
+/* An owner is known: seen in its own context, or tentatively. */
 static __always_inline bool owned(const struct cw_conn *c)
 {
-	return (c->flags & CW_F_OWNER) || c->owner_scan;
+	return (c->flags & CW_F_OWNER) || c->owner_tentative;
 }
 
 /*
@@ -810,7 +811,12 @@ static __always_inline void on_destroy(struct sock *sk)
 	on_close(sk, c, c->close_state);
 }
 
-/* accept() returned newsk to the current task: it is the owner. */
+/*
+ * accept() returned newsk to the current task: its owner, tentatively.  A
+ * forking server's parent or a process that hands the socket to a worker
+ * (SCM_RIGHTS) accepts it too, and the first call or close seen in a
+ * process's own context names the owner for good (fill_owner()).
+ */
 static __always_inline void on_accept(struct sock *sk)
 {
 	struct cw_conn *c;
@@ -821,8 +827,11 @@ static __always_inline void on_accept(struct sock *sk)
 	if (!c)
 		return;
 	c->role = CW_ROLE_SERVER;
-	if (!(c->flags & CW_F_OWNER))
-		fill_owner(c);
+	if (!owned(c)) {
+		fill_owner_task(&c->owner, (void *)bpf_get_current_task());
+		c->owner.cgroup_id = bpf_get_current_cgroup_id();
+		c->owner_tentative = 1;
+	}
 }
 
 static __always_inline void on_retransmit(struct sock *sk)

@@ -142,14 +142,15 @@ struct cw_conn {
 	__u32 resets_out; /* RSTs sent after establishment */
 	__u8 fail;	  /* enum cw_fail: a client whose connect failed */
 	/*
-	 * The owner was taken from a process's fd table (the agent's scan),
-	 * not in its own context: a holder, maybe for an instant only (a
-	 * forking server's parent, a process that hands the socket over by
-	 * SCM_RIGHTS).  CW_F_OWNER stays clear, so the first call or close
+	 * The owner is a holder, not yet seen in its own context: found in
+	 * a process's fd table by the agent's scan, or the process that
+	 * accepted the socket.  A forking server's parent, or a process that
+	 * hands the socket over by SCM_RIGHTS, holds it for an instant only.
+	 * CW_F_OWNER stays clear, so the first call, close or shutdown seen
 	 * in a process's own context replaces it, at no cost on the per-call
-	 * path (bpf/conn_iter.bpf.h, cw_scan_files).
+	 * path (bpf/conn.bpf.c, fill_owner()).
 	 */
-	__u8 owner_scan;
+	__u8 owner_tentative;
 	__u8 hpad[2];
 	__u64 srtt_ns; /* when srtt_us was read: one RTT reading each */
 };

@@ -74,7 +74,7 @@ int cw_scan_files(struct bpf_iter__task_file *ctx)
 	 */
 	if (!owned(c)) {
 		fill_owner_task(&c->owner, task);
-		c->owner_scan = 1;
+		c->owner_tentative = 1;
 	}
 	return 0;
 }

@@ -118,10 +118,11 @@ static __always_inline bool owner_done(struct cw_conn *c, struct sock *sk)
  * a FIN), by the receive queue: __tcp_close empties it first, and reads
  * that never happen do not count.
  *
- * An end with no owner yet waits too, if a process still holds it: a
- * server end reset by its peer while its owner sat in recv() never ran an
- * owner's hook (the RST sets sk_err, so the CLOSE is not the owner's), but
- * its owner's close() runs the destruction in the owner's own context.
+ * An end whose owner was not seen in its own context yet (none, or only
+ * a tentative one) waits too, if a process still holds it: a server end
+ * reset by its peer while its owner sat in recv() never ran an owner's
+ * hook (the RST sets sk_err, so the CLOSE is not the owner's), but its
+ * owner's close() runs the destruction in the owner's own context.
  * Returns true if the reading waits.
  */
 static __always_inline bool close_drains(struct cw_conn *c, struct sock *sk,
@@ -135,7 +136,7 @@ static __always_inline bool close_drains(struct cw_conn *c, struct sock *sk,
 	if (BPF_CORE_READ(sk, __sk_common.skc_flags) & (1UL << SOCK_DEAD))
 		return false;
 	tcp_seq_now(sk, &s);
-	if (owned(c) &&
+	if (c->flags & CW_F_OWNER &&
 	    (s.unread_data <= 0 || !BPF_CORE_READ(sk, sk_receive_queue.qlen)) &&
 	    !owner_abort(sk, old))
 		return false;
