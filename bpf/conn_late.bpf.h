@@ -106,6 +106,21 @@ static __always_inline bool owner_done(struct cw_conn *c, struct sock *sk)
 }
 
 /*
+ * The peer's FIN (SOCK_DONE, no error) closing an end whose holder shut
+ * down only its sending side and holds it still (not orphaned).
+ */
+static __always_inline bool peer_fin_held(struct sock *sk, int old)
+{
+	__u64 fl = BPF_CORE_READ(sk, __sk_common.skc_flags);
+
+	if (SK_FIELD(sk, sk_err) || fl & (1UL << SOCK_DEAD) ||
+	    !(fl & (1UL << SOCK_DONE)))
+		return false;
+	return old == TCP_FIN_WAIT1 || old == TCP_FIN_WAIT2 ||
+	       old == TCP_CLOSING || old == TCP_LAST_ACK;
+}
+
+/*
  * Final readings.  The CLOSE transition is final for an end whose owner
  * has closed it or has nothing left to read.  But the kernel also moves a
  * socket its owner still holds to CLOSE: the peer's FIN reaching FIN_WAIT2
@@ -117,6 +132,13 @@ static __always_inline bool owner_done(struct cw_conn *c, struct sock *sk)
  * own close(), which also reaches CLOSE with data unread (a RST instead of
  * a FIN), by the receive queue: __tcp_close empties it first, and reads
  * that never happen do not count.
+ *
+ * The peer's FIN closing an end its holder shut down for writing only
+ * (FIN_WAIT1/2, CLOSING; LAST_ACK after the holder's shutdown) waits
+ * even with nothing unread: the holder's last recv() may have taken the
+ * last bytes already (copied_seq moved) while its call is not yet counted
+ * (sock_recv_length fires after the call returns), and the FIN, handled
+ * on another CPU in that instant, would close the record one call short.
  *
  * An end whose owner was not seen in its own context yet (none, or only
  * a tentative one) waits too, if a process still holds it: a server end
@@ -138,7 +160,7 @@ static __always_inline bool close_drains(struct cw_conn *c, struct sock *sk,
 	tcp_seq_now(sk, &s);
 	if (c->flags & CW_F_OWNER &&
 	    (s.unread_data <= 0 || !BPF_CORE_READ(sk, sk_receive_queue.qlen)) &&
-	    !owner_abort(sk, old))
+	    !owner_abort(sk, old) && !peer_fin_held(sk, old))
 		return false;
 	conn_base(c, sk, 0, 0);
 	tcp_bytes(c, sk, old, &c->bytes_out, &c->bytes_in);
