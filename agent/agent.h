@@ -452,6 +452,11 @@ struct cw_watch_opts {
 	 * NULL: off. */
 	struct cw_dns *dns;
 	int (*on_dns)(const struct cw_wire_dns *n, void *ctx);
+	/* Once, with the callbacks' ctx, when the agent watches: after the
+	 * first timing window is open, before the first collection (where
+	 * a caller says it is ready).  NULL: none; read only if sz covers
+	 * it. */
+	void (*on_ready)(void *ctx);
 };
 
 /*

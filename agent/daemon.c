@@ -622,7 +622,14 @@ int cw_agent_watch(struct cw_agent *a, const struct cw_watch_opts *o,
 	cw_timing_sched_init(&w.ts, o->window_ns, o->window_every_ns,
 			     cw_now_real_ns(), true);
 	cw_meta_seen_init(&w.seen, META_SEEN_MAX);
-	err = watch_loop(&w, o);
+	/* The first window open before the caller says it is ready: what a
+	 * caller starts then is inside it. */
+	err = watch_windows(&w);
+	if (!err && o->sz >= offsetof(struct cw_watch_opts, on_ready) +
+				     sizeof(o->on_ready) && o->on_ready)
+		o->on_ready(ctx);
+	if (!err)
+		err = watch_loop(&w, o);
 	cw_meta_seen_release(&w.seen);
 	return err;
 }

@@ -197,6 +197,18 @@ static int open_dns(struct run_opts *ro, struct cw_agent *a)
 }
 
 /* Watch, pair, print and write: 0, or -1 after a message. */
+/*
+ * The line tests and scripts wait for, said once the agent watches: its
+ * first timing window open, so a workload started on it is inside.
+ */
+static char ready_line[96];
+
+static void say_ready(void *ctx)
+{
+	(void)ctx;
+	cw_info("%s", ready_line);
+}
+
 static int run(struct run_opts *ro, struct cw_local *rc, struct cw_graph *g)
 {
 	struct cw_metrics_server *ms = NULL;
@@ -221,9 +233,11 @@ static int run(struct run_opts *ro, struct cw_local *rc, struct cw_graph *g)
 	    cw_msgs_trace_start(&tr, ro->traces, &mo, ro->wo.window_ns,
 				ro->wo.window_every_ns))
 		goto out;
-	cw_info("watching with the %s hooks%s; Ctrl-C to stop",
-		cw_attach_name(cw_agent_attach(a)),
-		ro->w.ao.netns ? " in one namespace" : "");
+	snprintf(ready_line, sizeof(ready_line),
+		 "watching with the %s hooks%s; Ctrl-C to stop",
+		 cw_attach_name(cw_agent_attach(a)),
+		 ro->w.ao.netns ? " in one namespace" : "");
+	ro->wo.on_ready = say_ready;
 	if (cw_agent_watch(a, &ro->wo, cw_local_on_record, cw_local_on_timing,
 			   rc))
 		goto out;
