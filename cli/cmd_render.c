@@ -32,8 +32,8 @@ static const char help[] =
 	"  -f, --format F      svg, png or dot (DOT source, no layout);\n"
 	"                      default from the extension of FILE, else svg\n"
 	"  -s, --min-share F   drop edges carrying under F (0..1) of all bytes\n"
-	"                      (default 0.10; when no edge carries that\n"
-	"                      much, the 40 heaviest edges are drawn)\n"
+	"                      (default: the 40 heaviest edges, and any tied\n"
+	"                      with the last; all of a smaller graph)\n"
 	"  -o, --out FILE      the picture (required; whole or not at all)\n"
 	"      --skip-bad      count and skip malformed lines instead of failing\n"
 	"  -k, --kafka B       instead of INPUT: the fleet graph, every correlator\n"
@@ -58,10 +58,9 @@ static const char *format_of(const char *path)
 	return "svg";
 }
 
-/* Without --min-share, a graph where no edge carries the default share
- * (a fleet of many even edges) is drawn from its heaviest edges rather
- * than as an empty picture. */
-#define DEFAULT_SHARE 0.10
+/* Without --min-share, the HEAVIEST_EDGES heaviest edges are drawn:
+ * all of a small graph, however uneven, and a fleet of many even edges
+ * rather than an empty picture. */
 #define HEAVIEST_EDGES 40
 
 struct render_args {
@@ -124,7 +123,7 @@ static int parse_args(int argc, char **argv, struct render_args *a)
 		return 2;
 	a->share_given = a->ro.min_share >= 0;
 	if (!a->share_given)
-		a->ro.min_share = DEFAULT_SHARE;
+		a->ro.min_share = 0;
 	a->ro.format = format >= 0 ? formats[format] : format_of(a->out);
 	return -1;
 }
@@ -137,29 +136,31 @@ static int by_bytes_down(const void *a, const void *b)
 }
 
 /*
- * With the default share and no edge carrying it: the share of the
- * HEAVIEST_EDGES-th heaviest edge, so that those edges (and any tied
- * with the last) are drawn; else the share as it is.
+ * Without --min-share: the share of the HEAVIEST_EDGES-th heaviest edge,
+ * so that those edges (and any tied with the last) are drawn; all of
+ * them in a graph with no more edges than that.
  */
-static double share_to_draw(const struct cw_view *v, double min_share)
+static double share_to_draw(const struct cw_view *v)
 {
-	uint64_t *bytes = v->ne ? malloc(v->ne * sizeof(*bytes)) : NULL;
-	double total = 0, share = min_share;
+	uint64_t *bytes;
+	double total = 0, share = 0;
 	size_t i;
 
+	if (v->ne <= HEAVIEST_EDGES)
+		return 0;
+	bytes = malloc(v->ne * sizeof(*bytes));
 	if (!bytes)
-		return min_share;
+		return 0;
 	for (i = 0; i < v->ne; i++) {
 		bytes[i] = cw_view_edge_bytes(v, i);
 		total += (double)bytes[i];
 	}
 	qsort(bytes, v->ne, sizeof(*bytes), by_bytes_down);
-	if (total > 0 && bytes[0] / total < min_share) {
-		i = v->ne < HEAVIEST_EDGES ? v->ne - 1 : HEAVIEST_EDGES - 1;
-		share = bytes[i] / total;
-		cw_info("no edge carries %g of all bytes: drawing the %zu "
-			"heaviest of %zu (--min-share to choose)",
-			min_share, i + 1, v->ne);
+	if (total > 0) {
+		share = bytes[HEAVIEST_EDGES - 1] / total;
+		cw_info("drawing the %d heaviest of %zu edges (--min-share to "
+			"choose)",
+			HEAVIEST_EDGES, v->ne);
 	}
 	free(bytes);
 	return share;
@@ -195,7 +196,7 @@ int cmd_render(int argc, char **argv)
 	    cw_pipeline_finish(&pl, a.by))
 		goto out;
 	if (!a.share_given)
-		a.ro.min_share = share_to_draw(&pl.view, a.ro.min_share);
+		a.ro.min_share = share_to_draw(&pl.view);
 	if (cw_render_view(&pl.view, a.out, &a.ro, &drawn))
 		goto out;
 	if (!drawn && pl.view.ne)

@@ -89,12 +89,20 @@ grep -q "python3 /srv/app/server.py" tiers.svg || fail "tiers.svg lacks the app"
 head -c 4 hosts.png | od -c | grep -q "P   N   G" || fail "hosts.png is no PNG"
 "$CW" render --by container --format dot -o c.dot fleet.jsonl || fail "render dot failed"
 grep -q "digraph" c.dot || fail "c.dot is no DOT"
-# Without --min-share, a fleet where no edge carries the default 10% is
-# drawn from its 40 heaviest edges, not as an empty picture; given, the
-# share is kept and the empty picture said.
+# Without --min-share, a fleet of many even edges is drawn from its 40
+# heaviest edges, not as an empty picture; a small graph is drawn whole,
+# however uneven (two of 21 edges carry over half of the bytes: once the
+# only ones drawn); given, the share is kept and the empty picture said.
 "$CW" render -f dot -o heavy.dot fleet.jsonl 2>stderr || fail "render, default share, failed"
-grep -q "drawing the 40 heaviest of" stderr || fail "no note of the heaviest edges: $(cat stderr)"
+grep -q "drawing the 40 heaviest of 176 edges" stderr || fail "no note of the heaviest edges: $(cat stderr)"
 [ "$(grep -c -- ' -> ' heavy.dot)" -eq 40 ] || fail "want 40 edges drawn, got $(grep -c -- ' -> ' heavy.dot)"
+"$CW" simulate --hosts 3 --conns 12 --seed 5 -o small.jsonl || fail "simulate small failed"
+"$CW" graph --format json -o small.json small.jsonl || fail "graph small failed"
+n=$(python3 -c 'import json; print(len(json.load(open("small.json"))["edges"]))')
+"$CW" render -f dot -o small.dot small.jsonl 2>stderr || fail "render small failed"
+grep -q heaviest stderr && fail "a small graph was cut: $(cat stderr)"
+[ "$n" -gt 2 ] && [ "$(grep -c -- ' -> ' small.dot)" -eq "$n" ] ||
+	fail "want all $n edges of the small graph, got $(grep -c -- ' -> ' small.dot)"
 "$CW" render -s 0.10 -f dot -o none.dot fleet.jsonl 2>stderr || fail "render -s 0.10 failed"
 grep -q "is empty (try a lower --min-share)" stderr || fail "no warning of an empty picture: $(cat stderr)"
 grep -q -- ' -> ' none.dot && fail "-s 0.10 drew edges no edge carries"
