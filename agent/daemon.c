@@ -411,6 +411,11 @@ static int daemon_loop(struct daemon *d)
 		now = cw_now_mono_ns();
 		if (d->o->duration_ns && now >= start + d->o->duration_ns)
 			break;
+		/* Windows first: a window due opens on its slot, not after a
+		 * collection that may take a while (the fleet's windows are
+		 * to cover the same instants). */
+		if (timing_step(d))
+			return -1;
 		if (now >= next) {
 			if (collect(d))
 				return -1;
@@ -418,7 +423,7 @@ static int daemon_loop(struct daemon *d)
 		}
 		meta_step(d);
 		sample_step(d);
-		if (timing_step(d) || msgs_poll(d) ||
+		if (msgs_poll(d) ||
 		    (d->dns && cw_dns_poll(d->dns, publish_dns, d)))
 			return -1;
 		if (d->o->producer)
