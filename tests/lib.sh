@@ -443,7 +443,7 @@ two_hosts() {
 # UPSTREAM (addr:port), a reverse proxy to it with pooled keep-alive
 # connections; sets NGINX_PID (the worker).
 nginx_start() {
-	local ns=$1 addr=$2 port=$3 root=$4 conf up="" loc=""
+	local ns=$1 addr=$2 port=$3 root=$4 conf up="" loc="" i
 	conf="$T_TMP/nginx-$port.conf"
 	if [ $# -ge 5 ]; then
 		up="upstream backend { server $5; keepalive 16; keepalive_requests 1000000; }"
@@ -475,8 +475,16 @@ NGINX
 	ip netns exec "$ns" nginx -c "$conf" -g 'daemon off;' &
 	bg_pid $!
 	wait_port "$ns" "$port"
-	NGINX_MASTER=$(cat "$T_TMP/nginx-$port/nginx.pid")
-	NGINX_PID=$(pgrep -P "$NGINX_MASTER" | head -n 1)
+	# It listens before it writes its pid file and forks its worker.
+	NGINX_MASTER="" NGINX_PID=""
+	for i in $(seq 1 200); do
+		NGINX_MASTER=$(cat "$T_TMP/nginx-$port/nginx.pid" 2>/dev/null)
+		[ -n "$NGINX_MASTER" ] &&
+			NGINX_PID=$(pgrep -P "$NGINX_MASTER" | head -n 1)
+		[ -n "$NGINX_PID" ] && return 0
+		sleep 0.05
+	done
+	fail "nginx on port $port: no worker after 10 s (master '$NGINX_MASTER'): $(cat "$T_TMP/nginx-$port/error.log" 2>/dev/null)"
 }
 
 # load_variant V: load-verify variant V's programs; on success exit 0.

@@ -59,7 +59,16 @@ ip netns exec "$WEB" nginx -c "$T_TMP/nginx.conf" -g 'daemon off;' &
 bg_pid $!
 wait_port "$WEB" 80
 # Edges by the worker's pid: other tests on the machine may run nginx.
-NGINX_PID=$(pgrep -P "$(cat "$T_TMP/nginx/nginx.pid")" | head -n 1)
+# It listens before it writes its pid file and forks its worker.
+NGINX_PID=""
+for i in $(seq 1 200); do
+	master=$(cat "$T_TMP/nginx/nginx.pid" 2>/dev/null)
+	[ -n "$master" ] && NGINX_PID=$(pgrep -P "$master" | head -n 1)
+	[ -n "$NGINX_PID" ] && break
+	sleep 0.05
+done
+[ -n "$NGINX_PID" ] ||
+	fail "nginx: no worker after 10 s (master '$master'): $(cat "$T_TMP/nginx/error.log")"
 
 # The load generator: 3 keep-alive connections of 100 requests each,
 # each request timed from before its send to after its reply's last byte.
