@@ -119,7 +119,10 @@ kill -0 $SERVE_PID || fail "serve died: $(cat serve.err)"
 curl -sf "http://127.0.0.1:$port/api/graph" >good.json || fail "no graph after bad requests"
 
 # A rewrite that breaks the file keeps the last good graph, and says so.
-printf 'not json\n' >live.jsonl
+# Whole, by a rename: serve looks at it every second, and one caught
+# truncated and not yet written is an empty file, a good (empty) graph.
+printf 'not json\n' >live.jsonl.new
+mv live.jsonl.new live.jsonl
 for i in $(seq 100); do
 	curl -sf "http://127.0.0.1:$port/api/stats" >stats.json
 	grep -q '"load_errors":[1-9]' stats.json && break
