@@ -44,9 +44,14 @@ for i in 1 2 3; do
 	kafka_short_check "$res" "$SHORT" "$SHORT_BYTES"
 	short_pids+=("$(json_get "$res" pid)")
 	kafka_phase $((i + 1))
-	# The agents published through the restart, not around it.
-	[ "$(kafka_end_offset causeway.conns)" -gt "$before" ] ||
-		fail "no record reached causeway.conns while broker $i was down"
+	# The agents published through the restart, not around it: while it
+	# is still down (their last records may still be on their way).
+	deadline=$((SECONDS + 30))
+	until [ "$(kafka_end_offset causeway.conns)" -gt "$before" ]; do
+		[ "$SECONDS" -lt "$deadline" ] ||
+			fail "no record reached causeway.conns in 30 s while broker $i was down"
+		sleep 0.5
+	done
 	kafka_restart "$i"
 	kafka_wait_all_isr
 	note "every replica in sync again"
