@@ -258,32 +258,70 @@ kafka_restart() {
 	note "kafka broker $1 back"
 }
 
-# kafka_partitions TOPIC: one line per partition of TOPIC, as
-# "PARTITION LEADER REPLICAS ISR" (replica lists comma-separated); nothing
-# if the topic does not exist.  (It asks for every topic's metadata: a
-# request naming the topic would make it, the brokers creating topics on
-# first use.)
-kafka_partitions() {
-	kcat -L -J -m 5 -b "$KAFKA_BOOT" 2>/dev/null | python3 -c '
+# A failure inside $(...) or a pipeline only ends that subshell, and its
+# caller reads an empty answer (an end offset of 0, no partitions):
+# kafka_fail ends the test itself too (its shell exits 1 once the
+# command under way is done).
+trap 'exit 1' USR1
+kafka_fail() {
+	echo "FAIL: $*" >&2
+	[ "$BASHPID" = "$$" ] || kill -USR1 $$
+	exit 1
+}
+
+# kafka_partitions_once TOPIC: kafka_partitions' answer from one metadata
+# request; status 1 (and nothing) if there is none to read.
+kafka_partitions_once() {
+	local md
+	md=$(kcat -L -J -m 5 -b "$KAFKA_BOOT" 2>"$KAFKA_DIR/metadata.err") ||
+		return 1
+	python3 -c '
 import json, sys
-md = json.load(sys.stdin)
+try:
+    md = json.load(sys.stdin)
+except ValueError as e:
+    sys.exit("kafka: metadata that is not JSON: %s" % e)
 for t in md.get("topics", []):
     if t["topic"] != sys.argv[1] or t.get("error"):
         continue
     for p in sorted(t["partitions"], key=lambda p: p["partition"]):
         ids = lambda k: ",".join(str(r["id"]) for r in p.get(k, [])) or "-"
-        print(p["partition"], p["leader"], ids("replicas"), ids("isrs"))' "$1"
+        print(p["partition"], p["leader"], ids("replicas"), ids("isrs"))' \
+		"$1" <<<"$md" 2>>"$KAFKA_DIR/metadata.err"
+}
+
+# kafka_partitions TOPIC: one line per partition of TOPIC, as
+# "PARTITION LEADER REPLICAS ISR" (replica lists comma-separated); nothing
+# if the topic does not exist.  (It asks for every topic's metadata: a
+# request naming the topic would make it, the brokers creating topics on
+# first use.)  Metadata that cannot be read is asked for again, up to 5
+# times; then the test fails.
+kafka_partitions() {
+	local i out
+	for i in 1 2 3 4 5; do
+		[ "$i" -eq 1 ] || sleep 0.5
+		out=$(kafka_partitions_once "$1") || continue
+		[ -z "$out" ] || echo "$out"
+		return 0
+	done
+	kafka_fail "kafka: no metadata for $1 in 5 tries: $(tail -n 3 "$KAFKA_DIR/metadata.err")"
 }
 
 # kafka_end_offset TOPIC: the sum over TOPIC's partitions of their end
-# offsets (high watermarks): how many records it has taken so far.
+# offsets (high watermarks): how many records it has taken so far.  Each
+# is asked for up to 5 times; then the test fails.
 kafka_end_offset() {
-	local p sum=0 off
+	local p sum=0 off i
 	for p in $(kafka_partitions "$1" | awk '{print $1}'); do
-		off=$(kcat -Q -m 5 -b "$KAFKA_BOOT" -t "$1:$p:-1" 2>/dev/null |
-			sed -n 's/.*offset \([0-9-]*\).*/\1/p')
+		for i in 1 2 3 4 5; do
+			[ "$i" -eq 1 ] || sleep 0.5
+			off=$(kcat -Q -m 5 -b "$KAFKA_BOOT" -t "$1:$p:-1" \
+				2>"$KAFKA_DIR/offset.err" |
+				sed -n 's/.*offset \([0-9-]*\).*/\1/p')
+			[ -n "$off" ] && [ "$off" -ge 0 ] && break
+		done
 		[ -n "$off" ] && [ "$off" -ge 0 ] ||
-			fail "kafka: no end offset for $1 [$p]"
+			kafka_fail "kafka: no end offset for $1 [$p] in 5 tries: $(tail -n 3 "$KAFKA_DIR/offset.err")"
 		sum=$((sum + off))
 	done
 	echo "$sum"
@@ -294,7 +332,7 @@ kafka_end_offset() {
 kafka_wait_isr() {
 	local i
 	for i in $(seq 1 300); do
-		kafka_partitions "$1" | awk -v n="$2" '
+		kafka_partitions_once "$1" | awk -v n="$2" '
 			{ split($4, a, ","); if (length(a) < n) bad = 1; seen = 1 }
 			END { exit !(seen && !bad) }' && return 0
 		sleep 0.2
