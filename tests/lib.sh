@@ -122,25 +122,33 @@ wait_port() {
 	fail "nothing listens on port $2 in $1"
 }
 
-# free_port: a TCP port on loopback that is free, and the next one too,
-# below the ephemeral range: a port picked inside it (as 20000 + $$ once
-# was) can be held by any client socket, and a rehearsal hit one.
+# free_port [N]: a TCP port on loopback that is free, and the next one
+# too, below the ephemeral range: a port picked inside it (as 20000 + $$
+# once was) can be held by any client socket, and a rehearsal hit one.
+# With N: N such ports on one line, in one go, no two within 1 of each
+# other (N calls, with nothing bound in between, could give one's p + 1
+# as another's p).
 free_port() {
-	python3 - "$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range)" <<'PY'
+	python3 - "${1:-1}" "$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range)" <<'PY'
 import random, socket, sys
-hi = min(int(sys.argv[1]), 32768) - 2
-for _ in range(500):
+n, hi = int(sys.argv[1]), min(int(sys.argv[2]), 32768) - 2
+got = []
+for _ in range(500 * n):
     p = random.randrange(10000, hi)
+    if any(abs(p - q) <= 1 for q in got):
+        continue
     try:
         for q in (p, p + 1):
             with socket.socket() as s:
                 s.bind(("127.0.0.1", q))
     except OSError:
         continue
-    print(p)
-    break
+    got.append(p)
+    if len(got) == n:
+        print(" ".join(map(str, got)))
+        break
 else:
-    sys.exit("no free port below %d" % hi)
+    sys.exit("no %d free port pairs below %d" % (n, hi))
 PY
 }
 

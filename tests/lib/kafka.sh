@@ -82,7 +82,7 @@ kafka_start() {
 	kafka_log4j "$KAFKA_DIR/broker-log4j2.properties" info
 	KAFKA_N=$n
 	rf=$n isr=$((n == 3 ? 2 : 1))
-	ports=$(kafka_free_ports "$n") || fail "no free ports for $n broker(s)"
+	ports=$(free_port "$n") || fail "no free ports for $n broker(s)"
 	read -ra ports <<<"$ports"
 	for ((i = 1; i <= n; i++)); do
 		p=${ports[i - 1]}
@@ -149,34 +149,6 @@ EOF
 	done
 	kafka_wait_brokers "$n"
 	note "kafka $(kafka_version): $n broker(s) at $KAFKA_BOOT"
-}
-
-# kafka_free_ports N: N ports p as free_port picks them (p and p + 1 free,
-# below the ephemeral range), on one line, in one go: no two of them
-# within 1 of each other, as N free_port calls (nothing bound in between)
-# could give, a broker's p + 1 another's p.
-kafka_free_ports() {
-	python3 - "$1" "$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range)" <<'PY'
-import random, socket, sys
-n, hi = int(sys.argv[1]), min(int(sys.argv[2]), 32768) - 2
-got = []
-for _ in range(1000):
-    p = random.randrange(10000, hi)
-    if any(abs(p - q) <= 1 for q in got):
-        continue
-    try:
-        for q in (p, p + 1):
-            with socket.socket() as s:
-                s.bind(("127.0.0.1", q))
-    except OSError:
-        continue
-    got.append(p)
-    if len(got) == n:
-        print(" ".join(map(str, got)))
-        break
-else:
-    sys.exit("no %d free port pairs below %d" % (n, hi))
-PY
 }
 
 # kafka_run I: start broker I's JVM in the background (its log: server.log).
