@@ -138,13 +138,16 @@ static int by_bytes_down(const void *a, const void *b)
 /*
  * Without --min-share: the share of the HEAVIEST_EDGES-th heaviest edge,
  * so that those edges (and any tied with the last) are drawn; all of
- * them in a graph with no more edges than that.
+ * them in a graph with no more edges than that.  Edges that carried no
+ * byte (connects that failed, silent connections) are not among the
+ * heaviest of a larger graph: the share is then the lightest edge's that
+ * carried any.
  */
 static double share_to_draw(const struct cw_view *v)
 {
 	uint64_t *bytes;
 	double total = 0, share = 0;
-	size_t i;
+	size_t i, last = HEAVIEST_EDGES - 1, drawn;
 
 	if (v->ne <= HEAVIEST_EDGES)
 		return 0;
@@ -156,11 +159,16 @@ static double share_to_draw(const struct cw_view *v)
 		total += (double)bytes[i];
 	}
 	qsort(bytes, v->ne, sizeof(*bytes), by_bytes_down);
-	if (total > 0) {
-		share = bytes[HEAVIEST_EDGES - 1] / total;
-		cw_info("drawing the %d heaviest of %zu edges (--min-share to "
+	while (last > 0 && !bytes[last])
+		last--;
+	if (total > 0 && bytes[last]) {
+		share = bytes[last] / total;
+		for (drawn = last + 1; drawn < v->ne; drawn++)
+			if (bytes[drawn] != bytes[last])
+				break;
+		cw_info("drawing the %zu heaviest of %zu edges (--min-share to "
 			"choose)",
-			HEAVIEST_EDGES, v->ne);
+			drawn, v->ne);
 	}
 	free(bytes);
 	return share;

@@ -103,6 +103,23 @@ n=$(python3 -c 'import json; print(len(json.load(open("small.json"))["edges"]))'
 grep -q heaviest stderr && fail "a small graph was cut: $(cat stderr)"
 [ "$n" -gt 2 ] && [ "$(grep -c -- ' -> ' small.dot)" -eq "$n" ] ||
 	fail "want all $n edges of the small graph, got $(grep -c -- ' -> ' small.dot)"
+# Edges that carried no byte are not among the heaviest: the fleet with
+# only host-00000's clients' bytes kept draws just the edges with bytes.
+python3 - <<'PY' || fail "no zero-byte fleet"
+import json
+with open("zero.jsonl", "w") as out:
+    for line in open("fleet.jsonl"):
+        r = json.loads(line)
+        if r["host"] != "host-00000" or r["role"] != "client":
+            r["bytes_out"] = r["bytes_in"] = 0
+        out.write(json.dumps(r) + "\n")
+PY
+"$CW" graph --format json -o zero.json zero.jsonl || fail "graph zero failed"
+n=$(python3 -c 'import json; print(sum(1 for e in json.load(open("zero.json"))["edges"] if e["bytes_c2s"] + e["bytes_s2c"]))')
+"$CW" render -f dot -o zero.dot zero.jsonl 2>stderr || fail "render zero failed"
+[ "$n" -gt 2 ] && [ "$n" -lt 40 ] && [ "$(grep -c -- ' -> ' zero.dot)" -eq "$n" ] ||
+	fail "want the $n edges with bytes, got $(grep -c -- ' -> ' zero.dot)"
+grep -q "drawing the $n heaviest of 176 edges" stderr || fail "zero: $(cat stderr)"
 "$CW" render -s 0.10 -f dot -o none.dot fleet.jsonl 2>stderr || fail "render -s 0.10 failed"
 grep -q "is empty (try a lower --min-share)" stderr || fail "no warning of an empty picture: $(cat stderr)"
 grep -q -- ' -> ' none.dot && fail "-s 0.10 drew edges no edge carries"
