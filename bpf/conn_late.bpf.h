@@ -106,18 +106,20 @@ static __always_inline bool owner_done(struct cw_conn *c, struct sock *sk)
 }
 
 /*
- * The peer's FIN (SOCK_DONE, no error) closing an end whose holder shut
- * down only its sending side and holds it still (not orphaned).
+ * The peer's FIN (SOCK_DONE, no error) reaching FIN_WAIT2: an end whose
+ * holder shut down only its sending side and holds it still (not
+ * orphaned).  Only from FIN_WAIT2, which a FIN leaves at once for CLOSE
+ * (tcp_fin -> tcp_time_wait): from CLOSING or LAST_ACK the same flags
+ * are also those of the holder's tcp_disconnect() (connect(AF_UNSPEC)),
+ * which goes to CLOSE before it clears them, and such a socket may
+ * connect again.
  */
 static __always_inline bool peer_fin_held(struct sock *sk, int old)
 {
 	__u64 fl = BPF_CORE_READ(sk, __sk_common.skc_flags);
 
-	if (SK_FIELD(sk, sk_err) || fl & (1UL << SOCK_DEAD) ||
-	    !(fl & (1UL << SOCK_DONE)))
-		return false;
-	return old == TCP_FIN_WAIT1 || old == TCP_FIN_WAIT2 ||
-	       old == TCP_CLOSING || old == TCP_LAST_ACK;
+	return old == TCP_FIN_WAIT2 && !SK_FIELD(sk, sk_err) &&
+	       !(fl & (1UL << SOCK_DEAD)) && (fl & (1UL << SOCK_DONE));
 }
 
 /*
@@ -134,8 +136,7 @@ static __always_inline bool peer_fin_held(struct sock *sk, int old)
  * that never happen do not count.
  *
  * The peer's FIN closing an end its holder shut down for writing only
- * (FIN_WAIT1/2, CLOSING; LAST_ACK after the holder's shutdown) waits
- * even with nothing unread: the holder's last recv() may have taken the
+ * (FIN_WAIT2 -> CLOSE) waits even with nothing unread: the holder's last recv() may have taken the
  * last bytes already (copied_seq moved) while its call is not yet counted
  * (sock_recv_length fires after the call returns), and the FIN, handled
  * on another CPU in that instant, would close the record one call short.
