@@ -669,8 +669,9 @@ static __always_inline void on_close(struct sock *sk, struct cw_conn *c,
  * tcp_close_state() from close() or shutdown() (FIN_WAIT1 when this end
  * closes first, LAST_ACK when the peer did), and close() aborting an open
  * end (CLOSE with no error): so every end its owner closes has its owner
- * with no per-call program.  A server end that stays open is
- * owned by the agent's fd-table scan, which unowned_ends triggers.
+ * with no per-call program.  A server end that stays open is owned,
+ * tentatively, by the agent's fd-table scan, which unowned_ends
+ * triggers.
  * Over 80 lines: one short case per transition, kept side by side.
  */
 /*
