@@ -234,6 +234,13 @@ static __always_inline void fill_owner_task(struct cw_owner *o,
 	bpf_probe_read_kernel_str(o->comm, sizeof(o->comm), &leader->comm);
 }
 
+/* The current task and its cgroup as the owner (process context). */
+static __always_inline void owner_here(struct cw_conn *c)
+{
+	fill_owner_task(&c->owner, (void *)bpf_get_current_task());
+	c->owner.cgroup_id = bpf_get_current_cgroup_id();
+}
+
 /*
  * Only from process context: the current task owns the socket.  It
  * replaces a tentative owner (cw_conn.owner_tentative): a call, a close
@@ -243,10 +250,7 @@ static __always_inline void fill_owner_task(struct cw_owner *o,
  */
 static __always_inline void fill_owner(struct cw_conn *c)
 {
-	struct task_struct *task = (void *)bpf_get_current_task();
-
-	fill_owner_task(&c->owner, task);
-	c->owner.cgroup_id = bpf_get_current_cgroup_id();
+	owner_here(c);
 	c->owner_tentative = 0;
 	c->flags |= CW_F_OWNER;
 }
@@ -829,8 +833,7 @@ static __always_inline void on_accept(struct sock *sk)
 		return;
 	c->role = CW_ROLE_SERVER;
 	if (!owned(c)) {
-		fill_owner_task(&c->owner, (void *)bpf_get_current_task());
-		c->owner.cgroup_id = bpf_get_current_cgroup_id();
+		owner_here(c);
 		c->owner_tentative = 1;
 	}
 }

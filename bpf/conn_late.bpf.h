@@ -136,10 +136,11 @@ static __always_inline bool peer_fin_held(struct sock *sk, int old)
  * that never happen do not count.
  *
  * The peer's FIN closing an end its holder shut down for writing only
- * (FIN_WAIT2 -> CLOSE) waits even with nothing unread: the holder's last recv() may have taken the
- * last bytes already (copied_seq moved) while its call is not yet counted
- * (sock_recv_length fires after the call returns), and the FIN, handled
- * on another CPU in that instant, would close the record one call short.
+ * (FIN_WAIT2 -> CLOSE) waits even with nothing unread: the holder's last
+ * recv() may have taken the last bytes already (copied_seq moved) while
+ * its call is not yet counted (sock_recv_length fires after the call
+ * returns), and the FIN, handled on another CPU in that instant, would
+ * close the record one call short.
  *
  * An end whose owner was not seen in its own context yet (none, or only
  * a tentative one) waits too, if a process still holds it: a server end
